@@ -1,0 +1,175 @@
+// The one config loader: find, parse with positions, interpolate, validate, cross-check and freeze. check-config runs exactly this.
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
+import { interpolateValue } from './env.js';
+import { createSchemaRegistry, describeAjvError, type SchemaRegistry } from './schemas.js';
+import type { ChannelConfig, EndpointConfig, GatewayConfig, LoadedConfig, ModelRoute, ProtocolConfig } from './types.js';
+import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
+
+const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
+const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
+
+/** `--config PATH`, then GATEWAY_CONFIG, then config.yaml, then config.example.yaml. */
+export function resolveConfigPath(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const flag = argv.indexOf('--config');
+  if (flag >= 0 && argv[flag + 1]) return resolve(cwd, argv[flag + 1]);
+  const inline = argv.find((a) => a.startsWith('--config='));
+  if (inline) return resolve(cwd, inline.slice('--config='.length));
+  if (env.GATEWAY_CONFIG) return resolve(cwd, env.GATEWAY_CONFIG);
+  const local = resolve(cwd, 'config.yaml');
+  return existsSync(local) ? local : resolve(cwd, 'config.example.yaml');
+}
+
+function yamlFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+class Problems {
+  readonly list: string[] = [];
+  add(source: YamlSource, pointer: string, message: string, key?: string) {
+    this.list.push(`${source.locate(key !== undefined ? pointer.slice(0, pointer.length - key.length - 1) : pointer, key)} ${pointer || '/'} ${message}`);
+  }
+}
+
+/** Parses and validates one YAML file against a schema; returns its value when valid. */
+function readValidated<T>(file: string, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): { value: T; source: YamlSource } | undefined {
+  const source = readYamlSource(file);
+  if (source.syntaxErrors.length) {
+    problems.list.push(...source.syntaxErrors);
+    return undefined;
+  }
+  let value = interpolateValue(source.value ?? {}, env) as Record<string, unknown>;
+  if (schemaId === 'config') {
+    value = { ...value };
+    for (const section of registry.configSections) value[section.slice('config/'.length)] ??= {};
+  }
+  const validate = registry.validator(schemaId);
+  if (!validate(value)) {
+    for (const error of validate.errors ?? []) {
+      const { pointer, key, message } = describeAjvError(error);
+      problems.add(source, pointer, message, key);
+    }
+    return undefined;
+  }
+  return { value: value as T, source };
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
+  const env = options.env ?? process.env;
+  const problems = new Problems();
+  const warnings: string[] = [];
+  const templates = new TemplateSet(createLiquid());
+  await loadFilters(templates.liquid);
+  const registry = createSchemaRegistry(templates);
+
+  if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
+  const root = readValidated<GatewayConfig>(file, 'config', registry, problems, env);
+  const baseDir = dirname(file);
+  const gateway = root?.value;
+
+  const channelsDir = resolve(baseDir, gateway?.channels.dir ?? './channels');
+  const protocolsDir = resolve(baseDir, gateway?.channels.protocolsDir ?? join(channelsDir, 'protocols'));
+
+  const protocols = new Map<string, ProtocolConfig>();
+  const protocolSources = new Map<string, YamlSource>();
+  for (const path of yamlFiles(protocolsDir)) {
+    const read = readValidated<ProtocolConfig>(path, 'protocol', registry, problems, env);
+    if (!read) continue;
+    if (protocols.has(read.value.id)) {
+      problems.add(read.source, '/id', `protocol "${read.value.id}" is already defined in ${displayPath(protocols.get(read.value.id)!.file)}`);
+      continue;
+    }
+    protocols.set(read.value.id, { ...read.value, file: path });
+    protocolSources.set(read.value.id, read.source);
+  }
+
+  const channels: ChannelConfig[] = [];
+  const modelOwners = new Map<string, { channel: ChannelConfig; index: number; source: YamlSource }[]>();
+  const channelIds = new Map<string, string>();
+  for (const path of yamlFiles(channelsDir)) {
+    const read = readValidated<Omit<ChannelConfig, 'file'>>(path, 'channel', registry, problems, env);
+    if (!read) continue;
+    const channel: ChannelConfig = { ...read.value, file: path };
+    const { source } = read;
+    if (channelIds.has(channel.id)) {
+      problems.add(source, '/id', `channel "${channel.id}" is already defined in ${channelIds.get(channel.id)}`);
+      continue;
+    }
+    channelIds.set(channel.id, displayPath(path));
+    if (!protocols.has(channel.protocol)) {
+      const known = [...protocols.keys()].join(', ') || 'none';
+      problems.add(source, '/protocol', `unknown protocol "${channel.protocol}" (known: ${known})`);
+    }
+    channel.models.forEach((model, index) => {
+      if (!priceFields.some((f) => (model.price as unknown as Record<string, unknown>)[f] !== undefined)) {
+        problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
+      }
+      const owners = modelOwners.get(model.id) ?? [];
+      owners.push({ channel, index, source });
+      modelOwners.set(model.id, owners);
+    });
+    if (channel.credential) {
+      const value = env[channel.credential.env];
+      if (value) channel.credentialValue = value;
+      else {
+        channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${channel.credential.env} is not set`;
+        warnings.push(`${displayPath(path)}: ${channel.disabledReason}`);
+      }
+    }
+    if (!channel.enabled) channel.disabledReason ??= `channel "${channel.id}" is disabled in ${displayPath(path)}`;
+    channels.push(channel);
+  }
+
+  const models = new Map<string, ModelRoute[]>();
+  for (const [id, owners] of modelOwners) {
+    if (owners.length > 1) {
+      for (const owner of owners.filter((o) => !o.channel.models[o.index].fallback)) {
+        const others = owners.filter((o) => o !== owner).map((o) => `channel "${o.channel.id}"`).join(', ');
+        problems.add(owner.source, `/models/${owner.index}/id`, `model "${id}" is also served by ${others}; declare "fallback: true" on every entry to make them a fallback group`);
+      }
+    }
+    const routes = owners
+      .filter((o) => protocols.has(o.channel.protocol) && o.channel.models[o.index].enabled)
+      .sort((a, b) => a.channel.priority - b.channel.priority)
+      .map((o) => ({ model: o.channel.models[o.index], channel: o.channel, protocol: protocols.get(o.channel.protocol)! }));
+    if (routes.length) models.set(id, routes);
+  }
+
+  const endpoints: EndpointConfig[] = [];
+  for (const path of yamlFiles(catalogueDir)) {
+    const read = readValidated<EndpointConfig[]>(path, 'catalogue', registry, problems, env);
+    if (read) endpoints.push(...read.value);
+  }
+
+  if (problems.list.length || !gateway) throw new ConfigError(problems.list);
+  return deepFreeze({ file, baseDir, gateway, channels, protocols, models, endpoints, templates, warnings }, new Set([templates]));
+}
+
+function deepFreeze<T>(value: T, skip: Set<unknown>): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value) || skip.has(value)) return value;
+  if (value instanceof Map) {
+    for (const v of value.values()) deepFreeze(v, skip);
+    return value;
+  }
+  for (const v of Object.values(value)) deepFreeze(v, skip);
+  return Object.freeze(value);
+}
+
+/** One line per channel kind count, for check-config and the startup log. */
+export function summarize(config: LoadedConfig): string {
+  const enabled = config.channels.filter((c) => !c.disabledReason).length;
+  const kinds = new Map<string, number>();
+  for (const routes of config.models.values()) kinds.set(routes[0].model.kind, (kinds.get(routes[0].model.kind) ?? 0) + 1);
+  const perKind = [...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  return `${config.channels.length} channel(s) (${enabled} enabled), ${config.protocols.size} protocol(s), ${config.models.size} model(s): ${perKind}; ${config.endpoints.length} endpoint(s), ${config.templates.size} template(s)`;
+}

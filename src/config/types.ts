@@ -1,0 +1,111 @@
+// The shapes of a loaded, validated and frozen gateway config.
+import type { TemplateSet } from '../engine/liquid.js';
+
+export type ModelKind = 'chat' | 'evaluation' | 'image' | 'video';
+
+export interface PriceConfig {
+  currency: string;
+  inputPerMillion?: number;
+  outputPerMillion?: number;
+  cachedInputPerMillion?: number;
+  perRequest?: number;
+  perImage?: number | Record<string, number>;
+  perVideoSecond?: number;
+}
+
+export interface ModelConfig {
+  id: string;
+  upstream?: string;
+  kind: ModelKind;
+  fallback: boolean;
+  enabled: boolean;
+  price: PriceConfig;
+  evaluation?: Record<string, unknown>;
+  media?: Record<string, unknown>;
+}
+
+export interface ChannelConfig {
+  id: string;
+  description?: string;
+  enabled: boolean;
+  protocol: string;
+  baseUrl: string;
+  priority: number;
+  credential?: { env: string };
+  headers?: Record<string, string>;
+  timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+  pool: { connections: number; pipelining: number };
+  models: ModelConfig[];
+  /** Where the channel was declared, for messages. */
+  file: string;
+  /** Why the channel cannot serve, when it cannot (a missing credential variable). */
+  disabledReason?: string;
+  /** The credential read from the environment at load. */
+  credentialValue?: string;
+}
+
+export interface OperationConfig {
+  method: string;
+  path: string;
+}
+
+export interface ProtocolConfig {
+  id: string;
+  description?: string;
+  dialect: string;
+  auth?: { header: string; value: string };
+  headers?: Record<string, string>;
+  operations: Record<string, OperationConfig>;
+  translations?: Record<string, Record<string, unknown>>;
+  evaluate?: Record<string, unknown>;
+  tasks?: Record<string, unknown>;
+  file: string;
+}
+
+export interface EndpointConfig {
+  name: string;
+  method: string[];
+  path: string;
+  aliases: boolean;
+  scope: string | null;
+  auth: 'key' | 'none' | 'optional';
+  dialect: 'openai' | 'anthropic';
+  requestSchema?: string;
+  bodyLimit?: number;
+  handler: string;
+  options?: Record<string, unknown>;
+}
+
+/** Top-level config sections. Sections added by later capabilities appear as extra keys. */
+export interface GatewayConfig {
+  server: { host: string; port: number; logLevel: string; publicUrl: string; bodyLimitBytes: number };
+  storage: {
+    dataDir: string;
+    database: { driver: 'sqlite' | 'postgres'; path: string; url?: string };
+    blobs: { driver: 'local' | 's3'; path: string; endpoint?: string; region?: string; bucket?: string; accessKey?: string; secretKey?: string; useSSL?: boolean; pathStyle?: boolean };
+    cache: { driver: 'memory' | 'redis'; url?: string };
+  };
+  channels: { dir: string; protocolsDir?: string };
+  [section: string]: unknown;
+}
+
+/** A model id resolved to the channels that serve it, best first. */
+export interface ModelRoute {
+  model: ModelConfig;
+  channel: ChannelConfig;
+  protocol: ProtocolConfig;
+}
+
+export interface LoadedConfig {
+  file: string;
+  /** Folder the config file lives in; relative paths in it resolve from here. */
+  baseDir: string;
+  gateway: GatewayConfig;
+  channels: ChannelConfig[];
+  protocols: Map<string, ProtocolConfig>;
+  /** Client model id to the routes that serve it, in the order to try. */
+  models: Map<string, ModelRoute[]>;
+  endpoints: EndpointConfig[];
+  templates: TemplateSet;
+  warnings: string[];
+}

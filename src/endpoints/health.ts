@@ -1,0 +1,5 @@
+// GET /healthz: the process is up.
+import type { HandlerFactory } from './types.js';
+
+const create: HandlerFactory = () => async () => ({ status: 'ok' });
+export default create;

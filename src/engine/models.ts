@@ -1,0 +1,31 @@
+// Resolves a client's model id to the routes that may serve it on a given endpoint.
+import type { LoadedConfig, ModelKind, ModelRoute } from '../config/types.js';
+import { ChannelUnavailableError, ValidationError } from '../errors.js';
+
+const kindWords: Record<ModelKind, string> = { chat: 'a chat model', evaluation: 'an evaluation model', image: 'an image model', video: 'a video model' };
+
+/** Where each kind of model is served, for error messages that point the client to the right endpoint. */
+export const endpointForKind: Record<ModelKind, string> = {
+  chat: 'POST /api/v1/chat/completions or POST /api/v1/messages',
+  evaluation: 'POST /api/v1/evaluate',
+  image: 'POST /api/v1/images/generations',
+  video: 'POST /api/v1/videos',
+};
+
+/** Enabled routes for `modelId` of `kind`, best first; unknown, wrong-kind and all-disabled models are refused. */
+export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind): ModelRoute[] {
+  if (typeof modelId !== 'string' || modelId === '') throw new ValidationError('"model" is required', 'model');
+  const routes = config.models.get(modelId);
+  if (!routes) throw new ValidationError(`unknown model "${modelId}"`, 'model', 'model_not_found');
+  const actual = routes[0].model.kind;
+  if (actual !== kind) {
+    throw new ValidationError(
+      `model "${modelId}" is ${kindWords[actual]}, not ${kindWords[kind]}; send it to ${endpointForKind[actual]}`,
+      'model',
+      actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
+    );
+  }
+  const usable = routes.filter((r) => !r.channel.disabledReason);
+  if (!usable.length) throw new ChannelUnavailableError(routes[0].channel.disabledReason!);
+  return usable;
+}

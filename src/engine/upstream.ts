@@ -1,0 +1,155 @@
+// Talks to channels: one undici pool per channel with connect, header and body timeouts; upstream failures become typed errors.
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { ChannelConfig, LoadedConfig, ModelRoute } from '../config/types.js';
+import { ChannelUnavailableError, GatewayError, RateLimitError, UpstreamError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+
+export interface UpstreamRequest {
+  operation: string;
+  body?: string | Buffer | NodeJS.ReadableStream | null;
+  /** Extra headers for this call (content-type is JSON unless given). */
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Values for Liquid in the operation path besides `model` (e.g. a task id). */
+  pathScope?: Record<string, unknown>;
+}
+
+export type UpstreamResponse = Dispatcher.ResponseData;
+
+interface ChannelClient {
+  pool: Pool;
+  basePath: string;
+  headers: Record<string, string>;
+}
+
+export class Upstreams {
+  private readonly clients = new Map<string, ChannelClient>();
+
+  constructor(
+    private readonly config: LoadedConfig,
+    private readonly metrics?: Metrics,
+  ) {}
+
+  private client(channel: ChannelConfig): ChannelClient {
+    let client = this.clients.get(channel.id);
+    if (client) return client;
+    const url = new URL(channel.baseUrl);
+    const protocol = this.config.protocols.get(channel.protocol)!;
+    const scope = { credential: channel.credentialValue ?? '' };
+    const headers: Record<string, string> = {};
+    if (protocol.auth && channel.credentialValue) headers[protocol.auth.header.toLowerCase()] = this.config.templates.get(protocol.auth.value).render(scope);
+    for (const [name, value] of Object.entries({ ...protocol.headers, ...channel.headers })) {
+      headers[name.toLowerCase()] = this.config.templates.get(value).render(scope);
+    }
+    client = {
+      pool: new Pool(url.origin, {
+        connections: channel.pool.connections,
+        pipelining: channel.pool.pipelining,
+        connectTimeout: channel.timeouts.connectMs,
+        headersTimeout: channel.timeouts.headersMs,
+        bodyTimeout: channel.timeouts.bodyMs,
+        keepAliveTimeout: 30_000,
+      }),
+      basePath: url.pathname.replace(/\/$/, ''),
+      headers,
+    };
+    this.clients.set(channel.id, client);
+    return client;
+  }
+
+  /** Renders the operation's path for a route (Liquid, with `model` and any extra scope). */
+  pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}): { method: string; path: string } {
+    const op = route.protocol.operations[operation];
+    if (!op) throw new GatewayError('operation_unsupported', 400, 'invalid_request_error', `channel "${route.channel.id}" (protocol ${route.protocol.id}) does not support ${operation}`);
+    const path = op.path.includes('{{')
+      ? this.config.templates.get(op.path).render({ model: route.model.upstream ?? route.model.id, ...scope })
+      : op.path;
+    return { method: op.method ?? 'POST', path };
+  }
+
+  /** Sends one request to a route's channel; non-2xx answers become typed errors. */
+  async send(route: ModelRoute, request: UpstreamRequest): Promise<UpstreamResponse> {
+    const channel = route.channel;
+    if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
+    const client = this.client(channel);
+    const { method, path } = this.pathFor(route, request.operation, request.pathScope);
+    const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
+    const started = performance.now();
+    let response: UpstreamResponse;
+    try {
+      response = await client.pool.request({
+        method: method as Dispatcher.HttpMethod,
+        path: `${client.basePath}${path}${query}`,
+        headers: { 'content-type': 'application/json', ...client.headers, ...request.headers },
+        body: request.body ?? undefined,
+        signal: request.signal,
+      });
+    } catch (err) {
+      throw upstreamTransportError(err, channel.id);
+    }
+    this.metrics?.upstreamLatency.observe({ channel: channel.id, status: String(response.statusCode) }, (performance.now() - started) / 1000);
+    if (response.statusCode >= 400) throw await upstreamHttpError(response, channel.id);
+    return response;
+  }
+
+  /**
+   * Tries each route in order until one answers; only failures that happened before any answer
+   * (unreachable, 5xx, 429) move on to the next route of a fallback group.
+   */
+  async sendFirst(routes: ModelRoute[], build: (route: ModelRoute) => UpstreamRequest): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+    let lastError: unknown;
+    for (const route of routes) {
+      const request = build(route);
+      try {
+        return { route, response: await this.send(route, request) };
+      } catch (err) {
+        lastError = err;
+        const retriable = err instanceof ChannelUnavailableError || (err instanceof GatewayError && (err.statusCode >= 500 || err.statusCode === 429));
+        if (!retriable || request.signal?.aborted) throw err;
+      }
+    }
+    throw lastError;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.clients.values()].map((c) => c.pool.close()));
+  }
+}
+
+export function upstreamTransportError(err: unknown, channel: string): Error {
+  if (err instanceof GatewayError) return err;
+  if ((err as Error)?.name === 'AbortError') return err as Error;
+  const code = (err as { code?: string })?.code;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || err instanceof undiciErrors.HeadersTimeoutError) {
+    return new UpstreamError(`channel "${channel}" timed out`, 504, 'upstream_timeout');
+  }
+  return new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+}
+
+/** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
+export async function upstreamHttpError(response: UpstreamResponse, channel: string): Promise<GatewayError> {
+  let message = '';
+  try {
+    const text = (await response.body.text()).slice(0, 64 * 1024);
+    try {
+      const json = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+      message = (typeof json.error === 'string' ? json.error : json.error?.message) ?? json.message ?? '';
+    } catch {
+      message = '';
+    }
+  } catch {
+    // body unreadable: the status says enough
+  }
+  message = String(message).slice(0, 500);
+  const status = response.statusCode;
+  if (status === 429) {
+    const retryAfter = Number(response.headers['retry-after']);
+    return new RateLimitError(`channel "${channel}" is rate limited upstream`, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 1);
+  }
+  if (status === 400 || status === 404 || status === 409 || status === 413 || status === 422) {
+    return new GatewayError('upstream_rejected', status === 413 ? 413 : 400, 'invalid_request_error', `upstream rejected the request${message ? `: ${message}` : ''}`);
+  }
+  if (status === 401 || status === 403) return new UpstreamError(`channel "${channel}" refused the gateway's credentials`, 502, 'upstream_auth_failed');
+  return new UpstreamError(`channel "${channel}" failed (status ${status})`, 502);
+}

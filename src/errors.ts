@@ -1,0 +1,156 @@
+// One error hierarchy: every error the gateway raises carries a code, an HTTP status and whether its message may reach a client.
+
+export interface ErrorDetails {
+  param?: string | null;
+  headers?: Record<string, string>;
+  extra?: Record<string, unknown>;
+}
+
+export class GatewayError extends Error {
+  readonly code: string;
+  readonly statusCode: number;
+  /** OpenAI-style error type; the Anthropic envelope derives its own from the status. */
+  readonly type: string;
+  readonly expose: boolean;
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+  readonly extra: Record<string, unknown>;
+
+  constructor(code: string, statusCode: number, type: string, message: string, details: ErrorDetails = {}, expose = true) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.statusCode = statusCode;
+    this.type = type;
+    this.expose = expose;
+    this.param = details.param ?? null;
+    this.headers = details.headers ?? {};
+    this.extra = details.extra ?? {};
+  }
+}
+
+export class ConfigError extends GatewayError {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super('config_invalid', 500, 'server_error', `config has ${problems.length} error(s):\n${problems.join('\n')}`, {}, false);
+    this.problems = problems;
+  }
+}
+
+export class ValidationError extends GatewayError {
+  constructor(message: string, param: string | null = null, code = 'invalid_request') {
+    super(code, 400, 'invalid_request_error', message, { param });
+  }
+}
+
+export class AuthError extends GatewayError {
+  constructor(message: string, code = 'invalid_api_key') {
+    super(code, 401, 'authentication_error', message);
+  }
+}
+
+export class ScopeError extends GatewayError {
+  constructor(scope: string) {
+    super('missing_scope', 403, 'permission_error', `this API key lacks the scope "${scope}"`, { param: scope });
+  }
+}
+
+export class NotFoundError extends GatewayError {
+  constructor(message: string, code = 'not_found') {
+    super(code, 404, 'not_found_error', message);
+  }
+}
+
+export class PaymentRequiredError extends GatewayError {
+  constructor(message: string, extra: Record<string, unknown>) {
+    super('spend_cap_exhausted', 402, 'insufficient_quota', message, { extra });
+  }
+}
+
+export class LimitError extends GatewayError {
+  constructor(message: string, code = 'too_large', param: string | null = null) {
+    super(code, 413, 'invalid_request_error', message, { param });
+  }
+}
+
+export class UnsupportedMediaError extends GatewayError {
+  constructor(message: string, param: string | null = null) {
+    super('unsupported_media_type', 415, 'invalid_request_error', message, { param });
+  }
+}
+
+export class RateLimitError extends GatewayError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super('rate_limited', 429, 'rate_limit_error', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
+  }
+}
+
+export class ChannelUnavailableError extends GatewayError {
+  constructor(message: string) {
+    super('channel_unavailable', 503, 'server_error', message);
+  }
+}
+
+export class UpstreamError extends GatewayError {
+  constructor(message: string, statusCode = 502, code = 'upstream_error') {
+    super(code, statusCode, 'upstream_error', message);
+  }
+}
+
+export class TranslationError extends GatewayError {
+  constructor(message: string, param: string | null = null) {
+    super('untranslatable', 400, 'invalid_request_error', message, { param });
+  }
+}
+
+export function internalError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('internal_error', 500, 'server_error', 'internal error', {}, false);
+}
+
+/** OpenAI dialect: `{error: {type, code, message, param}}`. */
+export function openaiEnvelope(err: GatewayError) {
+  return {
+    error: {
+      type: err.type,
+      code: err.code,
+      message: err.expose ? err.message : 'internal error',
+      param: err.param,
+      ...err.extra,
+    },
+  };
+}
+
+const anthropicTypes: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  415: 'invalid_request_error',
+  429: 'rate_limit_error',
+  502: 'api_error',
+  503: 'overloaded_error',
+  504: 'api_error',
+  529: 'overloaded_error',
+};
+
+/** Anthropic dialect: `{type: "error", error: {type, message}}`. */
+export function anthropicEnvelope(err: GatewayError) {
+  return {
+    type: 'error',
+    error: {
+      type: anthropicTypes[err.statusCode] ?? 'api_error',
+      message: err.expose ? err.message : 'internal error',
+      code: err.code,
+      ...err.extra,
+    },
+  };
+}
+
+export type ErrorDialect = 'openai' | 'anthropic';
+
+export function errorBody(err: GatewayError, dialect: ErrorDialect) {
+  return dialect === 'anthropic' ? anthropicEnvelope(err) : openaiEnvelope(err);
+}

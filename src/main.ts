@@ -1,0 +1,44 @@
+// Starts the gateway: load config (exit 1 on errors), open stores, bootstrap, listen on PORT/HOST or the configured address.
+import { ConfigError } from './errors.js';
+import { loadConfig, resolveConfigPath, summarize } from './config/load.js';
+import { createServices } from './services.js';
+import { buildApp } from './app.js';
+import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
+import { startBackgroundJobs } from './jobs.js';
+
+async function main() {
+  const file = resolveConfigPath();
+  let config;
+  try {
+    config = await loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) console.error(problem);
+      console.error(`config invalid: ${err.problems.length} error(s); nothing started`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const services = await createServices(config);
+  const app = await buildApp(services);
+  for (const warning of config.warnings) app.log.warn(warning);
+  app.log.info(`config ${file}: ${summarize(config)}`);
+  const issued = await bootstrapDefaultWorkspace(services.db);
+  if (issued) app.log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
+  await startBackgroundJobs(services, app.log);
+
+  const host = process.env.HOST || config.gateway.server.host;
+  const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
+  await app.listen({ host, port });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      app.log.info(`${signal}: closing`);
+      app.close().then(() => process.exit(0), () => process.exit(1));
+    });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

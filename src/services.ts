@@ -1,0 +1,68 @@
+// Everything a handler may use, built once from the config: database, cache, upstream pools, meter, metrics, schemas.
+import { isAbsolute, resolve } from 'node:path';
+import Keyv from 'keyv';
+import type { LoadedConfig } from './config/types.js';
+import { createSchemaRegistry, type SchemaRegistry } from './config/schemas.js';
+import { openSqlite, type Db, type OpenedDatabase } from './store/database.js';
+import { Upstreams } from './engine/upstream.js';
+import { createLedgerMeter, type Meter } from './billing/meter.js';
+import { Metrics } from './metrics.js';
+
+export interface Services {
+  config: LoadedConfig;
+  db: Db;
+  cache: Keyv;
+  upstreams: Upstreams;
+  meter: Meter;
+  metrics: Metrics;
+  schemas: SchemaRegistry;
+  /** Resolves a path from the config relative to storage.dataDir. */
+  dataPath(path: string): string;
+  /** Functions run on close, last registered first. */
+  onClose(fn: () => Promise<void> | void): void;
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  database?: OpenedDatabase;
+  cache?: Keyv;
+  meter?: Meter;
+}
+
+export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
+  const storage = config.gateway.storage;
+  const dataDir = resolve(config.baseDir, storage.dataDir);
+  const dataPath = (path: string) => (path === ':memory:' || isAbsolute(path) ? path : resolve(dataDir, path));
+  const database = overrides.database ?? (await openSqlite(dataPath(storage.database.path)));
+  const metrics = new Metrics();
+  const cache = overrides.cache ?? (await createCache(config));
+  const closers: (() => Promise<void> | void)[] = [];
+  const upstreams = new Upstreams(config, metrics);
+  const services: Services = {
+    config,
+    db: database.db,
+    cache,
+    upstreams,
+    meter: overrides.meter ?? createLedgerMeter(database.db, metrics),
+    metrics,
+    schemas: createSchemaRegistry(config.templates),
+    dataPath,
+    onClose: (fn) => closers.push(fn),
+    async close() {
+      for (const fn of closers.reverse()) await fn();
+      await upstreams.close();
+      await cache.disconnect?.().catch(() => undefined);
+      await database.close();
+    },
+  };
+  return services;
+}
+
+async function createCache(config: LoadedConfig): Promise<Keyv> {
+  const { driver, url } = config.gateway.storage.cache;
+  if (driver === 'redis') {
+    const { default: KeyvRedis } = await import('@keyv/redis');
+    return new Keyv({ store: new KeyvRedis(url ?? 'redis://127.0.0.1:6379'), namespace: 'gateway' });
+  }
+  return new Keyv({ namespace: 'gateway' });
+}

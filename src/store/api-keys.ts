@@ -1,0 +1,31 @@
+// API key records: stored as SHA-256 with a display prefix, never in the clear.
+import type { Db } from './database.js';
+import type { ApiKeysTable } from './schema.js';
+
+export type ApiKeyRow = ApiKeysTable;
+
+export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+export async function findApiKeyByHash(db: Db, hash: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+}
+
+export async function findApiKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listApiKeys(db: Db, workspaceId: string): Promise<ApiKeyRow[]> {
+  return db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
+}
+
+export async function revokeApiKey(db: Db, id: string, now = Date.now()): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set({ revoked_at: Math.floor(now / 1000) }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function setApiKeySpendCap(db: Db, id: string, capMicros: number | null): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set({ spend_cap_micros: capMicros }).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

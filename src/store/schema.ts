@@ -1,0 +1,54 @@
+// Table types for kysely. Each capability adds its tables here and a migration file beside it.
+import type { Generated } from 'kysely';
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  spend_cap_micros: number | null;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  name: string | null;
+  prefix: string;
+  hash: string;
+  /** JSON array of scopes; empty means all scopes. */
+  scopes: string;
+  expires_at: number | null;
+  revoked_at: number | null;
+  spend_cap_micros: number | null;
+  created_at: number;
+}
+
+export interface UsageLedgerTable {
+  id: Generated<number>;
+  request_id: string;
+  workspace_id: string;
+  key_id: string;
+  model: string;
+  channel: string;
+  kind: string;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  units: number;
+  cost_micros: number;
+  currency: string;
+  /** JSON of the price that produced the cost. */
+  price: string;
+  created_at: number;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  api_keys: ApiKeysTable;
+  usage_ledger: UsageLedgerTable;
+  settings: SettingsTable;
+}

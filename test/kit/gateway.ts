@@ -1,0 +1,83 @@
+// Builds a gateway for tests: a temp config pointing at fake upstreams, an in-memory or temp SQLite store, a key per scope set.
+import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/config/load.js';
+import { createServices, type Services } from '../../src/services.js';
+import { buildApp } from '../../src/app.js';
+import { createWorkspace } from '../../src/store/workspaces.js';
+import { issueApiKey, type IssueKeyOptions } from '../../src/auth/keys.js';
+import type { Workspace } from '../../src/store/workspaces.js';
+
+export const repoRoot = join(import.meta.dirname, '..', '..');
+
+export interface TestGatewayOptions {
+  /** Channel files: name -> YAML text. */
+  channels: Record<string, string>;
+  /** Extra top-level config YAML appended to the generated config. */
+  extraConfig?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Listen on a port (for SDK conformance tests). */
+  listen?: boolean;
+}
+
+export interface TestGateway {
+  app: FastifyInstance;
+  services: Services;
+  dir: string;
+  workspace: Workspace;
+  /** An all-scope key of the default test workspace. */
+  key: string;
+  /** Base URL when listening, e.g. http://127.0.0.1:1234 */
+  url: string;
+  newKey(options?: IssueKeyOptions & { workspace?: Workspace }): Promise<string>;
+  newWorkspace(name: string): Promise<Workspace>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-test-'));
+  mkdirSync(join(dir, 'channels'));
+  cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
+  for (const [name, text] of Object.entries(options.channels)) writeFileSync(join(dir, 'channels', name.endsWith('.yaml') ? name : `${name}.yaml`), text);
+  writeFileSync(
+    join(dir, 'config.yaml'),
+    `server:\n  logLevel: silent\nstorage:\n  dataDir: ./data\nchannels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
+  );
+  const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
+  const services = await createServices(config);
+  const app = await buildApp(services, { logger: false });
+  const workspace = await createWorkspace(services.db, 'test');
+  const key = (await issueApiKey(services.db, workspace)).key;
+  let url = '';
+  if (options.listen) url = await app.listen({ host: '127.0.0.1', port: 0 });
+  else await app.ready();
+  return {
+    app,
+    services,
+    dir,
+    workspace,
+    key,
+    url,
+    newKey: async (o = {}) => (await issueApiKey(services.db, o.workspace ?? workspace, o)).key,
+    newWorkspace: (name) => createWorkspace(services.db, name),
+    async close() {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A chat channel YAML pointing at a fake upstream. */
+export function chatChannel(id: string, baseUrl: string, opts: { protocol?: string; models?: string; credentialEnv?: string } = {}): string {
+  return `id: ${id}
+protocol: ${opts.protocol ?? 'openai-chat'}
+baseUrl: ${baseUrl}
+${opts.credentialEnv ? `credential:\n  env: ${opts.credentialEnv}\n` : ''}models:
+${opts.models ?? `  - id: fake-chat
+    upstream: upstream-chat
+    kind: chat
+    price: { inputPerMillion: 2.0, outputPerMillion: 10.0, cachedInputPerMillion: 0.5 }
+`}`;
+}
