@@ -41,7 +41,7 @@ export async function openSqlite(path: string): Promise<OpenedDatabase> {
 }
 
 export async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: new GlobMigrationProvider() });
+  const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${(error as Error)?.message ?? 'unknown error'}`);

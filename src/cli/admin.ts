@@ -1,0 +1,55 @@
+// npm run admin -- <group> <action> [options]: workspaces, keys and the like, against the configured database.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { ConfigError, GatewayError } from '../errors.js';
+import { openSqlite } from '../store/database.js';
+import type { AdminCommand } from './admin/command.js';
+
+const commandsDir = join(import.meta.dirname, 'admin');
+
+async function loadCommands(): Promise<AdminCommand[]> {
+  const commands: AdminCommand[] = [];
+  for (const file of readdirSync(commandsDir).filter((f) => /\.(ts|js)$/.test(f) && f !== 'command.ts').sort()) {
+    const mod = (await import(pathToFileURL(join(commandsDir, file)).href)) as { commands?: AdminCommand[] };
+    commands.push(...(mod.commands ?? []));
+  }
+  return commands;
+}
+
+function usage(commands: AdminCommand[]): string {
+  return ['usage: npm run admin -- <command> [options] [--config PATH]', '', ...commands.map((c) => `  ${c.name.padEnd(20)} ${c.usage}`)].join('\n');
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const commands = await loadCommands();
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const command = commands.find((c) => c.name.split(' ').every((w, i) => words[i] === w));
+  if (!command || argv.includes('--help')) {
+    console.log(usage(commands));
+    process.exit(command ? 0 : 2);
+  }
+  const depth = command.name.split(' ').length;
+  const rest = argv.slice(argv.indexOf(words[depth - 1]) + 1);
+  const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, config: { type: 'string' } }, allowPositionals: true, strict: true });
+  const config = await loadConfig(resolveConfigPath(values.config ? ['--config', String(values.config)] : []));
+  const storage = config.gateway.storage;
+  const { resolve, isAbsolute } = await import('node:path');
+  const dbPath = storage.database.path === ':memory:' || isAbsolute(storage.database.path) ? storage.database.path : resolve(config.baseDir, storage.dataDir, storage.database.path);
+  const database = await openSqlite(dbPath);
+  try {
+    await command.run({ db: database.db, config, values: values as Record<string, string | boolean | undefined>, positionals, print: (line) => console.log(line) });
+  } finally {
+    await database.close();
+  }
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError) for (const p of err.problems) console.error(p);
+  else if (err instanceof GatewayError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') console.error(`error: ${(err as Error).message}`);
+  else console.error(err);
+  process.exit(1);
+});
