@@ -1,4 +1,5 @@
 // Talks to channels: one undici pool per channel with connect, header and body timeouts; upstream failures become typed errors.
+import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { ChannelConfig, LoadedConfig, ModelRoute } from '../config/types.js';
 import { ChannelUnavailableError, GatewayError, RateLimitError, UpstreamError } from '../errors.js';
@@ -6,7 +7,7 @@ import type { Metrics } from '../metrics.js';
 
 export interface UpstreamRequest {
   operation: string;
-  body?: string | Buffer | NodeJS.ReadableStream | null;
+  body?: string | Buffer | Readable | null;
   /** Extra headers for this call (content-type is JSON unless given). */
   headers?: Record<string, string>;
   query?: Record<string, string>;
@@ -15,7 +16,7 @@ export interface UpstreamRequest {
   pathScope?: Record<string, unknown>;
 }
 
-export type UpstreamResponse = Dispatcher.ResponseData;
+export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
 
 interface ChannelClient {
   pool: Pool;
@@ -78,7 +79,7 @@ export class Upstreams {
     const started = performance.now();
     let response: UpstreamResponse;
     try {
-      response = await client.pool.request({
+      response = await client.pool.request<unknown>({
         method: method as Dispatcher.HttpMethod,
         path: `${client.basePath}${path}${query}`,
         headers: { 'content-type': 'application/json', ...client.headers, ...request.headers },
