@@ -19,6 +19,8 @@ export interface Charge {
   settle(settlement: Settlement): Promise<void>;
   /** Charges nothing (the upstream failed before doing billable work). */
   release(): Promise<void>;
+  /** Charges the reserved worst case (the client went away before any usage was reported). */
+  settleReserved(): Promise<void>;
 }
 
 export interface BeginOptions {
@@ -36,9 +38,9 @@ export interface Meter {
 /** Writes one ledger row per settled charge. Spending caps build on this in the billing capability. */
 export function createLedgerMeter(db: Db, metrics?: Metrics): Meter {
   return {
-    async begin({ auth, route, requestId }) {
+    async begin({ auth, route, requestId, estimateMicros }) {
       let done = false;
-      return {
+      const charge: Charge = {
         async settle(s) {
           if (done) return;
           done = true;
@@ -63,7 +65,9 @@ export function createLedgerMeter(db: Db, metrics?: Metrics): Meter {
         async release() {
           done = true;
         },
+        settleReserved: () => charge.settle({ costMicros: estimateMicros }),
       };
+      return charge;
     },
   };
 }

@@ -110,6 +110,7 @@ export async function relayChat(services: Services, req: FastifyRequest, reply: 
     const usage = mapper.usage();
     // A stream cut short is charged what the upstream reported so far; with nothing reported, the reservation decides.
     if (usage) await settleUsage(charge, ctx, usage);
+    else if (abort.signal.aborted) await charge.settleReserved();
     else await charge.release();
     if (!res.writableEnded) res.end();
   }
