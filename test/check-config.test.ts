@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/load.js';
+import { ConfigError } from '../src/errors.js';
+import { repoRoot } from './kit/gateway.js';
+
+const run = promisify(execFile);
+const fixtures = 'test/fixtures/config-errors';
+
+async function problemsOf(fixture: string): Promise<string[]> {
+  try {
+    await loadConfig(join(repoRoot, fixtures, fixture, 'config.yaml'), { env: {} });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error(`fixture ${fixture} loaded without errors`);
+}
+
+describe('check-config reports every error as file:line:col /pointer message', () => {
+  const cases: [string, string[]][] = [
+    ['yaml-syntax', [`${fixtures}/yaml-syntax/channels/broken.yaml:8:1 / YAML syntax error: Flow map in block collection must be sufficiently indented and end with a }`]],
+    ['unknown-field', [`${fixtures}/unknown-field/channels/extra.yaml:4:1 /retries unknown field "retries"`]],
+    ['wrong-type', [`${fixtures}/wrong-type/channels/typed.yaml:7:31 /models/0/price/inputPerMillion must be number`]],
+    ['missing-price', [`${fixtures}/missing-price/channels/free.yaml:5:5 /models/0 missing required field "price"`]],
+    ['empty-price', [`${fixtures}/empty-price/channels/free.yaml:7:12 /models/0/price model "m1" has no price: set at least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond`]],
+    ['unknown-protocol', [`${fixtures}/unknown-protocol/channels/lost.yaml:2:11 /protocol unknown protocol "carrier-pigeon" (known: openai-chat)`]],
+    [
+      'duplicate-model',
+      [
+        `${fixtures}/duplicate-model/channels/a.yaml:5:9 /models/0/id model "m1" is also served by channel "other"; declare "fallback: true" on every entry to make them a fallback group`,
+        `${fixtures}/duplicate-model/channels/b.yaml:5:9 /models/0/id model "m1" is also served by channel "good"; declare "fallback: true" on every entry to make them a fallback group`,
+      ],
+    ],
+    ['liquid-syntax', [`${fixtures}/liquid-syntax/channels/protocols/bad-liquid.yaml:5:11 /operations/chat/path Liquid template: output "{{ model | json " not closed`]],
+    ['unknown-filter', [`${fixtures}/unknown-filter/channels/protocols/bad-filter.yaml:5:11 /operations/chat/path Liquid template: undefined filter: shout`]],
+    ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
+  ];
+  for (const [fixture, expected] of cases) {
+    it(`reports ${fixture}`, async () => {
+      expect(await problemsOf(fixture)).toEqual(expected);
+    });
+  }
+
+  it('exits 1 and prints each error on its own line', async () => {
+    const err = await run('npx', ['tsx', 'src/cli/check-config.ts', `${fixtures}/unknown-protocol/config.yaml`], { cwd: repoRoot }).catch((e) => e);
+    expect(err.code).toBe(1);
+    expect(err.stdout).toContain('/protocol unknown protocol "carrier-pigeon"');
+    expect(err.stdout).toContain('config invalid: 1 error(s)');
+  });
+
+  it('exits 0 with a summary for the shipped example config', async () => {
+    const { stdout } = await run('npx', ['tsx', 'src/cli/check-config.ts', 'config.example.yaml'], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: 'x' } });
+    expect(stdout).toContain('config OK');
+    expect(stdout).toMatch(/\d+ channel\(s\) \(\d+ enabled\)/);
+  });
+});
+
+describe('config loading', () => {
+  it('reads ${VAR} and ${VAR:-default} from the environment, keeping numbers numeric', async () => {
+    const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: { PORT: '9123' } });
+    expect(config.gateway.server.port).toBe(9123);
+    expect(config.gateway.server.host).toBe('127.0.0.1');
+  });
+
+  it('disables a channel whose credential variable is unset, with one warning naming it', async () => {
+    const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: {} });
+    const openai = config.channels.find((c) => c.id === 'openai')!;
+    expect(openai.disabledReason).toContain('OPENAI_API_KEY');
+    expect(config.warnings.filter((w) => w.includes('OPENAI_API_KEY'))).toHaveLength(1);
+  });
+
+  it('freezes the loaded config', async () => {
+    const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: {} });
+    expect(Object.isFrozen(config.gateway.server)).toBe(true);
+    expect(Object.isFrozen(config.channels[0].models[0].price)).toBe(true);
+  });
+});
