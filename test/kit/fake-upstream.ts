@@ -122,8 +122,11 @@ export async function writeSse(res: ServerResponse, events: (string | { event?: 
     res.write(frame);
     if (delayMs) await sleep(delayMs);
   }
-  if (truncate) res.socket?.destroy();
-  else res.end();
+  if (truncate) {
+    // Let what was written reach the socket, then cut the connection without ending the chunked body.
+    await new Promise((resolve) => res.write('', resolve));
+    res.socket?.destroy();
+  } else res.end();
 }
 
 async function play(b: Behaviour, req: RecordedRequest, res: ServerResponse) {
