@@ -1,0 +1,40 @@
+// npm run demo: the gateway in front of a local fake upstream, with a fresh key printed, so a first request needs no provider key.
+import { join } from 'node:path';
+import { FakeUpstream } from '../../test/kit/fake-upstream.js';
+import { loadConfig } from '../config/load.js';
+import { createServices } from '../services.js';
+import { buildApp } from '../app.js';
+import { issueApiKey } from '../auth/keys.js';
+import { createWorkspace, findWorkspaceByName } from '../store/workspaces.js';
+
+const fake = await FakeUpstream.start();
+fake.chat = { text: 'Hello! I am the demo upstream; your request went through the gateway.', usage: { prompt_tokens: 14, completion_tokens: 13 } };
+process.env.DEMO_UPSTREAM_URL = `${fake.url}/v1`;
+
+const config = await loadConfig(join(import.meta.dirname, '..', '..', 'demo', 'config.yaml'));
+const services = await createServices(config);
+const app = await buildApp(services);
+const workspace = (await findWorkspaceByName(services.db, 'demo')) ?? (await createWorkspace(services.db, 'demo'));
+const { key } = await issueApiKey(services.db, workspace, { name: 'demo' });
+const host = process.env.HOST || config.gateway.server.host;
+const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
+const url = await app.listen({ host, port });
+
+console.log(`
+Gateway demo listening at ${url} (fake upstream at ${fake.url}).
+API key (new each run): ${key}
+
+Try:
+  curl -s ${url}/api/v1/chat/completions \\
+    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+    -d '{"model": "demo-chat", "messages": [{"role": "user", "content": "Hello"}]}'
+
+Ctrl-C to stop.`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, async () => {
+    await app.close();
+    await fake.close();
+    process.exit(0);
+  });
+}

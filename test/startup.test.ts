@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from './kit/gateway.js';
+
+const run = promisify(execFile);
+const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterAll(() => {
+  for (const child of children) child.kill('SIGTERM');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts a real gateway process and collects its log lines until `until` matches one. */
+function startProcess(script: string, env: NodeJS.ProcessEnv, until: RegExp): Promise<{ child: ChildProcess; lines: string[]; match: RegExpExecArray }> {
+  const child = spawn(tsx, [script], { cwd: repoRoot, env: { ...process.env, ...env } });
+  children.push(child);
+  const lines: string[] = [];
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const onData = (data: Buffer) => {
+      buffer += data.toString();
+      const parts = buffer.split('\n');
+      buffer = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        const match = until.exec(line);
+        if (match) resolve({ child, lines, match });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`process exited with ${code}:\n${lines.join('\n')}${buffer}`)));
+  });
+}
+
+describe('npm start', () => {
+  it('serves on PORT/HOST, creating workspace "default" and printing one all-scope key on first start only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-start-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
+    const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1', OPENAI_API_KEY: '' };
+    const first = await startProcess('src/main.ts', env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
+    const keyLine = first.lines.find((l) => l.includes('first start'));
+    expect(keyLine).toBeDefined();
+    const key = /(sk-gw-[A-Za-z0-9_-]+)/.exec(keyLine!)![1];
+    expect(first.lines.some((l) => l.includes('OPENAI_API_KEY'))).toBe(true);
+    const url = first.match[1];
+    const models = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(models.status).toBe(200);
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    first.child.kill('SIGTERM');
+    await new Promise((r) => first.child.once('exit', r));
+
+    const second = await startProcess('src/main.ts', env, /listening at/i);
+    expect(second.lines.some((l) => l.includes('first start'))).toBe(false);
+    second.child.kill('SIGTERM');
+  });
+
+  it('refuses to start on a broken config, printing the error with its position', async () => {
+    const child = spawn(tsx, ['src/main.ts', '--config', 'test/fixtures/config-errors/unknown-field/config.yaml'], { cwd: repoRoot });
+    let out = '';
+    child.stderr.on('data', (d) => (out += d));
+    const code = await new Promise((r) => child.on('exit', r));
+    expect(code).toBe(1);
+    expect(out).toContain('channels/extra.yaml:4:1 /retries unknown field "retries"');
+  });
+});
+
+describe('npm run admin', () => {
+  it('creates a workspace and a scoped key, lists and revokes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-admin-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'config.yaml'), `storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
+    const admin = (...args: string[]) => run(tsx, ['src/cli/admin.ts', ...args, '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
+    expect((await admin('workspace', 'create', 'acme')).stdout).toContain('created workspace acme');
+    const created = JSON.parse((await admin('key', 'create', '--workspace', 'acme', '--scopes', 'llm.chat,files.write', '--expires-in', '30d', '--spend-cap', '10.00', '--json')).stdout);
+    expect(created).toMatchObject({ workspace: 'acme', scopes: ['llm.chat', 'files.write'] });
+    expect(created.key).toMatch(/^sk-gw-/);
+    expect(created.expires_at).toBeGreaterThan(Date.now() / 1000 + 29 * 86400);
+    const listed = JSON.parse((await admin('key', 'list', '--workspace', 'acme', '--json')).stdout);
+    expect(listed).toEqual([expect.objectContaining({ id: created.id, revoked: false, spend_cap: 10 })]);
+    expect(JSON.stringify(listed)).not.toContain(created.key);
+    expect((await admin('key', 'revoke', created.id)).stdout).toContain(`revoked ${created.id}`);
+    expect(JSON.parse((await admin('key', 'list', '--workspace', 'acme', '--json')).stdout)[0].revoked).toBe(true);
+    const bad = await admin('key', 'create', '--workspace', 'acme', '--scopes', 'everything').catch((e) => e);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('unknown scope(s) everything');
+  });
+});
