@@ -1,0 +1,146 @@
+// Shared benchmark plumbing: start the mock upstream and a real gateway process, drive load, measure latency.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+import { createServer, type AddressInfo } from 'node:net';
+
+export const repoRoot = join(import.meta.dirname, '..');
+const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
+
+export interface Proc {
+  child: ChildProcess;
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+/** Spawns a TypeScript entry point and waits for a log line matching `ready`. */
+export function spawnUntil(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Proc & { match: RegExpExecArray }> {
+  const child = spawn(tsx, [script, ...args], { cwd: repoRoot, env: { ...process.env, ...env } });
+  const lines: string[] = [];
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const onData = (d: Buffer) => {
+      buffer += d.toString();
+      const parts = buffer.split('\n');
+      buffer = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        const match = ready.exec(line);
+        if (match) resolve({ child, lines, match, stop: () => stop(child) });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${lines.slice(-5).join('\n')}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+export interface BenchGateway {
+  url: string;
+  key: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** A real gateway process (src/main.ts) with one channel pointing at `upstreamUrl`, model `bench-chat`. */
+export async function startBenchGateway(upstreamUrl: string, extraChannels = ''): Promise<BenchGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  mkdirSync(join(dir, 'channels'));
+  cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
+  writeFileSync(
+    join(dir, 'channels', 'bench.yaml'),
+    `id: bench\nprotocol: openai-chat\nbaseUrl: ${upstreamUrl}/v1\nmodels:\n  - id: bench-chat\n    upstream: bench-upstream\n    kind: chat\n    price: { inputPerMillion: 1.0, outputPerMillion: 2.0 }\n${extraChannels}`,
+  );
+  writeFileSync(join(dir, 'config.yaml'), `server:\n  logLevel: warn\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n`);
+  const port = await freePort();
+  // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
+  const proc = await spawnUntil('src/main.ts', [], { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' }, /(sk-gw-[A-Za-z0-9_-]+)/);
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url);
+  const key = proc.match[1];
+  return {
+    url,
+    key,
+    pid: proc.child.pid!,
+    async stop() {
+      await proc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitForHealth(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gateway at ${url} never became healthy`);
+}
+
+export async function startMock(env: NodeJS.ProcessEnv = {}) {
+  const proc = await spawnUntil('bench/mock-upstream.ts', [], env, /MOCK_URL=(\S+)/);
+  return { url: proc.match[1], stop: proc.stop };
+}
+
+export const chatBody = (extra: object = {}) => JSON.stringify({ model: 'bench-chat', messages: [{ role: 'user', content: 'Benchmark prompt, short.' }], max_tokens: 16, ...extra });
+
+/** Requests per second over `seconds` at `connections`, via autocannon. */
+export async function throughput(url: string, headers: Record<string, string>, body: string, connections = 50, seconds = 5): Promise<number> {
+  const result = await autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections, duration: seconds });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`throughput run had ${result.non2xx} non-2xx and ${result.errors} errors`);
+  return result.requests.average;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Sequential requests at concurrency 1; returns per-request times in ms to the full body (or first chunk). */
+export async function sequentialTimes(url: string, headers: Record<string, string>, body: string, count: number, firstChunkOnly = false): Promise<number[]> {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: 1 });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      const res = await pool.request({ method: 'POST', path: target.pathname, headers: { 'content-type': 'application/json', ...headers }, body });
+      if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${await res.body.text()}`);
+      if (firstChunkOnly) {
+        for await (const chunk of res.body) {
+          if (String(chunk).includes('data:')) break;
+        }
+        times.push(performance.now() - started);
+        await res.body.dump();
+      } else {
+        await res.body.text();
+        times.push(performance.now() - started);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+  return times;
+}
+
+export const round = (n: number, digits = 3) => Number(n.toFixed(digits));

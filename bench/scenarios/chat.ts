@@ -1,0 +1,41 @@
+// Chat pass-through: gateway vs direct req/s, added p50 latency at concurrency 1, added time to first SSE token.
+import { chatBody, percentile, round, sequentialTimes, startBenchGateway, startMock, throughput } from '../harness.js';
+
+export const name = 'chat pass-through';
+
+export async function run(): Promise<Record<string, number | string>> {
+  const mock = await startMock();
+  const gateway = await startBenchGateway(mock.url);
+  const auth = { authorization: `Bearer ${gateway.key}` };
+  const direct = `${mock.url}/v1/chat/completions`;
+  const relayed = `${gateway.url}/v1/chat/completions`;
+  try {
+    // Warm both paths (JIT, pools) before measuring.
+    await throughput(relayed, auth, chatBody(), 20, 2);
+    await throughput(direct, {}, chatBody(), 20, 1);
+    const directRps = await throughput(direct, {}, chatBody());
+    const gatewayRps = await throughput(relayed, auth, chatBody());
+
+    const count = 1500;
+    const directLatency = percentile(await sequentialTimes(direct, {}, chatBody(), count), 50);
+    const gatewayLatency = percentile(await sequentialTimes(relayed, auth, chatBody(), count), 50);
+
+    const streamBody = chatBody({ stream: true });
+    const directTtft = percentile(await sequentialTimes(direct, {}, streamBody, 800, true), 50);
+    const gatewayTtft = percentile(await sequentialTimes(relayed, auth, streamBody, 800, true), 50);
+    return {
+      direct_rps: round(directRps, 0),
+      gateway_rps: round(gatewayRps, 0),
+      'gateway/direct req/s (target >= 0.5)': round(gatewayRps / directRps),
+      direct_p50_ms: round(directLatency),
+      gateway_p50_ms: round(gatewayLatency),
+      'added p50 latency ms at c=1 (target <= 0.3)': round(gatewayLatency - directLatency),
+      direct_ttft_p50_ms: round(directTtft),
+      gateway_ttft_p50_ms: round(gatewayTtft),
+      'added time to first SSE token ms (target <= 1)': round(gatewayTtft - directTtft),
+    };
+  } finally {
+    await gateway.stop();
+    await mock.stop();
+  }
+}
