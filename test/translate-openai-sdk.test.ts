@@ -14,7 +14,7 @@ const models = `  - id: claude-fake
     kind: chat
     price: { inputPerMillion: 3.0, outputPerMillion: 15.0, cachedInputPerMillion: 0.3 }
 `;
-const tools: OpenAI.ChatCompletionTool[] = [
+const tools: OpenAI.ChatCompletionFunctionTool[] = [
   { type: 'function', function: { name: 'get_weather', description: 'Current weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
 ];
 
