@@ -33,6 +33,8 @@ export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, 
   const renderResponse = renderer(config, spec.response, `${where}/response`);
   const refused = Object.entries(spec.fields ?? {}).filter(([, rule]) => rule.action === 'refuse');
   const normaliseUsage = (usage: Record<string, unknown>) => renderUsage({ usage, maps }) as TokenUsage;
+  // The relay asks for an answer's usage (to bill) and then for the answer (which shows it): render it once.
+  const answerUsage = new WeakMap<object, TokenUsage | undefined>();
   const stream: StreamMachineSpec = {
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
     encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
@@ -51,8 +53,11 @@ export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, 
       return renderRequest({ body, model: ctx.route.model.upstream ?? ctx.route.model.id, maps }) as Record<string, unknown>;
     },
     usage(body) {
-      const usage = body.usage as Record<string, unknown> | undefined | null;
-      return usage && typeof usage === 'object' ? normaliseUsage(usage) : undefined;
+      if (answerUsage.has(body)) return answerUsage.get(body);
+      const raw = body.usage as Record<string, unknown> | undefined | null;
+      const usage = raw && typeof raw === 'object' ? normaliseUsage(raw) : undefined;
+      answerUsage.set(body, usage);
+      return usage;
     },
     response(body, ctx) {
       try {
