@@ -2,15 +2,18 @@
 import type { LoadedConfig, ModelRoute } from '../config/types.js';
 import { TranslationError } from '../errors.js';
 import { openaiChatPassthrough } from './openai-chat-passthrough.js';
+import { anthropicMessagesPassthrough } from './translate/anthropic-passthrough.js';
+import { declaredTranslator } from './translate/declared.js';
 import type { ChatTranslator } from './translator.js';
 
 const passthroughs: Record<string, ChatTranslator> = {
   'openai-chat': openaiChatPassthrough,
+  'anthropic-messages': anthropicMessagesPassthrough,
 };
 
 /** Translators declared as data in protocol YAML are registered here by the translation engine. */
 export type DeclaredTranslatorLookup = (config: LoadedConfig, clientDialect: string, route: ModelRoute) => ChatTranslator | undefined;
-let declared: DeclaredTranslatorLookup = () => undefined;
+let declared: DeclaredTranslatorLookup = declaredTranslator;
 
 export function setDeclaredTranslators(lookup: DeclaredTranslatorLookup): void {
   declared = lookup;

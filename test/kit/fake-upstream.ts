@@ -1,6 +1,7 @@
 // A scriptable fake upstream: a real HTTP server on 127.0.0.1, answering each shipped protocol, with faults on demand.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicMessages } from './fake-anthropic.js';
 
 export interface RecordedRequest {
   method: string;
@@ -211,4 +212,4 @@ const openaiChat: Route = async (req, res, fake) => {
   return true;
 };
 
-const builtinRoutes: Route[] = [openaiChat];
+const builtinRoutes: Route[] = [openaiChat, anthropicMessages];

@@ -1,0 +1,88 @@
+// Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
+import type { TokenUsage } from '../../billing/cost.js';
+import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
+import { GatewayError, TranslationError } from '../../errors.js';
+import type { ChatTranslator, TranslateContext } from '../translator.js';
+import { renderer, type Renderer } from './render.js';
+import { StreamMachine, type StreamMachineSpec } from './stream-machine.js';
+
+export interface TranslationSpec {
+  description?: string;
+  operation: string;
+  fields?: Record<string, { action: 'drop' | 'refuse'; reason: string }>;
+  maps?: Record<string, Record<string, unknown>>;
+  request: string;
+  usage: string;
+  response: string;
+  stream: { decode: Record<string, string>; encode: Record<string, string> };
+}
+
+/** A failure while rendering an upstream answer is the upstream's fault, never the client's. */
+function asUpstreamFault(err: unknown, ctx: TranslateContext): never {
+  if (err instanceof TranslationError) {
+    throw new GatewayError('upstream_malformed', 502, 'upstream_error', `channel "${ctx.route.channel.id}" sent an answer that cannot be translated: ${err.message}`);
+  }
+  throw err;
+}
+
+export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, clientDialect: string, spec: TranslationSpec): ChatTranslator {
+  const where = `${protocol.file} /translations/${clientDialect}`;
+  const maps = spec.maps ?? {};
+  const renderRequest = renderer(config, spec.request, `${where}/request`);
+  const renderUsage = renderer(config, spec.usage, `${where}/usage`);
+  const renderResponse = renderer(config, spec.response, `${where}/response`);
+  const refused = Object.entries(spec.fields ?? {}).filter(([, rule]) => rule.action === 'refuse');
+  const normaliseUsage = (usage: Record<string, unknown>) => renderUsage({ usage, maps }) as TokenUsage;
+  // The relay asks for an answer's usage (to bill) and then for the answer (which shows it): render it once.
+  const answerUsage = new WeakMap<object, TokenUsage | undefined>();
+  const stream: StreamMachineSpec = {
+    decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
+    encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
+    normaliseUsage,
+    maps,
+  };
+
+  const translator: ChatTranslator = {
+    operation: spec.operation,
+    request(body, ctx) {
+      for (const [field, rule] of refused) {
+        if (body[field] !== undefined && body[field] !== null) {
+          throw new TranslationError(`"${field}" cannot be sent to channel "${ctx.route.channel.id}": ${rule.reason}`, field);
+        }
+      }
+      return renderRequest({ body, model: ctx.route.model.upstream ?? ctx.route.model.id, maps }) as Record<string, unknown>;
+    },
+    usage(body) {
+      if (answerUsage.has(body)) return answerUsage.get(body);
+      const raw = body.usage as Record<string, unknown> | undefined | null;
+      const usage = raw && typeof raw === 'object' ? normaliseUsage(raw) : undefined;
+      answerUsage.set(body, usage);
+      return usage;
+    },
+    response(body, ctx) {
+      try {
+        const usage = translator.usage(body);
+        const scope = { body, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(Date.now() / 1000), id: ctx.requestId, maps };
+        return renderResponse(scope) as Record<string, unknown>;
+      } catch (err) {
+        return asUpstreamFault(err, ctx);
+      }
+    },
+    stream: (ctx, clientBody) => new StreamMachine(stream, ctx, clientBody),
+  };
+  return translator;
+}
+
+const built = new WeakMap<LoadedConfig, Map<string, ChatTranslator | undefined>>();
+
+/** The declared translator for a client dialect on a route's protocol, built once per config. */
+export function declaredTranslator(config: LoadedConfig, clientDialect: string, route: ModelRoute): ChatTranslator | undefined {
+  let perConfig = built.get(config);
+  if (!perConfig) built.set(config, (perConfig = new Map()));
+  const key = `${route.protocol.id}\n${clientDialect}`;
+  if (!perConfig.has(key)) {
+    const spec = route.protocol.translations?.[clientDialect] as TranslationSpec | undefined;
+    perConfig.set(key, spec ? buildTranslator(config, route.protocol, clientDialect, spec) : undefined);
+  }
+  return perConfig.get(key);
+}
