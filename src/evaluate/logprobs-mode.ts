@@ -1,14 +1,14 @@
 // Logprobs mode: one chat prompt per question, its first-token logprobs read as label probabilities; questions run concurrently.
+import { setMaxListeners } from 'node:events';
 import { upstreamTransportError } from '../engine/upstream.js';
 import { openaiUsage } from '../engine/openai-chat-passthrough.js';
-import type { GatewayError } from '../errors.js';
+import { UpstreamError, type GatewayError } from '../errors.js';
 import { questionError, type ModeContext } from './context.js';
 import { shapeAnswer } from './answers.js';
 import { firstTokenLogprobs, labelDistribution } from './label-probabilities.js';
 import { runLimited } from './limit.js';
 import { stateText } from './questions.js';
 import type { Answer, EvaluateSettings, ModeResult, Question } from './types.js';
-import { UpstreamError } from '../errors.js';
 
 /** The labels a question is answered with, in the order of its distribution. */
 function labelsFor(question: Question, labels: EvaluateSettings['labels']): string[] {
@@ -38,6 +38,8 @@ export async function runLogprobs(ctx: ModeContext, limits: { threshold: number;
   // Rendered once: every question's prompt starts with the same bytes, which upstream prefix caches reuse.
   const stateMessage = { role: prompts.state.role, content: templates.get(prompts.state.content).render({ state: stateText(ctx.state) }) };
 
+  // Every call in flight listens on the request's abort signal.
+  setMaxListeners(limits.concurrency + 10, signal);
   const answers = new Map<string, Answer>();
   const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
   const failures = new Map<string, GatewayError>();
