@@ -15,3 +15,14 @@ export function estimateChatMicros(route: ModelRoute, body: Record<string, unkno
   const inputTokens = estimateInputTokens({ system: body.system, messages: body.messages, tools: body.tools });
   return tokenCostMicros(route.model.price, { inputTokens, outputTokens: Number.isFinite(maxTokens) ? maxTokens : DEFAULT_MAX_TOKENS });
 }
+
+/** Template text around each evaluate prompt, in tokens: generous, so the estimate errs high. */
+const EVALUATE_PROMPT_OVERHEAD = 256;
+/** Output tokens per question: one label in logprobs mode; native answers are small JSON. */
+const EVALUATE_OUTPUT_PER_QUESTION = 16;
+
+/** Worst case for an evaluate request: the state and prompt sent once per question (logprobs mode), plus each question. */
+export function estimateEvaluateMicros(route: ModelRoute, state: unknown, questions: unknown, questionCount: number): number {
+  const inputTokens = questionCount * (estimateInputTokens(state) + EVALUATE_PROMPT_OVERHEAD) + estimateInputTokens(questions);
+  return tokenCostMicros(route.model.price, { inputTokens, outputTokens: questionCount * EVALUATE_OUTPUT_PER_QUESTION });
+}

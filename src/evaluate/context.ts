@@ -1,0 +1,32 @@
+// What a mode needs for one request, and how a question's failure is reported.
+import type { ModelRoute } from '../config/types.js';
+import { GatewayError, internalError } from '../errors.js';
+import type { Services } from '../services.js';
+import type { EvaluateSettings, Question } from './types.js';
+
+export interface ModeContext {
+  services: Services;
+  route: ModelRoute;
+  settings: EvaluateSettings;
+  questions: Question[];
+  state: unknown;
+  signal: AbortSignal;
+}
+
+/** The same error, its message prefixed with the question id so the client knows which one failed. */
+export function questionError(id: string, err: unknown): GatewayError {
+  const error = err instanceof GatewayError ? err : isMalformed(err) ? malformed() : internalError(err);
+  return new GatewayError(error.code, error.statusCode, error.type, `question "${id}": ${error.message}`, { param: `questions.${id}`, headers: error.headers, extra: error.extra }, error.expose);
+}
+
+function isMalformed(err: unknown): boolean {
+  return err instanceof SyntaxError;
+}
+
+function malformed(): GatewayError {
+  return new GatewayError('upstream_malformed', 502, 'upstream_error', 'the channel sent a malformed answer');
+}
+
+export function upstreamMalformed(channel: string, detail: string): GatewayError {
+  return new GatewayError('upstream_malformed', 502, 'upstream_error', `channel "${channel}" sent a malformed answer: ${detail}`);
+}
