@@ -1,0 +1,70 @@
+// The SpendStore on the embedded SQLite database: each operation is one synchronous IMMEDIATE transaction.
+import type BetterSqlite3 from 'better-sqlite3';
+import type { LedgerEntry } from '../store/usage-ledger.js';
+import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
+
+const ledgerColumns = [
+  'request_id', 'workspace_id', 'key_id', 'model', 'channel', 'kind', 'input_tokens', 'output_tokens',
+  'cached_input_tokens', 'units', 'cost_micros', 'currency', 'price', 'created_at', 'reservation_id',
+] as const;
+
+/**
+ * better-sqlite3 is synchronous, so a transaction cannot interleave with another request of this
+ * process; IMMEDIATE takes the write lock up front, so other processes on the same file (WAL,
+ * busy_timeout) wait their turn instead of failing to upgrade a read.
+ */
+export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendStore {
+  const spentOf = sqlite.prepare<[string, string], number>('select spent_micros from spend_totals where scope = ? and subject_id = ?').pluck();
+  const reservedBy = {
+    key: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where key_id = ? and expires_at > ?').pluck(),
+    workspace: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where workspace_id = ? and expires_at > ?').pluck(),
+  };
+  const insertReservation = sqlite.prepare(
+    'insert into spend_reservations (id, key_id, workspace_id, request_id, amount_micros, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const deleteReservation = sqlite.prepare<[string]>('delete from spend_reservations where id = ?');
+  const insertLedger = sqlite.prepare(
+    `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map((c) => `@${c}`).join(', ')}) on conflict do nothing`,
+  );
+  const addSpent = sqlite.prepare<[string, string, number]>(
+    'insert into spend_totals (scope, subject_id, spent_micros) values (?, ?, ?) on conflict (scope, subject_id) do update set spent_micros = spent_micros + excluded.spent_micros',
+  );
+  const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
+
+  const balanceOf = (scope: CapScope, id: string, now: number): Balance => ({
+    spentMicros: spentOf.get(scope, id) ?? 0,
+    reservedMicros: reservedBy[scope].get(id, now) ?? 0,
+  });
+
+  const standing = (scope: CapScope, id: string, cap: number | null, amount: number, now: number): CapStanding | undefined => {
+    if (cap === null) return undefined;
+    const { spentMicros, reservedMicros } = balanceOf(scope, id, now);
+    return spentMicros + reservedMicros + amount > cap ? { scope, id, capMicros: cap, spentMicros, reservedMicros } : undefined;
+  };
+
+  const reserve = sqlite.transaction((r: ReservationRequest): ReserveOutcome => {
+    const refusedBy =
+      standing('key', r.keyId, r.caps.keyCapMicros, r.amountMicros, r.now) ??
+      standing('workspace', r.workspaceId, r.caps.workspaceCapMicros, r.amountMicros, r.now);
+    if (refusedBy) return { ok: false, refusedBy };
+    insertReservation.run(r.id, r.keyId, r.workspaceId, r.requestId, r.amountMicros, r.expiresAt, r.now);
+    return { ok: true };
+  });
+
+  const settle = sqlite.transaction((reservationId: string, entry: LedgerEntry): boolean => {
+    deleteReservation.run(reservationId);
+    const row = Object.fromEntries(ledgerColumns.map((c) => [c, c === 'reservation_id' ? reservationId : (entry[c] ?? 0)]));
+    if (insertLedger.run(row).changes === 0) return false;
+    addSpent.run('key', entry.key_id, entry.cost_micros);
+    addSpent.run('workspace', entry.workspace_id, entry.cost_micros);
+    return true;
+  });
+
+  return {
+    reserve: async (request) => reserve.immediate(request),
+    settle: async (reservationId, entry) => settle.immediate(reservationId, entry),
+    release: async (reservationId) => void deleteReservation.run(reservationId),
+    sweep: async (now) => deleteExpired.run(now).changes,
+    balance: async (scope, id, now) => balanceOf(scope, id, now),
+  };
+}
