@@ -5,6 +5,7 @@ import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { commands } from '../src/cli/admin/billing.js';
 import { setWorkspaceSpendCap, type Workspace } from '../src/store/workspaces.js';
+import { appendLedger } from '../src/store/usage-ledger.js';
 
 // One cent per request and nothing per token: the worst-case estimate equals the actual cost,
 // so a cap of 0.10 admits exactly ten requests.
@@ -128,6 +129,17 @@ describe('spending caps', () => {
     expect(res.statusCode).toBe(402);
     expect(res.json().error.cap).toMatchObject({ scope: 'workspace', amount: 0.01, spent: 0.01 });
     await expect(runCommand('workspace update', ['cli-capped'], { 'spend-cap': 'lots' })).rejects.toThrow(/spend-cap must be an amount/);
+  });
+
+  it('counts a ledger row written outside the meter against the caps', async () => {
+    const key = await capped(20_000);
+    await appendLedger(gw.services.db, {
+      request_id: 'req_task_completed', workspace_id: gw.workspace.id, key_id: key.id, model: 'flat-chat', channel: 'fake', kind: 'chat',
+      input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, units: 1, cost_micros: 15_000, currency: 'USD', price: '{}', created_at: Math.floor(Date.now() / 1000),
+    });
+    const res = await chat(key.key);
+    expect(res.statusCode).toBe(402);
+    expect(res.json().error.cap).toMatchObject({ spent: 0.015, reserved: 0 });
   });
 
   it('refuses a request whose worst case alone passes the cap', async () => {

@@ -26,9 +26,6 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
   const insertLedger = sqlite.prepare(
     `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map((c) => `@${c}`).join(', ')}) on conflict do nothing`,
   );
-  const addSpent = sqlite.prepare<[string, string, number]>(
-    'insert into spend_totals (scope, subject_id, spent_micros) values (?, ?, ?) on conflict (scope, subject_id) do update set spent_micros = spent_micros + excluded.spent_micros',
-  );
   const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
 
   const balanceOf = (scope: CapScope, id: string, now: number): Balance => ({
@@ -54,10 +51,8 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
   const settle = sqlite.transaction((reservationId: string, entry: LedgerEntry): boolean => {
     deleteReservation.run(reservationId);
     const row = Object.fromEntries(ledgerColumns.map((c) => [c, c === 'reservation_id' ? reservationId : (entry[c] ?? 0)]));
-    if (insertLedger.run(row).changes === 0) return false;
-    addSpent.run('key', entry.key_id, entry.cost_micros);
-    addSpent.run('workspace', entry.workspace_id, entry.cost_micros);
-    return true;
+    // The ledger's insert trigger adds the cost to spend_totals in this same transaction.
+    return insertLedger.run(row).changes > 0;
   });
 
   return {

@@ -52,9 +52,9 @@ export const commands: AdminCommand[] = [
         ctx.print(`${r.date}  ${r.model}  ${r.key_id}  requests=${r.requests}  in=${r.input_tokens}  out=${r.output_tokens}  cost=${formatMoney(Math.round(r.cost.amount * 1e6))} ${r.cost.currency}`);
       }
       if (!data.length) ctx.print('no usage');
+      for (const t of usageTotals(data)) ctx.print(`total  requests=${t.requests}  cost=${formatMoney(Math.round(t.cost.amount * 1e6))} ${t.currency}`);
       const spent = await ctx.db.selectFrom('spend_totals').select('spent_micros').where('scope', '=', 'workspace').where('subject_id', '=', workspace.id).executeTakeFirst();
       ctx.print(`workspace ${workspace.name}: spend cap ${capText(workspace.spend_cap_micros)}, spent in all ${formatMoney(spent?.spent_micros ?? 0)} USD`);
-      for (const t of usageTotals(data)) ctx.print(`total  requests=${t.requests}  cost=${formatMoney(Math.round(t.cost.amount * 1e6))} ${t.currency}`);
     },
   },
 ];
