@@ -55,7 +55,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     db: database.db,
     cache,
     upstreams,
-    meter: overrides.meter ?? createReservingMeter({ db: database.db, store: spend, reservationTtlMs, metrics }),
+    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics }),
     spend,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,

@@ -6,20 +6,23 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './kit/gateway.js';
 import { openSqlite } from '../src/store/database.js';
+import { createWorkspace } from '../src/store/workspaces.js';
+import { issueApiKey } from '../src/auth/keys.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'spend-processes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// Each process reserves 100 micro-units one at a time against one shared cap of 150.
+// Each process reserves 1 micro-unit 100 times against one key whose cap is 150.
 const reserver = `
 import { openSqlite } from './src/store/database.ts';
 import { createSqliteSpendStore } from './src/billing/sqlite-spend-store.ts';
-const { sqlite, close } = await openSqlite(process.argv[1]);
+const [file, keyId, workspaceId] = process.argv.slice(1);
+const { sqlite, close } = await openSqlite(file);
 const store = createSqliteSpendStore(sqlite);
 let admitted = 0;
 for (let i = 0; i < 100; i++) {
   const now = Date.now();
-  const outcome = await store.reserve({ id: 'rsv_' + process.pid + '_' + i, keyId: 'key_shared', workspaceId: 'ws_shared', requestId: 'req', amountMicros: 1, caps: { keyCapMicros: 150, workspaceCapMicros: null }, now, expiresAt: now + 600000 });
+  const outcome = await store.reserve({ id: 'rsv_' + process.pid + '_' + i, keyId, workspaceId, requestId: 'req', amountMicros: 1, now, expiresAt: now + 600000 });
   if (outcome.ok) admitted++;
 }
 console.log(admitted);
@@ -29,8 +32,11 @@ await close();
 describe('spend reservations across processes', () => {
   it('never hold more than the cap when several processes share the database file', async () => {
     const file = join(dir, 'shared.db');
-    await (await openSqlite(file)).close();
-    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', reserver, file], { cwd: repoRoot });
+    const setup = await openSqlite(file);
+    const workspace = await createWorkspace(setup.db, 'shared');
+    const key = await issueApiKey(setup.db, workspace, { spendCapMicros: 150 });
+    await setup.close();
+    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', reserver, file, key.id, workspace.id], { cwd: repoRoot });
     const outputs = await Promise.all([run(), run(), run(), run()]);
     const admitted = outputs.map((o) => Number(o.stdout.trim()));
     expect(admitted.reduce((a, b) => a + b, 0)).toBe(150);

@@ -144,8 +144,7 @@ describe('settling charges', () => {
   it('charges once when the store is asked to settle the same reservation twice', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace);
     const now = Date.now();
-    const caps = { keyCapMicros: null, workspaceCapMicros: null };
-    await gw.services.spend.reserve({ id: 'rsv_twice', keyId: key.id, workspaceId: gw.workspace.id, requestId: 'req_twice', amountMicros: 9, caps, now, expiresAt: now + ttlMs() });
+    await gw.services.spend.reserve({ id: 'rsv_twice', keyId: key.id, workspaceId: gw.workspace.id, requestId: 'req_twice', amountMicros: 9, now, expiresAt: now + ttlMs() });
     const entry = { request_id: 'req_twice', workspace_id: gw.workspace.id, key_id: key.id, model: 'flat-chat', channel: 'fake', kind: 'chat', input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, units: 1, cost_micros: 9, currency: 'USD', price: '{}', created_at: Math.floor(now / 1000) };
     expect(await gw.services.spend.settle('rsv_twice', entry)).toBe(true);
     expect(await gw.services.spend.settle('rsv_twice', entry)).toBe(false);
@@ -178,8 +177,7 @@ describe('reservations stranded by a crash', () => {
   it('stop counting once expired, even before a sweep, and the registered sweeper job deletes them', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace, { spendCapMicros: 10_000 });
     const longAgo = Date.now() - 2 * ttlMs();
-    const caps = { keyCapMicros: 10_000, workspaceCapMicros: null };
-    await gw.services.spend.reserve({ id: 'rsv_stranded', keyId: key.id, workspaceId: gw.workspace.id, requestId: 'req_stranded', amountMicros: 10_000, caps, now: longAgo, expiresAt: longAgo + ttlMs() });
+    await gw.services.spend.reserve({ id: 'rsv_stranded', keyId: key.id, workspaceId: gw.workspace.id, requestId: 'req_stranded', amountMicros: 10_000, now: longAgo, expiresAt: longAgo + ttlMs() });
     expect((await chat(key.key)).statusCode).toBe(200);
     expect(await charges.next()).toBe('settle');
     await startBackgroundJobs(gw.services, gw.app.log);

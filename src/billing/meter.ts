@@ -2,9 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { ModelRoute } from '../config/types.js';
-import type { Db } from '../store/database.js';
 import type { Metrics } from '../metrics.js';
-import { capExhaustedError, readSpendCaps } from './spend-caps.js';
+import { capExhaustedError } from './spend-caps.js';
 import type { SpendStore } from './spend-store.js';
 
 export interface Settlement {
@@ -39,7 +38,6 @@ export interface Meter {
 }
 
 export interface MeterOptions {
-  db: Db;
   store: SpendStore;
   /** How long a reservation holds budget when nobody settles it (the process died mid-request). */
   reservationTtlMs: number;
@@ -47,14 +45,13 @@ export interface MeterOptions {
   now?: () => number;
 }
 
-export function createReservingMeter({ db, store, reservationTtlMs, metrics, now = Date.now }: MeterOptions): Meter {
+export function createReservingMeter({ store, reservationTtlMs, metrics, now = Date.now }: MeterOptions): Meter {
   return {
     async begin({ auth, route, requestId, estimateMicros }) {
       const amountMicros = Math.max(0, Math.ceil(estimateMicros));
-      const caps = await readSpendCaps(db, auth);
       const id = `rsv_${randomUUID().replace(/-/g, '')}`;
       const at = now();
-      const outcome = await store.reserve({ id, keyId: auth.keyId, workspaceId: auth.workspaceId, requestId, amountMicros, caps, now: at, expiresAt: at + reservationTtlMs });
+      const outcome = await store.reserve({ id, keyId: auth.keyId, workspaceId: auth.workspaceId, requestId, amountMicros, now: at, expiresAt: at + reservationTtlMs });
       if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
 
       let done = false;

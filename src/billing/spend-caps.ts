@@ -1,19 +1,6 @@
-// Reads the caps that apply to a key (its own and its workspace's) and words the 402 a refused reservation answers.
-import type { AuthContext } from '../auth/authenticate.js';
+// Words the 402 a refused reservation answers: which cap, its amount, what is spent and what requests in flight hold.
 import { PaymentRequiredError } from '../errors.js';
-import type { Db } from '../store/database.js';
-import type { CapStanding, SpendCaps } from './spend-store.js';
-
-/** Read at every reservation, so a cap changed by the admin CLI applies to the next request without a restart. */
-export async function readSpendCaps(db: Db, auth: AuthContext): Promise<SpendCaps> {
-  const row = await db
-    .selectFrom('api_keys')
-    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select(['api_keys.spend_cap_micros as keyCap', 'workspaces.spend_cap_micros as workspaceCap'])
-    .where('api_keys.id', '=', auth.keyId)
-    .executeTakeFirst();
-  return { keyCapMicros: row?.keyCap ?? null, workspaceCapMicros: row?.workspaceCap ?? null };
-}
+import type { CapStanding } from './spend-store.js';
 
 /** Caps are kept in micro-units of USD, the currency responses render. */
 export const CAP_CURRENCY = 'USD';

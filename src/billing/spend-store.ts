@@ -3,19 +3,12 @@ import type { LedgerEntry } from '../store/usage-ledger.js';
 
 export type CapScope = 'key' | 'workspace';
 
-/** The caps that apply to one request, read fresh from the database at reserve time (null: no cap). */
-export interface SpendCaps {
-  keyCapMicros: number | null;
-  workspaceCapMicros: number | null;
-}
-
 export interface ReservationRequest {
   id: string;
   keyId: string;
   workspaceId: string;
   requestId: string;
   amountMicros: number;
-  caps: SpendCaps;
   /** Unix milliseconds. */
   now: number;
   expiresAt: number;
@@ -43,7 +36,11 @@ export interface Balance {
  * check-and-hold step (a transaction, a Lua script), or concurrent requests overspend.
  */
 export interface SpendStore {
-  /** Holds `amountMicros` unless spent + reserved + amount would pass the key's or the workspace's cap. */
+  /**
+   * Holds `amountMicros` unless spent + reserved + amount would pass the key's or the workspace's cap.
+   * Caps are read at this moment from the metadata database, so a cap changed by the admin CLI
+   * applies to the next request without a restart.
+   */
   reserve(request: ReservationRequest): Promise<ReserveOutcome>;
   /** Drops the reservation and records the ledger entry once; false when this reservation was already settled. */
   settle(reservationId: string, entry: LedgerEntry): Promise<boolean>;

@@ -14,6 +14,9 @@ const ledgerColumns = [
  * busy_timeout) wait their turn instead of failing to upgrade a read.
  */
 export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendStore {
+  const capsOf = sqlite.prepare<[string], { keyCap: number | null; workspaceCap: number | null }>(
+    'select k.spend_cap_micros as keyCap, w.spend_cap_micros as workspaceCap from api_keys k join workspaces w on w.id = k.workspace_id where k.id = ?',
+  );
   const spentOf = sqlite.prepare<[string, string], number>('select spent_micros from spend_totals where scope = ? and subject_id = ?').pluck();
   const reservedBy = {
     key: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where key_id = ? and expires_at > ?').pluck(),
@@ -40,9 +43,10 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
   };
 
   const reserve = sqlite.transaction((r: ReservationRequest): ReserveOutcome => {
+    const caps = capsOf.get(r.keyId);
     const refusedBy =
-      standing('key', r.keyId, r.caps.keyCapMicros, r.amountMicros, r.now) ??
-      standing('workspace', r.workspaceId, r.caps.workspaceCapMicros, r.amountMicros, r.now);
+      standing('key', r.keyId, caps?.keyCap ?? null, r.amountMicros, r.now) ??
+      standing('workspace', r.workspaceId, caps?.workspaceCap ?? null, r.amountMicros, r.now);
     if (refusedBy) return { ok: false, refusedBy };
     insertReservation.run(r.id, r.keyId, r.workspaceId, r.requestId, r.amountMicros, r.expiresAt, r.now);
     return { ok: true };
