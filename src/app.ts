@@ -120,6 +120,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
               req.auth = await authenticate(services.db, key);
               req.log = req.log.child({ keyId: req.auth.keyId });
               requireScope(req.auth, endpoint.scope);
+              await services.rateLimits.admit(req.auth);
             } else if (endpoint.auth === 'key') {
               throw new AuthError('an API key is required: send "Authorization: Bearer <key>" or "x-api-key: <key>"', 'missing_api_key');
             }

@@ -1,10 +1,11 @@
 // Background jobs started with the server (sweepers and the like); each capability registers its own here.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from './services.js';
+import { sweepSpendReservations } from './billing/sweeper.js';
 
 export type Job = (services: Services, log: FastifyBaseLogger) => Promise<void> | void;
 
-const jobs: Job[] = [];
+const jobs: Job[] = [sweepSpendReservations];
 
 export async function startBackgroundJobs(services: Services, log: FastifyBaseLogger): Promise<void> {
   for (const job of jobs) await job(services, log);

@@ -5,7 +5,12 @@ import type { LoadedConfig } from './config/types.js';
 import { createSchemaRegistry, type SchemaRegistry } from './config/schemas.js';
 import { openSqlite, type Db, type OpenedDatabase } from './store/database.js';
 import { Upstreams } from './engine/upstream.js';
-import { createLedgerMeter, type Meter } from './billing/meter.js';
+import { createReservingMeter, type Meter } from './billing/meter.js';
+import { billingConfig, rateLimitsConfig } from './billing/config.js';
+import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
+import { rateStoreFor } from './billing/rate-store.js';
+import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
+import type { SpendStore } from './billing/spend-store.js';
 import { Metrics } from './metrics.js';
 
 export interface Services {
@@ -14,6 +19,9 @@ export interface Services {
   cache: Keyv;
   upstreams: Upstreams;
   meter: Meter;
+  /** Spending-cap reservations and spent totals. */
+  spend: SpendStore;
+  rateLimits: RateLimiter;
   metrics: Metrics;
   schemas: SchemaRegistry;
   /** Resolves a path from the config relative to storage.dataDir. */
@@ -27,6 +35,8 @@ export interface ServiceOverrides {
   database?: OpenedDatabase;
   cache?: Keyv;
   meter?: Meter;
+  spend?: SpendStore;
+  rateLimits?: RateLimiter;
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -38,12 +48,16 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const upstreams = new Upstreams(config, metrics);
+  const spend = overrides.spend ?? spendStoreFor(database);
+  const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const services: Services = {
     config,
     db: database.db,
     cache,
     upstreams,
-    meter: overrides.meter ?? createLedgerMeter(database.db, metrics),
+    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics }),
+    spend,
+    rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: createSchemaRegistry(config.templates),
     dataPath,
@@ -56,6 +70,11 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
   };
   return services;
+}
+
+function spendStoreFor(database: OpenedDatabase): SpendStore {
+  if (!database.sqlite) throw new Error('spending caps need a spend store for this database driver; only sqlite has one so far');
+  return createSqliteSpendStore(database.sqlite);
 }
 
 async function createCache(config: LoadedConfig): Promise<Keyv> {

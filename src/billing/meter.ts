@@ -1,9 +1,10 @@
-// The billing hook every billed endpoint goes through: begin before the upstream call, settle or release after it.
+// The billing hook every billed endpoint goes through: reserve the worst case before the upstream call, settle or release after it.
+import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { ModelRoute } from '../config/types.js';
-import type { Db } from '../store/database.js';
-import { appendLedger } from '../store/usage-ledger.js';
 import type { Metrics } from '../metrics.js';
+import { capExhaustedError } from './spend-caps.js';
+import type { SpendStore } from './spend-store.js';
 
 export interface Settlement {
   costMicros: number;
@@ -15,7 +16,7 @@ export interface Settlement {
 }
 
 export interface Charge {
-  /** Charges the actual cost once; later calls are ignored. */
+  /** Releases the reservation and charges the actual cost, once; later calls (settle, release) are ignored. */
   settle(settlement: Settlement): Promise<void>;
   /** Charges nothing (the upstream failed before doing billable work). */
   release(): Promise<void>;
@@ -32,19 +33,33 @@ export interface BeginOptions {
 }
 
 export interface Meter {
+  /** Reserves the estimate against the key's and the workspace's caps; throws PaymentRequiredError (402) when either would pass. */
   begin(options: BeginOptions): Promise<Charge>;
 }
 
-/** Writes one ledger row per settled charge. Spending caps build on this in the billing capability. */
-export function createLedgerMeter(db: Db, metrics?: Metrics): Meter {
+export interface MeterOptions {
+  store: SpendStore;
+  /** How long a reservation holds budget when nobody settles it (the process died mid-request). */
+  reservationTtlMs: number;
+  metrics?: Metrics;
+  now?: () => number;
+}
+
+export function createReservingMeter({ store, reservationTtlMs, metrics, now = Date.now }: MeterOptions): Meter {
   return {
     async begin({ auth, route, requestId, estimateMicros }) {
+      const amountMicros = Math.max(0, Math.ceil(estimateMicros));
+      const id = `rsv_${randomUUID().replace(/-/g, '')}`;
+      const at = now();
+      const outcome = await store.reserve({ id, keyId: auth.keyId, workspaceId: auth.workspaceId, requestId, amountMicros, now: at, expiresAt: at + reservationTtlMs });
+      if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
+
       let done = false;
       const charge: Charge = {
         async settle(s) {
           if (done) return;
           done = true;
-          await appendLedger(db, {
+          const charged = await store.settle(id, {
             request_id: requestId,
             workspace_id: auth.workspaceId,
             key_id: auth.keyId,
@@ -55,17 +70,19 @@ export function createLedgerMeter(db: Db, metrics?: Metrics): Meter {
             output_tokens: s.outputTokens ?? 0,
             cached_input_tokens: s.cachedInputTokens ?? 0,
             units: s.units ?? 0,
-            cost_micros: s.costMicros,
+            cost_micros: Math.max(0, Math.round(s.costMicros)),
             currency: route.model.price.currency,
             price: JSON.stringify(route.model.price),
-            created_at: Math.floor(Date.now() / 1000),
+            created_at: Math.floor(now() / 1000),
           });
-          metrics?.recordUsage(route, s);
+          if (charged) metrics?.recordUsage(route, s);
         },
         async release() {
+          if (done) return;
           done = true;
+          await store.release(id);
         },
-        settleReserved: () => charge.settle({ costMicros: estimateMicros }),
+        settleReserved: () => charge.settle({ costMicros: amountMicros }),
       };
       return charge;
     },

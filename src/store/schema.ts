@@ -1,5 +1,5 @@
 // Table types for kysely. Each capability adds its tables here and a migration file beside it.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export interface WorkspacesTable {
   id: string;
@@ -39,6 +39,8 @@ export interface UsageLedgerTable {
   /** JSON of the price that produced the cost. */
   price: string;
   created_at: number;
+  /** The spend reservation this row settled; unique, so a settle counts once. */
+  reservation_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SettingsTable {
@@ -46,9 +48,30 @@ export interface SettingsTable {
   value: string;
 }
 
+/** Budget held for a request in flight; swept once expired so a crash never strands it. */
+export interface SpendReservationsTable {
+  id: string;
+  key_id: string;
+  workspace_id: string;
+  request_id: string;
+  amount_micros: number;
+  /** Unix milliseconds. */
+  expires_at: number;
+  created_at: number;
+}
+
+/** What a key or workspace has been charged in total, kept beside the ledger. */
+export interface SpendTotalsTable {
+  scope: 'key' | 'workspace';
+  subject_id: string;
+  spent_micros: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   usage_ledger: UsageLedgerTable;
   settings: SettingsTable;
+  spend_reservations: SpendReservationsTable;
+  spend_totals: SpendTotalsTable;
 }

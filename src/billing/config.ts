@@ -1,0 +1,15 @@
+// Typed views of the billing and rate-limits config sections (schemas/config/billing.json, rate-limits.json).
+import type { LoadedConfig } from '../config/types.js';
+
+export interface BillingConfig {
+  reservationTtlSeconds: number;
+  sweepIntervalSeconds: number;
+}
+
+export interface RateLimitsConfig {
+  perKey: { requestsPerMinute: number };
+  perWorkspace: { requestsPerMinute: number };
+}
+
+export const billingConfig = (config: LoadedConfig) => config.gateway.billing as BillingConfig;
+export const rateLimitsConfig = (config: LoadedConfig) => config.gateway['rate-limits'] as RateLimitsConfig;

@@ -1,0 +1,52 @@
+// Where spending caps are enforced: reservations and spent totals behind one interface (SQLite now, Redis for replicas later).
+import type { LedgerEntry } from '../store/usage-ledger.js';
+
+export type CapScope = 'key' | 'workspace';
+
+export interface ReservationRequest {
+  id: string;
+  keyId: string;
+  workspaceId: string;
+  requestId: string;
+  amountMicros: number;
+  /** Unix milliseconds. */
+  now: number;
+  expiresAt: number;
+}
+
+/** Where a cap stood when it refused a reservation. */
+export interface CapStanding {
+  scope: CapScope;
+  id: string;
+  capMicros: number;
+  spentMicros: number;
+  reservedMicros: number;
+}
+
+export type ReserveOutcome = { ok: true } | { ok: false; refusedBy: CapStanding };
+
+export interface Balance {
+  spentMicros: number;
+  /** Held by unexpired reservations. */
+  reservedMicros: number;
+}
+
+/**
+ * Every method is atomic on its own. An implementation must make reserve a single
+ * check-and-hold step (a transaction, a Lua script), or concurrent requests overspend.
+ */
+export interface SpendStore {
+  /**
+   * Holds `amountMicros` unless spent + reserved + amount would pass the key's or the workspace's cap.
+   * Caps are read at this moment from the metadata database, so a cap changed by the admin CLI
+   * applies to the next request without a restart.
+   */
+  reserve(request: ReservationRequest): Promise<ReserveOutcome>;
+  /** Drops the reservation and records the ledger entry once; false when this reservation was already settled. */
+  settle(reservationId: string, entry: LedgerEntry): Promise<boolean>;
+  /** Drops the reservation, charging nothing. */
+  release(reservationId: string): Promise<void>;
+  /** Drops reservations expired at `now`; returns how many. */
+  sweep(now: number): Promise<number>;
+  balance(scope: CapScope, id: string, now: number): Promise<Balance>;
+}

@@ -1,0 +1,69 @@
+// The SpendStore on the embedded SQLite database: each operation is one synchronous IMMEDIATE transaction.
+import type BetterSqlite3 from 'better-sqlite3';
+import type { LedgerEntry } from '../store/usage-ledger.js';
+import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
+
+const ledgerColumns = [
+  'request_id', 'workspace_id', 'key_id', 'model', 'channel', 'kind', 'input_tokens', 'output_tokens',
+  'cached_input_tokens', 'units', 'cost_micros', 'currency', 'price', 'created_at', 'reservation_id',
+] as const;
+
+/**
+ * better-sqlite3 is synchronous, so a transaction cannot interleave with another request of this
+ * process; IMMEDIATE takes the write lock up front, so other processes on the same file (WAL,
+ * busy_timeout) wait their turn instead of failing to upgrade a read.
+ */
+export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendStore {
+  const capsOf = sqlite.prepare<[string], { keyCap: number | null; workspaceCap: number | null }>(
+    'select k.spend_cap_micros as keyCap, w.spend_cap_micros as workspaceCap from api_keys k join workspaces w on w.id = k.workspace_id where k.id = ?',
+  );
+  const spentOf = sqlite.prepare<[string, string], number>('select spent_micros from spend_totals where scope = ? and subject_id = ?').pluck();
+  const reservedBy = {
+    key: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where key_id = ? and expires_at > ?').pluck(),
+    workspace: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where workspace_id = ? and expires_at > ?').pluck(),
+  };
+  const insertReservation = sqlite.prepare(
+    'insert into spend_reservations (id, key_id, workspace_id, request_id, amount_micros, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const deleteReservation = sqlite.prepare<[string]>('delete from spend_reservations where id = ?');
+  const insertLedger = sqlite.prepare(
+    `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map((c) => `@${c}`).join(', ')}) on conflict do nothing`,
+  );
+  const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
+
+  const balanceOf = (scope: CapScope, id: string, now: number): Balance => ({
+    spentMicros: spentOf.get(scope, id) ?? 0,
+    reservedMicros: reservedBy[scope].get(id, now) ?? 0,
+  });
+
+  const standing = (scope: CapScope, id: string, cap: number | null, amount: number, now: number): CapStanding | undefined => {
+    if (cap === null) return undefined;
+    const { spentMicros, reservedMicros } = balanceOf(scope, id, now);
+    return spentMicros + reservedMicros + amount > cap ? { scope, id, capMicros: cap, spentMicros, reservedMicros } : undefined;
+  };
+
+  const reserve = sqlite.transaction((r: ReservationRequest): ReserveOutcome => {
+    const caps = capsOf.get(r.keyId);
+    const refusedBy =
+      standing('key', r.keyId, caps?.keyCap ?? null, r.amountMicros, r.now) ??
+      standing('workspace', r.workspaceId, caps?.workspaceCap ?? null, r.amountMicros, r.now);
+    if (refusedBy) return { ok: false, refusedBy };
+    insertReservation.run(r.id, r.keyId, r.workspaceId, r.requestId, r.amountMicros, r.expiresAt, r.now);
+    return { ok: true };
+  });
+
+  const settle = sqlite.transaction((reservationId: string, entry: LedgerEntry): boolean => {
+    deleteReservation.run(reservationId);
+    const row = Object.fromEntries(ledgerColumns.map((c) => [c, c === 'reservation_id' ? reservationId : (entry[c] ?? 0)]));
+    // The ledger's insert trigger adds the cost to spend_totals in this same transaction.
+    return insertLedger.run(row).changes > 0;
+  });
+
+  return {
+    reserve: async (request) => reserve.immediate(request),
+    settle: async (reservationId, entry) => settle.immediate(reservationId, entry),
+    release: async (reservationId) => void deleteReservation.run(reservationId),
+    sweep: async (now) => deleteExpired.run(now).changes,
+    balance: async (scope, id, now) => balanceOf(scope, id, now),
+  };
+}

@@ -1,0 +1,48 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from './kit/gateway.js';
+import { openSqlite } from '../src/store/database.js';
+import { createWorkspace } from '../src/store/workspaces.js';
+import { issueApiKey } from '../src/auth/keys.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'spend-processes-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// Each process reserves 1 micro-unit 100 times against one key whose cap is 150.
+const reserver = `
+import { openSqlite } from './src/store/database.ts';
+import { createSqliteSpendStore } from './src/billing/sqlite-spend-store.ts';
+const [file, keyId, workspaceId] = process.argv.slice(1);
+const { sqlite, close } = await openSqlite(file);
+const store = createSqliteSpendStore(sqlite);
+let admitted = 0;
+for (let i = 0; i < 100; i++) {
+  const now = Date.now();
+  const outcome = await store.reserve({ id: 'rsv_' + process.pid + '_' + i, keyId, workspaceId, requestId: 'req', amountMicros: 1, now, expiresAt: now + 600000 });
+  if (outcome.ok) admitted++;
+}
+console.log(admitted);
+await close();
+`;
+
+describe('spend reservations across processes', () => {
+  it('never hold more than the cap when several processes share the database file', async () => {
+    const file = join(dir, 'shared.db');
+    const setup = await openSqlite(file);
+    const workspace = await createWorkspace(setup.db, 'shared');
+    const key = await issueApiKey(setup.db, workspace, { spendCapMicros: 150 });
+    await setup.close();
+    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', reserver, file, key.id, workspace.id], { cwd: repoRoot });
+    const outputs = await Promise.all([run(), run(), run(), run()]);
+    const admitted = outputs.map((o) => Number(o.stdout.trim()));
+    expect(admitted.reduce((a, b) => a + b, 0)).toBe(150);
+    const database = await openSqlite(file);
+    const row = await database.db.selectFrom('spend_reservations').select((eb) => eb.fn.sum<number>('amount_micros').as('held')).executeTakeFirstOrThrow();
+    await database.close();
+    expect(Number(row.held)).toBe(150);
+  });
+});
