@@ -1,0 +1,93 @@
+// npm run docs:config: writes docs/config.md from the JSON Schemas, so the reference never drifts from what the loader accepts.
+import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { schemasDir } from '../config/schemas.js';
+
+interface Schema {
+  $id?: string;
+  $ref?: string;
+  title?: string;
+  description?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  default?: unknown;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+  additionalProperties?: boolean | Schema;
+  oneOf?: Schema[];
+  minimum?: number;
+  maximum?: number;
+  liquid?: boolean;
+}
+
+function typeOf(s: Schema): string {
+  if (s.$ref) return `see [${s.$ref}](#${s.$ref.replace(/[^a-z0-9-]/g, '')})`;
+  if (s.enum) return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
+  if (s.oneOf) return s.oneOf.map(typeOf).join(' or ');
+  if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
+  if (s.type === 'object' && typeof s.additionalProperties === 'object' && !s.properties) return `map of ${typeOf(s.additionalProperties)}`;
+  const base = Array.isArray(s.type) ? s.type.join(' \\| ') : (s.type ?? 'any');
+  return s.liquid ? `${base} (Liquid)` : base;
+}
+
+function rows(schema: Schema, prefix: string, out: string[]): void {
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+    const path = `${prefix}${name}`;
+    const required = schema.required?.includes(name) ? 'yes' : '';
+    const def = prop.default !== undefined && !(typeof prop.default === 'object' && Object.keys(prop.default as object).length === 0) ? `\`${JSON.stringify(prop.default)}\`` : '';
+    const range = prop.minimum !== undefined || prop.maximum !== undefined ? ` (${prop.minimum ?? ''}..${prop.maximum ?? ''})` : '';
+    out.push(`| \`${path}\` | ${typeOf(prop)}${range} | ${required} | ${def} | ${(prop.description ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
+    if (prop.properties) rows(prop, `${path}.`, out);
+    if (prop.type === 'array' && prop.items?.properties) rows(prop.items, `${path}[].`, out);
+  }
+}
+
+function section(schema: Schema, heading: string): string {
+  const out = [`### ${heading}`, '', schema.description ?? '', '', '| field | type | required | default | notes |', '|---|---|---|---|---|'];
+  rows(schema, '', out);
+  return out.join('\n');
+}
+
+export function renderConfigDocs(): string {
+  const load = (file: string) => JSON.parse(readFileSync(join(schemasDir, file), 'utf8')) as Schema;
+  const configFiles = readdirSync(join(schemasDir, 'config')).filter((f) => f.endsWith('.json')).sort();
+  const parts = [
+    '# Config reference',
+    '',
+    'Generated from `schemas/` by `npm run docs:config`; a test fails when this file is stale. Every field is checked at load',
+    '(`npm run check-config`), unknown fields are errors, and errors print as `file:line:col /json/pointer message`.',
+    '`${VAR}` and `${VAR:-default}` in any value are read from the environment.',
+    '',
+    '## The config file (`config.yaml`)',
+    '',
+    'Found from `--config PATH`, then `GATEWAY_CONFIG`, then `./config.yaml`, then `./config.example.yaml`. `PORT` and `HOST` override `server.port` and `server.host`.',
+    '',
+    ...configFiles.map((f) => section(load(`config/${f}`), `\`${f.replace(/\.json$/, '')}\``) + '\n'),
+    '## Channels (`channels/*.yaml`)',
+    '',
+    section(load('channel.schema.json'), 'channel'),
+    '',
+    section(load('model.schema.json'), 'model'),
+    '',
+    section(load('price.schema.json'), 'price'),
+    '',
+    section(load('model-evaluation.schema.json'), 'model-evaluation'),
+    '',
+    '## Protocols (`channels/protocols/*.yaml`)',
+    '',
+    section(load('protocol.schema.json'), 'protocol'),
+    '',
+    section(load('protocol-evaluate.schema.json'), 'protocol-evaluate'),
+    '',
+    'Translations between dialects (`translations:`) are described in [translation.md](translation.md).',
+    '',
+  ];
+  return parts.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const target = join(schemasDir, '..', 'docs', 'config.md');
+  writeFileSync(target, renderConfigDocs());
+  console.log(`wrote ${target}`);
+}
