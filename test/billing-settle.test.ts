@@ -153,7 +153,7 @@ describe('settling charges', () => {
   });
 
   it('still charges a request that outlived its reservation', async () => {
-    const key = await issueApiKey(gw.services.db, gw.workspace);
+    const key = await issueApiKey(gw.services.db, gw.workspace, { spendCapMicros: 1_000_000 });
     const charge = await gw.services.meter.begin({ auth: authOf(key), route: route('flat-chat'), requestId: 'req_long', estimateMicros: 10_000 });
     expect(await gw.services.spend.sweep(Date.now() + ttlMs() + 1)).toBe(1);
     await charge.settle({ costMicros: 10_000 });

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
+import { registerChangeDetector } from './change-version.js';
 
 export type Db = Kysely<Database>;
 
@@ -37,6 +38,8 @@ export async function openSqlite(path: string): Promise<OpenedDatabase> {
   sqlite.defaultSafeIntegers(false);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrate(db);
+  const authVersion = sqlite.prepare("select version from change_counters where name = 'auth'").pluck();
+  registerChangeDetector(db, () => authVersion.get() as number);
   return { db, sqlite, close: () => db.destroy() };
 }
 
