@@ -5,7 +5,6 @@ import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { commands } from '../src/cli/admin/billing.js';
 import { setWorkspaceSpendCap, type Workspace } from '../src/store/workspaces.js';
-import { appendLedger } from '../src/store/usage-ledger.js';
 
 // One cent per request and nothing per token: the worst-case estimate equals the actual cost,
 // so a cap of 0.10 admits exactly ten requests.
@@ -131,9 +130,9 @@ describe('spending caps', () => {
     await expect(runCommand('workspace update', ['cli-capped'], { 'spend-cap': 'lots' })).rejects.toThrow(/spend-cap must be an amount/);
   });
 
-  it('counts a ledger row written outside the meter against the caps', async () => {
+  it('counts a charge settled without a live reservation (a task billed after a restart) against the caps', async () => {
     const key = await capped(20_000);
-    await appendLedger(gw.services.db, {
+    await gw.services.spend.settle('rsv_lost_in_restart', {
       request_id: 'req_task_completed', workspace_id: gw.workspace.id, key_id: key.id, model: 'flat-chat', channel: 'fake', kind: 'chat',
       input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, units: 1, cost_micros: 15_000, currency: 'USD', price: '{}', created_at: Math.floor(Date.now() / 1000),
     });

@@ -6,7 +6,7 @@ import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey, type IssuedKey } from '../src/auth/keys.js';
 import { commands } from '../src/cli/admin/billing.js';
-import { appendLedger, ledgerForRequest } from '../src/store/usage-ledger.js';
+import { ledgerForRequest } from '../src/store/usage-ledger.js';
 
 const models = `  - id: fake-chat
     upstream: upstream-chat
@@ -41,7 +41,7 @@ beforeAll(async () => {
   await chat(b.key, 'flat-chat');
   await chat(gw.key, 'flat-chat'); // another workspace: never in this report
   today = day((await ledgerForRequest(gw.services.db, first.headers['x-request-id'] as string))[0].created_at);
-  await appendLedger(gw.services.db, {
+  await gw.services.spend.settle('rsv_history', {
     request_id: 'req_history', workspace_id: workspace.id, key_id: a.id, model: 'fake-chat', channel: 'fake', kind: 'chat',
     input_tokens: 100, output_tokens: 10, cached_input_tokens: 0, units: 0, cost_micros: 300, currency: 'USD', price: '{}', created_at: threeDaysAgo,
   });

@@ -30,9 +30,22 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
     `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map((c) => `@${c}`).join(', ')}) on conflict do nothing`,
   );
   const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
+  const addSpent = sqlite.prepare<[string, string, number]>(
+    'insert into spend_totals (scope, subject_id, spent_micros) values (?, ?, ?) on conflict (scope, subject_id) do update set spent_micros = spent_micros + excluded.spent_micros',
+  );
+  /** Costs charged in the open batch, per `scope:id`, written to spend_totals once before it commits. */
+  const spentInBatch = new Map<string, { scope: CapScope; id: string; micros: number }>();
+  const addToBatch = (scope: CapScope, id: string, micros: number) => {
+    const key = `${scope}:${id}`;
+    const entry = spentInBatch.get(key);
+    if (entry) entry.micros += micros;
+    else spentInBatch.set(key, { scope, id, micros });
+  };
+  /** Spend totals are the ledger summed; inside a batch they include what the batch charged so far. */
+  const spentNow = (scope: CapScope, id: string) => (spentOf.get(scope, id) ?? 0) + (spentInBatch.get(`${scope}:${id}`)?.micros ?? 0);
 
   const balanceOf = (scope: CapScope, id: string, now: number): Balance => ({
-    spentMicros: spentOf.get(scope, id) ?? 0,
+    spentMicros: spentNow(scope, id),
     reservedMicros: reservedBy[scope].get(id, now) ?? 0,
   });
 
@@ -57,8 +70,13 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
   const settleOne = (reservationId: string, entry: LedgerEntry): boolean => {
     deleteReservation.run(reservationId);
     const row = Object.fromEntries(ledgerColumns.map((c) => [c, c === 'reservation_id' ? reservationId : (entry[c] ?? 0)]));
-    // The ledger's insert trigger adds the cost to spend_totals in this same transaction.
-    return insertLedger.run(row).changes > 0;
+    if (insertLedger.run(row).changes === 0) return false;
+    const cost = Number(entry.cost_micros ?? 0);
+    if (cost > 0) {
+      addToBatch('key', String(entry.key_id), cost);
+      addToBatch('workspace', String(entry.workspace_id), cost);
+    }
+    return true;
   };
 
   // Group commit: every reserve and settle queued during one event-loop turn runs in a single IMMEDIATE
@@ -66,15 +84,20 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
   // concurrency) while a busy gateway pays for one commit per turn instead of two per request.
   type Pending = { run: () => unknown; resolve: (value: never) => void; reject: (err: unknown) => void };
   let queue: Pending[] = [];
-  const runBatch = sqlite.transaction((batch: Pending[]) =>
-    batch.map((op) => {
+  const runBatch = sqlite.transaction((batch: Pending[]) => {
+    spentInBatch.clear();
+    const results = batch.map((op) => {
       try {
         return { ok: true as const, value: op.run() };
       } catch (error) {
         return { ok: false as const, error };
       }
-    }),
-  );
+    });
+    // One upsert per key and workspace charged in this batch, committed with the ledger rows.
+    for (const { scope, id, micros } of spentInBatch.values()) addSpent.run(scope, id, micros);
+    spentInBatch.clear();
+    return results;
+  });
   const flush = () => {
     const batch = queue;
     queue = [];

@@ -5,10 +5,6 @@ import type { Insertable } from 'kysely';
 
 export type LedgerEntry = Insertable<UsageLedgerTable>;
 
-export async function appendLedger(db: Db, entry: LedgerEntry): Promise<void> {
-  await db.insertInto('usage_ledger').values(entry).execute();
-}
-
 export async function ledgerForRequest(db: Db, requestId: string) {
   return db.selectFrom('usage_ledger').selectAll().where('request_id', '=', requestId).execute();
 }

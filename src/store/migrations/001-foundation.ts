@@ -42,7 +42,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('usage_ledger_workspace_time').on('usage_ledger').columns(['workspace_id', 'created_at']).execute();
-  await db.schema.createIndex('usage_ledger_key').on('usage_ledger').column('key_id').execute();
   await db.schema
     .createTable('settings')
     .addColumn('name', 'text', (c) => c.primaryKey())

@@ -30,20 +30,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('usage_ledger').addColumn('reservation_id', 'text').execute();
   await db.schema.createIndex('usage_ledger_reservation').on('usage_ledger').column('reservation_id').unique().where(sql.ref('reservation_id'), 'is not', null).execute();
 
-  // A trigger, so every ledger row counts against the caps whoever writes it (the meter, a task
-  // completing after a restart), inside the writer's own transaction. SQLite syntax: a PostgreSQL
-  // store declares the same trigger in plpgsql.
-  for (const [scope, column] of [['key', 'key_id'], ['workspace', 'workspace_id']]) {
-    await sql
-      .raw(
-        `create trigger usage_ledger_spend_${scope} after insert on usage_ledger begin
-           insert or ignore into spend_totals (scope, subject_id, spent_micros) values ('${scope}', new.${column}, 0);
-           update spend_totals set spent_micros = spent_micros + new.cost_micros where scope = '${scope}' and subject_id = new.${column};
-         end`,
-      )
-      .execute(db);
-  }
-
   await sql`insert into spend_totals (scope, subject_id, spent_micros) select 'key', key_id, sum(cost_micros) from usage_ledger group by key_id`.execute(db);
   await sql`insert into spend_totals (scope, subject_id, spent_micros) select 'workspace', workspace_id, sum(cost_micros) from usage_ledger group by workspace_id`.execute(db);
 }
