@@ -1,10 +1,12 @@
 // Background jobs started with the server (sweepers and the like); each capability registers its own here.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from './services.js';
+import { fileSweeperJob } from './files/sweeper.js';
 
 export type Job = (services: Services, log: FastifyBaseLogger) => Promise<void> | void;
 
 const jobs: Job[] = [];
+jobs.push(fileSweeperJob);
 
 export async function startBackgroundJobs(services: Services, log: FastifyBaseLogger): Promise<void> {
   for (const job of jobs) await job(services, log);

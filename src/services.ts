@@ -7,6 +7,8 @@ import { openSqlite, type Db, type OpenedDatabase } from './store/database.js';
 import { Upstreams } from './engine/upstream.js';
 import { createLedgerMeter, type Meter } from './billing/meter.js';
 import { Metrics } from './metrics.js';
+import type { BlobStore } from './files/blob-store.js';
+import { createFileServices, type FileServices } from './files/service.js';
 
 export interface Services {
   config: LoadedConfig;
@@ -16,6 +18,10 @@ export interface Services {
   meter: Meter;
   metrics: Metrics;
   schemas: SchemaRegistry;
+  /** Where file bytes live (storage.blobs). */
+  blobs: BlobStore;
+  /** The file store's options and content-URL signer. */
+  files: FileServices;
   /** Resolves a path from the config relative to storage.dataDir. */
   dataPath(path: string): string;
   /** Functions run on close, last registered first. */
@@ -38,6 +44,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const upstreams = new Upstreams(config, metrics);
+  const { blobs, files } = await createFileServices(config, database.db, dataPath);
   const services: Services = {
     config,
     db: database.db,
@@ -46,6 +53,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     meter: overrides.meter ?? createLedgerMeter(database.db, metrics),
     metrics,
     schemas: createSchemaRegistry(config.templates),
+    blobs,
+    files,
     dataPath,
     onClose: (fn) => closers.push(fn),
     async close() {
@@ -55,6 +64,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       await database.close();
     },
   };
+  services.onClose(() => blobs.close());
   return services;
 }
 

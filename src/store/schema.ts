@@ -46,9 +46,26 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface FilesTable {
+  /** "file_" + creation time + counter + random, so ids sort in creation order. */
+  id: string;
+  workspace_id: string;
+  /** The client's name for it; a label only. */
+  filename: string;
+  purpose: string;
+  /** Sniffed from the bytes, never taken from the client. */
+  content_type: string;
+  bytes: number;
+  source: 'upload' | 'generated';
+  blob_key: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   usage_ledger: UsageLedgerTable;
   settings: SettingsTable;
+  files: FilesTable;
 }
