@@ -18,7 +18,8 @@ export interface StoredBytes {
 
 export interface WriteBytesInput {
   workspaceId: string;
-  stream: Readable | AsyncIterable<Uint8Array>;
+  /** A Node stream, any (async) iterable of chunks, or one buffer. */
+  stream: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array> | Uint8Array;
   /** Defaults to files.maxUploadBytes. An archive of a generated video passes its own cap. */
   maxBytes?: number;
   now?: number;
@@ -37,7 +38,7 @@ export interface FileLabels {
 export async function writeFileBytes(services: Services, input: WriteBytesInput): Promise<StoredBytes> {
   const maxBytes = input.maxBytes ?? services.files.options.maxUploadBytes;
   const now = input.now ?? Date.now();
-  const iterator = (input.stream as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  const iterator = chunksOf(input.stream)[Symbol.asyncIterator]();
   try {
     const head = await readHead(iterator, SNIFF_BYTES);
     const contentType = head.length ? await sniffContentType(head) : undefined;
@@ -100,6 +101,15 @@ export async function discardFileBytes(services: Services, stored: StoredBytes):
 export async function storeFile(services: Services, input: WriteBytesInput & FileLabels): Promise<FileRow> {
   const stored = await writeFileBytes(services, input);
   return commitFile(services, stored, input);
+}
+
+function chunksOf(stream: WriteBytesInput['stream']): AsyncIterable<Uint8Array> {
+  if (stream instanceof Uint8Array) return chunksOf([stream]);
+  if (Symbol.asyncIterator in stream) return stream as AsyncIterable<Uint8Array>;
+  const chunks = stream as Iterable<Uint8Array>;
+  return (async function* () {
+    yield* chunks;
+  })();
 }
 
 function tooLarge(maxBytes: number): LimitError {
