@@ -177,7 +177,7 @@ describe.each(blobDrivers)('file store on %s blobs', (driver) => {
   });
 
   it('refuses a limit outside 1 to 100, a bad order and a bad cursor with 400', async () => {
-    for (const query of ['limit=0', 'limit=101', 'limit=ten', 'order=up', 'after=nope']) {
+    for (const query of ['limit=0', 'limit=101', 'limit=ten', 'order=up', 'after=nope', 'purpose=a&purpose=b']) {
       const res = await gw.app.inject({ method: 'GET', url: `/v1/files?${query}`, headers: auth() });
       expect(res.statusCode, query).toBe(400);
     }

@@ -27,6 +27,7 @@ const create: HandlerFactory = ({ services }) => async (req) => {
   const limit = parseLimit(query.limit);
   const order = query.order ?? 'desc';
   if (order !== 'asc' && order !== 'desc') throw new ValidationError('order must be "asc" or "desc"', 'order');
+  if (query.purpose !== undefined && typeof query.purpose !== 'string') throw new ValidationError('purpose must be given once', 'purpose');
   if (query.after !== undefined && !isFileId(query.after)) throw new ValidationError('after must be a file id from a previous page', 'after');
   const { rows, hasMore } = await listFiles(services.db, { workspaceId: req.auth!.workspaceId, limit, order, after: query.after, purpose: query.purpose || undefined });
   const base = publicBaseUrl(services, req);

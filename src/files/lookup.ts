@@ -6,7 +6,7 @@ import { isFileId } from './ids.js';
 import { findFile, type FileRow } from './repository.js';
 
 export function fileNotFound(id: string): NotFoundError {
-  return new NotFoundError(`no file with id "${id}"`, 'file_not_found');
+  return new NotFoundError(`no file with id "${id.slice(0, 64)}"`, 'file_not_found');
 }
 
 export async function requireFile(services: Services, req: FastifyRequest): Promise<FileRow> {
