@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { authenticate, presentedKey, requireScope } from './auth/authenticate.js';
 import type { EndpointConfig } from './config/types.js';
@@ -82,6 +83,9 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     return503OnClosing: true,
   });
   app.decorateRequest('auth', undefined);
+  // Multipart bodies are streamed by their handlers; one byte past the file limit lets the handler's own counter refuse it exactly.
+  const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
+  await app.register(multipart, { limits: { fileSize: maxUploadBytes + 1, files: 16, fields: 64, fieldSize: 1024 * 1024, parts: 128 } });
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);

@@ -2,10 +2,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from './services.js';
 import { sweepSpendReservations } from './billing/sweeper.js';
+import { fileSweeperJob } from './files/sweeper.js';
 
 export type Job = (services: Services, log: FastifyBaseLogger) => Promise<void> | void;
 
-const jobs: Job[] = [sweepSpendReservations];
+const jobs: Job[] = [sweepSpendReservations, fileSweeperJob];
 
 export async function startBackgroundJobs(services: Services, log: FastifyBaseLogger): Promise<void> {
   for (const job of jobs) await job(services, log);

@@ -12,6 +12,8 @@ import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
 import { Metrics } from './metrics.js';
+import type { BlobStore } from './files/blob-store.js';
+import { createFileServices, type FileServices } from './files/service.js';
 
 export interface Services {
   config: LoadedConfig;
@@ -24,6 +26,10 @@ export interface Services {
   rateLimits: RateLimiter;
   metrics: Metrics;
   schemas: SchemaRegistry;
+  /** Where file bytes live (storage.blobs). */
+  blobs: BlobStore;
+  /** The file store's options and content-URL signer. */
+  files: FileServices;
   /** Resolves a path from the config relative to storage.dataDir. */
   dataPath(path: string): string;
   /** Functions run on close, last registered first. */
@@ -50,6 +56,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const upstreams = new Upstreams(config, metrics);
   const spend = overrides.spend ?? spendStoreFor(database);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
+  const { blobs, files } = await createFileServices(config, database.db, dataPath);
   const services: Services = {
     config,
     db: database.db,
@@ -60,6 +67,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: createSchemaRegistry(config.templates),
+    blobs,
+    files,
     dataPath,
     onClose: (fn) => closers.push(fn),
     async close() {
@@ -69,6 +78,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       await database.close();
     },
   };
+  services.onClose(() => blobs.close());
   return services;
 }
 

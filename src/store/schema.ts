@@ -67,6 +67,22 @@ export interface SpendTotalsTable {
   spent_micros: number;
 }
 
+export interface FilesTable {
+  /** "file_" + creation time + counter + random, so ids sort in creation order. */
+  id: string;
+  workspace_id: string;
+  /** The client's name for it; a label only. */
+  filename: string;
+  purpose: string;
+  /** Sniffed from the bytes, never taken from the client. */
+  content_type: string;
+  bytes: number;
+  source: 'upload' | 'generated';
+  blob_key: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -74,4 +90,5 @@ export interface Database {
   settings: SettingsTable;
   spend_reservations: SpendReservationsTable;
   spend_totals: SpendTotalsTable;
+  files: FilesTable;
 }

@@ -17,6 +17,8 @@ export interface TestGatewayOptions {
   channels: Record<string, string>;
   /** Extra top-level config YAML appended to the generated config. */
   extraConfig?: string;
+  /** Extra YAML lines inside the `storage:` section (indented two spaces), e.g. a `blobs:` block. */
+  storageConfig?: string;
   env?: NodeJS.ProcessEnv;
   /** Listen on a port (for SDK conformance tests). */
   listen?: boolean;
@@ -43,7 +45,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   for (const [name, text] of Object.entries(options.channels)) writeFileSync(join(dir, 'channels', name.endsWith('.yaml') ? name : `${name}.yaml`), text);
   writeFileSync(
     join(dir, 'config.yaml'),
-    `server:\n  logLevel: silent\nstorage:\n  dataDir: ./data\nchannels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
+    `server:\n  logLevel: silent\nstorage:\n  dataDir: ./data\n${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
   const services = await createServices(config);

@@ -1,0 +1,47 @@
+// POST /v1/files: a multipart `file` and `purpose`, streamed into the blob store; answers the file object.
+import type { Multipart } from '@fastify/multipart';
+import { UnsupportedMediaError, ValidationError } from '../errors.js';
+import { publicBaseUrl, toFileObject } from '../files/file-object.js';
+import { commitFile, discardFileBytes, writeFileBytes, type StoredBytes } from '../files/store-file.js';
+import type { HandlerFactory } from './types.js';
+
+const create: HandlerFactory = ({ services }) => {
+  const { uploadPurposes } = services.files.options;
+  const checkPurpose = (purpose: string) => {
+    if (!uploadPurposes.includes(purpose)) throw new ValidationError(`invalid purpose "${purpose}"; upload with one of: ${uploadPurposes.join(', ')}`, 'purpose', 'invalid_purpose');
+  };
+
+  return async (req, reply) => {
+    if (!req.isMultipart()) throw new UnsupportedMediaError('send multipart/form-data with a "file" part and a "purpose" field');
+    let purpose: string | undefined;
+    let stored: StoredBytes | undefined;
+    let filename: string | undefined;
+    try {
+      // The openai SDK sends `file` before `purpose`, so the bytes are stored first and the row only once both are known.
+      for await (const part of req.parts() as AsyncIterable<Multipart>) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file') throw new ValidationError(`unexpected file field "${part.fieldname}"; send the file as "file"`, part.fieldname);
+          if (stored) throw new ValidationError('send exactly one file', 'file');
+          if (purpose !== undefined) checkPurpose(purpose);
+          stored = await writeFileBytes(services, { workspaceId: req.auth!.workspaceId, stream: part.file });
+          filename = part.filename;
+        } else if (part.fieldname === 'purpose') {
+          purpose = String(part.value);
+        } else {
+          throw new ValidationError(`unknown field "${part.fieldname}"`, part.fieldname);
+        }
+      }
+      if (purpose === undefined) throw new ValidationError('missing required field "purpose"', 'purpose');
+      checkPurpose(purpose);
+      if (!stored) throw new ValidationError('missing required field "file"', 'file');
+    } catch (err) {
+      if (stored) await discardFileBytes(services, stored);
+      reply.header('connection', 'close');
+      throw err;
+    }
+    const row = await commitFile(services, stored, { filename, purpose, source: 'upload' });
+    return toFileObject(services, row, publicBaseUrl(services, req));
+  };
+};
+
+export default create;

@@ -1,0 +1,6 @@
+// What other capabilities use of the file store: archive a stream as a file, look one up, sign its content URL.
+export { storeFile, writeFileBytes, commitFile, discardFileBytes, type StoredBytes, type FileLabels, type WriteBytesInput } from './store-file.js';
+export { signContentUrl, publicBaseUrl, toFileObject, type FileObject } from './file-object.js';
+export { findFile, type FileRow } from './repository.js';
+export { isFileId } from './ids.js';
+export { sniffContentType, ACCEPTED_FORMATS } from './sniff.js';

@@ -1,0 +1,30 @@
+// Decides a file's media type from its first bytes (file-type); the client's label is never trusted.
+import { fileTypeFromBuffer } from 'file-type';
+
+/** Bytes read before deciding; enough for every accepted format's signature. */
+export const SNIFF_BYTES = 4100;
+
+/** file-type's extension to the media type we store and serve. Anything absent is refused. */
+const accepted: Record<string, string> = {
+  png: 'image/png',
+  apng: 'image/png',
+  jpg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  mp4: 'video/mp4',
+  m4v: 'video/mp4',
+  webm: 'video/webm',
+  mp3: 'audio/mpeg',
+  m4a: 'audio/mp4',
+  m4b: 'audio/mp4',
+  wav: 'audio/wav',
+  pdf: 'application/pdf',
+};
+
+export const ACCEPTED_FORMATS = 'PNG, JPEG, WebP, GIF, MP4, WebM, MP3, MP4 audio, WAV, PDF';
+
+/** The accepted media type of these leading bytes, or undefined when they are not one of the accepted formats. */
+export async function sniffContentType(head: Uint8Array): Promise<string | undefined> {
+  const found = await fileTypeFromBuffer(head);
+  return found ? accepted[found.ext] : undefined;
+}

@@ -1,0 +1,81 @@
+// Removes expired files (row first, then bytes) and, later, bytes that no row claims. Safe to run twice at once or to die midway.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Services } from '../services.js';
+import { isBlobKey } from './blob-store.js';
+import { blobKeysWithRows, deleteFileRowById, expiredFiles } from './repository.js';
+
+export interface SweepResult {
+  expired: number;
+  orphans: number;
+  partials: number;
+}
+
+/**
+ * Each expired row is deleted before its bytes, and only by the sweeper whose delete removed it;
+ * a crash between the two leaves bytes without a row, which the orphan pass removes on a later sweep.
+ */
+export async function sweepExpiredFiles(services: Services, now = Date.now()): Promise<number> {
+  const { batchSize } = services.files.options.sweep;
+  let removed = 0;
+  for (;;) {
+    const batch = await expiredFiles(services.db, now, batchSize);
+    for (const file of batch) {
+      if (!(await deleteFileRowById(services.db, file.id))) continue;
+      await services.blobs.delete(file.blob_key);
+      removed++;
+    }
+    if (batch.length < batchSize) return removed;
+  }
+}
+
+/** Bytes with no row, old enough that no upload can still be about to write their row. */
+export async function sweepOrphanBlobs(services: Services, now = Date.now()): Promise<number> {
+  const { batchSize, orphanGraceSeconds } = services.files.options.sweep;
+  const cutoff = now - orphanGraceSeconds * 1000;
+  let removed = 0;
+  let candidates: string[] = [];
+  const flush = async () => {
+    const claimed = await blobKeysWithRows(services.db, candidates);
+    for (const key of candidates.filter((k) => !claimed.has(k))) {
+      await services.blobs.delete(key);
+      removed++;
+    }
+    candidates = [];
+  };
+  for await (const blob of services.blobs.list()) {
+    if (blob.modifiedAt > cutoff || !isBlobKey(blob.key)) continue;
+    candidates.push(blob.key);
+    if (candidates.length >= batchSize) await flush();
+  }
+  await flush();
+  return removed;
+}
+
+export async function sweepFiles(services: Services, now = Date.now()): Promise<SweepResult> {
+  const expired = await sweepExpiredFiles(services, now);
+  const orphans = await sweepOrphanBlobs(services, now);
+  const partials = await services.blobs.sweepPartial(now - services.files.options.sweep.orphanGraceSeconds * 1000);
+  return { expired, orphans, partials };
+}
+
+/** Background job: sweep at start and then every files.sweep.intervalSeconds; a failed sweep is logged and retried next time. */
+export function fileSweeperJob(services: Services, log: FastifyBaseLogger): void {
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= sweepFiles(services)
+      .then((result) => {
+        if (result.expired || result.orphans || result.partials) log.info(result, 'file sweep');
+      })
+      .catch((err) => log.error({ err }, 'file sweep failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(run, services.files.options.sweep.intervalSeconds * 1000);
+  timer.unref();
+  run();
+  services.onClose(async () => {
+    clearInterval(timer);
+    await running;
+  });
+}
