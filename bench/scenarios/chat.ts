@@ -1,11 +1,12 @@
 // Chat pass-through: gateway vs direct req/s, added p50 latency at concurrency 1, added time to first SSE token.
-import { chatBody, percentile, round, sequentialTimes, startBenchGateway, startMock, throughput } from '../harness.js';
+import { chatBody, percentile, round, sequentialTimes, spawnUntil, startBenchGateway, startMock, throughput } from '../harness.js';
 
 export const name = 'chat pass-through';
 
 export async function run(): Promise<Record<string, number | string>> {
   const mock = await startMock();
   const gateway = await startBenchGateway(mock.url);
+  const plain = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url }, /RELAY_URL=(\S+)/);
   const auth = { authorization: `Bearer ${gateway.key}` };
   const direct = `${mock.url}/v1/chat/completions`;
   const relayed = `${gateway.url}/v1/chat/completions`;
@@ -15,6 +16,8 @@ export async function run(): Promise<Record<string, number | string>> {
     await throughput(direct, {}, chatBody(), 20, 1);
     const directRps = await throughput(direct, {}, chatBody());
     const gatewayRps = await throughput(relayed, auth, chatBody());
+    await throughput(`${plain.match[1]}/v1/chat/completions`, {}, chatBody(), 20, 1);
+    const plainRps = await throughput(`${plain.match[1]}/v1/chat/completions`, {}, chatBody());
 
     const count = 1500;
     const directLatency = percentile(await sequentialTimes(direct, {}, chatBody(), count), 50);
@@ -27,6 +30,9 @@ export async function run(): Promise<Record<string, number | string>> {
       direct_rps: round(directRps, 0),
       gateway_rps: round(gatewayRps, 0),
       'gateway/direct req/s (target >= 0.5)': round(gatewayRps / directRps),
+      'bare fastify+undici relay req/s (same machine)': round(plainRps, 0),
+      'bare relay/direct req/s': round(plainRps / directRps),
+      'gateway/bare relay req/s': round(gatewayRps / plainRps),
       direct_p50_ms: round(directLatency),
       gateway_p50_ms: round(gatewayLatency),
       'added p50 latency ms at c=1 (target <= 0.3)': round(gatewayLatency - directLatency),
@@ -36,6 +42,7 @@ export async function run(): Promise<Record<string, number | string>> {
     };
   } finally {
     await gateway.stop();
+    await plain.stop();
     await mock.stop();
   }
 }

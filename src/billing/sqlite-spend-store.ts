@@ -113,7 +113,12 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
     });
 
   return {
-    reserve: (request) => enqueue(() => reserveOne(request)),
+    // Uncapped key in an uncapped workspace: nothing to hold, so no transaction and no wait for a batch.
+    reserve: (request) => {
+      const caps = capsOf.get(request.keyId);
+      if ((caps?.keyCap ?? null) === null && (caps?.workspaceCap ?? null) === null) return Promise.resolve({ ok: true });
+      return enqueue(() => reserveOne(request));
+    },
     settle: (reservationId, entry) => enqueue(() => settleOne(reservationId, entry)),
     release: async (reservationId) => void deleteReservation.run(reservationId),
     sweep: async (now) => deleteExpired.run(now).changes,
