@@ -6,6 +6,8 @@ import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { startBackgroundJobs } from './jobs.js';
 
+const SHUTDOWN_GRACE_MS = 10_000;
+
 async function main() {
   const file = resolveConfigPath();
   let config;
@@ -33,6 +35,8 @@ async function main() {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       app.log.info(`${signal}: closing`);
+      // In-flight requests get a grace period; a keep-alive socket must not hold the process open.
+      setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
       app.close().then(() => process.exit(0), () => process.exit(1));
     });
   }
