@@ -36,6 +36,7 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ],
     ['liquid-syntax', [`${fixtures}/liquid-syntax/channels/protocols/bad-liquid.yaml:5:11 /operations/chat/path Liquid template: output "{{ model | json " not closed`]],
     ['unknown-filter', [`${fixtures}/unknown-filter/channels/protocols/bad-filter.yaml:5:11 /operations/chat/path Liquid template: undefined filter: shout`]],
+    ['mixed-currency', [`${fixtures}/mixed-currency/channels/b-eur.yaml:7:24 /models/0/price/currency model "m2" is priced in EUR, but ${fixtures}/mixed-currency/channels/a-usd.yaml model "m1" is priced in USD; spending caps and totals use one currency`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
   ];
   for (const [fixture, expected] of cases) {

@@ -4,16 +4,20 @@ import { tokenCostMicros } from './cost.js';
 
 /** Bytes per token assumed when estimating input size: low, so the estimate errs high. */
 const BYTES_PER_TOKEN = 3;
-const DEFAULT_MAX_TOKENS = 4096;
+/** Output bound applied when a chat client sets none, so every request has a finite worst case. */
+export const DEFAULT_MAX_TOKENS = 4096;
 
 export function estimateInputTokens(value: unknown): number {
   return Math.ceil(Buffer.byteLength(JSON.stringify(value ?? '')) / BYTES_PER_TOKEN);
 }
 
-export function estimateChatMicros(route: ModelRoute, body: Record<string, unknown>): number {
+/** Worst case of a chat request on the priciest of its routes (a fallback may serve it): input, plus max tokens for each of `n` choices. */
+export function estimateChatMicros(routes: readonly ModelRoute[], body: Record<string, unknown>): number {
   const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS);
+  const choices = Number.isInteger(body.n) && (body.n as number) > 0 ? (body.n as number) : 1;
   const inputTokens = estimateInputTokens({ system: body.system, messages: body.messages, tools: body.tools });
-  return tokenCostMicros(route.model.price, { inputTokens, outputTokens: Number.isFinite(maxTokens) ? maxTokens : DEFAULT_MAX_TOKENS });
+  const outputTokens = (Number.isFinite(maxTokens) ? maxTokens : DEFAULT_MAX_TOKENS) * choices;
+  return Math.max(...routes.map((route) => tokenCostMicros(route.model.price, { inputTokens, outputTokens })));
 }
 
 /** Template text around each evaluate prompt, in tokens: generous, so the estimate errs high. */

@@ -94,6 +94,8 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   }
 
   const channels: ChannelConfig[] = [];
+  /** Caps and spent totals are kept in one currency, so every price must use it. */
+  let billingCurrency: { currency: string; where: string } | undefined;
   const modelOwners = new Map<string, { channel: ChannelConfig; index: number; source: YamlSource }[]>();
   const channelIds = new Map<string, string>();
   for (const path of yamlFiles(channelsDir)) {
@@ -113,6 +115,10 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
     channel.models.forEach((model, index) => {
       if (!priceFields.some((f) => (model.price as unknown as Record<string, unknown>)[f] !== undefined)) {
         problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
+      }
+      billingCurrency ??= { currency: model.price.currency, where: `${displayPath(path)} model "${model.id}"` };
+      if (model.price.currency !== billingCurrency.currency) {
+        problems.add(source, `/models/${index}/price/currency`, `model "${model.id}" is priced in ${model.price.currency}, but ${billingCurrency.where} is priced in ${billingCurrency.currency}; spending caps and totals use one currency`);
       }
       const owners = modelOwners.get(model.id) ?? [];
       owners.push({ channel, index, source });

@@ -4,6 +4,7 @@ import type { ChatTranslator, StreamMapper, TranslateContext } from './translato
 import type { SseEvent } from './sse.js';
 import type { GatewayError } from '../errors.js';
 import { openaiEnvelope } from '../errors.js';
+import { DEFAULT_MAX_TOKENS } from '../billing/estimate.js';
 
 interface OpenAIUsage {
   prompt_tokens?: number;
@@ -24,6 +25,8 @@ export const openaiChatPassthrough: ChatTranslator = {
   operation: 'chat',
   request(body, ctx) {
     const upstream: Record<string, unknown> = { ...body, model: ctx.route.model.upstream ?? ctx.route.model.id };
+    // The reservation assumed this bound; without it upstream the worst case would be unbounded.
+    if (body.max_tokens == null && body.max_completion_tokens == null) upstream.max_tokens = DEFAULT_MAX_TOKENS;
     // Billing needs usage even when the client did not ask for it on a stream.
     if (body.stream) upstream.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
     return upstream;

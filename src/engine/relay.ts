@@ -26,13 +26,19 @@ function settleUsage(charge: Charge, ctx: TranslateContext, usage: TokenUsage) {
   });
 }
 
+/** The upstream did work but reported no usage: fail closed and charge the reservation rather than nothing. */
+function chargeWithoutUsage(charge: Charge, req: FastifyRequest, channel: string) {
+  req.log.warn({ channel }, 'upstream answered without usage; charging the reserved worst case');
+  return charge.settleReserved();
+}
+
 export async function relayChat(services: Services, req: FastifyRequest, reply: FastifyReply, options: ChatRelayOptions): Promise<void> {
   const { config, upstreams, meter } = services;
   const { body, clientDialect } = options;
   const auth = req.auth as AuthContext;
   const routes = resolveModel(config, body.model, 'chat');
   const translators = new Map(routes.map((r) => [r, translatorFor(config, clientDialect, r)]));
-  const charge = await meter.begin({ auth, route: routes[0], requestId: req.id, estimateMicros: estimateChatMicros(routes[0], body) });
+  const charge = await meter.begin({ auth, route: routes[0], requestId: req.id, estimateMicros: estimateChatMicros(routes, body) });
 
   const abort = new AbortController();
   const onClose = () => {
@@ -56,7 +62,8 @@ export async function relayChat(services: Services, req: FastifyRequest, reply: 
     }));
   } catch (err) {
     reply.raw.off('close', onClose);
-    await charge.release();
+    // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
+    await (abort.signal.aborted ? charge.settleReserved() : charge.release());
     throw err;
   }
   const { route, response } = selected;
@@ -69,12 +76,12 @@ export async function relayChat(services: Services, req: FastifyRequest, reply: 
       const usage = translator.usage(upstreamBody);
       const answer = translator.response(upstreamBody, ctx);
       if (usage) await settleUsage(charge, ctx, usage);
-      else await charge.release();
+      else await chargeWithoutUsage(charge, req, route.channel.id);
       reply.raw.off('close', onClose);
       reply.send(answer);
     } catch (err) {
       reply.raw.off('close', onClose);
-      await charge.release();
+      await (abort.signal.aborted ? charge.settleReserved() : charge.release());
       throw err instanceof SyntaxError ? new GatewayError('upstream_malformed', 502, 'upstream_error', `channel "${route.channel.id}" sent a malformed answer`) : upstreamTransportError(err, route.channel.id);
     }
     return;
@@ -90,12 +97,14 @@ export async function relayChat(services: Services, req: FastifyRequest, reply: 
     'x-request-id': req.id,
   });
   res.flushHeaders();
+  let streamed = false;
   try {
     for await (const event of readSse(response.body)) {
       if (abort.signal.aborted) break;
       await writeFrames(res, mapper.push(event).map(sseFrame));
     }
     if (!abort.signal.aborted) await writeFrames(res, mapper.end().map(sseFrame));
+    streamed = true;
   } catch (err) {
     if (!abort.signal.aborted) {
       const error = err instanceof SyntaxError
@@ -110,7 +119,7 @@ export async function relayChat(services: Services, req: FastifyRequest, reply: 
     const usage = mapper.usage();
     // A stream cut short is charged what the upstream reported so far; with nothing reported, the reservation decides.
     if (usage) await settleUsage(charge, ctx, usage);
-    else if (abort.signal.aborted) await charge.settleReserved();
+    else if (abort.signal.aborted || streamed) await chargeWithoutUsage(charge, req, route.channel.id);
     else await charge.release();
     if (!res.writableEnded) res.end();
   }

@@ -90,7 +90,7 @@ export class Upstreams {
       throw upstreamTransportError(err, channel.id);
     }
     this.metrics?.upstreamLatency.observe({ channel: channel.id, status: String(response.statusCode) }, (performance.now() - started) / 1000);
-    if (response.statusCode >= 400) throw await upstreamHttpError(response, channel.id);
+    if (response.statusCode >= 400) throw await upstreamHttpError(response, route);
     return response;
   }
 
@@ -129,7 +129,16 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
 }
 
 /** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
-export async function upstreamHttpError(response: UpstreamResponse, channel: string): Promise<GatewayError> {
+/** Keeps an upstream's complaint about the request useful without revealing where or what the upstream is. */
+export function sanitizeUpstreamMessage(message: string, route: ModelRoute): string {
+  let clean = message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[upstream]');
+  const upstreamId = route.model.upstream;
+  if (upstreamId && upstreamId !== route.model.id) clean = clean.split(upstreamId).join(route.model.id);
+  return clean.slice(0, 500);
+}
+
+export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute): Promise<GatewayError> {
+  const channel = route.channel.id;
   let message = '';
   try {
     const text = (await response.body.text()).slice(0, 64 * 1024);
@@ -142,13 +151,14 @@ export async function upstreamHttpError(response: UpstreamResponse, channel: str
   } catch {
     // body unreadable: the status says enough
   }
-  message = String(message).slice(0, 500);
+  message = sanitizeUpstreamMessage(String(message), route);
   const status = response.statusCode;
   if (status === 429) {
     const retryAfter = Number(response.headers['retry-after']);
     return new RateLimitError(`channel "${channel}" is rate limited upstream`, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 1);
   }
-  if (status === 400 || status === 404 || status === 409 || status === 413 || status === 422) {
+  // 404 means the channel points at a path or model the upstream does not have: the gateway's fault, not the client's.
+  if (status === 400 || status === 409 || status === 413 || status === 422) {
     return new GatewayError('upstream_rejected', status === 413 ? 413 : 400, 'invalid_request_error', `upstream rejected the request${message ? `: ${message}` : ''}`);
   }
   if (status === 401 || status === 403) return new UpstreamError(`channel "${channel}" refused the gateway's credentials`, 502, 'upstream_auth_failed');
