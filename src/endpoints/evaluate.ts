@@ -62,8 +62,9 @@ const create: HandlerFactory = ({ services }) => {
           ? await runNative(ctx)
           : await runLogprobs(ctx, { threshold: overrides.labelMassThreshold ?? settings.labelMassThreshold, concurrency: overrides.concurrency ?? settings.concurrency });
     } catch (err) {
-      // The one native call failed before reporting usage: nothing was spent that we know of.
-      await charge.release();
+      // The upstream failed before reporting usage: nothing was spent that we know of, unless the
+      // client hung up and left it working, which is charged like an abandoned chat request.
+      await (abort.signal.aborted ? charge.settleReserved() : charge.release());
       throw err;
     } finally {
       reply.raw.off('close', onClose);
