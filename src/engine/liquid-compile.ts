@@ -3,8 +3,9 @@
 // other construct, option or filter returns undefined here and keeps rendering through liquidjs.
 import {
   AssignTag, CaptureTag, CaseTag, CommentTag, Context, defaultOperators, Drop, ForTag, IfTag, InlineCommentTag, isTruthy, Output,
-  toValue, toValueSync, TypeGuards, UnlessTag, type Liquid, type Template,
+  toValue, TypeGuards, UnlessTag, type Liquid, type Template,
 } from 'liquidjs';
+import { compare, equals, ForloopDrop, hasOwn, settle, stringify, toEnumerable } from './liquid-values.js';
 
 /** One render: the caller's scope, liquidjs's scope stack (assign/capture write the bottom one) and the output so far. */
 interface Frame {
@@ -17,73 +18,11 @@ interface Frame {
 type Node = (f: Frame) => void;
 type Expr = (f: Frame) => unknown;
 
-// Loosely typed views of liquidjs internals (stable across 10.x; `liquidjs` is pinned in package.json).
+// Loosely typed views of liquidjs 10 internals; test/liquid-compile.test.ts checks the result against the installed liquidjs.
 interface Tok { content?: unknown; variable?: Tok; props?: Tok[]; operator?: string; lhs?: Tok; rhs?: Tok; kind?: number; initial?: unknown }
 interface ValueLike { initial: { postfix: Tok[] }; filters: { name: string; handler: (...args: unknown[]) => unknown; args: unknown[]; token: unknown }[] }
 
 class Unsupported extends Error {}
-
-const hasOwn = Object.prototype.hasOwnProperty;
-const isIterator = (v: unknown): boolean =>
-  !!v && typeof (v as Iterator<unknown>).next === 'function' && typeof (v as Iterator<unknown>).throw === 'function' && typeof (v as Iterator<unknown>).return === 'function';
-const settle = (v: unknown) => (isIterator(v) ? toValueSync(v) : v);
-
-/** liquidjs's forloop drop (not exported): the same methods, so reads and `json` behave alike. */
-class ForloopDrop extends Drop {
-  i = 0;
-  name: string;
-  constructor(public length: number, collection: string, variable: string) {
-    super();
-    this.name = `${variable}-${collection}`;
-  }
-  next() { this.i++; }
-  index0() { return this.i; }
-  index() { return this.i + 1; }
-  first() { return this.i === 0; }
-  last() { return this.i === this.length - 1; }
-  rindex() { return this.length - this.i; }
-  rindex0() { return this.length - this.i - 1; }
-  valueOf() { return JSON.stringify(this); }
-}
-
-function stringify(value: unknown): string {
-  value = toValue(value);
-  if (typeof value === 'string') return value;
-  if (value === null || value === undefined) return '';
-  if (Array.isArray(value)) return value.map(stringify).join('');
-  return String(value);
-}
-
-function toEnumerable(value: unknown): unknown[] {
-  value = toValue(value);
-  if (Array.isArray(value)) return value;
-  if (typeof value === 'string' && value.length > 0) return [value];
-  if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
-    if (Symbol.iterator in (value as object)) return Array.from(value as Iterable<unknown>);
-    return Object.keys(value as object).map((key) => [key, (value as Record<string, unknown>)[key]]);
-  }
-  return [];
-}
-
-const isComparable = (v: unknown): v is { equals(x: unknown): unknown; gt(x: unknown): unknown; geq(x: unknown): unknown; lt(x: unknown): unknown; leq(x: unknown): unknown } =>
-  !!v && ['equals', 'gt', 'geq', 'lt', 'leq'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function');
-
-function equals(lhs: unknown, rhs: unknown): boolean {
-  if (isComparable(lhs)) return settle(lhs.equals(rhs)) as boolean;
-  if (isComparable(rhs)) return settle(rhs.equals(lhs)) as boolean;
-  lhs = toValue(lhs);
-  rhs = toValue(rhs);
-  if (Array.isArray(lhs)) return Array.isArray(rhs) && lhs.length === rhs.length && lhs.every((v, i) => equals(v, rhs[i]));
-  return lhs === rhs;
-}
-
-function compare(op: 'gt' | 'lt' | 'geq' | 'leq', flipped: 'gt' | 'lt' | 'geq' | 'leq', js: (l: never, r: never) => boolean) {
-  return (l: unknown, r: unknown) => {
-    if (isComparable(l)) return settle(l[op](r));
-    if (isComparable(r)) return settle(r[flipped](l));
-    return js(toValue(l) as never, toValue(r) as never);
-  };
-}
 
 export function compileTemplate(liquid: Liquid, templates: Template[]): ((scope: object) => string) | undefined {
   const opts = liquid.options as unknown as Record<string, unknown>;
@@ -236,7 +175,7 @@ export function compileTemplate(liquid: Liquid, templates: Template[]): ((scope:
   }
 
   function node(t: Template): Node | undefined {
-    const any = t as unknown as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const any = t as unknown as Record<string, any>;
     // liquidjs does not export its HTML class; the parser makes one for every HTML token.
     if (TypeGuards.isHTMLToken(t.token as never) && typeof any.str === 'string') {
       const str: string = any.str;
