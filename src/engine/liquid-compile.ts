@@ -91,7 +91,7 @@ export function compileTemplate(liquid: Liquid, templates: Template[]): ((scope:
     }
     if (TypeGuards.isPropertyAccessToken(t as never)) {
       const keys = t.props!.map((p) => token(p));
-      const fixed = t.props!.every((p) => 'content' in p) ? t.props!.map((p) => p.content) : undefined;
+      const fixed = t.props!.every((p) => 'content' in p) ? t.props!.map((p) => toValue(p.content)) : undefined;
       const variable = t.variable ? token(t.variable) : undefined;
       return (f) => {
         const props = fixed ?? keys.map((k) => toValue(k(f)));
