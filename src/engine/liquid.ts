@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Liquid, type Template } from 'liquidjs';
+import { compileTemplate } from './liquid-compile.js';
 
 export type FilterFn = (value: unknown, ...args: unknown[]) => unknown;
 
@@ -28,13 +29,38 @@ export async function loadFilters(liquid: Liquid): Promise<string[]> {
 
 /** A template compiled once; render() returns a string, renderJson() parses what it renders. */
 export class CompiledTemplate {
+  /** The template as JS closures, when it uses only the subset liquid-compile.ts mirrors. */
+  readonly compiled: ((scope: object) => string) | undefined;
+
   constructor(
     private readonly liquid: Liquid,
     readonly source: string,
     private readonly parsed: Template[],
-  ) {}
+    private readonly set?: TemplateSet,
+  ) {
+    this.compiled = compileTemplate(liquid, parsed);
+  }
 
   render(scope: object): string {
+    if (!this.compiled) return this.interpret(scope);
+    let text: string;
+    try {
+      text = this.compiled(scope);
+    } catch (err) {
+      // Rendering is pure: liquidjs renders it again to throw its own error (a filter's refusal wrapped as liquidjs wraps it).
+      this.interpret(scope);
+      if (this.set?.verify) this.set.mismatch(`compiled template threw where liquidjs rendered: ${(err as Error).message}`);
+      throw err;
+    }
+    if (this.set?.verify) {
+      const expected = this.interpret(scope);
+      if (text !== expected) this.set.mismatch(`compiled template rendered differently from liquidjs:\n${text}\n---\n${expected}`);
+    }
+    return text;
+  }
+
+  /** Renders through the liquidjs interpreter. */
+  interpret(scope: object): string {
     return this.liquid.renderSync(this.parsed, scope) as string;
   }
 
@@ -46,12 +72,15 @@ export class CompiledTemplate {
 /** Cache of compiled templates keyed by source; filled while the config is validated. */
 export class TemplateSet {
   private readonly compiled = new Map<string, CompiledTemplate>();
+  /** Tests set this to render every compiled template through liquidjs too and record and throw on any difference. */
+  verify = false;
+  readonly mismatches: string[] = [];
   constructor(readonly liquid: Liquid) {}
 
   compile(source: string): CompiledTemplate {
     let template = this.compiled.get(source);
     if (!template) {
-      template = new CompiledTemplate(this.liquid, source, this.liquid.parse(source));
+      template = new CompiledTemplate(this.liquid, source, this.liquid.parse(source), this);
       this.compiled.set(source, template);
     }
     return template;
@@ -61,6 +90,11 @@ export class TemplateSet {
     const template = this.compiled.get(source);
     if (!template) throw new Error(`template was not compiled at load: ${source.slice(0, 60)}`);
     return template;
+  }
+
+  mismatch(message: string): never {
+    this.mismatches.push(message);
+    throw new Error(message);
   }
 
   get size() {
