@@ -3,13 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, type TestGateway, testModels } from './kit/gateway.js';
 
-const models = `  - id: flat-chat
-    upstream: upstream-chat
-    kind: chat
-    price: { perRequest: 0.01 }
-`;
+const models = testModels.flatChat;
 
 let fake: FakeUpstream;
 let gw: TestGateway;

@@ -1,18 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, type TestGateway, testModels } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { commands } from '../src/cli/admin/billing.js';
 import { setWorkspaceSpendCap, type Workspace } from '../src/store/workspaces.js';
 
 // One cent per request and nothing per token: the worst-case estimate equals the actual cost,
 // so a cap of 0.10 admits exactly ten requests.
-const flatModels = `  - id: flat-chat
-    upstream: upstream-chat
-    kind: chat
-    price: { perRequest: 0.01 }
-`;
+const flatModels = testModels.flatChat;
 
 let fake: FakeUpstream;
 let gw: TestGateway;

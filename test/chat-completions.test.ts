@@ -1,19 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, type TestGateway, testModels } from './kit/gateway.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
 
-const evalModel = `  - id: fake-chat
-    upstream: upstream-chat
-    kind: chat
-    price: { inputPerMillion: 2.0, outputPerMillion: 10.0, cachedInputPerMillion: 0.5 }
-  - id: fake-eval
-    kind: evaluation
-    price: { inputPerMillion: 1.0 }
-`;
+const evalModel = testModels.fakeChat + testModels.fakeEval;
 
 beforeAll(async () => {
   fake = await FakeUpstream.start();

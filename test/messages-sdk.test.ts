@@ -2,20 +2,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, type TestGateway, testModels } from './kit/gateway.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
 let client: Anthropic;
 
-const models = `  - id: fake-chat
-    upstream: upstream-chat
-    kind: chat
-    price: { inputPerMillion: 2.0, outputPerMillion: 10.0, cachedInputPerMillion: 0.5 }
-  - id: fake-eval
-    kind: evaluation
-    price: { inputPerMillion: 1.0 }
-`;
+const models = testModels.fakeChat + testModels.fakeEval;
 const weatherTool = {
   name: 'get_weather',
   description: 'Current weather for a city',

@@ -1,20 +1,13 @@
 // POST /v1/messages through HTTP: routing both ways, Anthropic-shaped errors, billing, and streams that stay streams.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, type TestGateway, testModels } from './kit/gateway.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
 
-const openaiModels = `  - id: fake-chat
-    upstream: upstream-chat
-    kind: chat
-    price: { inputPerMillion: 2.0, outputPerMillion: 10.0, cachedInputPerMillion: 0.5 }
-  - id: fake-eval
-    kind: evaluation
-    price: { inputPerMillion: 1.0 }
-`;
+const openaiModels = testModels.fakeChat + testModels.fakeEval;
 const anthropicModels = `  - id: claude-fake
     upstream: claude-upstream
     kind: chat

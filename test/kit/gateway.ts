@@ -77,9 +77,26 @@ export function chatChannel(id: string, baseUrl: string, opts: { protocol?: stri
 protocol: ${opts.protocol ?? 'openai-chat'}
 baseUrl: ${baseUrl}
 ${opts.credentialEnv ? `credential:\n  env: ${opts.credentialEnv}\n` : ''}models:
-${opts.models ?? `  - id: fake-chat
+${opts.models ?? testModels.fakeChat}`;
+}
+
+/** Model entries shared by suites (YAML under a channel's `models:`). */
+export const testModels = {
+  /** 2.0 / 10.0 / 0.5 USD per million input / output / cached tokens. */
+  fakeChat: `  - id: fake-chat
     upstream: upstream-chat
     kind: chat
     price: { inputPerMillion: 2.0, outputPerMillion: 10.0, cachedInputPerMillion: 0.5 }
-`}`;
-}
+`,
+  /** An evaluation model, input-only at 1.0 USD per million. */
+  fakeEval: `  - id: fake-eval
+    kind: evaluation
+    price: { inputPerMillion: 1.0 }
+`,
+  /** One cent per request and nothing per token: its worst case equals its actual cost. */
+  flatChat: `  - id: flat-chat
+    upstream: upstream-chat
+    kind: chat
+    price: { perRequest: 0.01 }
+`,
+};
