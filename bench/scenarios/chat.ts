@@ -22,6 +22,7 @@ export async function run(): Promise<Record<string, number | string>> {
     const count = 1500;
     const directLatency = percentile(await sequentialTimes(direct, {}, chatBody(), count), 50);
     const gatewayLatency = percentile(await sequentialTimes(relayed, auth, chatBody(), count), 50);
+    const plainLatency = percentile(await sequentialTimes(`${plain.match[1]}/v1/chat/completions`, {}, chatBody(), count), 50);
 
     const streamBody = chatBody({ stream: true });
     const directTtft = percentile(await sequentialTimes(direct, {}, streamBody, 800, true), 50);
@@ -36,6 +37,7 @@ export async function run(): Promise<Record<string, number | string>> {
       direct_p50_ms: round(directLatency),
       gateway_p50_ms: round(gatewayLatency),
       'added p50 latency ms at c=1 (target <= 0.3)': round(gatewayLatency - directLatency),
+      'bare relay added p50 latency ms at c=1': round(plainLatency - directLatency),
       direct_ttft_p50_ms: round(directTtft),
       gateway_ttft_p50_ms: round(gatewayTtft),
       'added time to first SSE token ms (target <= 1)': round(gatewayTtft - directTtft),
