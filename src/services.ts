@@ -1,8 +1,8 @@
 // Everything a handler may use, built once from the config: database, cache, upstream pools, meter, metrics, schemas.
-import { isAbsolute, resolve } from 'node:path';
 import Keyv from 'keyv';
 import type { LoadedConfig } from './config/types.js';
-import { createSchemaRegistry, type SchemaRegistry } from './config/schemas.js';
+import type { SchemaRegistry } from './config/schemas.js';
+import { dataPathFor } from './config/load.js';
 import { openSqlite, type Db, type OpenedDatabase } from './store/database.js';
 import { Upstreams } from './engine/upstream.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
@@ -47,8 +47,7 @@ export interface ServiceOverrides {
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
   const storage = config.gateway.storage;
-  const dataDir = resolve(config.baseDir, storage.dataDir);
-  const dataPath = (path: string) => (path === ':memory:' || isAbsolute(path) ? path : resolve(dataDir, path));
+  const dataPath = dataPathFor(config);
   const database = overrides.database ?? (await openSqlite(dataPath(storage.database.path)));
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
@@ -66,7 +65,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     spend,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
-    schemas: createSchemaRegistry(config.templates),
+    schemas: config.schemas,
     blobs,
     files,
     dataPath,

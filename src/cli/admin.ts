@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { dataPathFor, loadConfig, resolveConfigPath } from '../config/load.js';
 import { ConfigError, GatewayError } from '../errors.js';
 import { openSqlite } from '../store/database.js';
 import type { AdminCommand } from './admin/command.js';
@@ -36,10 +36,7 @@ async function main() {
   const rest = argv.slice(argv.indexOf(words[depth - 1]) + 1);
   const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, config: { type: 'string' } }, allowPositionals: true, strict: true });
   const config = await loadConfig(resolveConfigPath(values.config ? ['--config', String(values.config)] : []));
-  const storage = config.gateway.storage;
-  const { resolve, isAbsolute } = await import('node:path');
-  const dbPath = storage.database.path === ':memory:' || isAbsolute(storage.database.path) ? storage.database.path : resolve(config.baseDir, storage.dataDir, storage.database.path);
-  const database = await openSqlite(dbPath);
+  const database = await openSqlite(dataPathFor(config)(config.gateway.storage.database.path));
   try {
     await command.run({ db: database.db, config, values: values as Record<string, string | boolean | undefined>, positionals, print: (line) => console.log(line) });
   } finally {

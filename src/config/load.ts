@@ -1,6 +1,6 @@
 // The one config loader: find, parse with positions, interpolate, validate, cross-check and freeze. check-config runs exactly this.
 import { existsSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
 import { interpolateValue } from './env.js';
@@ -158,7 +158,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   }
 
   if (problems.list.length || !gateway) throw new ConfigError(problems.list);
-  return deepFreeze({ file, baseDir, gateway, channels, protocols, models, endpoints, templates, warnings }, new Set([templates]));
+  return deepFreeze({ file, baseDir, gateway, channels, protocols, models, endpoints, templates, schemas: registry, warnings }, new Set<unknown>([templates, registry]));
 }
 
 function deepFreeze<T>(value: T, skip: Set<unknown>): T {
@@ -178,4 +178,10 @@ export function summarize(config: LoadedConfig): string {
   for (const routes of config.models.values()) kinds.set(routes[0].model.kind, (kinds.get(routes[0].model.kind) ?? 0) + 1);
   const perKind = [...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return `${config.channels.length} channel(s) (${enabled} enabled), ${config.protocols.size} protocol(s), ${config.models.size} model(s): ${perKind}; ${config.endpoints.length} endpoint(s), ${config.templates.size} template(s)`;
+}
+
+/** Resolves a storage path from the config: absolute paths and ':memory:' as given, others under storage.dataDir. */
+export function dataPathFor(config: LoadedConfig): (path: string) => string {
+  const dataDir = resolve(config.baseDir, config.gateway.storage.dataDir);
+  return (path) => (path === ':memory:' || isAbsolute(path) ? path : resolve(dataDir, path));
 }

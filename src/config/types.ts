@@ -1,5 +1,6 @@
 // The shapes of a loaded, validated and frozen gateway config.
 import type { TemplateSet } from '../engine/liquid.js';
+import type { SchemaRegistry } from './schemas.js';
 
 export type ModelKind = 'chat' | 'evaluation' | 'image' | 'video';
 
@@ -107,5 +108,7 @@ export interface LoadedConfig {
   models: Map<string, ModelRoute[]>;
   endpoints: EndpointConfig[];
   templates: TemplateSet;
+  /** The Ajv that validated this config; request bodies are checked with it too. */
+  schemas: SchemaRegistry;
   warnings: string[];
 }
