@@ -1,9 +1,11 @@
-// The one Liquid engine: strict filters, named filters loaded by glob from ./filters, templates parsed once at load.
+// The one Liquid engine of a config: named filters loaded by glob, text templates parsed once, structural mappings compiled once.
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Liquid, type Template } from 'liquidjs';
-import { compileTemplate } from './liquid-compile.js';
+import { compileMapping, type CompiledMapping, type MappingProblem, type Verification } from './mapping/compile.js';
+import { ExpressionCompiler } from './mapping/expression.js';
+import { locateProblems } from './mapping/positions.js';
 
 export type FilterFn = (value: unknown, ...args: unknown[]) => unknown;
 
@@ -27,77 +29,82 @@ export async function loadFilters(liquid: Liquid): Promise<string[]> {
   return names;
 }
 
-/** A template compiled once; render() returns a string, renderJson() parses what it renders. */
-export class CompiledTemplate {
-  /** The template as JS closures, when it uses only the subset liquid-compile.ts mirrors. */
-  readonly compiled: ((scope: object) => string) | undefined;
-
+/** A text template (a prompt, a header value, a path): rendered by liquidjs's public renderSync. */
+export class TextTemplate {
   constructor(
     private readonly liquid: Liquid,
     readonly source: string,
     private readonly parsed: Template[],
-    private readonly set?: TemplateSet,
-  ) {
-    this.compiled = compileTemplate(liquid, parsed);
-  }
+  ) {}
 
   render(scope: object): string {
-    if (!this.compiled) return this.interpret(scope);
-    let text: string;
-    try {
-      text = this.compiled(scope);
-    } catch (err) {
-      // Rendering is pure: liquidjs renders it again to throw its own error (a filter's refusal wrapped as liquidjs wraps it).
-      this.interpret(scope);
-      if (this.set?.verify) this.set.mismatch(`compiled template threw where liquidjs rendered: ${(err as Error).message}`);
-      throw err;
-    }
-    if (this.set?.verify) {
-      const expected = this.interpret(scope);
-      if (text !== expected) this.set.mismatch(`compiled template rendered differently from liquidjs:\n${text}\n---\n${expected}`);
-    }
-    return text;
-  }
-
-  /** Renders through the liquidjs interpreter. */
-  interpret(scope: object): string {
     return this.liquid.renderSync(this.parsed, scope) as string;
-  }
-
-  renderJson<T = unknown>(scope: object): T {
-    return JSON.parse(this.render(scope)) as T;
   }
 }
 
-/** Cache of compiled templates keyed by source; filled while the config is validated. */
+/** Everything Liquid in one config: text templates by source, and mappings by the YAML node they were compiled from. */
 export class TemplateSet {
-  private readonly compiled = new Map<string, CompiledTemplate>();
-  /** Tests set this to render every compiled template through liquidjs too and record and throw on any difference. */
-  verify = false;
-  readonly mismatches: string[] = [];
-  constructor(readonly liquid: Liquid) {}
+  readonly expressions: ExpressionCompiler;
+  /** Tests and MAPPING_VERIFY=1 turn this on: every mapping leaf is evaluated by liquidjs's evalValueSync too and must agree. */
+  readonly verification: Verification = { verify: false, mismatches: [] };
+  private readonly texts = new Map<string, TextTemplate>();
+  private readonly mappings = new Map<unknown, CompiledMapping>();
+  private pending: { pointer: string; tree: unknown; roots: string[] }[] = [];
+  /** Files whose mappings did not compile: their fixtures are not run. */
+  readonly failedFiles = new Set<string>();
 
-  compile(source: string): CompiledTemplate {
-    let template = this.compiled.get(source);
+  constructor(readonly liquid: Liquid) {
+    this.expressions = new ExpressionCompiler(liquid);
+  }
+
+  set verify(on: boolean) {
+    this.verification.verify = on;
+  }
+  get verify() {
+    return this.verification.verify;
+  }
+
+  compile(source: string): TextTemplate {
+    let template = this.texts.get(source);
     if (!template) {
-      template = new CompiledTemplate(this.liquid, source, this.liquid.parse(source), this);
-      this.compiled.set(source, template);
+      template = new TextTemplate(this.liquid, source, this.liquid.parse(source));
+      this.texts.set(source, template);
     }
     return template;
   }
 
-  get(source: string): CompiledTemplate {
-    const template = this.compiled.get(source);
+  get(source: string): TextTemplate {
+    const template = this.texts.get(source);
     if (!template) throw new Error(`template was not compiled at load: ${source.slice(0, 60)}`);
     return template;
   }
 
-  mismatch(message: string): never {
-    this.mismatches.push(message);
-    throw new Error(message);
+  /** Called while a file validates, for each node its schema marks as a mapping; compiled by compilePending with positions. */
+  collect(pointer: string, tree: unknown, roots: string[]): void {
+    this.pending.push({ pointer, tree, roots });
+  }
+
+  /** Compiles the mappings collected from `file`; returns its problems as `file:line:col /pointer message`. */
+  compilePending(file: string): string[] {
+    const problems: MappingProblem[] = [];
+    for (const { pointer, tree, roots } of this.pending) {
+      const compiled = compileMapping(this.expressions, this.verification, tree, roots, pointer);
+      problems.push(...compiled.problems);
+      if (!this.mappings.has(tree)) this.mappings.set(tree, compiled.mapping);
+    }
+    this.pending = [];
+    if (problems.length) this.failedFiles.add(file);
+    return locateProblems(file, problems);
+  }
+
+  /** The mapping compiled at load from this node of a protocol's config. */
+  mapping(tree: unknown): CompiledMapping {
+    const mapping = this.mappings.get(tree);
+    if (!mapping) throw new Error('mapping was not compiled at load');
+    return mapping;
   }
 
   get size() {
-    return this.compiled.size;
+    return this.texts.size + this.mappings.size;
   }
 }

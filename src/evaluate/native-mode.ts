@@ -1,4 +1,5 @@
 // Native mode: the upstream evaluates every question in one call; types are aliased on the way out and mapped back, and every answer is checked and reshaped.
+import { renderer } from '../engine/translate/render.js';
 import { upstreamTransportError } from '../engine/upstream.js';
 import { normalise, shapeAnswer } from './answers.js';
 import { questionError, upstreamMalformed, type ModeContext } from './context.js';
@@ -58,11 +59,11 @@ function readUsage(value: unknown): { inputTokens: number; outputTokens: number 
 
 export async function runNative(ctx: ModeContext): Promise<ModeResult> {
   const { services, route, settings, questions, signal } = ctx;
-  const { templates } = services.config;
+  const where = `${route.protocol.file} /evaluate`;
   const channel = route.channel.id;
   const aliases = settings.typeAliases ?? {};
   const sentAs = new Map(questions.map((q) => [q.id, aliases[q.type] ?? q.type]));
-  const body = templates.get(settings.request!).renderJson({
+  const body = renderer(services.config, settings.request, `${where}/request`)({
     model: route.model.upstream ?? route.model.id,
     state: ctx.state,
     questions: Object.fromEntries(questions.map((q) => [q.id, outgoing(q, sentAs.get(q.id)!)])),
@@ -77,7 +78,7 @@ export async function runNative(ctx: ModeContext): Promise<ModeResult> {
   }
   let mapped: { answers?: Record<string, NativeAnswer> | null; usage?: unknown };
   try {
-    mapped = templates.get(settings.response!).renderJson(upstream && typeof upstream === 'object' ? upstream : {});
+    mapped = renderer(services.config, settings.response, `${where}/response`)({ body: upstream && typeof upstream === 'object' ? upstream : {} }) as typeof mapped;
   } catch {
     throw upstreamMalformed(channel, 'its body does not fit the protocol\'s response mapping');
   }
