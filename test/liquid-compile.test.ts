@@ -30,7 +30,7 @@ describe('compiled templates', () => {
       const fixture = parse(readFileSync(join(dir, file), 'utf8')) as { protocol: string; client: string; cases: Record<string, { in: unknown; request?: object }>[] };
       const protocol = config.protocols.get(fixture.protocol)!;
       const route = { model: { id: 'm', upstream: 'u', kind: 'chat', price: { currency: 'USD', inputPerMillion: 1, outputPerMillion: 2 } }, channel: { id: 'c' } as ChannelConfig, protocol } as ModelRoute;
-      const ctx: TranslateContext = { route, clientModel: 'm', requestId: 'r', costOf: () => ({ amount: 1, currency: 'USD' }) };
+      const ctx: TranslateContext = { route, clientModel: 'm', requestId: 'r', usage: () => undefined, costOf: () => ({ amount: 1, currency: 'USD' }) };
       const translator = translatorFor(config, fixture.client, route);
       for (const c of fixture.cases) {
         // A refusal is fine here: verification records every divergence in `mismatches`, checked below.
@@ -46,7 +46,10 @@ describe('compiled templates', () => {
         if (c.stream) {
           const mapper = translator.stream(ctx, { ...(c.stream.request as object), stream: true });
           tolerate(() => {
-            for (const e of c.stream.in as { event?: string; data: unknown }[]) mapper.push({ event: e.event, data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) });
+            for (const e of c.stream.in as { event?: string; data: unknown }[]) {
+              const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
+              mapper.push({ event: e.event, data }, () => JSON.parse(data));
+            }
             mapper.end();
           });
           mapper.fail(new GatewayError('x', 502, 'upstream_error', 'cut'));

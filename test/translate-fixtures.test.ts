@@ -11,6 +11,7 @@ import { GatewayError, UpstreamError } from '../src/errors.js';
 import { translatorFor } from '../src/engine/translators.js';
 import type { TranslateContext } from '../src/engine/translator.js';
 import { repoRoot } from './kit/gateway.js';
+import { UsageReader } from '../src/pipeline/usage.js';
 
 interface StreamEvent {
   event?: string;
@@ -28,7 +29,10 @@ const writing = process.env.FIXTURES_WRITE === '1';
 const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: {} });
 const price = { currency: 'USD', inputPerMillion: 1, outputPerMillion: 2, cachedInputPerMillion: 0.5 };
 
-function contextFor(protocolId: string): TranslateContext {
+/** Usage as the pipeline reads it: from the raw answer or events, as the protocol's chat operation declares. */
+const usageReaderFor = (protocolId: string) => new UsageReader(config, config.protocols.get(protocolId)!.operations.chat.usage, protocolId, 'fixture');
+
+function contextFor(protocolId: string, reader = usageReaderFor(protocolId)): TranslateContext {
   const protocol = config.protocols.get(protocolId);
   if (!protocol) throw new Error(`fixture names unknown protocol ${protocolId}`);
   const route: ModelRoute = {
@@ -36,28 +40,38 @@ function contextFor(protocolId: string): TranslateContext {
     channel: { id: 'fixture' } as ChannelConfig,
     protocol,
   };
-  return { route, clientModel: 'client-model', requestId: 'req_1', costOf: (usage) => renderCost({ micros: tokenCostMicros(price, usage), currency: 'USD' }) };
+  return { route, clientModel: 'client-model', requestId: 'req_1', usage: () => reader.counts(), costOf: (usage) => renderCost({ micros: tokenCostMicros(price, usage), currency: 'USD' }) };
 }
 
 const decoded = (events: { event?: string; data: string }[]): StreamEvent[] =>
   events.map((e) => ({ ...(e.event ? { event: e.event } : {}), data: e.data.startsWith('{') ? JSON.parse(e.data) : e.data }));
 
-function run(client: string, ctx: TranslateContext, c: FixtureCase): { out: unknown; usage?: unknown } {
+function run(client: string, protocolId: string, c: FixtureCase): { out: unknown; usage?: unknown } {
+  const reader = usageReaderFor(protocolId);
+  const ctx = contextFor(protocolId, reader);
   const translator = translatorFor(config, client, ctx.route);
   if (c.request) return { out: translator.request(c.request.in, ctx) };
-  if (c.response) return { out: translator.response(c.response.in, ctx) };
+  if (c.response) {
+    reader.fromAnswer(c.response.in);
+    return { out: translator.response(c.response.in, ctx) };
+  }
   const s = c.stream!;
   const mapper = translator.stream(ctx, { ...s.request, stream: true });
   const events = [];
   try {
-    for (const e of s.in) events.push(...mapper.push({ event: e.event, data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) }));
+    for (const e of s.in) {
+      const event = { event: e.event, data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) };
+      const parse = () => JSON.parse(event.data);
+      reader.fromEvent(event, parse);
+      events.push(...mapper.push(event, parse));
+    }
     events.push(...(s.fail ? mapper.fail(new UpstreamError(s.fail)) : mapper.end()));
   } catch (err) {
     // As the relay does: an event the mapper refuses ends the stream with the mapper's error events.
     if (!(err instanceof GatewayError)) throw err;
     events.push(...mapper.fail(err));
   }
-  return { out: decoded(events), usage: mapper.usage() ?? null };
+  return { out: decoded(events), usage: reader.counts() ?? null };
 }
 
 beforeAll(() => {
@@ -78,11 +92,10 @@ for (const file of readdirSync(fixturesDir).filter((f) => f.endsWith('.yaml')).s
       const kind = c.request ? 'request' : c.response ? 'response' : 'stream';
       const expected = c[kind]!;
       it(`${kind}: ${c.name}`, () => {
-        const ctx = contextFor(fixture.protocol);
         if ('error' in expected && expected.error) {
           let thrown: unknown;
           try {
-            run(fixture.client, ctx, c);
+            run(fixture.client, fixture.protocol, c);
           } catch (err) {
             thrown = err;
           }
@@ -91,7 +104,7 @@ for (const file of readdirSync(fixturesDir).filter((f) => f.endsWith('.yaml')).s
           expect((thrown as Error).message).toContain(expected.error);
           return;
         }
-        const result = run(fixture.client, ctx, c);
+        const result = run(fixture.client, fixture.protocol, c);
         if (writing && expected.out === undefined) {
           doc.setIn(['cases', index, kind, 'out'], result.out);
           if (kind === 'stream') doc.setIn(['cases', index, kind, 'usage'], result.usage);

@@ -41,6 +41,8 @@ export interface UsageLedgerTable {
   created_at: number;
   /** The spend reservation this row settled; unique, so a settle counts once. */
   reservation_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Cost the upstream reported beyond the reservation: recorded, never charged. */
+  overage_micros: ColumnType<number, number | undefined, number>;
 }
 
 export interface SettingsTable {

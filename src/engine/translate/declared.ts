@@ -1,5 +1,4 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
-import type { TokenUsage } from '../../billing/cost.js';
 import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
 import { GatewayError, TranslationError } from '../../errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
@@ -12,7 +11,8 @@ export interface TranslationSpec {
   fields?: Record<string, { action: 'drop' | 'refuse'; reason: string }>;
   maps?: Record<string, Record<string, unknown>>;
   request: string;
-  usage: string;
+  /** Unused: usage is read once per protocol operation (`operations.<name>.usage`). */
+  usage?: string;
   response: string;
   stream: { decode: Record<string, string>; encode: Record<string, string> };
 }
@@ -29,16 +29,11 @@ export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, 
   const where = `${protocol.file} /translations/${clientDialect}`;
   const maps = spec.maps ?? {};
   const renderRequest = renderer(config, spec.request, `${where}/request`);
-  const renderUsage = renderer(config, spec.usage, `${where}/usage`);
   const renderResponse = renderer(config, spec.response, `${where}/response`);
   const refused = Object.entries(spec.fields ?? {}).filter(([, rule]) => rule.action === 'refuse');
-  const normaliseUsage = (usage: Record<string, unknown>) => renderUsage({ usage, maps }) as TokenUsage;
-  // The relay asks for an answer's usage (to bill) and then for the answer (which shows it): render it once.
-  const answerUsage = new WeakMap<object, TokenUsage | undefined>();
   const stream: StreamMachineSpec = {
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
     encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
-    normaliseUsage,
     maps,
   };
 
@@ -52,16 +47,9 @@ export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, 
       }
       return renderRequest({ body, model: ctx.route.model.upstream ?? ctx.route.model.id, maps }) as Record<string, unknown>;
     },
-    usage(body) {
-      if (answerUsage.has(body)) return answerUsage.get(body);
-      const raw = body.usage as Record<string, unknown> | undefined | null;
-      const usage = raw && typeof raw === 'object' ? normaliseUsage(raw) : undefined;
-      answerUsage.set(body, usage);
-      return usage;
-    },
     response(body, ctx) {
       try {
-        const usage = translator.usage(body);
+        const usage = ctx.usage();
         const scope = { body, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(Date.now() / 1000), id: ctx.requestId, maps };
         return renderResponse(scope) as Record<string, unknown>;
       } catch (err) {
