@@ -27,7 +27,7 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Counts a settled charge. Never throws: a metric must not be able to keep an answer from ending. */
+  /** Counts a billed charge. Never throws: a metric must not be able to keep an answer from ending. */
   recordCharge(ref: ChargeRef, s: Settlement, chargedMicros: number, overageMicros: number): void {
     this.tokens.inc({ model: ref.model, direction: 'input' }, count(s.inputTokens));
     this.tokens.inc({ model: ref.model, direction: 'output' }, count(s.outputTokens));
