@@ -1,7 +1,8 @@
-// Prometheus metrics: requests by route and status, upstream latency by channel, tokens and cost.
+// Prometheus metrics: requests by route and status, upstream latency by channel, tokens, cost and overage.
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ModelRoute } from './config/types.js';
-import type { Settlement } from './billing/meter.js';
+import type { ChargeRef, Settlement } from './billing/meter.js';
+
+const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
 export class Metrics {
   readonly registry = new Registry();
@@ -15,14 +16,22 @@ export class Metrics {
   });
   readonly tokens = new Counter({ name: 'gateway_tokens_total', help: 'Tokens billed, by model and direction', labelNames: ['model', 'direction'], registers: [this.registry] });
   readonly cost = new Counter({ name: 'gateway_cost_micros_total', help: 'Cost billed in micro-units, by model and currency', labelNames: ['model', 'currency'], registers: [this.registry] });
+  readonly overage = new Counter({
+    name: 'gateway_overage_micros_total',
+    help: 'Cost upstreams reported beyond the reservation (recorded, not charged), by model and channel',
+    labelNames: ['model', 'channel'],
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  recordUsage(route: ModelRoute, s: Settlement): void {
-    if (s.inputTokens) this.tokens.inc({ model: route.model.id, direction: 'input' }, s.inputTokens);
-    if (s.outputTokens) this.tokens.inc({ model: route.model.id, direction: 'output' }, s.outputTokens);
-    this.cost.inc({ model: route.model.id, currency: route.model.price.currency }, s.costMicros);
+  /** Counts a billed charge. Never throws: a metric must not be able to keep an answer from ending. */
+  recordCharge(ref: ChargeRef, s: Settlement, chargedMicros: number, overageMicros: number): void {
+    this.tokens.inc({ model: ref.model, direction: 'input' }, count(s.inputTokens));
+    this.tokens.inc({ model: ref.model, direction: 'output' }, count(s.outputTokens));
+    this.cost.inc({ model: ref.model, currency: ref.currency }, count(chargedMicros));
+    if (overageMicros > 0) this.overage.inc({ model: ref.model, channel: s.route?.channel.id ?? ref.channel }, count(overageMicros));
   }
 }

@@ -4,7 +4,7 @@ import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import type { AuthContext } from '../src/auth/authenticate.js';
-import type { Meter } from '../src/billing/meter.js';
+import type { Charge, Meter } from '../src/billing/meter.js';
 import { startBackgroundJobs } from '../src/jobs.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
 import type { Services } from '../src/services.js';
@@ -30,6 +30,7 @@ function observeCharges(services: Services) {
   const waiters: ((how: string) => void)[] = [];
   const report = (how: string) => (waiters.length ? waiters.shift()!(how) : ended.push(how));
   const meter: Meter = {
+    resume: (ref) => inner.resume(ref),
     async begin(options) {
       const charge = await inner.begin(options);
       let reported = false;
@@ -37,11 +38,26 @@ function observeCharges(services: Services) {
         if (!reported) report(how);
         reported = true;
       };
-      return {
-        settle: async (s) => end((await charge.settle(s), 'settle')),
+      // Reports how the charge first ended: settled with usage, at the reservation, or released (close() releases).
+      const observed: Charge = {
+        ref: charge.ref,
+        get ended() {
+          return charge.ended;
+        },
+        settle: async (s) => {
+          const outcome = await charge.settle(s);
+          end('settle');
+          return outcome;
+        },
+        settleReserved: async () => {
+          const outcome = await charge.settleReserved();
+          end('settleReserved');
+          return outcome;
+        },
         release: async () => end((await charge.release(), 'release')),
-        settleReserved: async () => end((await charge.settleReserved(), 'settleReserved')),
+        close: () => observed.release(),
       };
+      return observed;
     },
   };
   services.meter = meter;

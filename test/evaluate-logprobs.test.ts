@@ -175,7 +175,8 @@ describe('evaluate through a logprobs channel', () => {
 
   it('bills input tokens only for an input-only model, to the micro-unit', async () => {
     script.fallback = { top: { Yes: 1 }, usage: { prompt_tokens: 1234, completion_tokens: 1 } };
-    const res = await evaluate({ model: 'eval-lp', state: 's', questions: { a: yesNo('A?'), b: yesNo('B?'), c: yesNo('C?') } });
+    // A state long enough that an honest upstream's 1234 prompt tokens stay within the reserved worst case.
+    const res = await evaluate({ model: 'eval-lp', state: 's'.repeat(3000), questions: { a: yesNo('A?'), b: yesNo('B?'), c: yesNo('C?') } });
     expect(res.statusCode).toBe(200);
     // 3 x 1234 = 3702 input tokens at 0.7 per million = 2591.4 micro-USD, rounded to 2591; output is free.
     expect(res.json().usage).toEqual({ inputTokens: 3702, outputTokens: 3 });
@@ -188,7 +189,7 @@ describe('evaluate through a logprobs channel', () => {
   it('fails the request naming the failed question, still recording the tokens already spent', async () => {
     script.fallback = { top: { Yes: 1 }, usage: { prompt_tokens: 1000, completion_tokens: 1 } };
     script.byInstruction.set('Second?', { status: 500 });
-    const res = await evaluate({ model: 'eval-lp', state: 's', questions: { first: yesNo('First?'), second: yesNo('Second?'), third: yesNo('Third?') } });
+    const res = await evaluate({ model: 'eval-lp', state: 's'.repeat(3000), questions: { first: yesNo('First?'), second: yesNo('Second?'), third: yesNo('Third?') } });
     expect(res.statusCode).toBe(502);
     expect(res.json().error.message).toContain('question "second"');
     expect(res.json().error.param).toBe('questions.second');

@@ -1,4 +1,4 @@
-// The billing hook every billed endpoint goes through: reserve the worst case before the upstream call, settle or release after it.
+// The billing guard every billed upstream call holds: reserve the worst case first, then settle once or release.
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { ModelRoute } from '../config/types.js';
@@ -13,15 +13,47 @@ export interface Settlement {
   cachedInputTokens?: number;
   /** Images, video seconds or requests: whatever the price counts besides tokens. */
   units?: number;
+  /** The route that served, when a fallback did rather than the route the charge was reserved on. */
+  route?: ModelRoute;
 }
 
+export interface SettleOutcome {
+  /** False when the charge had already ended (settled or released) and this call charged nothing. */
+  charged: boolean;
+  chargedMicros: number;
+  /** What the usage cost beyond the reservation: recorded on the ledger row, never charged. */
+  overageMicros: number;
+}
+
+/** Everything needed to settle a charge later, from another process or replica: it is addressed by its id. */
+export interface ChargeRef {
+  id: string;
+  requestId: string;
+  keyId: string;
+  workspaceId: string;
+  amountMicros: number;
+  model: string;
+  channel: string;
+  kind: string;
+  currency: string;
+  /** JSON of the price the reservation was made under. */
+  price: string;
+}
+
+/**
+ * One guard object per billed request. It ends exactly once: settled (usage charged, never more than the
+ * reservation), settled at the reservation, or released. `close()` in a `finally` releases whatever was not settled.
+ */
 export interface Charge {
-  /** Releases the reservation and charges the actual cost, once; later calls (settle, release) are ignored. */
-  settle(settlement: Settlement): Promise<void>;
+  readonly ref: ChargeRef;
+  readonly ended: boolean;
+  settle(settlement: Settlement): Promise<SettleOutcome>;
+  /** Charges the reserved worst case (work was done but its usage cannot be known). */
+  settleReserved(): Promise<SettleOutcome>;
   /** Charges nothing (the upstream failed before doing billable work). */
   release(): Promise<void>;
-  /** Charges the reserved worst case (the client went away before any usage was reported). */
-  settleReserved(): Promise<void>;
+  /** Releases the charge unless it already ended. */
+  close(): Promise<void>;
 }
 
 export interface BeginOptions {
@@ -35,6 +67,8 @@ export interface BeginOptions {
 export interface Meter {
   /** Reserves the estimate against the key's and the workspace's caps; throws PaymentRequiredError (402) when either would pass. */
   begin(options: BeginOptions): Promise<Charge>;
+  /** The charge a reference names, e.g. a task's, settled by a process other than the one that reserved it. */
+  resume(ref: ChargeRef): Charge;
 }
 
 export interface MeterOptions {
@@ -46,45 +80,73 @@ export interface MeterOptions {
 }
 
 export function createReservingMeter({ store, reservationTtlMs, metrics, now = Date.now }: MeterOptions): Meter {
+  const chargeFor = (ref: ChargeRef): Charge => {
+    let ended = false;
+    const unchanged: SettleOutcome = { charged: false, chargedMicros: 0, overageMicros: 0 };
+    const charge: Charge = {
+      ref,
+      get ended() {
+        return ended;
+      },
+      async settle(s) {
+        if (ended) return unchanged;
+        ended = true;
+        const cost = Number.isFinite(s.costMicros) ? Math.max(0, Math.round(s.costMicros)) : ref.amountMicros;
+        // The reservation is the most a request may cost: a cap is a promise that holds whatever the upstream reports.
+        const chargedMicros = Math.min(cost, ref.amountMicros);
+        const overageMicros = cost - chargedMicros;
+        const served = s.route;
+        const charged = await store.settle(ref.id, {
+          request_id: ref.requestId,
+          workspace_id: ref.workspaceId,
+          key_id: ref.keyId,
+          model: ref.model,
+          channel: served?.channel.id ?? ref.channel,
+          kind: ref.kind,
+          input_tokens: s.inputTokens ?? 0,
+          output_tokens: s.outputTokens ?? 0,
+          cached_input_tokens: s.cachedInputTokens ?? 0,
+          units: s.units ?? 0,
+          cost_micros: chargedMicros,
+          overage_micros: overageMicros,
+          currency: ref.currency,
+          price: served ? JSON.stringify(served.model.price) : ref.price,
+          created_at: Math.floor(now() / 1000),
+        });
+        if (charged) metrics?.recordCharge(ref, s, chargedMicros, overageMicros);
+        return charged ? { charged, chargedMicros, overageMicros } : unchanged;
+      },
+      settleReserved: () => charge.settle({ costMicros: ref.amountMicros }),
+      async release() {
+        if (ended) return;
+        ended = true;
+        await store.release(ref.id);
+      },
+      close: () => charge.release(),
+    };
+    return charge;
+  };
+
   return {
     async begin({ auth, route, requestId, estimateMicros }) {
       const amountMicros = Math.max(0, Math.ceil(estimateMicros));
-      const id = `rsv_${randomUUID().replace(/-/g, '')}`;
-      const at = now();
-      const outcome = await store.reserve({ id, keyId: auth.keyId, workspaceId: auth.workspaceId, requestId, amountMicros, now: at, expiresAt: at + reservationTtlMs });
-      if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
-
-      let done = false;
-      const charge: Charge = {
-        async settle(s) {
-          if (done) return;
-          done = true;
-          const charged = await store.settle(id, {
-            request_id: requestId,
-            workspace_id: auth.workspaceId,
-            key_id: auth.keyId,
-            model: route.model.id,
-            channel: route.channel.id,
-            kind: route.model.kind,
-            input_tokens: s.inputTokens ?? 0,
-            output_tokens: s.outputTokens ?? 0,
-            cached_input_tokens: s.cachedInputTokens ?? 0,
-            units: s.units ?? 0,
-            cost_micros: Math.max(0, Math.round(s.costMicros)),
-            currency: route.model.price.currency,
-            price: JSON.stringify(route.model.price),
-            created_at: Math.floor(now() / 1000),
-          });
-          if (charged) metrics?.recordUsage(route, s);
-        },
-        async release() {
-          if (done) return;
-          done = true;
-          await store.release(id);
-        },
-        settleReserved: () => charge.settle({ costMicros: amountMicros }),
+      const ref: ChargeRef = {
+        id: `rsv_${randomUUID().replace(/-/g, '')}`,
+        requestId,
+        keyId: auth.keyId,
+        workspaceId: auth.workspaceId,
+        amountMicros,
+        model: route.model.id,
+        channel: route.channel.id,
+        kind: route.model.kind,
+        currency: route.model.price.currency,
+        price: JSON.stringify(route.model.price),
       };
-      return charge;
+      const at = now();
+      const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, now: at, expiresAt: at + reservationTtlMs });
+      if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
+      return chargeFor(ref);
     },
+    resume: chargeFor,
   };
 }

@@ -5,7 +5,7 @@ import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome
 
 const ledgerColumns = [
   'request_id', 'workspace_id', 'key_id', 'model', 'channel', 'kind', 'input_tokens', 'output_tokens',
-  'cached_input_tokens', 'units', 'cost_micros', 'currency', 'price', 'created_at', 'reservation_id',
+  'cached_input_tokens', 'units', 'cost_micros', 'overage_micros', 'currency', 'price', 'created_at', 'reservation_id',
 ] as const;
 
 /**

@@ -40,6 +40,7 @@ function rows(schema: Schema, prefix: string, out: string[]): void {
     out.push(`| \`${path}\` | ${typeOf(prop)}${range} | ${required} | ${def} | ${(prop.description ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`);
     if (prop.properties) rows(prop, `${path}.`, out);
     if (prop.type === 'array' && prop.items?.properties) rows(prop.items, `${path}[].`, out);
+    if (typeof prop.additionalProperties === 'object' && prop.additionalProperties.properties) rows(prop.additionalProperties, `${path}.<name>.`, out);
   }
 }
 
@@ -78,9 +79,12 @@ export function renderConfigDocs(): string {
     '',
     section(load('protocol.schema.json'), 'protocol'),
     '',
+    section(load('operation-usage.schema.json'), 'operation-usage'),
+    '',
     section(load('protocol-evaluate.schema.json'), 'protocol-evaluate'),
     '',
-    'Translations between dialects (`translations:`) are described in [translation.md](translation.md).',
+    'How operations are called and billed is described in [protocols.md](protocols.md); translations between dialects',
+    '(`translations:`) in [translation.md](translation.md).',
     '',
   ];
   return parts.join('\n');

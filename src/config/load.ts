@@ -132,8 +132,14 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
     });
     if (channel.credential) {
       const value = env[channel.credential.env];
-      if (value) channel.credentialValue = value;
-      else {
+      const secret = channel.credential.secretEnv ? env[channel.credential.secretEnv] : undefined;
+      if (value && (secret || !channel.credential.secretEnv)) {
+        channel.credentialValue = value;
+        channel.secretValue = secret;
+      } else if (value) {
+        channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${channel.credential.secretEnv} is not set`;
+        warnings.push(`${displayPath(path)}: ${channel.disabledReason}`);
+      } else {
         channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${channel.credential.env} is not set`;
         warnings.push(`${displayPath(path)}: ${channel.disabledReason}`);
       }

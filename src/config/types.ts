@@ -32,9 +32,9 @@ export interface ChannelConfig {
   protocol: string;
   baseUrl: string;
   priority: number;
-  credential?: { env: string };
+  credential?: { env: string; secretEnv?: string };
   headers?: Record<string, string>;
-  timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+  timeouts: { connectMs: number; headersMs: number; bodyMs: number; deadlineMs: number };
   pool: { connections: number; pipelining: number };
   models: ModelConfig[];
   /** Where the channel was declared, for messages. */
@@ -43,11 +43,29 @@ export interface ChannelConfig {
   disabledReason?: string;
   /** The credential read from the environment at load. */
   credentialValue?: string;
+  /** The second secret (credential.secretEnv) read at load. */
+  secretValue?: string;
+}
+
+export interface UsageSpec {
+  /** Dot path of the raw usage in a JSON answer. */
+  from?: string;
+  /** SSE event name to where its usage is; `final` marks the protocol's final usage event. */
+  events?: Record<string, { from: string; final: boolean }>;
+  /** Liquid (JSON) from the raw usage to {inputTokens, outputTokens, cachedInputTokens}. */
+  tokens: string;
 }
 
 export interface OperationConfig {
   method: string;
   path: string;
+  dialect?: string;
+  encoding: 'json' | 'multipart' | 'none';
+  response: 'json' | 'sse' | 'binary';
+  streamFlag?: string;
+  deadlineMs?: number;
+  usage?: UsageSpec;
+  errors?: { message: string };
 }
 
 export interface ProtocolConfig {

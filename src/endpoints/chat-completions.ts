@@ -1,8 +1,7 @@
 // POST /v1/chat/completions: OpenAI chat clients to any chat channel.
-import { relayChat } from '../engine/relay.js';
+import { pipelineHandler } from '../pipeline/run.js';
 import type { HandlerFactory } from './types.js';
 
-const create: HandlerFactory = ({ services }) =>
-  async (req, reply) => relayChat(services, req, reply, { clientDialect: 'openai-chat', body: req.body as Record<string, unknown> });
+const create: HandlerFactory = ({ services }) => pipelineHandler(services, { dialect: 'openai-chat', operation: 'chat' });
 
 export default create;

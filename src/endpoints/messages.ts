@@ -1,8 +1,7 @@
 // POST /v1/messages: Anthropic Messages clients to any chat channel (passed through to anthropic-messages, translated elsewhere).
-import { relayChat } from '../engine/relay.js';
+import { pipelineHandler } from '../pipeline/run.js';
 import type { HandlerFactory } from './types.js';
 
-const create: HandlerFactory = ({ services }) =>
-  async (req, reply) => relayChat(services, req, reply, { clientDialect: 'anthropic-messages', body: req.body as Record<string, unknown> });
+const create: HandlerFactory = ({ services }) => pipelineHandler(services, { dialect: 'anthropic-messages', operation: 'chat' });
 
 export default create;

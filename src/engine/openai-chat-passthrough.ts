@@ -1,56 +1,46 @@
-// Same dialect on both sides: an OpenAI chat client to an openai-chat channel. Only the model id and usage plumbing change.
-import type { TokenUsage } from '../billing/cost.js';
+// Same dialect on both sides: an OpenAI chat client to an OpenAI chat operation. The model id and the cost change; usage is the pipeline's.
 import type { ChatTranslator, StreamMapper, TranslateContext } from './translator.js';
 import type { SseEvent } from './sse.js';
 import type { GatewayError } from '../errors.js';
 import { openaiEnvelope } from '../errors.js';
 import { DEFAULT_MAX_TOKENS } from '../billing/estimate.js';
+import { jsonObject, upstreamModelOf } from './passthrough.js';
 
-interface OpenAIUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
-}
-
-export function openaiUsage(usage: OpenAIUsage | null | undefined): TokenUsage | undefined {
-  if (!usage) return undefined;
-  return {
-    inputTokens: usage.prompt_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? 0,
-    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-  };
-}
+const costOf = (ctx: TranslateContext) => {
+  const usage = ctx.usage();
+  return usage ? { cost: ctx.costOf(usage) } : {};
+};
 
 export const openaiChatPassthrough: ChatTranslator = {
   operation: 'chat',
   request(body, ctx) {
-    const upstream: Record<string, unknown> = { ...body, model: ctx.route.model.upstream ?? ctx.route.model.id };
+    const upstream: Record<string, unknown> = { ...body, model: upstreamModelOf(ctx) };
     // The reservation assumed this bound; without it upstream the worst case would be unbounded.
     if (body.max_tokens == null && body.max_completion_tokens == null) upstream.max_tokens = DEFAULT_MAX_TOKENS;
     // Billing needs usage even when the client did not ask for it on a stream.
     if (body.stream) upstream.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
     return upstream;
   },
-  response(body, ctx) {
-    const usage = openaiUsage(body.usage as OpenAIUsage);
-    return { ...body, model: ctx.clientModel, ...(usage ? { cost: ctx.costOf(usage) } : {}) };
-  },
-  usage: (body) => openaiUsage(body.usage as OpenAIUsage),
+  response: (body, ctx) => ({ ...body, model: ctx.clientModel, ...costOf(ctx) }),
   stream(ctx, clientBody) {
     const clientWantsUsage = (clientBody.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-    let usage: TokenUsage | undefined;
+    const renameModel = upstreamModelOf(ctx) !== ctx.clientModel;
     const mapper: StreamMapper = {
-      push(event: SseEvent) {
-        // Only the usage chunk is parsed; every other chunk is forwarded byte for byte.
-        if (event.data === '[DONE]' || !event.data.includes('"usage"')) return [event];
-        const chunk = JSON.parse(event.data) as { usage?: OpenAIUsage | null; choices?: unknown[] };
-        if (!chunk.usage) return [event];
-        usage = openaiUsage(chunk.usage);
-        if (!clientWantsUsage && (!chunk.choices || chunk.choices.length === 0)) return [];
-        if (!clientWantsUsage) return [{ data: JSON.stringify({ ...chunk, usage: undefined }) }];
-        return [{ data: JSON.stringify({ ...chunk, cost: ctx.costOf(usage!) }) }];
+      push(event: SseEvent, parse) {
+        if (event.data === '[DONE]') return [event];
+        const hasUsage = event.data.includes('"usage"');
+        // Chunks that need nothing changed are forwarded byte for byte.
+        if (!renameModel && !hasUsage) return [event];
+        const chunk = jsonObject(parse(), ctx);
+        if (renameModel && typeof chunk.model === 'string') chunk.model = ctx.clientModel;
+        if (chunk.usage) {
+          if (!clientWantsUsage) {
+            if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return [];
+            delete chunk.usage;
+          } else Object.assign(chunk, costOf(ctx));
+        }
+        return [{ data: JSON.stringify(chunk) }];
       },
-      usage: () => usage,
       end: () => [],
       fail: (error: GatewayError) => [{ data: JSON.stringify(openaiEnvelope(error)) }],
     };

@@ -1,4 +1,4 @@
-// The contract between a client dialect and an upstream protocol: how requests, answers and stream events cross.
+// The contract between a client dialect and an upstream protocol operation: how requests, answers and stream events cross.
 import type { LoadedConfig, ModelRoute } from '../config/types.js';
 import type { TokenUsage } from '../billing/cost.js';
 import type { GatewayError } from '../errors.js';
@@ -9,15 +9,15 @@ export interface TranslateContext {
   /** The model id the client sent (answers carry it back). */
   clientModel: string;
   requestId: string;
-  /** Renders the cost of usage for an answer, or undefined when none can be computed. */
+  /** Usage the upstream reported so far, read once by the pipeline as the protocol operation declares it. */
+  usage(): TokenUsage | undefined;
+  /** Renders the cost of usage for an answer. */
   costOf(usage: TokenUsage): { amount: number; currency: string };
 }
 
 export interface StreamMapper {
-  /** One upstream event in, zero or more client events out. */
-  push(event: SseEvent): SseEvent[];
-  /** Usage reported so far. */
-  usage(): TokenUsage | undefined;
+  /** One upstream event in (with its data parsed on demand, once), zero or more client events out. */
+  push(event: SseEvent, parse: () => unknown): SseEvent[];
   /** The upstream ended cleanly: any closing events. */
   end(): SseEvent[];
   /** The upstream failed mid-stream: the events that tell the client. */
@@ -27,12 +27,10 @@ export interface StreamMapper {
 export interface ChatTranslator {
   /** Protocol operation to call (e.g. `chat`). */
   operation: string;
-  /** Client body to upstream body; `wantsUsage` records whether the client asked for stream usage. */
+  /** Client body to upstream body. */
   request(body: Record<string, unknown>, ctx: TranslateContext): Record<string, unknown>;
   /** Upstream answer to client answer. */
   response(body: Record<string, unknown>, ctx: TranslateContext): Record<string, unknown>;
-  /** Usage an upstream answer reports. */
-  usage(body: Record<string, unknown>): TokenUsage | undefined;
   stream(ctx: TranslateContext, clientBody: Record<string, unknown>): StreamMapper;
 }
 

@@ -1,4 +1,4 @@
-// Chooses the translator for a client dialect and an upstream protocol: by dialect pair, never by vendor.
+// Chooses the translator for a client dialect and an upstream protocol operation: by dialect pair, never by vendor.
 import type { LoadedConfig, ModelRoute } from '../config/types.js';
 import { TranslationError } from '../errors.js';
 import { openaiChatPassthrough } from './openai-chat-passthrough.js';
@@ -11,17 +11,16 @@ const passthroughs: Record<string, ChatTranslator> = {
   'anthropic-messages': anthropicMessagesPassthrough,
 };
 
-/** Translators declared as data in protocol YAML are registered here by the translation engine. */
-export type DeclaredTranslatorLookup = (config: LoadedConfig, clientDialect: string, route: ModelRoute) => ChatTranslator | undefined;
-let declared: DeclaredTranslatorLookup = declaredTranslator;
-
-export function setDeclaredTranslators(lookup: DeclaredTranslatorLookup): void {
-  declared = lookup;
+/** The dialect an operation speaks: its own, else its protocol's. */
+export function operationDialect(route: ModelRoute, operation: string): string | undefined {
+  const op = route.protocol.operations[operation];
+  return op ? (op.dialect ?? route.protocol.dialect) : undefined;
 }
 
-export function translatorFor(config: LoadedConfig, clientDialect: string, route: ModelRoute): ChatTranslator {
+/** Pass-through when `operation` speaks the client's dialect; else the translation the protocol declares for that dialect. */
+export function translatorFor(config: LoadedConfig, clientDialect: string, route: ModelRoute, operation = 'chat'): ChatTranslator {
   const translator =
-    route.protocol.dialect === clientDialect ? passthroughs[clientDialect] : declared(config, clientDialect, route);
+    operationDialect(route, operation) === clientDialect ? passthroughs[clientDialect] : declaredTranslator(config, clientDialect, route);
   if (!translator) {
     throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which cannot take ${clientDialect} requests`, 'model');
   }

@@ -1,14 +1,16 @@
 // Talks to channels: one undici pool per channel with connect, header and body timeouts; upstream failures become typed errors.
+// The pipeline's send stage (src/pipeline/send.ts) encodes bodies and sets deadlines; this module only moves bytes.
 import type { Readable } from 'node:stream';
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
 import type { ChannelConfig, LoadedConfig, ModelRoute } from '../config/types.js';
 import { ChannelUnavailableError, GatewayError, RateLimitError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
+import { renderer } from './translate/render.js';
 
 export interface UpstreamRequest {
   operation: string;
-  body?: string | Buffer | Readable | null;
-  /** Extra headers for this call (content-type is JSON unless given). */
+  body?: string | Buffer | Readable | FormData | null;
+  /** Extra headers for this call (the send stage sets content-type for the operation's encoding). */
   headers?: Record<string, string>;
   query?: Record<string, string>;
   signal?: AbortSignal;
@@ -21,7 +23,10 @@ export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
 interface ChannelClient {
   pool: Pool;
   basePath: string;
+  /** Headers that are the same for every request. */
   headers: Record<string, string>;
+  /** The auth header, rendered per request (a provider may want a freshly signed token each time). */
+  auth?: { header: string; render: () => string };
 }
 
 export class Upstreams {
@@ -37,12 +42,12 @@ export class Upstreams {
     if (client) return client;
     const url = new URL(channel.baseUrl);
     const protocol = this.config.protocols.get(channel.protocol)!;
-    const scope = { credential: channel.credentialValue ?? '' };
+    const scope = { credential: channel.credentialValue ?? '', secret: channel.secretValue ?? '' };
     const headers: Record<string, string> = {};
-    if (protocol.auth && channel.credentialValue) headers[protocol.auth.header.toLowerCase()] = this.config.templates.get(protocol.auth.value).render(scope);
     for (const [name, value] of Object.entries({ ...protocol.headers, ...channel.headers })) {
       headers[name.toLowerCase()] = this.config.templates.get(value).render(scope);
     }
+    const authTemplate = protocol.auth && channel.credentialValue ? this.config.templates.get(protocol.auth.value) : undefined;
     client = {
       pool: new Pool(url.origin, {
         connections: channel.pool.connections,
@@ -54,19 +59,19 @@ export class Upstreams {
       }),
       basePath: url.pathname.replace(/\/$/, ''),
       headers,
+      auth: authTemplate && { header: protocol.auth!.header.toLowerCase(), render: () => authTemplate.render(scope) },
     };
     this.clients.set(channel.id, client);
     return client;
   }
 
-  /** Renders the operation's path for a route (Liquid, with `model` and any extra scope). */
+  /** Renders the operation's path for a route: Liquid with `model` and any extra scope, every value URL-encoded. */
   pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}): { method: string; path: string } {
     const op = route.protocol.operations[operation];
     if (!op) throw new GatewayError('operation_unsupported', 400, 'invalid_request_error', `channel "${route.channel.id}" (protocol ${route.protocol.id}) does not support ${operation}`);
-    const path = op.path.includes('{{')
-      ? this.config.templates.get(op.path).render({ model: route.model.upstream ?? route.model.id, ...scope })
-      : op.path;
-    return { method: op.method ?? 'POST', path };
+    if (!op.path.includes('{{')) return { method: op.method ?? 'POST', path: op.path };
+    const encoded = Object.fromEntries(Object.entries({ model: route.model.upstream ?? route.model.id, ...scope }).map(([k, v]) => [k, encodeURIComponent(String(v ?? ''))]));
+    return { method: op.method ?? 'POST', path: this.config.templates.get(op.path).render(encoded) };
   }
 
   /** Sends one request to a route's channel; non-2xx answers become typed errors. */
@@ -82,7 +87,7 @@ export class Upstreams {
       response = await client.pool.request<unknown>({
         method: method as Dispatcher.HttpMethod,
         path: `${client.basePath}${path}${query}`,
-        headers: { 'content-type': 'application/json', ...client.headers, ...request.headers },
+        headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },
         body: request.body ?? undefined,
         signal: request.signal,
       });
@@ -90,7 +95,7 @@ export class Upstreams {
       throw upstreamTransportError(err, channel.id);
     }
     this.metrics?.upstreamLatency.observe({ channel: channel.id, status: String(response.statusCode) }, (performance.now() - started) / 1000);
-    if (response.statusCode >= 400) throw await upstreamHttpError(response, route);
+    if (response.statusCode >= 400) throw await upstreamHttpError(response, route, this.errorMessage(route, request.operation));
     return response;
   }
 
@@ -98,7 +103,7 @@ export class Upstreams {
    * Tries each route in order until one answers; only failures that happened before any answer
    * (unreachable, 5xx, 429) move on to the next route of a fallback group.
    */
-  async sendFirst(routes: ModelRoute[], build: (route: ModelRoute) => UpstreamRequest): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute) => UpstreamRequest): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
     let lastError: unknown;
     for (const route of routes) {
       const request = build(route);
@@ -111,6 +116,14 @@ export class Upstreams {
       }
     }
     throw lastError;
+  }
+
+  /** How this operation's error bodies name their message: its `errors.message` mapping, else the common shapes. */
+  private errorMessage(route: ModelRoute, operation: string): (answer: unknown) => unknown {
+    const spec = route.protocol.operations[operation]?.errors;
+    if (!spec) return commonErrorMessage;
+    const render = renderer(this.config, spec.message, `${route.protocol.file} /operations/${operation}/errors/message`);
+    return (answer) => render({ answer });
   }
 
   async close(): Promise<void> {
@@ -137,14 +150,20 @@ export function sanitizeUpstreamMessage(message: string, route: ModelRoute): str
   return clean.slice(0, 500);
 }
 
-export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute): Promise<GatewayError> {
+/** The message of the common error bodies: `{error: {message}}`, `{error: "..."}`, `{message}`. */
+function commonErrorMessage(answer: unknown): unknown {
+  const json = (answer ?? {}) as { error?: { message?: string } | string; message?: string };
+  return (typeof json.error === 'string' ? json.error : json.error?.message) ?? json.message;
+}
+
+export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute, readMessage: (answer: unknown) => unknown = commonErrorMessage): Promise<GatewayError> {
   const channel = route.channel.id;
   let message = '';
   try {
     const text = (await response.body.text()).slice(0, 64 * 1024);
     try {
-      const json = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-      message = (typeof json.error === 'string' ? json.error : json.error?.message) ?? json.message ?? '';
+      const found = readMessage(JSON.parse(text));
+      message = typeof found === 'string' ? found : '';
     } catch {
       message = '';
     }

@@ -11,6 +11,8 @@ export interface ModeContext {
   questions: Question[];
   state: unknown;
   signal: AbortSignal;
+  /** One upstream call through the pipeline's send and decode stages; its usage is added to the request's. */
+  exchange(operation: string, document: unknown): Promise<Record<string, unknown>>;
 }
 
 /** The same error, its message prefixed with the question id so the client knows which one failed. */
@@ -27,6 +29,4 @@ function malformed(): GatewayError {
   return new GatewayError('upstream_malformed', 502, 'upstream_error', 'the channel sent a malformed answer');
 }
 
-export function upstreamMalformed(channel: string, detail: string): GatewayError {
-  return new GatewayError('upstream_malformed', 502, 'upstream_error', `channel "${channel}" sent a malformed answer: ${detail}`);
-}
+export { upstreamMalformed } from '../pipeline/usage.js';

@@ -1,7 +1,5 @@
 // Logprobs mode: one chat prompt per question, its first-token logprobs read as label probabilities; questions run concurrently.
 import { setMaxListeners } from 'node:events';
-import { upstreamTransportError } from '../engine/upstream.js';
-import { openaiUsage } from '../engine/openai-chat-passthrough.js';
 import { UpstreamError, type GatewayError } from '../errors.js';
 import { questionError, type ModeContext } from './context.js';
 import { shapeAnswer } from './answers.js';
@@ -39,9 +37,8 @@ export async function runLogprobs(ctx: ModeContext, limits: { threshold: number;
   const stateMessage = { role: prompts.state.role, content: templates.get(prompts.state.content).render({ state: stateText(ctx.state) }) };
 
   // Every call in flight listens on the request's abort signal.
-  setMaxListeners(limits.concurrency + 10, signal);
+  setMaxListeners(questions.length + limits.concurrency + 10, signal);
   const answers = new Map<string, Answer>();
-  const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
   const failures = new Map<string, GatewayError>();
 
   const ask = async (question: Question) => {
@@ -53,19 +50,7 @@ export async function runLogprobs(ctx: ModeContext, limits: { threshold: number;
         messages: [stateMessage, { role: 'user', content: templates.get(template).render(promptScope(question, settings.labels, labelSet)) }],
         ...settings.parameters,
       };
-      const response = await services.upstreams.send(route, { operation: settings.operation, body: JSON.stringify(body), signal });
-      let answer: unknown;
-      try {
-        answer = await response.body.json();
-      } catch (err) {
-        throw err instanceof SyntaxError ? err : upstreamTransportError(err, route.channel.id);
-      }
-      const spent = openaiUsage((answer as { usage?: Parameters<typeof openaiUsage>[0] }).usage);
-      if (spent) {
-        usage.inputTokens += spent.inputTokens;
-        usage.outputTokens += spent.outputTokens;
-        usage.cachedInputTokens += spent.cachedInputTokens ?? 0;
-      }
+      const answer = await ctx.exchange(settings.operation, body);
       const candidates = firstTokenLogprobs(answer);
       if (!candidates) {
         throw new UpstreamError(`channel "${route.channel.id}" returned no logprobs, so this model cannot be evaluated through logprobs`, 502, 'logprobs_unavailable');
@@ -80,5 +65,5 @@ export async function runLogprobs(ctx: ModeContext, limits: { threshold: number;
   await runLimited(questions, limits.concurrency, ask, () => failures.size > 0 || signal.aborted);
   // Report the first failing question in the client's order, whichever finished first.
   const failed = questions.find((q) => failures.has(q.id));
-  return { answers, usage, error: failed ? failures.get(failed.id) : undefined };
+  return { answers, error: failed ? failures.get(failed.id) : undefined };
 }

@@ -1,6 +1,5 @@
 // Native mode: the upstream evaluates every question in one call; types are aliased on the way out and mapped back, and every answer is checked and reshaped.
 import { renderer } from '../engine/translate/render.js';
-import { upstreamTransportError } from '../engine/upstream.js';
 import { normalise, shapeAnswer } from './answers.js';
 import { questionError, upstreamMalformed, type ModeContext } from './context.js';
 import type { Answer, ModeResult, Question, QuestionType } from './types.js';
@@ -49,16 +48,8 @@ function distributionOf(question: Question, sentAs: QuestionType, answer: Native
   return normalise(weights) ?? '"probabilities" hold no mass';
 }
 
-function readUsage(value: unknown): { inputTokens: number; outputTokens: number } | undefined {
-  const usage = (value ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
-  const count = (v: unknown) => (v === null || v === undefined ? 0 : Number.isInteger(v) && (v as number) >= 0 ? (v as number) : undefined);
-  const inputTokens = count(usage.inputTokens);
-  const outputTokens = count(usage.outputTokens);
-  return inputTokens === undefined || outputTokens === undefined ? undefined : { inputTokens, outputTokens };
-}
-
 export async function runNative(ctx: ModeContext): Promise<ModeResult> {
-  const { services, route, settings, questions, signal } = ctx;
+  const { services, route, settings, questions } = ctx;
   const where = `${route.protocol.file} /evaluate`;
   const channel = route.channel.id;
   const aliases = settings.typeAliases ?? {};
@@ -69,27 +60,19 @@ export async function runNative(ctx: ModeContext): Promise<ModeResult> {
     questions: Object.fromEntries(questions.map((q) => [q.id, outgoing(q, sentAs.get(q.id)!)])),
   });
 
-  const response = await services.upstreams.send(route, { operation: settings.operation, body: JSON.stringify(body), signal });
-  let upstream: unknown;
+  const upstream = await ctx.exchange(settings.operation, body);
+  let mapped: { answers?: Record<string, NativeAnswer> | null };
   try {
-    upstream = await response.body.json();
-  } catch (err) {
-    throw err instanceof SyntaxError ? upstreamMalformed(channel, 'not JSON') : upstreamTransportError(err, channel);
-  }
-  let mapped: { answers?: Record<string, NativeAnswer> | null; usage?: unknown };
-  try {
-    mapped = renderer(services.config, settings.response, `${where}/response`)({ body: upstream && typeof upstream === 'object' ? upstream : {} }) as typeof mapped;
+    mapped = renderer(services.config, settings.response, `${where}/response`)({ body: upstream }) as typeof mapped;
   } catch {
     throw upstreamMalformed(channel, 'its body does not fit the protocol\'s response mapping');
   }
-  const usage = readUsage(mapped.usage);
-  if (!usage) throw upstreamMalformed(channel, 'usage token counts are not non-negative integers');
 
   const answers = new Map<string, Answer>();
   for (const question of questions) {
     const distribution = distributionOf(question, sentAs.get(question.id)!, mapped.answers?.[question.id] ?? undefined);
-    if (typeof distribution === 'string') return { answers, usage, error: questionError(question.id, upstreamMalformed(channel, distribution)) };
+    if (typeof distribution === 'string') return { answers, error: questionError(question.id, upstreamMalformed(channel, distribution)) };
     answers.set(question.id, shapeAnswer(question, distribution));
   }
-  return { answers, usage };
+  return { answers };
 }

@@ -1,5 +1,4 @@
 // Shapes shared by the evaluate modes: validated questions, answers, and a protocol's evaluate settings.
-import type { TokenUsage } from '../billing/cost.js';
 import type { GatewayError } from '../errors.js';
 
 export const QUESTION_TYPES = ['boolean', 'noul', 'choice', 'score'] as const;
@@ -40,9 +39,8 @@ export interface EvaluateSettings {
   concurrency: number;
 }
 
-/** What a mode hands back: answers so far, every token spent upstream, and the failure that ends the request, if any. */
+/** What a mode hands back: answers so far and the failure that ends the request, if any (usage is the pipeline's). */
 export interface ModeResult {
   answers: Map<string, Answer>;
-  usage: TokenUsage;
   error?: GatewayError;
 }

@@ -39,8 +39,10 @@ export interface UsageLedgerTable {
   /** JSON of the price that produced the cost. */
   price: string;
   created_at: number;
-  /** The spend reservation this row settled; unique, so a settle counts once. */
+  /** The spend reservation this row billed; unique, so a charge counts once. */
   reservation_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Cost the upstream reported beyond the reservation: recorded, never charged. */
+  overage_micros: ColumnType<number, number | undefined, number>;
 }
 
 export interface SettingsTable {

@@ -4,13 +4,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { renderCost, tokenCostMicros } from '../../billing/cost.js';
-import type { ChannelConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
+import type { ChannelConfig, LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
 import { readYamlSource } from '../../config/yaml-source.js';
 import { GatewayError, UpstreamError } from '../../errors.js';
 import type { TemplateSet } from '../liquid.js';
 import { buildTranslator, type TranslationSpec } from '../translate/declared.js';
 import { renderer } from '../translate/render.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
+import { UsageReader } from '../../pipeline/usage.js';
 
 interface StreamEvent {
   event?: string;
@@ -68,14 +69,19 @@ export class FixtureRunner {
     private readonly protocols: Map<string, ProtocolConfig>,
   ) {}
 
-  context(protocol: ProtocolConfig): TranslateContext {
+  /** Usage as the pipeline reads it: from the raw answer or events, as the translation's operation declares. */
+  usageReader(protocol: ProtocolConfig, operation: string): UsageReader {
+    return new UsageReader(this.config as LoadedConfig, protocol.operations[operation]?.usage, `${protocol.file} /operations/${operation}`, FIXTURE_CONTEXT.channel);
+  }
+
+  context(protocol: ProtocolConfig, reader?: UsageReader): TranslateContext {
     const { price } = FIXTURE_CONTEXT;
     const route = {
       model: { id: FIXTURE_CONTEXT.clientModel, upstream: FIXTURE_CONTEXT.upstreamModel, kind: 'chat', fallback: false, enabled: true, price },
       channel: { id: FIXTURE_CONTEXT.channel } as ChannelConfig,
       protocol,
     } as ModelRoute;
-    return { route, clientModel: FIXTURE_CONTEXT.clientModel, requestId: FIXTURE_CONTEXT.requestId, costOf: (usage) => renderCost({ micros: tokenCostMicros(price, usage), currency: price.currency }) };
+    return { route, clientModel: FIXTURE_CONTEXT.clientModel, requestId: FIXTURE_CONTEXT.requestId, usage: () => reader?.counts(), costOf: (usage) => renderCost({ micros: tokenCostMicros(price, usage), currency: price.currency }) };
   }
 
   private protocol(file: FixtureFile): ProtocolConfig {
@@ -106,22 +112,31 @@ export class FixtureRunner {
       if (node === undefined) throw new Error(`protocol "${protocol.id}" has no mapping at ${c.mapping}`);
       return { out: renderer(this.config, node, `${protocol.file} ${c.mapping}`)(c.scope ?? {}) };
     }
-    const ctx = this.context(protocol);
     const translator = this.translator(file, protocol);
+    const reader = this.usageReader(protocol, translator.operation);
+    const ctx = this.context(protocol, reader);
     if (c.request) return { out: translator.request(c.request.in, ctx) };
-    if (c.response) return { out: translator.response(c.response.in, ctx) };
+    if (c.response) {
+      reader.fromAnswer(c.response.in);
+      return { out: translator.response(c.response.in, ctx) };
+    }
     const s = c.stream!;
     const mapper = translator.stream(ctx, { ...s.request, stream: true });
     const events = [];
     try {
-      for (const e of s.in) events.push(...mapper.push({ event: e.event, data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) }));
+      for (const e of s.in) {
+        const event = { event: e.event, data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) };
+        const parse = () => JSON.parse(event.data) as unknown;
+        reader.fromEvent(event, parse);
+        events.push(...mapper.push(event, parse));
+      }
       events.push(...(s.fail ? mapper.fail(new UpstreamError(s.fail)) : mapper.end()));
     } catch (err) {
       // As the relay does: an event the mapper refuses ends the stream with the mapper's error events.
       if (!(err instanceof GatewayError)) throw err;
       events.push(...mapper.fail(err));
     }
-    return { out: decoded(events), usage: mapper.usage() ?? null };
+    return { out: decoded(events), usage: reader.counts() ?? null };
   }
 
   /** Why the case fails, at a JSON pointer into its fixture file; undefined when it passes. */

@@ -1,5 +1,4 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
-import type { TokenUsage } from '../../billing/cost.js';
 import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
 import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../errors.js';
@@ -12,9 +11,8 @@ export interface TranslationSpec {
   operation: string;
   fields?: Record<string, { action: 'drop' | 'refuse'; reason: string }>;
   maps?: Record<string, Record<string, unknown>>;
-  /** Mappings: YAML trees compiled at load (src/engine/mapping/). */
+  /** Mappings: YAML trees compiled at load (src/engine/mapping/). Usage is read per protocol operation (`operations.<name>.usage`). */
   request: unknown;
-  usage: unknown;
   response: unknown;
   stream: { decode: Record<string, unknown>; encode: Record<string, unknown> };
 }
@@ -32,16 +30,11 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
   const where = `${protocol.file} /translations/${clientDialect}`;
   const maps = spec.maps ?? {};
   const renderRequest = renderer(config, spec.request, `${where}/request`);
-  const renderUsage = renderer(config, spec.usage, `${where}/usage`);
   const renderResponse = renderer(config, spec.response, `${where}/response`);
   const refused = Object.entries(spec.fields ?? {}).filter(([, rule]) => rule.action === 'refuse');
-  const normaliseUsage = (usage: Record<string, unknown>) => renderUsage({ usage, maps }) as TokenUsage;
-  // The relay asks for an answer's usage (to bill) and then for the answer (which shows it): render it once.
-  const answerUsage = new WeakMap<object, TokenUsage | undefined>();
   const stream: StreamMachineSpec = {
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
     encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
-    normaliseUsage,
     maps,
     clock,
   };
@@ -56,16 +49,9 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
       }
       return renderRequest({ body, model: ctx.route.model.upstream ?? ctx.route.model.id, maps }) as Record<string, unknown>;
     },
-    usage(body) {
-      if (answerUsage.has(body)) return answerUsage.get(body);
-      const raw = body.usage as Record<string, unknown> | undefined | null;
-      const usage = raw && typeof raw === 'object' ? normaliseUsage(raw) : undefined;
-      answerUsage.set(body, usage);
-      return usage;
-    },
     response(body, ctx) {
       try {
-        const usage = translator.usage(body);
+        const usage = ctx.usage();
         const scope = { body, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(clock() / 1000), id: ctx.requestId, maps };
         return renderResponse(scope) as Record<string, unknown>;
       } catch (err) {

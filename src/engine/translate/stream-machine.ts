@@ -34,7 +34,6 @@ interface Block {
 export interface StreamMachineSpec {
   decode: Record<string, Renderer>;
   encode: Record<EncodeStep, Renderer>;
-  normaliseUsage: (raw: Record<string, unknown>) => TokenUsage;
   maps: Record<string, unknown>;
   /** Milliseconds since the epoch; chunks carry its seconds as `created`. */
   clock?: () => number;
@@ -49,8 +48,6 @@ export class StreamMachine implements StreamMapper {
   private nextIndex = 0;
   private nextToolIndex = 0;
   private stop: { reason?: string; sequence?: string | null } | undefined;
-  private rawUsage: Record<string, unknown> | undefined;
-  private normalised: TokenUsage | undefined;
 
   constructor(
     private readonly spec: StreamMachineSpec,
@@ -60,21 +57,19 @@ export class StreamMachine implements StreamMapper {
     this.message = { id: `msg_${ctx.requestId}`, model: ctx.clientModel, created: Math.floor((spec.clock ?? Date.now)() / 1000) };
   }
 
-  push(event: SseEvent): SseEvent[] {
+  push(event: SseEvent, parse: () => unknown): SseEvent[] {
     const decode = this.spec.decode[event.event ?? 'message'];
     if (!decode || this.finished) return [];
     // An object is JSON the upstream must get right (a SyntaxError here is a malformed upstream); anything else (`[DONE]`) stays raw.
-    const parsed = event.data.charCodeAt(0) === 123 ? JSON.parse(event.data) : null;
+    const parsed = event.data.charCodeAt(0) === 123 ? parse() : null;
     const ops = decode({ event: parsed, raw: event.data, maps: this.spec.maps }) as UpstreamOp[];
     const out: SseEvent[] = [];
     for (const op of ops) this.apply(op, out);
     return out;
   }
 
-  usage(): TokenUsage | undefined {
-    if (!this.rawUsage) return undefined;
-    this.normalised ??= this.spec.normaliseUsage(this.rawUsage);
-    return this.normalised;
+  private usage(): TokenUsage | undefined {
+    return this.ctx.usage();
   }
 
   end(): SseEvent[] {
@@ -95,10 +90,8 @@ export class StreamMachine implements StreamMapper {
 
   private apply(op: UpstreamOp, out: SseEvent[]) {
     if (this.finished) return;
-    if (op.op === 'usage') {
-      if (op.usage) this.mergeUsage(op.usage);
-      return;
-    }
+    // Usage is read by the pipeline from the raw events, as the protocol operation declares it.
+    if (op.op === 'usage') return;
     if (op.op === 'error') throw new UpstreamError(`channel "${this.ctx.route.channel.id}" failed mid-stream${op.type ? ` (${op.type})` : ''}`);
     if (!this.started) this.begin(op.op === 'start' ? op.id : undefined, out);
     switch (op.op) {
@@ -157,13 +150,6 @@ export class StreamMachine implements StreamMapper {
     this.finished = true;
     const usage = this.usage();
     this.emit('finish', { op: { reason: this.stop?.reason ?? null, sequence: this.stop?.sequence ?? null }, cost: usage ? this.ctx.costOf(usage) : null }, out);
-  }
-
-  private mergeUsage(usage: Record<string, unknown>) {
-    this.rawUsage ??= {};
-    // Counters arrive in several events (input at the start, output at the end); later present values win.
-    for (const [name, value] of Object.entries(usage)) if (value !== null && value !== undefined) this.rawUsage[name] = value;
-    this.normalised = undefined;
   }
 
   private emit(step: EncodeStep, scope: Record<string, unknown>, out: SseEvent[]) {

@@ -26,7 +26,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('spend_totals_pk', ['scope', 'subject_id'])
     .execute();
 
-  // A settle repeated (a retry, a second code path) finds its row already there and charges nothing.
+  // A charge billed twice (a retry, a second code path) finds its row already there and charges nothing.
   await db.schema.alterTable('usage_ledger').addColumn('reservation_id', 'text').execute();
   await db.schema.createIndex('usage_ledger_reservation').on('usage_ledger').column('reservation_id').unique().where(sql.ref('reservation_id'), 'is not', null).execute();
 

@@ -1,0 +1,79 @@
+// The chat dialects (OpenAI chat, Anthropic Messages): map request, send, decode and map the answer or the stream, settle.
+import { renderCost, tokenCostMicros } from '../billing/cost.js';
+import type { Charge } from '../billing/meter.js';
+import { estimateChatMicros } from '../billing/estimate.js';
+import type { ModelRoute } from '../config/types.js';
+import { resolveModel } from '../engine/models.js';
+import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
+import { translatorFor } from '../engine/translators.js';
+import type { Call } from './call.js';
+import { expectEventStream, readJsonObject } from './decode.js';
+import type { Dialect } from './dialect.js';
+import { send, type Sent } from './send.js';
+import { settleAfterFailure, settleFromUsage } from './settle.js';
+import { relayStream } from './stream.js';
+import { UsageReader } from './usage.js';
+
+interface ChatPlan {
+  routes: ModelRoute[];
+  translators: Map<ModelRoute, ChatTranslator>;
+}
+
+function contextFor(call: Call, route: ModelRoute, usage: () => UsageReader | undefined): TranslateContext {
+  return {
+    route,
+    clientModel: call.body.model as string,
+    requestId: call.req.id,
+    usage: () => usage()?.counts(),
+    costOf: (counts) => renderCost({ micros: tokenCostMicros(route.model.price, counts), currency: route.model.price.currency }),
+  };
+}
+
+const readerFor = (call: Call, sent: Sent, operation: string) =>
+  new UsageReader(call.services.config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
+
+export function chatDialect(operation: string): Dialect<ChatPlan> {
+  return {
+    resolve(call) {
+      const routes = resolveModel(call.services.config, call.body.model, 'chat');
+      return { routes, translators: new Map(routes.map((r) => [r, translatorFor(call.services.config, call.dialect, r, operation)])) };
+    },
+    estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes),
+    async execute(call, plan, charge: Charge) {
+      let usage: UsageReader | undefined;
+      // map request (translation refusals are 400s before anything is sent) ...
+      const documents = new Map(plan.routes.map((route) => [route, plan.translators.get(route)!.request(call.body, contextFor(call, route, () => usage))]));
+      let sent: Sent;
+      try {
+        // ... and send.
+        sent = await send(call, plan.routes, (route) => ({ operation: plan.translators.get(route)!.operation, document: documents.get(route) }));
+      } catch (err) {
+        // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
+        await settleAfterFailure(charge, call.signal.aborted);
+        throw err;
+      }
+      const translator = plan.translators.get(sent.route)!;
+      usage = readerFor(call, sent, translator.operation);
+      const ctx = contextFor(call, sent.route, () => usage);
+      const streamFlag = sent.operation.streamFlag;
+      const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && (documents.get(sent.route) as Record<string, unknown>)[streamFlag] === true);
+      try {
+        if (streaming) {
+          await expectEventStream(sent);
+          return await relayStream(call, sent, translator.stream(ctx, call.body), usage, charge);
+        }
+        // decode and map the answer, then settle before it is sent.
+        const answer = await readJsonObject(sent);
+        usage.fromAnswer(answer);
+        usage.counts();
+        const mapped = translator.response(answer, ctx);
+        await settleFromUsage(charge, sent.route, usage, call.req.log);
+        return mapped;
+      } catch (err) {
+        // An answer arrived (or the client left the upstream working): the upstream did the work.
+        await settleAfterFailure(charge, true);
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// The decode stage: what the upstream answered, checked against what the operation declared (a JSON object, or an event stream).
+import { GatewayError } from '../errors.js';
+import { upstreamTransportError } from '../engine/upstream.js';
+import { deadlineError, type Sent } from './send.js';
+import { upstreamMalformed } from './usage.js';
+
+export const isEventStream = (sent: Sent) => String(sent.response.headers['content-type'] ?? '').toLowerCase().includes('text/event-stream');
+
+/** Turns a failure while reading an upstream body into the gateway's error: timeout, deadline, malformed or unreachable. */
+export function readFailure(err: unknown, sent: Sent): Error {
+  if (sent.timedOut()) return deadlineError(sent.route);
+  if (err instanceof GatewayError) return err;
+  if (err instanceof SyntaxError) return upstreamMalformed(sent.route.channel.id, 'its body is not JSON');
+  return upstreamTransportError(err, sent.route.channel.id);
+}
+
+/** The upstream's JSON answer, which must be an object (an array or a scalar is malformed, never passed on reshaped). */
+export async function readJsonObject(sent: Sent): Promise<Record<string, unknown>> {
+  if (isEventStream(sent)) {
+    await sent.response.body.dump().catch(() => undefined);
+    throw upstreamMalformed(sent.route.channel.id, 'it answered an event stream where JSON was expected');
+  }
+  let answer: unknown;
+  try {
+    answer = await sent.response.body.json();
+  } catch (err) {
+    throw readFailure(err, sent);
+  }
+  if (!answer || typeof answer !== 'object' || Array.isArray(answer)) throw upstreamMalformed(sent.route.channel.id, `its answer is ${Array.isArray(answer) ? 'an array' : 'not a JSON object'}`);
+  return answer as Record<string, unknown>;
+}
+
+/** Checks a streamed answer is one before anything is sent to the client. */
+export async function expectEventStream(sent: Sent): Promise<void> {
+  if (isEventStream(sent)) return;
+  await sent.response.body.dump().catch(() => undefined);
+  throw upstreamMalformed(sent.route.channel.id, 'it answered plain JSON where an event stream was asked for');
+}

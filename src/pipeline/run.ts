@@ -1,0 +1,41 @@
+// The one path every billed upstream call takes: resolve -> inputs -> estimate -> reserve -> execute; the Charge closes last.
+import type { RouteHandler } from '../endpoints/types.js';
+import type { Services } from '../services.js';
+import { openCall } from './call.js';
+import { chatDialect } from './chat.js';
+import type { Dialect } from './dialect.js';
+import { evaluateDialect } from './evaluate.js';
+import { reserve } from './reserve.js';
+
+export interface PipelineEndpoint {
+  /** The client dialect of the endpoint's requests and answers. */
+  dialect: 'openai-chat' | 'anthropic-messages' | 'evaluate';
+  /** The protocol operation the endpoint calls. */
+  operation: string;
+}
+
+function dialectFor(endpoint: PipelineEndpoint): Dialect<any> {
+  return endpoint.dialect === 'evaluate' ? evaluateDialect(endpoint.operation) : chatDialect(endpoint.operation);
+}
+
+/** A route handler that runs `endpoint`'s requests through the pipeline. Handlers hold no billing of their own. */
+export function pipelineHandler(services: Services, endpoint: PipelineEndpoint): RouteHandler {
+  const dialect = dialectFor(endpoint);
+  return async (req, reply) => {
+    const call = openCall(services, req, reply, endpoint.dialect);
+    try {
+      const plan = dialect.resolve(call);
+      await dialect.inputs?.(call, plan);
+      const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan));
+      try {
+        const answer = await dialect.execute(call, plan, charge);
+        return reply.sent ? undefined : answer;
+      } finally {
+        // Released unless settled: every exit, thrown or returned, ends the charge exactly once.
+        await charge.close();
+      }
+    } finally {
+      call.dispose();
+    }
+  };
+}

@@ -1,0 +1,75 @@
+// The send stage: encode the mapped document as the operation declares, send it under an overall deadline, fall back in order.
+import { FormData } from 'undici';
+import type { ModelRoute, OperationConfig } from '../config/types.js';
+import { UpstreamError } from '../errors.js';
+import type { UpstreamResponse } from '../engine/upstream.js';
+import type { Call } from './call.js';
+
+export interface Outgoing {
+  operation: string;
+  /** The mapped request document (absent for `encoding: none`). */
+  document?: unknown;
+  /** Values for the operation's path besides `model` (e.g. an upstream task id). */
+  pathScope?: Record<string, unknown>;
+}
+
+export interface Sent {
+  route: ModelRoute;
+  response: UpstreamResponse;
+  operation: OperationConfig;
+  /** Aborts at the client's hang-up or the operation's deadline, whichever comes first; also ends the body stream. */
+  signal: AbortSignal;
+  /** True when the deadline, not the client, ended the call. */
+  timedOut(): boolean;
+}
+
+/** Multipart fields from a mapped document: Blobs become file parts, arrays repeat their field, objects travel as JSON. */
+export function toFormData(document: unknown): FormData {
+  const form = new FormData();
+  const append = (name: string, value: unknown) => {
+    if (value === undefined || value === null) return;
+    if (value instanceof Blob) form.append(name, value, (value as File).name ?? name);
+    else if (typeof value === 'object') form.append(name, JSON.stringify(value));
+    else form.append(name, String(value));
+  };
+  for (const [name, value] of Object.entries((document ?? {}) as Record<string, unknown>)) {
+    if (Array.isArray(value) && value.some((v) => v instanceof Blob)) for (const item of value) append(name, item);
+    else append(name, value);
+  }
+  return form;
+}
+
+function encode(op: OperationConfig, document: unknown): { body?: string | FormData; headers: Record<string, string> } {
+  switch (op.encoding) {
+    case 'none':
+      return { headers: {} };
+    case 'multipart':
+      // undici sets the multipart content-type with its boundary.
+      return { body: toFormData(document), headers: {} };
+    default:
+      return { body: JSON.stringify(document), headers: { 'content-type': 'application/json' } };
+  }
+}
+
+export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "${route.channel.id}" did not finish within its deadline`, 504, 'upstream_timeout');
+
+/**
+ * Sends to the first route that answers. Only failures before any answer (unreachable, 5xx, 429) move on to
+ * the next route of a fallback group; the deadline covers the whole call, body and stream included.
+ */
+export async function send(call: Call, routes: readonly ModelRoute[], build: (route: ModelRoute) => Outgoing): Promise<Sent> {
+  let operation!: OperationConfig;
+  let deadline!: AbortSignal;
+  let signal!: AbortSignal;
+  const { route, response } = await call.services.upstreams.sendFirst(routes, (route) => {
+    const outgoing = build(route);
+    operation = route.protocol.operations[outgoing.operation];
+    deadline = AbortSignal.timeout(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
+    signal = AbortSignal.any([call.signal, deadline]);
+    const { body, headers } = operation ? encode(operation, outgoing.document) : { body: undefined, headers: {} };
+    return { operation: outgoing.operation, body, headers, pathScope: outgoing.pathScope, signal };
+  }).catch((err) => {
+    throw deadline?.aborted && !call.signal.aborted ? deadlineError(routes[0]) : err;
+  });
+  return { route, response, operation, signal, timedOut: () => deadline.aborted && !call.signal.aborted };
+}

@@ -1,0 +1,31 @@
+// The settle stage: usage mapped once per operation becomes the charge. No final usage: the reservation. Never more than it.
+import type { FastifyBaseLogger } from 'fastify';
+import { tokenCostMicros } from '../billing/cost.js';
+import type { Charge } from '../billing/meter.js';
+import type { ModelRoute } from '../config/types.js';
+import type { UsageReader } from './usage.js';
+
+/** Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. */
+export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: FastifyBaseLogger): Promise<void> {
+  let counts;
+  try {
+    counts = usage.final ? usage.counts() : undefined;
+  } catch {
+    counts = undefined;
+  }
+  if (!counts) {
+    log.warn({ channel: route.channel.id, final: usage.final }, 'upstream reported no final usage; charging the reserved worst case');
+    await charge.settleReserved();
+    return;
+  }
+  const outcome = await charge.settle({ costMicros: tokenCostMicros(route.model.price, counts), ...counts, route });
+  if (outcome.overageMicros > 0) {
+    log.warn({ channel: route.channel.id, model: route.model.id, overageMicros: outcome.overageMicros, reservedMicros: charge.ref.amountMicros }, 'upstream usage cost more than the reservation; charged the reservation');
+  }
+}
+
+/** Ends a charge after a failure: work the upstream did (an answer arrived, or the client left it working) is charged the reservation. */
+export async function settleAfterFailure(charge: Charge, upstreamWorked: boolean): Promise<void> {
+  if (charge.ended) return;
+  await (upstreamWorked ? charge.settleReserved() : charge.release());
+}

@@ -1,0 +1,67 @@
+// Relays an upstream event stream to the client event by event, reading usage as it passes; the response always ends.
+import { GatewayError, internalError } from '../errors.js';
+import { readSse, sseFrame, writeFrames, type SseEvent } from '../engine/sse.js';
+import type { StreamMapper } from '../engine/translator.js';
+import type { Charge } from '../billing/meter.js';
+import type { Call } from './call.js';
+import { readFailure } from './decode.js';
+import type { Sent } from './send.js';
+import { settleFromUsage } from './settle.js';
+import type { UsageReader } from './usage.js';
+import { upstreamMalformed } from './usage.js';
+
+/** Parses an event's data at most once, whoever asks first (the usage reader or the mapper). */
+function parserFor(event: SseEvent, channel: string): () => unknown {
+  let parsed: { value: unknown } | undefined;
+  return () => {
+    if (!parsed) {
+      try {
+        parsed = { value: JSON.parse(event.data) };
+      } catch {
+        throw upstreamMalformed(channel, 'a stream event is not JSON');
+      }
+    }
+    return parsed.value;
+  };
+}
+
+export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge): Promise<void> {
+  const { reply, req } = call;
+  const channel = sent.route.channel.id;
+  const res = reply.raw;
+  reply.hijack();
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-request-id': req.id,
+  });
+  res.flushHeaders();
+  try {
+    for await (const event of readSse(sent.response.body)) {
+      if (call.signal.aborted) break;
+      const parse = parserFor(event, channel);
+      usage.fromEvent(event, parse);
+      // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
+      usage.counts();
+      await writeFrames(res, mapper.push(event, parse).map(sseFrame));
+    }
+    if (!call.signal.aborted) await writeFrames(res, mapper.end().map(sseFrame));
+  } catch (err) {
+    if (!call.signal.aborted) {
+      const failure = readFailure(err, sent);
+      const error = failure instanceof GatewayError ? failure : internalError(failure);
+      req.log.warn({ err, channel }, 'upstream stream failed');
+      await writeFrames(res, mapper.fail(error).map(sseFrame)).catch(() => undefined);
+    }
+    sent.response.body.destroy();
+  } finally {
+    // Nothing in settlement may keep the response from ending.
+    try {
+      await settleFromUsage(charge, sent.route, usage, req.log);
+    } catch (err) {
+      req.log.error({ err }, 'settling a stream failed');
+    }
+    if (!res.writableEnded) res.end();
+  }
+}

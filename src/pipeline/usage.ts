@@ -1,0 +1,119 @@
+// Reads usage the one way a protocol operation declares it (JSON answer or SSE events), validates it, and knows when it is final.
+import type { TokenUsage } from '../billing/cost.js';
+import type { LoadedConfig, UsageSpec } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { SseEvent } from '../engine/sse.js';
+import { renderer, type Renderer } from '../engine/translate/render.js';
+
+export function upstreamMalformed(channel: string, detail: string): GatewayError {
+  return new GatewayError('upstream_malformed', 502, 'upstream_error', `channel "${channel}" sent a malformed answer: ${detail}`);
+}
+
+/** Follows a dot path (`message.usage`) into parsed JSON. */
+function at(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/** A mapped count: null when not reported, a count, or a list of counts (null entries skipped) added up. */
+function readCount(value: unknown, name: string, channel: string): number | null {
+  if (value === null || value === undefined) return null;
+  const parts = Array.isArray(value) ? value.filter((v) => v !== null && v !== undefined) : [value];
+  if (Array.isArray(value) && parts.length === 0) return null;
+  let sum = 0;
+  for (const part of parts) {
+    if (!isCount(part)) throw upstreamMalformed(channel, `usage ${name} is ${JSON.stringify(part)?.slice(0, 40)}, not a non-negative integer`);
+    sum += part;
+  }
+  return sum;
+}
+
+interface CompiledSpec {
+  from?: string[];
+  events: Map<string, { from: string[]; key: string; final: boolean }>;
+  tokens: Renderer;
+}
+
+const compiled = new WeakMap<UsageSpec, CompiledSpec>();
+
+function compile(config: LoadedConfig, spec: UsageSpec, where: string): CompiledSpec {
+  let c = compiled.get(spec);
+  if (!c) {
+    const events = new Map(
+      Object.entries(spec.events ?? {}).map(([name, e]) => {
+        const from = e.from.split('.');
+        return [name, { from, key: `"${from[from.length - 1]}"`, final: e.final }];
+      }),
+    );
+    c = { from: spec.from?.split('.'), events, tokens: renderer(config, spec.tokens, `${where}/usage/tokens`) };
+    compiled.set(spec, c);
+  }
+  return c;
+}
+
+/** Usage of one upstream call as it arrives. `counts()` throws upstream_malformed for counts that are not counts. */
+export class UsageReader {
+  private raw: Record<string, unknown> | undefined;
+  private normalised: TokenUsage | undefined;
+  private isFinal = false;
+  private readonly spec: CompiledSpec | undefined;
+
+  constructor(
+    config: LoadedConfig,
+    spec: UsageSpec | undefined,
+    where: string,
+    private readonly channel: string,
+  ) {
+    this.spec = spec && compile(config, spec, where);
+  }
+
+  /** Usage is final: the answer carried it, or the protocol's final usage event arrived. */
+  get final(): boolean {
+    return this.isFinal;
+  }
+
+  fromAnswer(answer: unknown): void {
+    if (!this.spec?.from) return;
+    const raw = at(answer, this.spec.from);
+    if (raw && typeof raw === 'object') {
+      this.merge(raw as Record<string, unknown>);
+      this.isFinal = true;
+    }
+  }
+
+  /** Reads an upstream event's usage, parsing its data only when the event may carry usage. */
+  fromEvent(event: SseEvent, parse: () => unknown): void {
+    const where = this.spec?.events.get(event.event ?? 'message');
+    if (!where || !event.data.includes(where.key)) return;
+    const raw = at(parse(), where.from);
+    if (!raw || typeof raw !== 'object') return;
+    this.merge(raw as Record<string, unknown>);
+    if (where.final) this.isFinal = true;
+  }
+
+  /** Token counts reported so far, or undefined when the upstream reported none. */
+  counts(): TokenUsage | undefined {
+    if (!this.raw || !this.spec) return undefined;
+    if (this.normalised) return this.normalised;
+    const mapped = this.spec.tokens({ usage: this.raw }) as Record<string, unknown> | null;
+    const input = readCount(mapped?.inputTokens, 'inputTokens', this.channel);
+    const output = readCount(mapped?.outputTokens, 'outputTokens', this.channel);
+    if (input === null && output === null) return undefined;
+    const cached = readCount(mapped?.cachedInputTokens, 'cachedInputTokens', this.channel) ?? 0;
+    this.normalised = { inputTokens: input ?? 0, outputTokens: output ?? 0, cachedInputTokens: Math.min(cached, input ?? 0) };
+    return this.normalised;
+  }
+
+  private merge(usage: Record<string, unknown>) {
+    this.raw ??= {};
+    // Counters arrive in several events (input at the start, output at the end); later present values win.
+    for (const [name, value] of Object.entries(usage)) if (value !== null && value !== undefined) this.raw[name] = value;
+    this.normalised = undefined;
+  }
+}
