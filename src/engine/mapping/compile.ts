@@ -19,6 +19,8 @@ export interface MappingProblem {
 export interface Verification {
   verify: boolean;
   mismatches: string[];
+  /** Benchmarks only: every leaf is evaluated by liquidjs's evalValueSync alone. */
+  interpret?: boolean;
 }
 
 export interface CompiledMapping {
@@ -112,10 +114,14 @@ class TreeCompiler {
     const locals = scope.visible();
     const { verification } = this;
     const liquid = this.exprs.liquid;
-    return (f) => {
-      if (!verification.verify) return expr(f);
+    const scopeOf = (f: Frame) => {
       const env: Record<string, unknown> = { ...f.env };
       for (const [name, slot] of locals) env[name] = f.slots[slot];
+      return env;
+    };
+    return (f) => {
+      if (!verification.verify) return verification.interpret ? liquid.evalValueSync(source, scopeOf(f)) : expr(f);
+      const env = scopeOf(f);
       let got: unknown;
       let want: unknown;
       let gotError: unknown;

@@ -44,9 +44,21 @@ export class ExpressionCompiler {
       const slow = run(op);
       return (l, r) => (isPrimitive(l) && isPrimitive(r) ? js(l, r) : slow(l, r));
     };
+    // `x == nil` is the most common test in a mapping: for anything but a drop or a comparable it is `x` being null or undefined.
+    const nil = (new Tokenizer('nil').readValue() as { content?: unknown }).content;
+    const plain = (v: unknown) => isPrimitive(v) || (!(v instanceof Drop) && typeof (v as { equals?: unknown }).equals !== 'function');
+    const equality = (negate: boolean): Operator => {
+      const slow = run(negate ? '!=' : '==');
+      return (l, r) => {
+        if (isPrimitive(l) && isPrimitive(r)) return (l === r) !== negate;
+        if (r === nil && plain(l)) return (l === null || l === undefined) !== negate;
+        if (l === nil && plain(r)) return (r === null || r === undefined) !== negate;
+        return slow(l, r);
+      };
+    };
     this.operators = {
-      '==': prim('==', (l, r) => l === r),
-      '!=': prim('!=', (l, r) => l !== r),
+      '==': equality(false),
+      '!=': equality(true),
       '<': prim('<', (l, r) => (l as number) < (r as number)),
       '>': prim('>', (l, r) => (l as number) > (r as number)),
       '<=': prim('<=', (l, r) => (l as number) <= (r as number)),
@@ -65,11 +77,28 @@ export class ExpressionCompiler {
   /** `obj[key]` as Liquid reads it (`size`, `first`, `last`, drops); plain JSON data takes a direct path. */
   read(obj: unknown, key: unknown): unknown {
     if (obj === null || obj === undefined) return obj;
-    if (typeof key === 'string' && typeof obj === 'object' && key !== 'size' && key !== 'first' && key !== 'last' && !(obj instanceof Drop) && typeof (obj as { toLiquid?: unknown }).toLiquid !== 'function') {
-      const value = !this.ownPropertyOnly || hasOwn.call(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
-      if (typeof value !== 'function') return value;
+    if (typeof obj === 'object') {
+      // Parsed JSON (plain objects and arrays, no drops, no functions) is read directly; everything else as liquidjs reads it.
+      const proto = Object.getPrototypeOf(obj);
+      if (proto === Array.prototype) {
+        const list = obj as unknown[];
+        if (typeof key === 'number') return this.element(list, key < 0 ? list.length + key : key);
+        if (key === 'size') return list.length;
+        if (key === 'first') return this.element(list, 0);
+        if (key === 'last') return this.element(list, list.length - 1);
+      } else if ((proto === Object.prototype || proto === null) && typeof key === 'string') {
+        const value = !this.ownPropertyOnly || hasOwn.call(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
+        if (value === undefined && key === 'size') return Object.keys(obj).length;
+        if (typeof value !== 'function') return value;
+      }
+    } else if (typeof obj === 'string' && (key === 'size' || key === 'first' || key === 'last')) {
+      return key === 'size' ? obj.length : undefined;
     }
     return toValueSync(this.context.readProperty(obj, key as string));
+  }
+
+  private element(list: unknown[], index: number): unknown {
+    return this.ownPropertyOnly && !hasOwn.call(list, index) ? undefined : list[index];
   }
 
   /**
