@@ -36,6 +36,15 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ],
     ['liquid-syntax', [`${fixtures}/liquid-syntax/channels/protocols/bad-liquid.yaml:5:11 /operations/chat/path Liquid template: output "{{ model | json " not closed`]],
     ['unknown-filter', [`${fixtures}/unknown-filter/channels/protocols/bad-filter.yaml:5:11 /operations/chat/path Liquid template: undefined filter: shout`]],
+    [
+      'mapping-leaf',
+      [
+        `${fixtures}/mapping-leaf/channels/protocols/openai-chat.yaml:90:94 /translations/anthropic-messages/request/messages/$concat/1/concat/else/else/$concat/1/in/then/0/content/do/when/image/image_url/url unknown filter "image_uri"`,
+        `${fixtures}/mapping-leaf/channels/protocols/openai-chat.yaml:99:14 /translations/anthropic-messages/request/user Liquid tags ({% %}) are not allowed in a mapping: use $if, $for, $case or $let`,
+        `${fixtures}/mapping-leaf/channels/protocols/openai-chat.yaml:197:31 /translations/anthropic-messages/stream/encode/delta/0/data/delta/$if expected "|" before filter`,
+      ],
+    ],
+    ['mapping-fixture', [`${fixtures}/mapping-fixture/channels/protocols/tests/judge.yaml:14:7 /cases/1/out/answers "answers are read from the upstream body" renders null at /answers where the fixture expects {"q1":{"type":"noul","noul":0.5}}`]],
     ['mixed-currency', [`${fixtures}/mixed-currency/channels/b-eur.yaml:7:24 /models/0/price/currency model "m2" is priced in EUR, but ${fixtures}/mixed-currency/channels/a-usd.yaml model "m1" is priced in USD; spending caps and totals use one currency`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
   ];

@@ -202,7 +202,13 @@ export function runMappingFixtures(config: { templates: TemplateSet }, protocols
       : [{ pointer: '/protocol', message: `unknown protocol "${file.protocol}"` }];
     if (!failures.length) continue;
     const source = readYamlSource(file.path);
-    for (const f of failures) problems.push(`${source.locate(f.pointer)} ${f.pointer} ${f.message}`);
+    for (const f of failures) {
+      // A member is shown at its key, a list item at the item.
+      const cut = f.pointer.lastIndexOf('/');
+      const key = f.pointer.slice(cut + 1).replace(/~1/g, '/').replace(/~0/g, '~');
+      const at = /^\d+$/.test(key) ? source.locate(f.pointer) : source.locate(f.pointer.slice(0, cut), key);
+      problems.push(`${at} ${f.pointer} ${f.message}`);
+    }
   }
   return problems;
 }
