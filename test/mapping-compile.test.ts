@@ -264,3 +264,21 @@ describe('mapping errors name their own file:line:col and pointer', () => {
     expect(problemsOf('m:\n  a: "{{ body.a | nope }}"\n  b: "{{ nobody }}"\n')).toHaveLength(2);
   });
 });
+
+describe('text templates', () => {
+  const scopes = [{ credential: 'sk-1', model: 'gpt', n: 2, list: ['a', 'b'] }, { credential: null, model: 'a/b' }, {}];
+  const sources = ['Bearer {{ credential }}', '/models/{{ model }}:generate', '/chat/completions', '{{ n | plus: 1 }}-{{ list }}-{{- model -}} x', '{% if credential %}Bearer {{ credential }}{% endif %}'];
+
+  it('render as liquidjs renderSync does, compiled or not', () => {
+    templates.verify = true;
+    try {
+      for (const source of sources) {
+        const template = templates.compile(source);
+        for (const scope of scopes) expect(template.render(scope)).toBe(template.interpret(scope));
+      }
+      expect(templates.verification.mismatches).toEqual([]);
+    } finally {
+      templates.verify = false;
+    }
+  });
+});

@@ -4,8 +4,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Liquid, type Template } from 'liquidjs';
 import { compileMapping, type CompiledMapping, type MappingProblem, type Verification } from './mapping/compile.js';
-import { ExpressionCompiler } from './mapping/expression.js';
+import { ExpressionCompiler, type Expr } from './mapping/expression.js';
 import { locateProblems } from './mapping/positions.js';
+import { scan, stringify } from './mapping/text.js';
 
 export type FilterFn = (value: unknown, ...args: unknown[]) => unknown;
 
@@ -29,15 +30,35 @@ export async function loadFilters(liquid: Liquid): Promise<string[]> {
   return names;
 }
 
-/** A text template (a prompt, a header value, a path): rendered by liquidjs's public renderSync. */
+/**
+ * A text template (a prompt, a header value, a path), rendered by liquidjs's public renderSync. One without tags
+ * (`Bearer {{ credential }}`, rendered for every upstream call) runs as compiled leaves instead, checked against
+ * renderSync when verification is on.
+ */
 export class TextTemplate {
   constructor(
     private readonly liquid: Liquid,
     readonly source: string,
     private readonly parsed: Template[],
+    private readonly compiled: ((scope: object) => string) | undefined,
+    private readonly verification: Verification,
   ) {}
 
   render(scope: object): string {
+    if (!this.compiled) return this.interpret(scope);
+    const text = this.compiled(scope);
+    if (this.verification.verify) {
+      const expected = this.interpret(scope);
+      if (text !== expected) {
+        const message = `text template ${JSON.stringify(this.source.slice(0, 60))}: compiled ${JSON.stringify(text)}, liquidjs ${JSON.stringify(expected)}`;
+        this.verification.mismatches.push(message);
+        throw new Error(`template differs from liquidjs: ${message}`);
+      }
+    }
+    return text;
+  }
+
+  interpret(scope: object): string {
     return this.liquid.renderSync(this.parsed, scope) as string;
   }
 }
@@ -67,10 +88,32 @@ export class TemplateSet {
   compile(source: string): TextTemplate {
     let template = this.texts.get(source);
     if (!template) {
-      template = new TextTemplate(this.liquid, source, this.liquid.parse(source));
+      const parsed = this.liquid.parse(source);
+      template = new TextTemplate(this.liquid, source, parsed, this.interpolation(source), this.verification);
       this.texts.set(source, template);
     }
     return template;
+  }
+
+  /** Text and `{{ }}` only, as compiled leaves; undefined (renderSync) for tags or any form the leaf compiler refuses. */
+  private interpolation(source: string): ((scope: object) => string) | undefined {
+    if (source.includes('{%')) return undefined;
+    const parts: (string | Expr)[] = [];
+    try {
+      for (const piece of scan(this.liquid, source)) parts.push('text' in piece ? piece.text : this.expressions.compile(source, piece.begin, piece.end, { slot: () => undefined, roots: undefined }));
+    } catch {
+      return undefined;
+    }
+    if (parts.every((p) => typeof p === 'string')) {
+      const text = parts.join('');
+      return () => text;
+    }
+    return (scope) => {
+      const frame = { env: scope as Record<string, unknown>, slots: [] };
+      let out = '';
+      for (const part of parts) out += typeof part === 'string' ? part : stringify(part(frame));
+      return out;
+    };
   }
 
   get(source: string): TextTemplate {

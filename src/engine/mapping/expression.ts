@@ -15,10 +15,10 @@ export class MappingSyntaxError extends Error {
   }
 }
 
-/** Where a leaf's root names resolve: local bindings (by slot), then the mapping's declared scope. */
+/** Where a leaf's root names resolve: local bindings (by slot), then the mapping's declared scope (any name when undefined). */
 export interface Names {
   slot(name: string): number | undefined;
-  roots: readonly string[];
+  roots: readonly string[] | undefined;
 }
 
 type Operator = (l: unknown, r: unknown) => unknown;
@@ -208,7 +208,7 @@ export class ExpressionCompiler {
   private root(name: string, at: number, names: Names): Expr {
     const slot = names.slot(name);
     if (slot !== undefined) return (f) => f.slots[slot];
-    if (!names.roots.includes(name)) {
+    if (names.roots && !names.roots.includes(name)) {
       throw new MappingSyntaxError(`unknown variable "${name}" (this mapping's scope: ${names.roots.join(', ') || 'none'})`, at);
     }
     return (f) => this.read(f.env, name);

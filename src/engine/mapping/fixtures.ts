@@ -1,6 +1,6 @@
 // Runs the mapping fixtures (channels/protocols/tests/*.yaml: input and expected output) against the compiled mappings.
 // The loader runs them at every start, so a mapping that cannot render its own fixtures is a config error at the case.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { renderCost, tokenCostMicros } from '../../billing/cost.js';
@@ -47,12 +47,23 @@ export const FIXTURE_CONTEXT = {
   price: { currency: 'USD', inputPerMillion: 1, outputPerMillion: 2, cachedInputPerMillion: 0.5 },
 };
 
+/** Parsed fixture files by path: parsing YAML is most of what running the fixtures costs, and a reload reads them again. */
+const parsed = new Map<string, { mtimeMs: number; size: number; file: FixtureFile }>();
+
 export function readFixtureFiles(dir: string): FixtureFile[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
-    .map((f) => ({ path: join(dir, f), ...(parse(readFileSync(join(dir, f), 'utf8')) as Omit<FixtureFile, 'path'>) }));
+    .map((f) => {
+      const path = join(dir, f);
+      const { mtimeMs, size } = statSync(path);
+      const cached = parsed.get(path);
+      if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.file;
+      const file = { path, ...(parse(readFileSync(path, 'utf8')) as Omit<FixtureFile, 'path'>) };
+      parsed.set(path, { mtimeMs, size, file });
+      return file;
+    });
 }
 
 export const kindOf = (c: FixtureCase): CaseKind => (c.request ? 'request' : c.response ? 'response' : c.stream ? 'stream' : 'mapping');
