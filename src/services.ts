@@ -3,13 +3,15 @@ import Keyv from 'keyv';
 import type { LoadedConfig } from './config/types.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor } from './config/load.js';
-import { openSqlite, type Db, type OpenedDatabase } from './store/database.js';
+import type { Db, OpenedDatabase } from './store/database.js';
+import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams } from './engine/upstream.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
+import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
@@ -46,9 +48,8 @@ export interface ServiceOverrides {
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
-  const storage = config.gateway.storage;
   const dataPath = dataPathFor(config);
-  const database = overrides.database ?? (await openSqlite(dataPath(storage.database.path)));
+  const database = overrides.database ?? (await openConfiguredDatabase(config));
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
@@ -82,8 +83,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
 }
 
 function spendStoreFor(database: OpenedDatabase): SpendStore {
-  if (!database.sqlite) throw new Error('spending caps need a spend store for this database driver; only sqlite has one so far');
-  return createSqliteSpendStore(database.sqlite);
+  return database.sqlite ? createSqliteSpendStore(database.sqlite) : createPostgresSpendStore(database.db);
 }
 
 async function createCache(config: LoadedConfig): Promise<Keyv> {

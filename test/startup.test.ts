@@ -62,7 +62,7 @@ describe('npm start', () => {
     const second = await startProcess('src/main.ts', env, /listening at/i);
     expect(second.lines.some((l) => l.includes('first start'))).toBe(false);
     second.child.kill('SIGTERM');
-  });
+  }, 90_000); // several cold tsx processes, one after another
 
   it('refuses to start on a broken config, printing the error with its position', async () => {
     const child = spawn(tsx, ['src/main.ts', '--config', 'test/fixtures/config-errors/unknown-field/config.yaml'], { cwd: repoRoot });
@@ -93,5 +93,5 @@ describe('npm run admin', () => {
     const bad = await admin('key', 'create', '--workspace', 'acme', '--scopes', 'everything').catch((e) => e);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('unknown scope(s) everything');
-  });
+  }, 90_000); // several cold tsx processes, one after another
 });

@@ -3,9 +3,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { dataPathFor, loadConfig, resolveConfigPath } from '../config/load.js';
+import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { ConfigError, GatewayError } from '../errors.js';
-import { openSqlite } from '../store/database.js';
+import { openConfiguredDatabase } from '../store/open.js';
 import type { AdminCommand } from './admin/command.js';
 
 const commandsDir = join(import.meta.dirname, 'admin');
@@ -36,7 +36,7 @@ async function main() {
   const rest = argv.slice(argv.indexOf(words[depth - 1]) + 1);
   const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, config: { type: 'string' } }, allowPositionals: true, strict: true });
   const config = await loadConfig(resolveConfigPath(values.config ? ['--config', String(values.config)] : []));
-  const database = await openSqlite(dataPathFor(config)(config.gateway.storage.database.path));
+  const database = await openConfiguredDatabase(config);
   try {
     await command.run({ db: database.db, config, values: values as Record<string, string | boolean | undefined>, positionals, print: (line) => console.log(line) });
   } finally {

@@ -100,7 +100,7 @@ export interface GatewayConfig {
   server: { host: string; port: number; logLevel: string; publicUrl: string; bodyLimitBytes: number };
   storage: {
     dataDir: string;
-    database: { driver: 'sqlite' | 'postgres'; path: string; url?: string };
+    database: { driver: 'sqlite' | 'postgres'; path: string; url?: string; schema?: string };
     blobs: { driver: 'local' | 's3'; path: string; endpoint?: string; region?: string; bucket?: string; accessKey?: string; secretKey?: string; useSSL?: boolean; pathStyle?: boolean };
     cache: { driver: 'memory' | 'redis'; url?: string };
   };

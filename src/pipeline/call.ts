@@ -14,9 +14,15 @@ export interface Call {
   body: Record<string, unknown>;
   /** Size of the whole request body: every byte counts toward the input estimate. */
   bodyBytes: number;
-  /** Aborts when the client hangs up before its answer is complete. */
+  /** Aborts when the client hangs up before its answer is complete, or when the call's deadline passes. */
   signal: AbortSignal;
-  /** Stops listening for the client hanging up. */
+  /** True once the client hung up (as opposed to the deadline passing). */
+  readonly clientGone: boolean;
+  /** True once the deadline passed. */
+  readonly timedOut: boolean;
+  /** Starts the overall deadline of the upstream work, once: later calls keep the first deadline. */
+  startDeadline(ms: number): void;
+  /** Stops listening for the client hanging up, and stops the deadline. */
   dispose(): void;
 }
 
@@ -24,8 +30,13 @@ export function openCall(services: Services, req: FastifyRequest, reply: Fastify
   const body = (req.body ?? {}) as Record<string, unknown>;
   const declared = Number(req.headers['content-length']);
   const abort = new AbortController();
+  let clientGone = false;
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
   const onClose = () => {
-    if (!reply.raw.writableFinished) abort.abort();
+    if (reply.raw.writableFinished) return;
+    clientGone = true;
+    abort.abort();
   };
   reply.raw.on('close', onClose);
   return {
@@ -37,6 +48,21 @@ export function openCall(services: Services, req: FastifyRequest, reply: Fastify
     body,
     bodyBytes: Number.isSafeInteger(declared) && declared > 0 ? declared : jsonBytes(body),
     signal: abort.signal,
-    dispose: () => reply.raw.off('close', onClose),
+    get clientGone() {
+      return clientGone;
+    },
+    get timedOut() {
+      return timedOut;
+    },
+    startDeadline(ms) {
+      timer ??= setTimeout(() => {
+        timedOut = !clientGone;
+        abort.abort();
+      }, ms);
+    },
+    dispose: () => {
+      reply.raw.off('close', onClose);
+      clearTimeout(timer);
+    },
   };
 }

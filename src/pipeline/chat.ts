@@ -41,22 +41,25 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
     estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes),
     async execute(call, plan, charge: Charge) {
       let usage: UsageReader | undefined;
-      // map request (translation refusals are 400s before anything is sent) ...
-      const documents = new Map(plan.routes.map((route) => [route, plan.translators.get(route)!.request(call.body, contextFor(call, route, () => usage))]));
+      const documents = new Map<ModelRoute, Record<string, unknown>>();
       let sent: Sent;
       try {
-        // ... and send.
-        sent = await send(call, plan.routes, (route) => ({ operation: plan.translators.get(route)!.operation, document: documents.get(route) }));
+        // map request, route by route as the send stage reaches it (a translation refusal is a 400 before anything is sent), and send.
+        sent = await send(call, plan.routes, (route) => {
+          const translator = plan.translators.get(route)!;
+          documents.set(route, translator.request(call.body, contextFor(call, route, () => usage)));
+          return { operation: translator.operation, document: documents.get(route) };
+        });
       } catch (err) {
         // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
-        await settleAfterFailure(charge, call.signal.aborted);
+        await settleAfterFailure(charge, call.clientGone);
         throw err;
       }
       const translator = plan.translators.get(sent.route)!;
       usage = readerFor(call, sent, translator.operation);
       const ctx = contextFor(call, sent.route, () => usage);
       const streamFlag = sent.operation.streamFlag;
-      const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && (documents.get(sent.route) as Record<string, unknown>)[streamFlag] === true);
+      const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && documents.get(sent.route)![streamFlag] === true);
       try {
         if (streaming) {
           await expectEventStream(sent);

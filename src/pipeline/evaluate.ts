@@ -96,13 +96,13 @@ export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
             ? await runNative(ctx)
             : await runLogprobs(ctx, { threshold: overrides.labelMassThreshold ?? settings.labelMassThreshold, concurrency: overrides.concurrency ?? settings.concurrency });
       } catch (err) {
-        await settleAfterFailure(charge, call.signal.aborted || spent.unmetered);
+        await settleAfterFailure(charge, call.clientGone || spent.unmetered);
         throw err;
       }
 
       let costMicros = tokenCostMicros(route.model.price, spent.usage);
       // Tokens spent upstream are charged even when a question failed and the request fails with it.
-      if (spent.unmetered || call.signal.aborted) costMicros = (await charge.settleReserved()).chargedMicros;
+      if (spent.unmetered || call.clientGone) costMicros = (await charge.settleReserved()).chargedMicros;
       else if (spent.answered) costMicros = (await charge.settle({ costMicros, ...spent.usage, route })).chargedMicros;
       else await charge.release();
       if (result.error) throw result.error;

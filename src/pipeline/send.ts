@@ -17,8 +17,6 @@ export interface Sent {
   route: ModelRoute;
   response: UpstreamResponse;
   operation: OperationConfig;
-  /** Aborts at the client's hang-up or the operation's deadline, whichever comes first; also ends the body stream. */
-  signal: AbortSignal;
   /** True when the deadline, not the client, ended the call. */
   timedOut(): boolean;
 }
@@ -55,21 +53,20 @@ export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "
 
 /**
  * Sends to the first route that answers. Only failures before any answer (unreachable, 5xx, 429) move on to
- * the next route of a fallback group; the deadline covers the whole call, body and stream included.
+ * the next route of a fallback group; the deadline, started at the first send, covers the whole call, body and stream included.
  */
 export async function send(call: Call, routes: readonly ModelRoute[], build: (route: ModelRoute) => Outgoing): Promise<Sent> {
   let operation!: OperationConfig;
-  let deadline!: AbortSignal;
-  let signal!: AbortSignal;
-  const { route, response } = await call.services.upstreams.sendFirst(routes, (route) => {
-    const outgoing = build(route);
-    operation = route.protocol.operations[outgoing.operation];
-    deadline = AbortSignal.timeout(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
-    signal = AbortSignal.any([call.signal, deadline]);
-    const { body, headers } = operation ? encode(operation, outgoing.document) : { body: undefined, headers: {} };
-    return { operation: outgoing.operation, body, headers, pathScope: outgoing.pathScope, signal };
-  }).catch((err) => {
-    throw deadline?.aborted && !call.signal.aborted ? deadlineError(routes[0]) : err;
-  });
-  return { route, response, operation, signal, timedOut: () => deadline.aborted && !call.signal.aborted };
+  const { route, response } = await call.services.upstreams
+    .sendFirst(routes, (route) => {
+      const outgoing = build(route);
+      operation = route.protocol.operations[outgoing.operation];
+      call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
+      const { body, headers } = operation ? encode(operation, outgoing.document) : { body: undefined, headers: {} };
+      return { operation: outgoing.operation, body, headers, pathScope: outgoing.pathScope, signal: call.signal };
+    })
+    .catch((err) => {
+      throw call.timedOut ? deadlineError(routes[0]) : err;
+    });
+  return { route, response, operation, timedOut: () => call.timedOut };
 }

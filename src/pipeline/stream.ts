@@ -5,7 +5,7 @@ import type { StreamMapper } from '../engine/translator.js';
 import type { Charge } from '../billing/meter.js';
 import type { Call } from './call.js';
 import { readFailure } from './decode.js';
-import type { Sent } from './send.js';
+import { deadlineError, type Sent } from './send.js';
 import { settleFromUsage } from './settle.js';
 import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
@@ -46,9 +46,10 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
       usage.counts();
       await writeFrames(res, mapper.push(event, parse).map(sseFrame));
     }
-    if (!call.signal.aborted) await writeFrames(res, mapper.end().map(sseFrame));
+    if (call.timedOut) throw deadlineError(sent.route);
+    if (!call.clientGone) await writeFrames(res, mapper.end().map(sseFrame));
   } catch (err) {
-    if (!call.signal.aborted) {
+    if (!call.clientGone) {
       const failure = readFailure(err, sent);
       const error = failure instanceof GatewayError ? failure : internalError(failure);
       req.log.warn({ err, channel }, 'upstream stream failed');

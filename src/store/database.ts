@@ -1,9 +1,9 @@
-// Opens the metadata database (SQLite in WAL through kysely) and applies the versioned migrations in ./migrations.
+// Opens the metadata database (SQLite in WAL, or PostgreSQL for several replicas) through kysely and applies the migrations.
 import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { registerChangeDetector } from './change-version.js';
 
@@ -23,9 +23,25 @@ class GlobMigrationProvider implements MigrationProvider {
 
 export interface OpenedDatabase {
   db: Db;
+  driver: 'sqlite' | 'postgres';
   /** The raw SQLite handle, for the few spots that need a synchronous transaction. */
   sqlite?: BetterSqlite3.Database;
   close(): Promise<void>;
+}
+
+export interface DatabaseSettings {
+  driver: 'sqlite' | 'postgres';
+  /** SQLite file (already resolved against storage.dataDir). */
+  path: string;
+  /** PostgreSQL connection URL. */
+  url?: string;
+  /** PostgreSQL schema to use (created when missing); default the connection's search_path. */
+  schema?: string;
+}
+
+export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDatabase> {
+  if (settings.driver === 'postgres') return openPostgres(settings.url!, settings.schema);
+  return openSqlite(settings.path);
 }
 
 export async function openSqlite(path: string): Promise<OpenedDatabase> {
@@ -40,7 +56,27 @@ export async function openSqlite(path: string): Promise<OpenedDatabase> {
   await migrate(db);
   const authVersion = sqlite.prepare("select version from change_counters where name = 'auth'").pluck();
   registerChangeDetector(db, () => authVersion.get() as number);
-  return { db, sqlite, close: () => db.destroy() };
+  return { db, driver: 'sqlite', sqlite, close: () => db.destroy() };
+}
+
+/**
+ * PostgreSQL through `pg`. Counts and money are bigint columns: they are read as numbers (every value the gateway
+ * stores stays below 2^53). No auth cache here: a key lookup is one indexed query, and every replica sees a
+ * revocation on its next request.
+ */
+export async function openPostgres(url: string, schema?: string): Promise<OpenedDatabase> {
+  const { default: pg } = await import('pg');
+  const types = { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 || oid === 1700 ? Number : pg.types.getTypeParser(oid, format as 'text')) };
+  const pool = new pg.Pool({ connectionString: url, max: 10, types: types as never, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    await migrate(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return { db, driver: 'postgres', close: () => db.destroy() };
 }
 
 export async function migrate(db: Db): Promise<void> {

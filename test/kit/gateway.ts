@@ -2,6 +2,7 @@
 import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/load.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -11,6 +12,21 @@ import { issueApiKey, type IssueKeyOptions } from '../../src/auth/keys.js';
 import type { Workspace } from '../../src/store/workspaces.js';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
+
+/** The metadata database test gateways use: sqlite (default) or postgres (needs DATABASE_URL). */
+export const testDatabase = process.env.GATEWAY_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
+if (testDatabase === 'postgres' && !process.env.DATABASE_URL) throw new Error('GATEWAY_TEST_DATABASE=postgres needs DATABASE_URL');
+
+async function dropSchema(schema: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await client.end();
+  }
+}
 
 export interface TestGatewayOptions {
   /** Channel files: name -> YAML text. */
@@ -43,9 +59,12 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   mkdirSync(join(dir, 'channels'));
   cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
   for (const [name, text] of Object.entries(options.channels)) writeFileSync(join(dir, 'channels', name.endsWith('.yaml') ? name : `${name}.yaml`), text);
+  // GATEWAY_TEST_DATABASE=postgres runs the suite's storage on PostgreSQL (DATABASE_URL), one fresh schema per gateway.
+  const schema = testDatabase === 'postgres' ? `gw_${randomUUID().replace(/-/g, '').slice(0, 16)}` : undefined;
+  const database = schema ? `  database:\n    driver: postgres\n    schema: ${schema}\n` : '';
   writeFileSync(
     join(dir, 'config.yaml'),
-    `server:\n  logLevel: silent\nstorage:\n  dataDir: ./data\n${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
+    `server:\n  logLevel: silent\nstorage:\n  dataDir: ./data\n${database}${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
   const services = await createServices(config);
@@ -66,6 +85,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
     newWorkspace: (name) => createWorkspace(services.db, name),
     async close() {
       await app.close();
+      if (schema) await dropSchema(schema);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,5 +1,6 @@
 // Workspaces, API keys, the usage ledger and gateway settings.
 import type { Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -25,7 +26,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('api_keys_workspace').on('api_keys').column('workspace_id').execute();
   await db.schema
     .createTable('usage_ledger')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    // SQLite's integer primary key is its rowid; PostgreSQL needs an identity column.
+    .addColumn('id', isPostgres(db) ? 'bigint' : 'integer', (c) => (isPostgres(db) ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey()))
     .addColumn('request_id', 'text', (c) => c.notNull())
     .addColumn('workspace_id', 'text', (c) => c.notNull())
     .addColumn('key_id', 'text', (c) => c.notNull())
