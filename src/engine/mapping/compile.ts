@@ -1,8 +1,10 @@
 // Compiles a structural mapping (a YAML tree with Liquid expressions at its leaves) into closures that build the document.
-import { isDeepStrictEqual } from 'node:util';
 import { toValue } from 'liquidjs';
 import { MappingSyntaxError, type ExpressionCompiler, type Expr, type Frame, type Names } from './expression.js';
 import { isWholeExpression, scan, stringify } from './text.js';
+import { checkedLeaf, type Verification } from './verify.js';
+
+export type { Verification } from './verify.js';
 
 /** What a control node yields when it has nothing to give: its member or list item is left out. */
 export const NOTHING: unique symbol = Symbol('nothing');
@@ -13,14 +15,6 @@ export interface MappingProblem {
   offset?: number;
   key?: string;
   message: string;
-}
-
-/** Shared by every mapping of a config: verification against liquidjs, switched on by tests and MAPPING_VERIFY=1. */
-export interface Verification {
-  verify: boolean;
-  mismatches: string[];
-  /** Benchmarks only: every leaf is evaluated by liquidjs's evalValueSync alone. */
-  interpret?: boolean;
 }
 
 export interface CompiledMapping {
@@ -110,42 +104,7 @@ class TreeCompiler {
       this.problem(pointer, err.message, { offset: err.offset });
       return () => null;
     }
-    const source = text.slice(begin, end);
-    const locals = scope.visible();
-    const { verification } = this;
-    const liquid = this.exprs.liquid;
-    const scopeOf = (f: Frame) => {
-      const env: Record<string, unknown> = { ...f.env };
-      for (const [name, slot] of locals) env[name] = f.slots[slot];
-      return env;
-    };
-    return (f) => {
-      if (!verification.verify) return verification.interpret ? liquid.evalValueSync(source, scopeOf(f)) : expr(f);
-      const env = scopeOf(f);
-      let got: unknown;
-      let want: unknown;
-      let gotError: unknown;
-      let wantError: unknown;
-      try {
-        got = expr(f);
-      } catch (err) {
-        gotError = err;
-      }
-      try {
-        want = liquid.evalValueSync(source, env);
-      } catch (err) {
-        wantError = err;
-      }
-      const same = gotError || wantError ? messageOf(gotError) === messageOf(wantError) : isDeepStrictEqual(toValue(got), toValue(want));
-      if (!same) {
-        const shown = (v: unknown, e: unknown) => (e ? `throws ${messageOf(e)}` : JSON.stringify(toValue(v)) ?? 'undefined');
-        const message = `${pointer} {{ ${source.trim()} }}: compiled ${shown(got, gotError)}, liquidjs ${shown(want, wantError)}`;
-        verification.mismatches.push(message);
-        throw new Error(`mapping differs from liquidjs: ${message}`);
-      }
-      if (gotError) throw gotError;
-      return got;
-    };
+    return checkedLeaf(expr, text.slice(begin, end), scope.visible(), this.exprs.liquid, this.verification, pointer);
   }
 
   /** A condition or a collection: a bare expression, `{{ }}` around it allowed. */
