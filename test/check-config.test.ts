@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -80,6 +82,21 @@ describe('config loading', () => {
     const openai = config.channels.find((c) => c.id === 'openai')!;
     expect(openai.disabledReason).toContain('OPENAI_API_KEY');
     expect(config.warnings.filter((w) => w.includes('OPENAI_API_KEY'))).toHaveLength(1);
+  });
+
+  it('warns, at the mapping, when no fixture renders it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'unrendered-'));
+    try {
+      cpSync(join(repoRoot, fixtures, 'mapping-fixture'), dir, { recursive: true });
+      rmSync(join(dir, 'channels', 'protocols', 'tests'), { recursive: true });
+      const loaded = await loadConfig(join(dir, 'config.yaml'), { env: {} });
+      expect(loaded.warnings.map((w) => w.slice(w.indexOf('judge.yaml')))).toEqual([
+        'judge.yaml:10:5 /evaluate/request no mapping fixture renders this mapping (channels/protocols/tests/, docs/translation.md)',
+        'judge.yaml:13:5 /evaluate/response no mapping fixture renders this mapping (channels/protocols/tests/, docs/translation.md)',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('freezes the loaded config', async () => {

@@ -98,6 +98,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
 
   // Every mapping renders its fixtures (channels/protocols/tests/) before the config is accepted.
   problems.list.push(...runMappingFixtures({ templates }, protocols, join(protocolsDir, 'tests')));
+  warnings.push(...templates.unrendered());
 
   const channels: ChannelConfig[] = [];
   /** Caps and spent totals are kept in one currency, so every price must use it. */

@@ -70,6 +70,7 @@ export class TemplateSet {
   readonly verification: Verification = { verify: false, mismatches: [] };
   private readonly texts = new Map<string, TextTemplate>();
   private readonly mappings = new Map<unknown, CompiledMapping>();
+  private readonly origins = new Map<CompiledMapping, { file: string; pointer: string }>();
   private pending: { pointer: string; tree: unknown; roots: string[] }[] = [];
   /** Files whose mappings did not compile: their fixtures are not run. */
   readonly failedFiles = new Set<string>();
@@ -133,11 +134,24 @@ export class TemplateSet {
     for (const { pointer, tree, roots } of this.pending) {
       const compiled = compileMapping(this.expressions, this.verification, tree, roots, pointer);
       problems.push(...compiled.problems);
-      if (!this.mappings.has(tree)) this.mappings.set(tree, compiled.mapping);
+      if (!this.mappings.has(tree)) {
+        this.mappings.set(tree, compiled.mapping);
+        this.origins.set(compiled.mapping, { file, pointer });
+      }
     }
     this.pending = [];
     if (problems.length) this.failedFiles.add(file);
     return locateProblems(file, problems);
+  }
+
+  /** Warnings for mappings that no fixture rendered, as `file:line:col /pointer message`. */
+  unrendered(): string[] {
+    const byFile = new Map<string, MappingProblem[]>();
+    for (const [mapping, { file, pointer }] of this.origins) {
+      if (mapping.renders || this.failedFiles.has(file)) continue;
+      byFile.set(file, [...(byFile.get(file) ?? []), { pointer, message: 'no mapping fixture renders this mapping (channels/protocols/tests/, docs/translation.md)' }]);
+    }
+    return [...byFile].flatMap(([file, problems]) => locateProblems(file, problems));
   }
 
   /** The mapping compiled at load from this node of a protocol's config. */

@@ -19,6 +19,8 @@ export interface MappingProblem {
 
 export interface CompiledMapping {
   render(env: object): unknown;
+  /** How often it rendered: the loader warns about a mapping its fixtures never rendered. */
+  renders: number;
 }
 
 type Node = (f: Frame) => unknown;
@@ -295,7 +297,9 @@ export function compileMapping(exprs: ExpressionCompiler, verification: Verifica
   return {
     problems: compiler.problems,
     mapping: {
+      renders: 0,
       render(env) {
+        this.renders++;
         const v = root({ env: env as Record<string, unknown>, slots: slots ? new Array(slots) : [] });
         return v === NOTHING ? null : v;
       },
