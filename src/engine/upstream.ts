@@ -4,6 +4,7 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { ChannelConfig, LoadedConfig, ModelRoute } from '../config/types.js';
 import { ChannelUnavailableError, GatewayError, RateLimitError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
+import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
 
 export interface UpstreamRequest {
   operation: string;
@@ -131,17 +132,14 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
 /** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
 /** Keeps an upstream's complaint about the request useful without revealing where or what the upstream is. */
 export function sanitizeUpstreamMessage(message: string, route: ModelRoute): string {
-  let clean = message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[upstream]');
-  const upstreamId = route.model.upstream;
-  if (upstreamId && upstreamId !== route.model.id) clean = clean.split(upstreamId).join(route.model.id);
-  return clean.slice(0, 500);
+  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: [route.channel.credentialValue] });
 }
 
 export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute): Promise<GatewayError> {
   const channel = route.channel.id;
   let message = '';
   try {
-    const text = (await response.body.text()).slice(0, 64 * 1024);
+    const text = await readBoundedText(response.body);
     try {
       const json = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
       message = (typeof json.error === 'string' ? json.error : json.error?.message) ?? json.message ?? '';
