@@ -22,6 +22,8 @@ export interface TestGatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** Listen on a port (for SDK conformance tests). */
   listen?: boolean;
+  /** pino options for the gateway's log (default: no log). */
+  logger?: Record<string, unknown>;
 }
 
 export interface TestGateway {
@@ -49,7 +51,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
   const services = await createServices(config);
-  const app = await buildApp(services, { logger: false });
+  const app = await buildApp(services, { logger: options.logger ?? false });
   const workspace = await createWorkspace(services.db, 'test');
   const key = (await issueApiKey(services.db, workspace)).key;
   let url = '';
