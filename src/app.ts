@@ -86,6 +86,9 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     },
   });
   app.decorateRequest('auth', undefined);
+  if (!config.gateway.server.publicUrl) {
+    app.log.warn('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
+  }
   registerJsonBodyParser(app);
   // Multipart bodies are streamed by their handlers; one byte past the file limit lets the handler's own counter refuse it exactly.
   const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;

@@ -19,6 +19,8 @@ export interface TestGatewayOptions {
   extraConfig?: string;
   /** Extra YAML lines inside the `storage:` section (indented two spaces), e.g. a `blobs:` block. */
   storageConfig?: string;
+  /** Extra YAML lines inside the `server:` section (indented two spaces). */
+  serverConfig?: string;
   env?: NodeJS.ProcessEnv;
   /** Listen on a port (for SDK conformance tests). */
   listen?: boolean;
@@ -47,7 +49,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   for (const [name, text] of Object.entries(options.channels)) writeFileSync(join(dir, 'channels', name.endsWith('.yaml') ? name : `${name}.yaml`), text);
   writeFileSync(
     join(dir, 'config.yaml'),
-    `server:\n  logLevel: silent\nstorage:\n  dataDir: ./data\n${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
+    `server:\n  logLevel: silent\n${options.serverConfig ?? ''}storage:\n  dataDir: ./data\n${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
   const services = await createServices(config);
