@@ -25,6 +25,8 @@ declare module 'fastify' {
 
 const endpointsDir = join(import.meta.dirname, 'endpoints');
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Characters of a request URL a log line keeps. */
+const LOGGED_URL_LENGTH = 2048;
 
 export interface BuildOptions {
   /** pino options, or false for no logs (tests). */
@@ -69,7 +71,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
             level: config.gateway.server.logLevel,
             redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
             serializers: {
-              req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactUrl(req.url.slice(0, MAX_URL_LENGTH)), id: req.id }),
+              req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactUrl(req.url.slice(0, LOGGED_URL_LENGTH)), id: req.id }),
             },
             ...(typeof options.logger === 'object' ? options.logger : {}),
           },
