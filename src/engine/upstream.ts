@@ -7,6 +7,7 @@ import { ChannelUnavailableError, GatewayError, RateLimitError, UpstreamError } 
 import type { Metrics } from '../metrics.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
+import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
 
 export interface UpstreamRequest {
   operation: string;
@@ -166,10 +167,7 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
 /** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
 /** Keeps an upstream's complaint about the request useful without revealing where or what the upstream is. */
 export function sanitizeUpstreamMessage(message: string, route: ModelRoute): string {
-  let clean = message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[upstream]');
-  const upstreamId = route.model.upstream;
-  if (upstreamId && upstreamId !== route.model.id) clean = clean.split(upstreamId).join(route.model.id);
-  return clean.slice(0, 500);
+  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: [route.channel.credentialValue] });
 }
 
 /** The message of the common error bodies: `{error: {message}}`, `{error: "..."}`, `{message}`. */
@@ -182,7 +180,7 @@ export async function upstreamHttpError(response: UpstreamResponse, route: Model
   const channel = route.channel.id;
   let message = '';
   try {
-    const text = (await response.body.text()).slice(0, 64 * 1024);
+    const text = await readBoundedText(response.body);
     try {
       const found = readMessage(JSON.parse(text));
       message = typeof found === 'string' ? found : '';
