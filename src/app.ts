@@ -2,13 +2,16 @@
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import type { ErrorObject } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
-import { authenticate, presentedKey, requireScope } from './auth/authenticate.js';
+import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
-import { AuthError, GatewayError, LimitError, NotFoundError, UnsupportedMediaError, ValidationError, errorBody, internalError, type ErrorDialect } from './errors.js';
+import { NotFoundError, ValidationError, boundedError, clientValue } from './errors.js';
 import type { HandlerFactory } from './endpoints/types.js';
+import { registerJsonBodyParser } from './http/json-body.js';
+import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 
 declare module 'fastify' {
@@ -22,6 +25,8 @@ declare module 'fastify' {
 
 const endpointsDir = join(import.meta.dirname, 'endpoints');
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Characters of a request URL a log line keeps. */
+const LOGGED_URL_LENGTH = 2048;
 
 export interface BuildOptions {
   /** pino options, or false for no logs (tests). */
@@ -38,27 +43,22 @@ export function redactUrl(url: string): string {
   return url.replace(/([?&](?:token|key|api_key)=)[^&]*/gi, '$1[REDACTED]');
 }
 
-function fastifyErrorToGateway(err: Error & { code?: string; statusCode?: number }): GatewayError {
-  if (err instanceof GatewayError) return err;
-  switch (err.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new LimitError('request body is too large', 'body_too_large');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new UnsupportedMediaError(`unsupported content type; send application/json`);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ValidationError('request body is empty; send a JSON object');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ValidationError(`request body is not valid JSON: ${err.message}`, null, 'invalid_json');
-  }
-  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) return new ValidationError(`request body is not valid JSON: ${err.message}`, null, 'invalid_json');
-  if (err.statusCode === 413) return new LimitError('request body is too large', 'body_too_large');
-  if (err.statusCode === 415) return new UnsupportedMediaError(err.message);
-  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new GatewayError(err.code ?? 'invalid_request', err.statusCode, 'invalid_request_error', err.message);
-  return internalError(err);
+/** The client hung up before the answer (its connection is gone): nothing failed on the gateway's side. */
+function clientAborted(req: FastifyRequest): boolean {
+  return req.raw.socket?.destroyed === true;
 }
 
-function dialectOf(req: FastifyRequest): ErrorDialect {
-  return req.routeOptions.config?.endpoint?.dialect ?? (req.url.includes('/messages') ? 'anthropic' : 'openai');
+/** The first schema violation as a 400 that names where it is, echoing at most a short prefix of any client key. */
+function schemaError(first: ErrorObject): ValidationError {
+  const where = first.instancePath || '/';
+  const detail =
+    first.keyword === 'required'
+      ? `missing required field ${clientValue(first.params.missingProperty)}`
+      : first.keyword === 'additionalProperties'
+        ? `unknown field ${clientValue(first.params.additionalProperty)}`
+        : first.message;
+  const param = where === '/' ? String(first.params.missingProperty ?? '') || null : where.slice(1).replace(/\//g, '.');
+  return new ValidationError(`invalid request body at ${clientValue(where, 128).slice(1, -1)}: ${detail}`, param);
 }
 
 export async function buildApp(services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -71,7 +71,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
             level: config.gateway.server.logLevel,
             redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
             serializers: {
-              req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactUrl(req.url), id: req.id }),
+              req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactUrl(req.url.slice(0, LOGGED_URL_LENGTH)), id: req.id }),
             },
             ...(typeof options.logger === 'object' ? options.logger : {}),
           },
@@ -81,14 +81,25 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
       return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
     },
     return503OnClosing: true,
+    clientErrorHandler,
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      sendError(reply, frameworkError(err), dialectOf(req));
+    },
   });
   app.decorateRequest('auth', undefined);
+  if (!config.gateway.server.publicUrl) {
+    app.log.warn('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
+  }
+  registerJsonBodyParser(app);
   // Multipart bodies are streamed by their handlers; one byte past the file limit lets the handler's own counter refuse it exactly.
   const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
-  await app.register(multipart, { limits: { fileSize: maxUploadBytes + 1, files: 16, fields: 64, fieldSize: 1024 * 1024, parts: 128 } });
+  const multipartLimits = { files: 16, fields: 64, parts: 128 };
+  await app.register(multipart, { limits: { fileSize: maxUploadBytes + 1, fieldSize: 1024 * 1024, ...multipartLimits } });
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (req.url.length > MAX_URL_LENGTH) throw uriTooLong();
   });
   app.addHook('onResponse', async (req, reply) => {
     const endpoint = req.routeOptions.config?.endpoint;
@@ -96,14 +107,18 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   });
 
   app.setErrorHandler(async (err: Error, req, reply) => {
-    const error = fastifyErrorToGateway(err);
+    if (clientAborted(req)) {
+      req.log.info({ code: 'client_aborted' }, 'client closed the connection before the answer');
+      return reply.code(499).send();
+    }
+    const error = boundedError(toGatewayError(err, multipartLimits));
     if (error.statusCode >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: error.code, status: error.statusCode }, error.message);
-    reply.code(error.statusCode).headers(error.headers).send(errorBody(error, dialectOf(req)));
+    sendError(reply, error, dialectOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {
-    const error = new NotFoundError(`no route for ${req.method} ${redactUrl(req.url.split('?')[0])}`, 'route_not_found');
-    reply.code(404).send(errorBody(error, dialectOf(req)));
+    const error = new NotFoundError(`no route for ${req.method.slice(0, 16)} ${clientValue(redactUrl(req.url.split('?')[0]), 128)}`, 'route_not_found');
+    sendError(reply, error, dialectOf(req));
   });
 
   for (const endpoint of config.endpoints) {
@@ -117,24 +132,9 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
         url,
         config: { endpoint },
         bodyLimit: endpoint.bodyLimit,
+        onRequest: endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint),
         handler: async (req, reply) => {
-          if (endpoint.auth !== 'none') {
-            const key = presentedKey(req);
-            if (key) {
-              req.auth = await authenticate(services.db, key);
-              req.log = req.log.child({ keyId: req.auth.keyId });
-              requireScope(req.auth, endpoint.scope);
-              await services.rateLimits.admit(req.auth);
-            } else if (endpoint.auth === 'key') {
-              throw new AuthError('an API key is required: send "Authorization: Bearer <key>" or "x-api-key: <key>"', 'missing_api_key');
-            }
-          }
-          if (validate && !validate(req.body)) {
-            const first = validate.errors![0];
-            const where = first.instancePath || '/';
-            const detail = first.keyword === 'required' ? `missing required field "${first.params.missingProperty}"` : first.keyword === 'additionalProperties' ? `unknown field "${first.params.additionalProperty}"` : first.message;
-            throw new ValidationError(`invalid request body at ${where}: ${detail}`, where === '/' ? String(first.params.missingProperty ?? '') || null : where.slice(1).replace(/\//g, '.'));
-          }
+          if (validate && !validate(req.body)) throw schemaError(validate.errors![0]);
           return handler(req, reply);
         },
       });

@@ -154,3 +154,26 @@ export type ErrorDialect = 'openai' | 'anthropic';
 export function errorBody(err: GatewayError, dialect: ErrorDialect) {
   return dialect === 'anthropic' ? anthropicEnvelope(err) : openaiEnvelope(err);
 }
+
+/** Longest prefix of a client's own value that an error message or log line repeats. */
+export const ECHO_LIMIT = 64;
+
+/** A client-supplied value for a message: cut to a short prefix, then quoted with control characters escaped. */
+export function clientValue(value: unknown, max = ECHO_LIMIT): string {
+  const text = typeof value === 'string' ? value : String(value);
+  return JSON.stringify(text.length > max ? `${text.slice(0, max)}...` : text);
+}
+
+/** Longest error message and param a client receives (and the log repeats); a safety net behind clientValue. */
+export const MESSAGE_LIMIT = 1024;
+const PARAM_LIMIT = 128;
+
+/** The same error with its message and param cut to their limits, or the error itself when both fit. */
+export function boundedError(err: GatewayError): GatewayError {
+  const param = err.param;
+  if (err.message.length <= MESSAGE_LIMIT && (param === null || param.length <= PARAM_LIMIT)) return err;
+  const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
+  const bounded = new GatewayError(err.code, err.statusCode, err.type, cut(err.message, MESSAGE_LIMIT), { param: param === null ? null : cut(param, PARAM_LIMIT), headers: err.headers, extra: err.extra }, err.expose);
+  bounded.stack = err.stack;
+  return bounded;
+}

@@ -1,10 +1,11 @@
-// Starts the gateway: load config (exit 1 on errors), open stores, bootstrap, listen on PORT/HOST or the configured address.
+// Starts the gateway: load config (exit 1 on errors), open stores, bootstrap, listen on PORT/HOST or the configured address (and metrics.listen).
 import { ConfigError } from './errors.js';
 import { loadConfig, resolveConfigPath, summarize } from './config/load.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { startBackgroundJobs } from './jobs.js';
+import { metricsOptions, startMetricsServer } from './metrics-server.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -32,6 +33,12 @@ async function main() {
   const host = process.env.HOST || config.gateway.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
   await app.listen({ host, port });
+  const { listen: metricsListen } = metricsOptions(config);
+  if (metricsListen) {
+    const metricsServer = await startMetricsServer(services.metrics, metricsListen);
+    services.onClose(() => metricsServer.close());
+    app.log.info(`metrics: ${metricsServer.url}/metrics`);
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       app.log.info(`${signal}: closing`);

@@ -1,5 +1,5 @@
 // Prometheus metrics: requests by route and status, upstream latency by channel, tokens, cost and overage.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ChargeRef, Settlement } from './billing/meter.js';
 
 const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
@@ -23,8 +23,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Reads circuit states when /metrics is scraped. */
+  watchCircuits(read: () => Record<string, string>): void {
+    const level: Record<string, number> = { closed: 0, 'half-open': 0.5, open: 1 };
+    new Gauge({
+      name: 'gateway_channel_circuit_open',
+      help: "A channel's circuit breaker: 0 closed, 0.5 half-open, 1 open",
+      labelNames: ['channel'],
+      registers: [this.registry],
+      collect() {
+        for (const [channel, state] of Object.entries(read())) this.set({ channel }, level[state] ?? 0);
+      },
+    });
   }
 
   /** Counts a billed charge. Never throws: a metric must not be able to keep an answer from ending. */

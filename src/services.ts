@@ -54,6 +54,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const upstreams = new Upstreams(config, metrics);
+  metrics.watchCircuits(() => upstreams.circuits());
   const spend = overrides.spend ?? spendStoreFor(database);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await createFileServices(config, database.db, dataPath);

@@ -5,12 +5,13 @@ import { revokeApiKey } from '../src/store/api-keys.js';
 import { findApiKeyByHash } from '../src/store/api-keys.js';
 import { hashApiKey } from '../src/auth/keys.js';
 
+const METRICS_TOKEN = 'metrics-token-for-tests';
 let fake: FakeUpstream;
 let gw: TestGateway;
 
 beforeAll(async () => {
   fake = await FakeUpstream.start();
-  gw = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`) } });
+  gw = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`) }, extraConfig: `metrics:\n  token: ${METRICS_TOKEN}\n` });
 });
 afterAll(async () => {
   await gw.close();
@@ -87,12 +88,12 @@ describe('API keys', () => {
 describe('operations endpoints', () => {
   it('answers /healthz and /readyz without a key', async () => {
     expect((await gw.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
-    expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+    expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ status: 'ready' });
   });
 
   it('exposes Prometheus metrics for requests, upstream latency, tokens and cost', async () => {
     await chat({ authorization: `Bearer ${gw.key}` });
-    const res = await gw.app.inject({ method: 'GET', url: '/metrics' });
+    const res = await gw.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(res.statusCode).toBe(200);
     expect(res.body).toMatch(/gateway_requests_total\{route="chat-completions",method="POST",status="200"\} \d+/);
     expect(res.body).toMatch(/gateway_upstream_latency_seconds_count\{channel="fake",status="200"\} \d+/);

@@ -24,11 +24,11 @@ async function problemsOf(fixture: string): Promise<string[]> {
 describe('check-config reports every error as file:line:col /pointer message', () => {
   const cases: [string, string[]][] = [
     ['yaml-syntax', [`${fixtures}/yaml-syntax/channels/broken.yaml:8:1 / YAML syntax error: Flow map in block collection must be sufficiently indented and end with a }`]],
-    ['unknown-field', [`${fixtures}/unknown-field/channels/extra.yaml:4:1 /retries unknown field "retries"`]],
+    ['unknown-field', [`${fixtures}/unknown-field/channels/extra.yaml:4:1 /retry_count unknown field "retry_count"`]],
     ['wrong-type', [`${fixtures}/wrong-type/channels/typed.yaml:7:31 /models/0/price/inputPerMillion must be number`]],
     ['missing-price', [`${fixtures}/missing-price/channels/free.yaml:5:5 /models/0 missing required field "price"`]],
     ['empty-price', [`${fixtures}/empty-price/channels/free.yaml:7:12 /models/0/price model "m1" has no price: set at least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond`]],
-    ['unknown-protocol', [`${fixtures}/unknown-protocol/channels/lost.yaml:2:11 /protocol unknown protocol "carrier-pigeon" (known: openai-chat)`]],
+    ['unknown-protocol', [`${fixtures}/unknown-protocol/channels/lost.yaml:2:11 /protocol unknown protocol "carrier-pigeon" (known: openai-chat; searched ${fixtures}/unknown-protocol/channels/protocols)`]],
     [
       'duplicate-model',
       [

@@ -118,10 +118,10 @@ describe.each(blobDrivers)('file store on %s blobs', (driver) => {
     expect(new URL(a.json().url).searchParams.get('token')).toMatch(/^[\w-]+\.\d+\.[\w-]{43}$/);
   });
 
-  it('builds signed URLs from the request Host when server.publicUrl is empty', async () => {
+  it('builds signed URLs from the configured listen address, not the Host, when server.publicUrl is empty', async () => {
     const id = (await upload(uploadForm(png(), 'a.png'))).json().id;
     const res = await gw.app.inject({ method: 'GET', url: `/v1/files/${id}`, headers: { ...auth(), host: 'files.example.test:8443' } });
-    expect(res.json().url.startsWith(`http://files.example.test:8443/api/v1/files/${id}/content?token=`)).toBe(true);
+    expect(res.json().url.startsWith(`http://127.0.0.1:8080/api/v1/files/${id}/content?token=`)).toBe(true);
   });
 
   it('answers 404 for another workspace’s file exactly as for an unknown id', async () => {

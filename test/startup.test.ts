@@ -70,7 +70,7 @@ describe('npm start', () => {
     child.stderr.on('data', (d) => (out += d));
     const code = await new Promise((r) => child.on('exit', r));
     expect(code).toBe(1);
-    expect(out).toContain('channels/extra.yaml:4:1 /retries unknown field "retries"');
+    expect(out).toContain('channels/extra.yaml:4:1 /retry_count unknown field "retry_count"');
   });
 });
 

@@ -72,6 +72,12 @@ export function usageTotals(rows: UsageRow[]) {
   return [...totals.values()].map(({ micros, ...t }) => ({ ...t, cost: { amount: micros / 1e6, currency: t.currency } }));
 }
 
+/** Whether YYYY-MM-DD names a day that exists: Date.parse would roll 2025-02-30 over to March 2. */
+function isCalendarDate(text: string): boolean {
+  const ms = Date.parse(`${text}T00:00:00Z`);
+  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === text;
+}
+
 /**
  * `2025-01-31` (a whole UTC day: since takes its start, until includes it), an ISO date-time,
  * or unix seconds. Returns unix seconds on the inclusive-since / exclusive-until scale.
@@ -80,9 +86,9 @@ export function parseUsageBound(value: unknown, name: 'since' | 'until'): number
   if (value === undefined || value === '') return undefined;
   const text = String(value).trim();
   let seconds: number;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) seconds = Date.parse(`${text}T00:00:00Z`) / 1000 + (name === 'until' ? DAY : 0);
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) seconds = isCalendarDate(text) ? Date.parse(`${text}T00:00:00Z`) / 1000 + (name === 'until' ? DAY : 0) : Number.NaN;
   else if (/^\d{1,12}$/.test(text)) seconds = Number(text);
-  else if (/^\d{4}-\d{2}-\d{2}T/.test(text)) seconds = Math.floor(Date.parse(text) / 1000);
+  else if (/^\d{4}-\d{2}-\d{2}T/.test(text)) seconds = isCalendarDate(text.slice(0, 10)) ? Math.floor(Date.parse(text) / 1000) : Number.NaN;
   else seconds = Number.NaN;
   if (!Number.isFinite(seconds)) throw new ValidationError(`"${name}" must be a date (2025-01-31), an ISO date-time or unix seconds`, name, 'invalid_date');
   return seconds;

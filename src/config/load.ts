@@ -78,6 +78,10 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const root = readValidated<GatewayConfig>(file, 'config', registry, problems, env);
   const baseDir = dirname(file);
   const gateway = root?.value;
+  const database = gateway?.storage.database;
+  if (root && database?.driver === 'postgres' && !database.url && !env.DATABASE_URL) {
+    problems.add(root.source, '/storage/database/driver', 'database driver "postgres" needs a connection URL: set storage.database.url or DATABASE_URL');
+  }
 
   const channelsDir = resolve(baseDir, gateway?.channels.dir ?? './channels');
   const protocolsDir = resolve(baseDir, gateway?.channels.protocolsDir ?? join(channelsDir, 'protocols'));
@@ -117,7 +121,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
     channelIds.set(channel.id, displayPath(path));
     if (!protocols.has(channel.protocol)) {
       const known = [...protocols.keys()].join(', ') || 'none';
-      problems.add(source, '/protocol', `unknown protocol "${channel.protocol}" (known: ${known})`);
+      problems.add(source, '/protocol', `unknown protocol "${channel.protocol}" (known: ${known}; searched ${displayPath(protocolsDir)})`);
     }
     channel.models.forEach((model, index) => {
       if (!priceFields.some((f) => (model.price as unknown as Record<string, unknown>)[f] !== undefined)) {

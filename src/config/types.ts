@@ -36,6 +36,8 @@ export interface ChannelConfig {
   headers?: Record<string, string>;
   timeouts: { connectMs: number; headersMs: number; bodyMs: number; deadlineMs: number };
   pool: { connections: number; pipelining: number };
+  retries: { max: number; budget: number; burst: number; minDelayMs: number; maxDelayMs: number };
+  breaker: { failures: number; coolDownMs: number };
   models: ModelConfig[];
   /** Where the channel was declared, for messages. */
   file: string;

@@ -6,6 +6,11 @@ import { parseRange } from '../files/range.js';
 import { findLiveFileById, type FileRow } from '../files/repository.js';
 import type { HandlerFactory } from './types.js';
 
+/** Images, video and audio; anything else (a PDF with its own scripts, say) is downloaded, not displayed. */
+function isPassiveMedia(contentType: string): boolean {
+  return /^(?:image|video|audio)\//.test(contentType);
+}
+
 const create: HandlerFactory = ({ services }) => async (req, reply) => {
   const { file_id: id } = req.params as { file_id: string };
   const { token } = req.query as { token?: string };
@@ -27,7 +32,9 @@ const create: HandlerFactory = ({ services }) => async (req, reply) => {
     'x-content-type-options': 'nosniff',
     'cache-control': 'private',
     'accept-ranges': 'bytes',
-    'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(row.filename)}`,
+    // Stored files are client content: never run as a page (sandbox), and only media the browser plays passively shown inline.
+    'content-security-policy': 'sandbox',
+    'content-disposition': `${isPassiveMedia(row.content_type) ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(row.filename)}`,
     'content-length': String(range ? range.end - range.start + 1 : row.bytes),
   });
   if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${row.bytes}`);

@@ -1,6 +1,6 @@
 // POST /v1/files: a multipart `file` and `purpose`, streamed into the blob store; answers the file object.
 import type { Multipart } from '@fastify/multipart';
-import { UnsupportedMediaError, ValidationError } from '../errors.js';
+import { UnsupportedMediaError, ValidationError, clientValue, ECHO_LIMIT } from '../errors.js';
 import { publicBaseUrl, toFileObject } from '../files/file-object.js';
 import { commitFile, discardFileBytes, writeFileBytes, type StoredBytes } from '../files/store-file.js';
 import type { HandlerFactory } from './types.js';
@@ -8,7 +8,7 @@ import type { HandlerFactory } from './types.js';
 const create: HandlerFactory = ({ services }) => {
   const { uploadPurposes } = services.files.options;
   const checkPurpose = (purpose: string) => {
-    if (!uploadPurposes.includes(purpose)) throw new ValidationError(`invalid purpose "${purpose}"; upload with one of: ${uploadPurposes.join(', ')}`, 'purpose', 'invalid_purpose');
+    if (!uploadPurposes.includes(purpose)) throw new ValidationError(`invalid purpose ${clientValue(purpose)}; upload with one of: ${uploadPurposes.join(', ')}`, 'purpose', 'invalid_purpose');
   };
 
   return async (req, reply) => {
@@ -20,7 +20,7 @@ const create: HandlerFactory = ({ services }) => {
       // The openai SDK sends `file` before `purpose`, so the bytes are stored first and the row only once both are known.
       for await (const part of req.parts() as AsyncIterable<Multipart>) {
         if (part.type === 'file') {
-          if (part.fieldname !== 'file') throw new ValidationError(`unexpected file field "${part.fieldname}"; send the file as "file"`, part.fieldname);
+          if (part.fieldname !== 'file') throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send the file as "file"`, part.fieldname.slice(0, ECHO_LIMIT));
           if (stored) throw new ValidationError('send exactly one file', 'file');
           if (purpose !== undefined) checkPurpose(purpose);
           stored = await writeFileBytes(services, { workspaceId: req.auth!.workspaceId, stream: part.file });
@@ -28,7 +28,7 @@ const create: HandlerFactory = ({ services }) => {
         } else if (part.fieldname === 'purpose') {
           purpose = String(part.value);
         } else {
-          throw new ValidationError(`unknown field "${part.fieldname}"`, part.fieldname);
+          throw new ValidationError(`unknown field ${clientValue(part.fieldname)}`, part.fieldname.slice(0, ECHO_LIMIT));
         }
       }
       if (purpose === undefined) throw new ValidationError('missing required field "purpose"', 'purpose');

@@ -1,6 +1,6 @@
 // Resolves a client's model id to the routes that may serve it on a given endpoint.
 import type { LoadedConfig, ModelKind, ModelRoute } from '../config/types.js';
-import { ChannelUnavailableError, ValidationError } from '../errors.js';
+import { ChannelUnavailableError, ValidationError, clientValue } from '../errors.js';
 
 const kindWords: Record<ModelKind, string> = { chat: 'a chat model', evaluation: 'an evaluation model', image: 'an image model', video: 'a video model' };
 
@@ -16,11 +16,11 @@ export const endpointForKind: Record<ModelKind, string> = {
 export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind): ModelRoute[] {
   if (typeof modelId !== 'string' || modelId === '') throw new ValidationError('"model" is required', 'model');
   const routes = config.models.get(modelId);
-  if (!routes) throw new ValidationError(`unknown model "${modelId}"`, 'model', 'model_not_found');
+  if (!routes) throw new ValidationError(`unknown model ${clientValue(modelId)}`, 'model', 'model_not_found');
   const actual = routes[0].model.kind;
   if (actual !== kind) {
     throw new ValidationError(
-      `model "${modelId}" is ${kindWords[actual]}, not ${kindWords[kind]}; send it to ${endpointForKind[actual]}`,
+      `model ${clientValue(modelId)} is ${kindWords[actual]}, not ${kindWords[kind]}; send it to ${endpointForKind[actual]}`,
       'model',
       actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
     );

@@ -6,6 +6,8 @@ import type { ChannelConfig, LoadedConfig, ModelRoute } from '../config/types.js
 import { ChannelUnavailableError, GatewayError, RateLimitError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { renderer } from './translate/render.js';
+import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
+import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
 
 export interface UpstreamRequest {
   operation: string;
@@ -22,6 +24,10 @@ export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
 
 interface ChannelClient {
   pool: Pool;
+  /** The pool, with retries composed on when the channel allows them. */
+  dispatcher: Dispatcher;
+  budget: RetryBudget;
+  breaker: CircuitBreaker;
   basePath: string;
   /** Headers that are the same for every request. */
   headers: Record<string, string>;
@@ -48,15 +54,20 @@ export class Upstreams {
       headers[name.toLowerCase()] = this.config.templates.get(value).render(scope);
     }
     const authTemplate = protocol.auth && channel.credentialValue ? this.config.templates.get(protocol.auth.value) : undefined;
+    const pool = new Pool(url.origin, {
+      connections: channel.pool.connections,
+      pipelining: channel.pool.pipelining,
+      connectTimeout: channel.timeouts.connectMs,
+      headersTimeout: channel.timeouts.headersMs,
+      bodyTimeout: channel.timeouts.bodyMs,
+      keepAliveTimeout: 30_000,
+    });
+    const budget = new RetryBudget(channel.retries.budget, channel.retries.burst);
     client = {
-      pool: new Pool(url.origin, {
-        connections: channel.pool.connections,
-        pipelining: channel.pool.pipelining,
-        connectTimeout: channel.timeouts.connectMs,
-        headersTimeout: channel.timeouts.headersMs,
-        bodyTimeout: channel.timeouts.bodyMs,
-        keepAliveTimeout: 30_000,
-      }),
+      pool,
+      dispatcher: channel.retries.max > 0 ? pool.compose(retryInterceptor(channel, budget, () => this.metrics?.retries.inc({ channel: channel.id }))) : pool,
+      budget,
+      breaker: new CircuitBreaker(channel.breaker.failures, channel.breaker.coolDownMs),
       basePath: url.pathname.replace(/\/$/, ''),
       headers,
       auth: authTemplate && { header: protocol.auth!.header.toLowerCase(), render: () => authTemplate.render(scope) },
@@ -81,10 +92,13 @@ export class Upstreams {
     const client = this.client(channel);
     const { method, path } = this.pathFor(route, request.operation, request.pathScope);
     const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
+    // An open circuit fails at once (503), so a fallback group moves on without waiting on a channel that is down.
+    if (!client.breaker.admit()) throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${client.breaker.retryInSeconds()} s`);
+    client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
     try {
-      response = await client.pool.request<unknown>({
+      response = await client.dispatcher.request<unknown>({
         method: method as Dispatcher.HttpMethod,
         path: `${client.basePath}${path}${query}`,
         headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },
@@ -92,8 +106,12 @@ export class Upstreams {
         signal: request.signal,
       });
     } catch (err) {
+      if (request.signal?.aborted) client.breaker.abandon();
+      else client.breaker.failure();
       throw upstreamTransportError(err, channel.id);
     }
+    if (response.statusCode >= 500) client.breaker.failure();
+    else client.breaker.success();
     this.metrics?.upstreamLatency.observe({ channel: channel.id, status: String(response.statusCode) }, (performance.now() - started) / 1000);
     if (response.statusCode >= 400) throw await upstreamHttpError(response, route, this.errorMessage(route, request.operation));
     return response;
@@ -126,6 +144,11 @@ export class Upstreams {
     return (answer) => render({ answer });
   }
 
+  /** Each channel's circuit, for /readyz and /metrics; channels not called yet are closed. */
+  circuits(): Record<string, CircuitState> {
+    return Object.fromEntries(this.config.channels.map((c) => [c.id, this.clients.get(c.id)?.breaker.state ?? 'closed']));
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.clients.values()].map((c) => c.pool.close()));
   }
@@ -144,10 +167,7 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
 /** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
 /** Keeps an upstream's complaint about the request useful without revealing where or what the upstream is. */
 export function sanitizeUpstreamMessage(message: string, route: ModelRoute): string {
-  let clean = message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[upstream]');
-  const upstreamId = route.model.upstream;
-  if (upstreamId && upstreamId !== route.model.id) clean = clean.split(upstreamId).join(route.model.id);
-  return clean.slice(0, 500);
+  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: [route.channel.credentialValue] });
 }
 
 /** The message of the common error bodies: `{error: {message}}`, `{error: "..."}`, `{message}`. */
@@ -160,7 +180,7 @@ export async function upstreamHttpError(response: UpstreamResponse, route: Model
   const channel = route.channel.id;
   let message = '';
   try {
-    const text = (await response.body.text()).slice(0, 64 * 1024);
+    const text = await readBoundedText(response.body);
     try {
       const found = readMessage(JSON.parse(text));
       message = typeof found === 'string' ? found : '';

@@ -3,6 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import type { FileRow } from './repository.js';
 
+/** server.trustedHosts (schemas/config/server.json fills the default). */
+interface ServerSettings {
+  trustedHosts: string[];
+}
+
 export interface FileObject {
   id: string;
   object: 'file';
@@ -18,11 +23,24 @@ export interface FileObject {
   url: string;
 }
 
-/** server.publicUrl when set, else the scheme and Host the request came in on. */
+/**
+ * The base of signed links: server.publicUrl when set; else the request's Host if the operator listed it in
+ * server.trustedHosts; else the address the request arrived on. The Host header alone never decides where a link points.
+ */
 export function publicBaseUrl(services: Services, req: FastifyRequest): string {
-  const configured = services.config.gateway.server.publicUrl;
-  if (configured) return configured.replace(/\/+$/, '');
-  return `${req.protocol}://${req.host}`;
+  const { publicUrl, trustedHosts, host, port } = services.config.gateway.server as typeof services.config.gateway.server & ServerSettings;
+  if (publicUrl) return publicUrl.replace(/\/+$/, '');
+  const requested = req.host.toLowerCase();
+  if (trustedHosts.some((trusted) => trusted.toLowerCase() === requested)) return `${req.protocol}://${requested}`;
+  const { localAddress, localPort } = req.socket;
+  return localAddress && localPort ? `${req.protocol}://${hostForUrl(localAddress)}:${localPort}` : `http://${hostForUrl(host)}:${port}`;
+}
+
+/** An address as a URL host: IPv4-mapped IPv6 unwrapped, other IPv6 in brackets. */
+function hostForUrl(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  return address.includes(':') ? `[${address}]` : address;
 }
 
 /** `<base>/api/v1/files/<id>/content?token=...`, valid for files.signing.urlLifetimeSeconds. */

@@ -1,12 +1,12 @@
 // Finds the file a request names, for its key's workspace; unknown, expired and other workspaces' ids all answer the same 404.
 import type { FastifyRequest } from 'fastify';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, clientValue } from '../errors.js';
 import type { Services } from '../services.js';
 import { isFileId } from './ids.js';
 import { findFile, type FileRow } from './repository.js';
 
 export function fileNotFound(id: string): NotFoundError {
-  return new NotFoundError(`no file with id "${id.slice(0, 64)}"`, 'file_not_found');
+  return new NotFoundError(`no file with id ${clientValue(id)}`, 'file_not_found');
 }
 
 export async function requireFile(services: Services, req: FastifyRequest): Promise<FileRow> {

@@ -25,7 +25,8 @@ export class InvalidTokenError extends GatewayError {
   }
 }
 
-const SIG_BYTES = 32;
+/** A SHA-256 MAC in unpadded base64url. */
+const SIG_CHARS = 43;
 
 export class UrlSigner {
   private readonly signer: SigningKey;
@@ -48,16 +49,21 @@ export class UrlSigner {
     return { token: `${this.signer.id}.${expiresAt}.${mac(this.signer, fileId, expiresAt).toString('base64url')}`, expiresAt };
   }
 
-  /** Never throws on a malformed token: anything that is not a valid, unexpired signature of this file is refused. */
+  /**
+   * Never throws on a malformed token: anything that is not a valid, unexpired signature of this file is refused.
+   * Exactly one string is valid for a signature: the expiry in plain decimal and the MAC in unpadded base64url,
+   * compared as text, so padding, standard-base64 characters or a different final character never pass.
+   */
   check(fileId: string, token: string, now = Date.now()): TokenCheck {
     const parts = token.split('.');
-    if (parts.length !== 3 || !/^\d{1,12}$/.test(parts[1])) return 'invalid';
+    if (parts.length !== 3 || !/^[1-9]\d{0,11}$/.test(parts[1]) || parts[2].length !== SIG_CHARS) return 'invalid';
     const [kid, exp, sig] = parts;
     const key = this.byId.get(kid);
     if (!key || (key.retiredAt !== undefined && now >= key.retiredAt + this.graceSeconds * 1000)) return 'invalid';
-    const given = Buffer.from(sig, 'base64url');
     const expiresAt = Number(exp);
-    if (given.length !== SIG_BYTES || !timingSafeEqual(given, mac(key, fileId, expiresAt))) return 'invalid';
+    const expected = Buffer.from(mac(key, fileId, expiresAt).toString('base64url'));
+    const given = Buffer.from(sig);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
     return expiresAt * 1000 > now ? 'valid' : 'expired';
   }
 

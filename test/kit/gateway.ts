@@ -35,9 +35,13 @@ export interface TestGatewayOptions {
   extraConfig?: string;
   /** Extra YAML lines inside the `storage:` section (indented two spaces), e.g. a `blobs:` block. */
   storageConfig?: string;
+  /** Extra YAML lines inside the `server:` section (indented two spaces). */
+  serverConfig?: string;
   env?: NodeJS.ProcessEnv;
   /** Listen on a port (for SDK conformance tests). */
   listen?: boolean;
+  /** pino options for the gateway's log (default: no log). */
+  logger?: Record<string, unknown>;
 }
 
 export interface TestGateway {
@@ -64,11 +68,11 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   const database = schema ? `  database:\n    driver: postgres\n    schema: ${schema}\n` : '';
   writeFileSync(
     join(dir, 'config.yaml'),
-    `server:\n  logLevel: silent\nstorage:\n  dataDir: ./data\n${database}${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
+    `server:\n  logLevel: silent\n${options.serverConfig ?? ''}storage:\n  dataDir: ./data\n${database}${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
   const services = await createServices(config);
-  const app = await buildApp(services, { logger: false });
+  const app = await buildApp(services, { logger: options.logger ?? false });
   const workspace = await createWorkspace(services.db, 'test');
   const key = (await issueApiKey(services.db, workspace)).key;
   let url = '';

@@ -1,0 +1,25 @@
+// The onRequest hook that checks a route's key, scope and rate limit before a byte of the body is read.
+import type { onRequestAsyncHookHandler } from 'fastify';
+import type { EndpointConfig } from '../config/types.js';
+import { AuthError } from '../errors.js';
+import type { Services } from '../services.js';
+import { authenticate, presentedKey, requireScope } from './authenticate.js';
+
+/**
+ * Refuses a missing, unknown, revoked or expired key, a missing scope and a spent rate limit while the
+ * body is still unread, so an unauthenticated client cannot make the gateway buffer or parse anything.
+ * `auth: optional` routes (signed content URLs) check a key only when one is sent.
+ */
+export function requestAuthHook(services: Services, endpoint: EndpointConfig): onRequestAsyncHookHandler {
+  return async (req) => {
+    const key = presentedKey(req);
+    if (!key) {
+      if (endpoint.auth === 'key') throw new AuthError('an API key is required: send "Authorization: Bearer <key>" or "x-api-key: <key>"', 'missing_api_key');
+      return;
+    }
+    req.auth = await authenticate(services.db, key);
+    req.log = req.log.child({ keyId: req.auth.keyId });
+    requireScope(req.auth, endpoint.scope);
+    await services.rateLimits.admit(req.auth);
+  };
+}

@@ -1,0 +1,80 @@
+// Hardening item 4: a client's own values come back (in answers and log lines) cut to a short prefix.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeUpstream } from './kit/fake-upstream.js';
+import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
+import { multipart } from './kit/files.js';
+import { captureLogs, type LogCapture } from './kit/log-capture.js';
+import { png } from './kit/media-samples.js';
+
+const MiB = 1024 * 1024;
+let fake: FakeUpstream;
+let gw: TestGateway;
+let logs: LogCapture;
+
+beforeAll(async () => {
+  fake = await FakeUpstream.start();
+  logs = captureLogs();
+  gw = await startGateway({ logger: logs.logger, channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.fakeChat + testModels.fakeEval }) } });
+});
+afterAll(async () => {
+  await gw.close();
+  await fake.close();
+});
+
+const headers = () => ({ authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' });
+
+/** The longest log line written for one request. */
+async function longestLogLine(requestId: string): Promise<number> {
+  await logs.next((line) => line.reqId === requestId && line.msg === 'request completed');
+  return Math.max(...logs.lines.map((line, i) => (line.reqId === requestId ? logs.sizes[i] : 0)));
+}
+
+describe('echoed client values are cut to a short prefix', () => {
+  it('answers a 5 MiB model id with a short 400 and a short log line', async () => {
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(), payload: { model: 'm'.repeat(5 * MiB), messages: [{ role: 'user', content: 'hi' }] } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('model_not_found');
+    expect(res.body.length).toBeLessThan(1024);
+    expect(await longestLogLine(res.headers['x-request-id'] as string)).toBeLessThan(4096);
+  });
+
+  it('answers a 1 MiB unknown evaluate field name with a short 400', async () => {
+    const body = { model: 'fake-eval', state: 's', questions: { q: { type: 'boolean', instructions: 'ok?' } }, ['f'.repeat(MiB)]: 1 };
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/evaluate', headers: headers(), payload: body });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toContain('unknown field');
+    expect(res.body.length).toBeLessThan(1024);
+  });
+
+  it('answers a 1 MiB unknown question field name with a short 400', async () => {
+    const body = { model: 'fake-eval', state: 's', questions: { q: { type: 'boolean', instructions: 'ok?', ['g'.repeat(MiB)]: 'x' } } };
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/evaluate', headers: headers(), payload: body });
+    expect(res.statusCode).toBe(400);
+    expect(res.body.length).toBeLessThan(2048);
+  });
+
+  it('answers a 1 MiB question id with a short 400', async () => {
+    const body = { model: 'fake-eval', state: 's', questions: { ['q'.repeat(MiB)]: { type: 'nope' } } };
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/evaluate', headers: headers(), payload: body });
+    expect(res.statusCode).toBe(400);
+    expect(res.body.length).toBeLessThan(2048);
+  });
+
+  it('answers a 512 KiB upload purpose with a short 400', async () => {
+    const form = multipart([
+      { name: 'file', value: png(), filename: 'a.png', contentType: 'image/png' },
+      { name: 'purpose', value: 'p'.repeat(512 * 1024) },
+    ]);
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/files', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('invalid_purpose');
+    expect(res.body.length).toBeLessThan(1024);
+  });
+
+  it('answers an unknown 64 KiB multipart field name with a short 400', async () => {
+    const form = multipart([{ name: 'x'.repeat(64 * 1024), value: 'v' }]);
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/files', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload });
+    expect(res.statusCode).toBe(400);
+    expect(res.body.length).toBeLessThan(1024);
+  });
+});
