@@ -1,4 +1,6 @@
 // Everything a handler may use, built once from the config: database, cache, upstream pools, meter, metrics, schemas.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import Keyv from 'keyv';
 import type { LoadedConfig } from './config/types.js';
 import type { SchemaRegistry } from './config/schemas.js';
@@ -19,6 +21,8 @@ import { createFileServices, type FileServices } from './files/service.js';
 
 export interface Services {
   config: LoadedConfig;
+  /** This process among the replicas: the owner name of the leases it takes. */
+  instanceId: string;
   db: Db;
   cache: Keyv;
   upstreams: Upstreams;
@@ -60,6 +64,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const { blobs, files } = await createFileServices(config, database.db, dataPath);
   const services: Services = {
     config,
+    instanceId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     db: database.db,
     cache,
     upstreams,

@@ -37,7 +37,9 @@ describe('signed tokens are canonical', () => {
     ['with a final character that decodes to the same bytes', (t: string) => t.slice(0, -1) + String.fromCharCode(t.charCodeAt(t.length - 1) ^ 1)],
     ['with a leading zero on the expiry', (t: string) => t.replace(/\.(\d+)\./, '.0$1.')],
   ])('refuses the token %s with 403', async (_variant, alter) => {
-    const token = tokenOf(file.url);
+    // A signature with no "-" or "_" reads the same in standard base64: sign at earlier moments until one has them.
+    let token = tokenOf(file.url);
+    for (let at = Date.now(); alter(token) === token && at > Date.now() - 600_000; at -= 1000) token = gw.services.files.signer.sign(file.id, at).token;
     const altered = alter(token);
     expect(altered).not.toBe(token);
     const res = await content(altered);

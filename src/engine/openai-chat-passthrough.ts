@@ -4,7 +4,7 @@ import type { SseEvent } from './sse.js';
 import type { GatewayError } from '../errors.js';
 import { openaiEnvelope } from '../errors.js';
 import { DEFAULT_MAX_TOKENS } from '../billing/estimate.js';
-import { jsonObject, upstreamModelOf } from './passthrough.js';
+import { jsonObject, scrubbedError, upstreamModelOf } from './passthrough.js';
 
 const costOf = (ctx: TranslateContext) => {
   const usage = ctx.usage();
@@ -29,9 +29,11 @@ export const openaiChatPassthrough: ChatTranslator = {
       push(event: SseEvent, parse) {
         if (event.data === '[DONE]') return [event];
         const hasUsage = event.data.includes('"usage"');
+        const hasError = event.data.includes('"error"');
         // Chunks that need nothing changed are forwarded byte for byte.
-        if (!renameModel && !hasUsage) return [event];
+        if (!renameModel && !hasUsage && !hasError) return [event];
         const chunk = jsonObject(parse(), ctx);
+        if (hasError && chunk.error) return [{ data: JSON.stringify(scrubbedError(chunk, ctx)) }];
         if (renameModel && typeof chunk.model === 'string') chunk.model = ctx.clientModel;
         if (chunk.usage) {
           if (!clientWantsUsage) {

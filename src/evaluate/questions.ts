@@ -1,5 +1,5 @@
 // Validates an evaluate request's questions before any upstream call; every error names the question id and field.
-import { ValidationError } from '../errors.js';
+import { clientValue, ValidationError } from '../errors.js';
 import { QUESTION_TYPES, type ChoiceOption, type Question, type QuestionType } from './types.js';
 
 const MIN_OPTIONS = 2;
@@ -16,7 +16,8 @@ const fieldsByType: Record<QuestionType, string[]> = {
 };
 
 function fail(id: string, field: string, message: string): never {
-  throw new ValidationError(`question "${id}": ${message}`, `questions.${id}.${field}`, 'invalid_question');
+  // Ids, keys and field names are the client's: echoed as a short prefix at most.
+  throw new ValidationError(`question ${clientValue(id)}: ${message}`, `questions.${id.slice(0, 64)}.${field.slice(0, 64)}`, 'invalid_question');
 }
 
 const isNonEmptyString = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
@@ -29,7 +30,7 @@ function readOptions(id: string, value: unknown): ChoiceOption[] {
   }
   return entries.map(([key, description]) => {
     if (key === '') fail(id, 'options', 'option keys must not be empty');
-    if (!isNonEmptyString(description)) fail(id, `options.${key}`, `option "${key}" needs a non-empty description`);
+    if (!isNonEmptyString(description)) fail(id, `options.${key}`, `option ${clientValue(key)} needs a non-empty description`);
     return { key, description };
   });
 }
@@ -51,12 +52,12 @@ function readQuestion(id: string, raw: unknown): Question {
   const body = raw as Record<string, unknown>;
   const type = body.type;
   if (typeof type !== 'string' || !(QUESTION_TYPES as readonly string[]).includes(type)) {
-    fail(id, 'type', `unknown question type ${JSON.stringify(type)}; use one of ${QUESTION_TYPES.join(', ')}`);
+    fail(id, 'type', `unknown question type ${clientValue(type)}; use one of ${QUESTION_TYPES.join(', ')}`);
   }
   const questionType = type as QuestionType;
   for (const field of Object.keys(body)) {
     if (field !== 'type' && !fieldsByType[questionType].includes(field)) {
-      fail(id, field, `field "${field}" does not apply to ${questionType} questions (they take ${fieldsByType[questionType].join(', ')})`);
+      fail(id, field, `field ${clientValue(field)} does not apply to ${questionType} questions (they take ${fieldsByType[questionType].join(', ')})`);
     }
   }
   if (!isNonEmptyString(body.instructions)) fail(id, 'instructions', '"instructions" (the text of the question) is required');

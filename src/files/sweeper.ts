@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../services.js';
 import { isBlobKey } from './blob-store.js';
 import { blobKeysWithRows, deleteFileRowById, expiredFiles } from './repository.js';
+import { withLease } from '../store/leases.js';
 
 export interface SweepResult {
   expired: number;
@@ -58,14 +59,18 @@ export async function sweepFiles(services: Services, now = Date.now()): Promise<
   return { expired, orphans, partials };
 }
 
+const FILE_SWEEP_LEASE_MS = 5 * 60_000;
+
 /** Background job: sweep at start and then every files.sweep.intervalSeconds; a failed sweep is logged and retried next time. */
 export function fileSweeperJob(services: Services, log: FastifyBaseLogger): void {
   let running: Promise<void> | undefined;
   const run = () => {
-    running ??= sweepFiles(services)
-      .then((result) => {
-        if (result.expired || result.orphans || result.partials) log.info(result, 'file sweep');
-      })
+    // One replica sweeps at a time; a crashed sweeper's lease runs out after five minutes (a second sweep is safe anyway).
+    running ??= withLease(services.db, 'sweep:files', services.instanceId, FILE_SWEEP_LEASE_MS, async () => {
+      const result = await sweepFiles(services);
+      if (result.expired || result.orphans || result.partials) log.info(result, 'file sweep');
+    })
+      .then(() => undefined)
       .catch((err) => log.error({ err }, 'file sweep failed'))
       .finally(() => {
         running = undefined;

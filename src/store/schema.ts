@@ -93,4 +93,13 @@ export interface Database {
   spend_reservations: SpendReservationsTable;
   spend_totals: SpendTotalsTable;
   files: FilesTable;
+  leases: LeasesTable;
+}
+
+export interface LeasesTable {
+  name: string;
+  /** The process holding it (services.instanceId). */
+  owner: string;
+  /** Unix milliseconds. */
+  until: number;
 }

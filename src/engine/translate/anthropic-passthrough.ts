@@ -3,7 +3,7 @@
 import { anthropicEnvelope, type GatewayError } from '../../errors.js';
 import type { SseEvent } from '../sse.js';
 import type { ChatTranslator, StreamMapper, TranslateContext } from '../translator.js';
-import { jsonObject, upstreamModelOf } from '../passthrough.js';
+import { jsonObject, scrubbedError, upstreamModelOf } from '../passthrough.js';
 
 const costOf = (ctx: TranslateContext) => {
   const usage = ctx.usage();
@@ -25,6 +25,7 @@ export const anthropicMessagesPassthrough: ChatTranslator = {
           return [{ event: event.event, data: JSON.stringify(data) }];
         }
         if (event.event === 'message_delta') return [{ event: event.event, data: JSON.stringify({ ...jsonObject(parse(), ctx), ...costOf(ctx) }) }];
+        if (event.event === 'error') return [{ event: event.event, data: JSON.stringify(scrubbedError(jsonObject(parse(), ctx), ctx)) }];
         return [event];
       },
       end: () => [],
