@@ -221,6 +221,10 @@ describe('mapping errors name their own file:line:col and pointer', () => {
     expect(problemsOf('m:\n  a:\n    b: "x {{ body.a | shout }}"\n')).toEqual(['protocol.yaml:3:23 /m/a/b unknown filter "shout"']);
   });
 
+  it('a name that only the filter table\'s prototype knows is no filter', () => {
+    expect(problemsOf('m: "{{ body | constructor }}"\n')).toEqual(['protocol.yaml:1:15 /m unknown filter "constructor"']);
+  });
+
   it('a Liquid tag, at the tag', () => {
     expect(problemsOf('m:\n  - "{{ body.a }} {% if body.a %}x{% endif %}"\n')).toEqual(['protocol.yaml:2:19 /m/0 Liquid tags ({% %}) are not allowed in a mapping: use $if, $for, $case or $let']);
   });

@@ -215,7 +215,7 @@ export class ExpressionCompiler {
   }
 
   private filter(input: Expr, token: { name: string; args: unknown[]; begin: number }, names: Names): Expr {
-    const impl = this.liquid.filters[token.name];
+    const impl = hasOwn.call(this.liquid.filters, token.name) ? this.liquid.filters[token.name] : undefined;
     if (!impl) throw new MappingSyntaxError(`unknown filter "${token.name}"`, token.begin);
     if (token.name.endsWith('_exp')) throw new MappingSyntaxError(`filter "${token.name}" evaluates Liquid text at run time and is not available in mappings`, token.begin);
     const handler = (typeof impl === 'function' ? impl : impl.handler) as (this: unknown, ...args: unknown[]) => unknown;
