@@ -1,5 +1,5 @@
 // Compiles one Liquid expression (a mapping leaf) into a closure, from liquidjs's public parser output and public API only.
-import { Context, Drop, isTruthy, Tokenizer, toValue, toValueSync, TypeGuards, type Liquid, type Token } from 'liquidjs';
+import { Context, defaultOperators, Drop, isTruthy, Tokenizer, toValue, toValueSync, TypeGuards, type Liquid, type Token } from 'liquidjs';
 
 /** What a compiled mapping reads while it renders: the caller's scope and the values `$let` and `$for` bound. */
 export interface Frame {
@@ -68,6 +68,8 @@ export class ExpressionCompiler {
       and: (l, r) => isTruthy(l, ctx) && isTruthy(r, ctx),
       or: (l, r) => isTruthy(l, ctx) || isTruthy(r, ctx),
     };
+    // An engine with its own operators gets them as they are, without the shortcuts above.
+    if (generic !== defaultOperators) this.operators = Object.fromEntries(Object.keys(generic).filter((op) => op !== 'not').map((op) => [op, run(op)]));
   }
 
   truthy(value: unknown): boolean {
