@@ -48,8 +48,8 @@ function distributionOf(question: Question, sentAs: QuestionType, answer: Native
 }
 
 export async function runNative(ctx: ModeContext): Promise<ModeResult> {
-  const { services, route, settings, questions } = ctx;
-  const { templates } = services.config;
+  const { config, route, settings, questions } = ctx;
+  const { templates } = config;
   const channel = route.channel.id;
   const aliases = settings.typeAliases ?? {};
   const sentAs = new Map(questions.map((q) => [q.id, aliases[q.type] ?? q.type]));
