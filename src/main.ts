@@ -6,6 +6,9 @@ import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './metrics-server.js';
+import { PID_FILE, reloadConfig } from './reload.js';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -39,10 +42,16 @@ async function main() {
     services.onClose(() => metricsServer.close());
     app.log.info(`metrics: ${metricsServer.url}/metrics`);
   }
+  // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
+  const pidFile = services.dataPath(PID_FILE);
+  mkdirSync(dirname(pidFile), { recursive: true });
+  writeFileSync(pidFile, String(process.pid));
+  services.onClose(() => rmSync(pidFile, { force: true }));
+  process.on('SIGHUP', () => void reloadConfig(services, app.log));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      app.log.info(`${signal}: closing`);
-      // In-flight requests get a grace period; a keep-alive socket must not hold the process open.
+      app.log.info(`${signal}: draining, then closing`);
+      // Drain: no new connections, requests and streams in flight get a grace period; a keep-alive socket must not hold the process open.
       setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
       app.close().then(() => process.exit(0), () => process.exit(1));
     });

@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import Keyv from 'keyv';
 import type { LoadedConfig } from './config/types.js';
 import type { SchemaRegistry } from './config/schemas.js';
-import { dataPathFor } from './config/load.js';
+import { dataPathFor, loadConfig, type LoadOptions } from './config/load.js';
+import { Runtime } from './runtime.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams } from './engine/upstream.js';
@@ -20,12 +21,16 @@ import type { BlobStore } from './files/blob-store.js';
 import { createFileServices, type FileServices } from './files/service.js';
 
 export interface Services {
-  config: LoadedConfig;
+  /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
+  readonly config: LoadedConfig;
+  /** The current runtime snapshot: config, routes, compiled mappings and upstream pools, swapped whole by `reload()`. */
+  runtime: Runtime;
   /** This process among the replicas: the owner name of the leases it takes. */
   instanceId: string;
   db: Db;
   cache: Keyv;
-  upstreams: Upstreams;
+  /** The current runtime snapshot's upstream pools. */
+  readonly upstreams: Upstreams;
   meter: Meter;
   /** Spending-cap reservations and spent totals. */
   spend: SpendStore;
@@ -38,6 +43,11 @@ export interface Services {
   files: FileServices;
   /** Resolves a path from the config relative to storage.dataDir. */
   dataPath(path: string): string;
+  /**
+   * Loads and checks the config file again and swaps in a new snapshot; requests in flight finish on the old one,
+   * whose pools close after them. A bad config throws its ConfigError and the old snapshot keeps serving.
+   */
+  reload(options?: LoadOptions): Promise<LoadedConfig>;
   /** Functions run on close, last registered first. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -57,17 +67,21 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
-  const upstreams = new Upstreams(config, metrics);
-  metrics.watchCircuits(() => upstreams.circuits());
+  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
   const spend = overrides.spend ?? spendStoreFor(database);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await createFileServices(config, database.db, dataPath);
   const services: Services = {
-    config,
+    get config() {
+      return runtime.snapshot.config;
+    },
+    get upstreams() {
+      return runtime.snapshot.upstreams;
+    },
+    runtime,
     instanceId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     db: database.db,
     cache,
-    upstreams,
     meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics }),
     spend,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
@@ -76,14 +90,20 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     blobs,
     files,
     dataPath,
+    async reload(options) {
+      const next = await loadConfig(config.file, options);
+      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics) });
+      return next;
+    },
     onClose: (fn) => closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) await fn();
-      await upstreams.close();
+      await runtime.close();
       await cache.disconnect?.().catch(() => undefined);
       await database.close();
     },
   };
+  metrics.watchCircuits(() => services.upstreams.circuits());
   services.onClose(() => blobs.close());
   return services;
 }

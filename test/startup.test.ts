@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { repoRoot } from './kit/gateway.js';
 
 const run = promisify(execFile);
@@ -94,4 +94,27 @@ describe('npm run admin', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('unknown scope(s) everything');
   }, 90_000); // several cold tsx processes, one after another
+});
+
+describe('npm run admin -- reload', () => {
+  it('refuses a broken config without touching the running gateway, and swaps a good one in', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-reload-'));
+    dirs.push(dir);
+    cpSync(join(repoRoot, 'channels'), join(dir, 'channels'), { recursive: true });
+    writeFileSync(join(dir, 'config.yaml'), `storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${dir}/channels\n`);
+    const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' };
+    const server = await startProcess('src/main.ts', env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
+    const admin = () => run(tsx, ['src/cli/admin.ts', 'reload', '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
+
+    writeFileSync(join(dir, 'channels', 'extra.yaml'), 'id: extra\nprotocol: nope\n');
+    const refused = await admin().catch((e) => e);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('extra.yaml');
+    expect((await fetch(`${server.match[1]}/healthz`)).status).toBe(200);
+
+    writeFileSync(join(dir, 'channels', 'extra.yaml'), 'id: extra\nprotocol: openai-chat\nbaseUrl: http://127.0.0.1:9/v1\nmodels:\n  - id: extra-chat\n    kind: chat\n    price: { inputPerMillion: 1 }\n');
+    expect((await admin()).stdout).toContain('sent SIGHUP');
+    await vi.waitFor(() => expect(server.lines.some((l) => l.includes('reloaded') && l.includes('4 model(s)'))).toBe(true), { timeout: 20_000 });
+    server.child.kill('SIGTERM');
+  }, 90_000);
 });

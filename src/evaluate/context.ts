@@ -1,11 +1,12 @@
 // What a mode needs for one request, and how a question's failure is reported.
 import type { ModelRoute } from '../config/types.js';
 import { GatewayError, internalError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { LoadedConfig } from '../config/types.js';
 import type { EvaluateSettings, Question } from './types.js';
 
 export interface ModeContext {
-  services: Services;
+  /** The request's runtime snapshot config (its compiled templates). */
+  config: LoadedConfig;
   route: ModelRoute;
   settings: EvaluateSettings;
   questions: Question[];

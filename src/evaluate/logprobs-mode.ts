@@ -29,8 +29,8 @@ function promptScope(question: Question, labels: EvaluateSettings['labels'], lab
 }
 
 export async function runLogprobs(ctx: ModeContext, limits: { threshold: number; concurrency: number }): Promise<ModeResult> {
-  const { services, route, settings, questions, signal } = ctx;
-  const { templates } = services.config;
+  const { config, route, settings, questions, signal } = ctx;
+  const { templates } = config;
   const prompts = settings.prompts!;
   const model = route.model.upstream ?? route.model.id;
   // Rendered once: every question's prompt starts with the same bytes, which upstream prefix caches reuse.

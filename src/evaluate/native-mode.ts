@@ -49,12 +49,12 @@ function distributionOf(question: Question, sentAs: QuestionType, answer: Native
 }
 
 export async function runNative(ctx: ModeContext): Promise<ModeResult> {
-  const { services, route, settings, questions } = ctx;
+  const { config, route, settings, questions } = ctx;
   const where = `${route.protocol.file} /evaluate`;
   const channel = route.channel.id;
   const aliases = settings.typeAliases ?? {};
   const sentAs = new Map(questions.map((q) => [q.id, aliases[q.type] ?? q.type]));
-  const body = renderer(services.config, settings.request, `${where}/request`)({
+  const body = renderer(config, settings.request, `${where}/request`)({
     model: route.model.upstream ?? route.model.id,
     state: ctx.state,
     questions: Object.fromEntries(questions.map((q) => [q.id, outgoing(q, sentAs.get(q.id)!)])),
@@ -63,7 +63,7 @@ export async function runNative(ctx: ModeContext): Promise<ModeResult> {
   const upstream = await ctx.exchange(settings.operation, body);
   let mapped: { answers?: Record<string, NativeAnswer> | null };
   try {
-    mapped = renderer(services.config, settings.response, `${where}/response`)({ body: upstream }) as typeof mapped;
+    mapped = renderer(config, settings.response, `${where}/response`)({ body: upstream }) as typeof mapped;
   } catch {
     throw upstreamMalformed(channel, 'its body does not fit the protocol\'s response mapping');
   }

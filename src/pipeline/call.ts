@@ -2,10 +2,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { Services } from '../services.js';
+import type { LoadedConfig } from '../config/types.js';
+import type { Upstreams } from '../engine/upstream.js';
 import { jsonBytes } from '../billing/estimate.js';
 
 export interface Call {
   services: Services;
+  /** The runtime snapshot this request began on: it keeps it to the end, whatever a reload does meanwhile. */
+  config: LoadedConfig;
+  upstreams: Upstreams;
   req: FastifyRequest;
   reply: FastifyReply;
   auth: AuthContext;
@@ -22,7 +27,7 @@ export interface Call {
   readonly timedOut: boolean;
   /** Starts the overall deadline of the upstream work, once: later calls keep the first deadline. */
   startDeadline(ms: number): void;
-  /** Stops listening for the client hanging up, and stops the deadline. */
+  /** Stops listening for the client hanging up, stops the deadline and lets go of the snapshot. */
   dispose(): void;
 }
 
@@ -39,8 +44,11 @@ export function openCall(services: Services, req: FastifyRequest, reply: Fastify
     abort.abort();
   };
   reply.raw.on('close', onClose);
+  const held = services.runtime.hold();
   return {
     services,
+    config: held.snapshot.config,
+    upstreams: held.snapshot.upstreams,
     req,
     reply,
     auth: req.auth!,
@@ -63,6 +71,7 @@ export function openCall(services: Services, req: FastifyRequest, reply: Fastify
     dispose: () => {
       reply.raw.off('close', onClose);
       clearTimeout(timer);
+      held.release();
     },
   };
 }

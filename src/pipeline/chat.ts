@@ -30,13 +30,13 @@ function contextFor(call: Call, route: ModelRoute, usage: () => UsageReader | un
 }
 
 const readerFor = (call: Call, sent: Sent, operation: string) =>
-  new UsageReader(call.services.config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
+  new UsageReader(call.config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
 
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
     resolve(call) {
-      const routes = resolveModel(call.services.config, call.body.model, 'chat');
-      return { routes, translators: new Map(routes.map((r) => [r, translatorFor(call.services.config, call.dialect, r, operation)])) };
+      const routes = resolveModel(call.config, call.body.model, 'chat');
+      return { routes, translators: new Map(routes.map((r) => [r, translatorFor(call.config, call.dialect, r, operation)])) };
     },
     estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes),
     async execute(call, plan, charge: Charge) {

@@ -39,7 +39,7 @@ class Spent {
 function evaluationRoute(call: Call, modelId: unknown): ModelRoute {
   let routes: ModelRoute[];
   try {
-    routes = resolveModel(call.services.config, modelId, 'evaluation');
+    routes = resolveModel(call.config, modelId, 'evaluation');
   } catch (err) {
     if (err instanceof ChannelUnavailableError) throw new ValidationError(`model "${modelId}" is not an enabled evaluation model: ${err.message}`, 'model', 'model_not_enabled');
     throw err;
@@ -56,7 +56,7 @@ export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
       return { routes: [route], settings: route.protocol.evaluate as unknown as EvaluateSettings, questions: [] };
     },
     inputs(call, plan) {
-      const maxQuestions = (call.services.config.gateway.evaluate as { maxQuestions: number }).maxQuestions;
+      const maxQuestions = (call.config.gateway.evaluate as { maxQuestions: number }).maxQuestions;
       plan.questions = readQuestions(call.body.questions, maxQuestions);
     },
     estimate: (call, plan) => estimateEvaluateMicros(plan.routes[0], call.body.state, call.bodyBytes, plan.questions.length),
@@ -65,7 +65,7 @@ export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
       const { settings, questions } = plan;
       const spent = new Spent();
       const ctx: ModeContext = {
-        services: call.services,
+        config: call.config,
         route,
         settings,
         questions,
@@ -74,7 +74,7 @@ export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
         async exchange(operation, document) {
           const sent = await send(call, [route], () => ({ operation, document }));
           spent.answered++;
-          const usage = new UsageReader(call.services.config, sent.operation.usage, `${route.protocol.file} /operations/${operation}`, route.channel.id);
+          const usage = new UsageReader(call.config, sent.operation.usage, `${route.protocol.file} /operations/${operation}`, route.channel.id);
           try {
             const answer = await readJsonObject(sent);
             usage.fromAnswer(answer);

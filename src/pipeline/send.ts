@@ -57,7 +57,7 @@ export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "
  */
 export async function send(call: Call, routes: readonly ModelRoute[], build: (route: ModelRoute) => Outgoing): Promise<Sent> {
   let operation!: OperationConfig;
-  const { route, response } = await call.services.upstreams
+  const { route, response } = await call.upstreams
     .sendFirst(routes, (route) => {
       const outgoing = build(route);
       operation = route.protocol.operations[outgoing.operation];

@@ -1,0 +1,80 @@
+// Hot reload: a checked config swaps in whole; requests in flight (a stream included) finish on the old snapshot; a bad config is refused.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeUpstream } from './kit/fake-upstream.js';
+import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { ConfigError } from '../src/errors.js';
+
+let before: FakeUpstream;
+let after: FakeUpstream;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  before = await FakeUpstream.start();
+  after = await FakeUpstream.start();
+  gw = await startGateway({ channels: { fake: chatChannel('fake', `${before.url}/v1`) } });
+});
+afterAll(async () => {
+  await gw.close();
+  await before.close();
+  await after.close();
+});
+
+const chat = (extra: Record<string, unknown> = {}) =>
+  gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-chat', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }], ...extra } });
+const chunk = (content: string) => ({ data: { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [{ index: 0, delta: { content }, finish_reason: null }] } });
+const writeChannel = (text: string) => writeFileSync(join(gw.dir, 'channels', 'fake.yaml'), text);
+
+describe('hot reload', () => {
+  it('lets a stream open on the old upstream finish while new requests go to the new one', async () => {
+    // The old upstream starts a stream and holds it until the test lets it finish.
+    let finish!: () => void;
+    const started = new Promise<void>((resolve) => {
+      before.next({
+        kind: 'handler',
+        fn: (_req, res: ServerResponse) =>
+          new Promise<void>((done) => {
+            res.writeHead(200, { 'content-type': 'text/event-stream' });
+            res.write(`data: ${JSON.stringify(chunk('old ').data)}\n\n`);
+            resolve();
+            finish = () => {
+              res.write(`data: ${JSON.stringify(chunk('upstream').data)}\n\n`);
+              res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\n\n`);
+              res.end('data: [DONE]\n\n');
+              done();
+            };
+          }),
+      });
+    });
+    const stream = chat({ stream: true });
+    await started;
+
+    writeChannel(chatChannel('fake', `${after.url}/v1`));
+    await gw.services.reload({ env: process.env });
+    expect(gw.services.runtime.draining).toBe(1);
+
+    const fresh = await chat();
+    expect(fresh.statusCode).toBe(200);
+    expect(after.requests).toHaveLength(1);
+
+    finish();
+    const res = await stream;
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('old ');
+    expect(res.body).toContain('upstream');
+    expect(res.body.trim().endsWith('data: [DONE]')).toBe(true);
+    expect(before.requests).toHaveLength(1);
+    expect(gw.services.runtime.draining).toBe(0);
+  });
+
+  it('refuses a bad config with its errors and keeps serving the running one', async () => {
+    writeChannel('id: fake\nprotocol: openai-chat\nbaseUrl: [not, a, url\n');
+    const refused = await gw.services.reload({ env: process.env }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems[0]).toMatch(/fake\.yaml:\d+:\d+ /);
+    expect((await chat()).statusCode).toBe(200);
+    expect(after.requests.length).toBeGreaterThan(1);
+  });
+});
