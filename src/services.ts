@@ -6,6 +6,7 @@ import type { LoadedConfig } from './config/types.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor, loadConfig, type LoadOptions } from './config/load.js';
 import { Runtime } from './runtime.js';
+import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams } from './engine/upstream.js';
@@ -41,6 +42,8 @@ export interface Services {
   blobs: BlobStore;
   /** The file store's options and content-URL signer. */
   files: FileServices;
+  /** Fetches URLs clients and upstreams name, through the SSRF guard (network section). */
+  remote: RemoteFetcher;
   /** Resolves a path from the config relative to storage.dataDir. */
   dataPath(path: string): string;
   /**
@@ -89,6 +92,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     schemas: config.schemas,
     blobs,
     files,
+    remote: new RemoteFetcher(networkOptions(config)),
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
@@ -105,7 +109,13 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   };
   metrics.watchCircuits(() => services.upstreams.circuits());
   services.onClose(() => blobs.close());
+  services.onClose(() => services.remote.close());
   return services;
+}
+
+function networkOptions(config: LoadedConfig) {
+  const network = config.gateway.network as { allowHosts: string[]; maxRedirects: number; timeoutSeconds: number };
+  return { allowHosts: network.allowHosts, maxRedirects: network.maxRedirects, timeoutMs: network.timeoutSeconds * 1000 };
 }
 
 function spendStoreFor(database: OpenedDatabase): SpendStore {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request as httpRequest, type ServerResponse } from 'node:http';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { hangUpAfter, holdingStream } from './kit/streams.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import type { AuthContext } from '../src/auth/authenticate.js';
@@ -82,36 +82,8 @@ const authOf = (issued: { id: string }): AuthContext => ({ keyId: issued.id, wor
 const route = (model: string) => gw.services.config.models.get(model)![0];
 
 /** Streams a chat request over a real socket and hangs up once `until` matches what arrived. */
-function streamAndHangUp(key: string, model: string, until: (text: string) => boolean): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ model, max_tokens: 16, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
-    const req = httpRequest(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (until(text)) {
-          req.destroy();
-          resolve(res.headers['x-request-id'] as string);
-        }
-      });
-    });
-    req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
-    req.end(body);
-  });
-}
-
-/** An upstream stream that sends `events`, then holds the connection open until the gateway hangs up. */
-function holdingStream(events: unknown[]) {
-  fake.next({
-    kind: 'handler',
-    fn: (_req, res: ServerResponse) =>
-      new Promise<void>((done) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
-        res.on('close', () => done());
-      }),
-  });
-}
+const streamAndHangUp = (key: string, model: string, until: (text: string) => boolean) =>
+  hangUpAfter(`${gw.url}/v1/chat/completions`, { authorization: `Bearer ${key}` }, { model, max_tokens: 16, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }, until);
 
 const chunk = (extra: Record<string, unknown>) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }], ...extra });
 
@@ -128,7 +100,7 @@ describe('settling charges', () => {
 
   it('charges a stream the client abandons what the upstream reported so far', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace);
-    holdingStream([chunk({}), chunk({ choices: [], usage: { prompt_tokens: 40, completion_tokens: 5 } })]);
+    holdingStream(fake, [chunk({}), chunk({ choices: [], usage: { prompt_tokens: 40, completion_tokens: 5 } })]);
     const requestId = await streamAndHangUp(key.key, 'token-chat', (text) => text.includes('"usage"'));
     expect(await charges.next()).toBe('settle');
     const [row] = await ledgerForRequest(gw.services.db, requestId);
@@ -139,7 +111,7 @@ describe('settling charges', () => {
 
   it('charges the reservation for a stream abandoned before any usage was reported', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace);
-    holdingStream([chunk({})]);
+    holdingStream(fake, [chunk({})]);
     const requestId = await streamAndHangUp(key.key, 'flat-chat', (text) => text.includes('partial'));
     expect(await charges.next()).toBe('settleReserved');
     expect((await ledgerForRequest(gw.services.db, requestId)).map((r) => r.cost_micros)).toEqual([10_000]);

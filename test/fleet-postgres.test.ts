@@ -118,7 +118,7 @@ describe('a fleet of two replicas', () => {
   it('serves a file uploaded through one replica from the other', async () => {
     const key = await issueApiKey(admin.db, workspace);
     const form = multipart([{ name: 'purpose', value: 'vision' }, { name: 'file', value: png(), filename: 'shared.png', contentType: 'image/png' }]);
-    const uploaded = await fetch(`${replicas[0].url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, ...form.headers }, body: form.payload });
+    const uploaded = await fetch(`${replicas[0].url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, ...form.headers }, body: new Uint8Array(form.payload) });
     expect(uploaded.status).toBe(200);
     const file = (await uploaded.json()) as { id: string; url: string };
     const other = await fetch(`${replicas[1].url}/api/v1/files/${file.id}/content`, { headers: { authorization: `Bearer ${key.key}` } });

@@ -1,8 +1,8 @@
 // Regression tests for the billing defects found when the gateway was tried as an attacker would: each bypassed a cap or
 // billed wrongly before the pipeline (one settle stage, usage read once per protocol operation, the reservation as a ceiling).
-import { request as httpRequest, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { hangUpAfter, holdingStream } from './kit/streams.js';
 import { installNativeEvaluate, type NativeEvaluateScript } from './kit/fake-evaluate.js';
 import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
@@ -50,37 +50,6 @@ const balance = (keyId: string) => gw.services.spend.balance('key', keyId, Date.
 const chat = (key: string, body: Record<string, unknown>) =>
   gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, payload: { model: 'fake-chat', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], ...body } });
 
-/** Sends a request over a real socket and hangs up once what arrived matches `until`; resolves the request id. */
-function hangUpAfter(path: string, headers: Record<string, string>, body: unknown, until: (text: string) => boolean): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        if (until(text)) {
-          req.destroy();
-          resolve(res.headers['x-request-id'] as string);
-        }
-      });
-    });
-    req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
-    req.end(JSON.stringify(body));
-  });
-}
-
-/** An upstream stream that sends `events` (named or not), then holds the connection until the gateway hangs up. */
-function holdingStream(events: { event?: string; data: unknown }[]) {
-  fake.next({
-    kind: 'handler',
-    fn: (_req, res: ServerResponse) =>
-      new Promise<void>((done) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        for (const e of events) res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`);
-        res.on('close', () => done());
-      }),
-  });
-}
-
 const anthropicStart = (usage: Record<string, number>) => [
   { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'upstream-claude', content: [], stop_reason: null, stop_sequence: null, usage } } },
   { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
@@ -117,9 +86,9 @@ describe('settlement never charges more than the reservation', () => {
 
 describe('usage counts only once the protocol reports it as final', () => {
   it('charges the reservation, not the message_start usage, when a Messages client hangs up after the first block', async () => {
-    holdingStream(anthropicStart({ input_tokens: 10, output_tokens: 1 }));
+    holdingStream(fake, anthropicStart({ input_tokens: 10, output_tokens: 1 }));
     const body = { model: 'fake-claude', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'hi' }] };
-    const requestId = await hangUpAfter('/v1/messages', { 'x-api-key': gw.key, 'anthropic-version': '2023-06-01' }, body, (t) => t.includes('partial'));
+    const requestId = await hangUpAfter(`${gw.url}/v1/messages`, { 'x-api-key': gw.key, 'anthropic-version': '2023-06-01' }, body, (t) => t.includes('partial'));
     await vi.waitFor(async () => expect(await ledgerOf(requestId)).toHaveLength(1));
     const [row] = await ledgerOf(requestId);
     // message_start alone would have cost 10 x 3.0 + 1 x 15.0 = 45 micro-USD; the reservation counts all 4000 output tokens.
@@ -128,9 +97,9 @@ describe('usage counts only once the protocol reports it as final', () => {
   });
 
   it('does the same through /v1/chat/completions to an Anthropic channel', async () => {
-    holdingStream(anthropicStart({ input_tokens: 10, output_tokens: 1 }));
+    holdingStream(fake, anthropicStart({ input_tokens: 10, output_tokens: 1 }));
     const body = { model: 'fake-claude', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'hi' }] };
-    const requestId = await hangUpAfter('/v1/chat/completions', { authorization: `Bearer ${gw.key}` }, body, (t) => t.includes('partial'));
+    const requestId = await hangUpAfter(`${gw.url}/v1/chat/completions`, { authorization: `Bearer ${gw.key}` }, body, (t) => t.includes('partial'));
     await vi.waitFor(async () => expect(await ledgerOf(requestId)).toHaveLength(1));
     expect((await ledgerOf(requestId))[0].cost_micros).toBeGreaterThan(4000 * 15);
   });

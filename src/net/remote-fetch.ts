@@ -1,0 +1,150 @@
+// Fetches a URL a client or an upstream named (image_url, result URLs) without letting it reach anything private:
+// https on 443 only, no credentials, every address checked when the connection is made, redirects re-checked, size capped.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
+import { GatewayError } from '../errors.js';
+import { AllowList, refusedAddress } from './address-policy.js';
+import { SNIFF_BYTES, sniffContentType } from '../files/sniff.js';
+
+/** Resolves a host name to its addresses (tests inject one; nothing connects out from a test). */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+const systemResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+
+export class RemoteFetchError extends GatewayError {
+  constructor(url: string, reason: string) {
+    super('remote_url_refused', 400, 'invalid_request_error', `cannot fetch ${JSON.stringify(url.slice(0, 200))}: ${reason}`);
+  }
+}
+
+export interface RemoteFetchOptions {
+  allowHosts?: readonly string[];
+  resolver?: Resolver;
+  maxRedirects?: number;
+  connectTimeoutMs?: number;
+  /** For the whole fetch, body included. */
+  timeoutMs?: number;
+}
+
+export interface FetchedBody {
+  url: string;
+  /** The body as it arrives; `readCapped` bounds it. */
+  body: Readable & Dispatcher.ResponseData['body'];
+  /** What the server says; callers sniff the bytes rather than trust it. */
+  declaredType?: string;
+}
+
+/** The undici Agent whose every connection resolves through `resolver` and refuses a private address at connect time. */
+function guardedAgent(allow: AllowList, resolver: Resolver, connectTimeoutMs: number): Agent {
+  type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
+  const lookup = (hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
+    resolver(hostname).then(
+      (addresses) => {
+        if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+        if (!allow.exempts(hostname)) {
+          for (const { address } of addresses) {
+            const refused = refusedAddress(address);
+            if (refused) return callback(Object.assign(new Error(`${hostname} resolves to ${refused}`), { code: 'EREFUSED_ADDRESS' }), '');
+          }
+        }
+        if (options.all) callback(null, addresses);
+        else callback(null, addresses[0].address, addresses[0].family);
+      },
+      (err: Error) => callback(err, ''),
+    );
+  };
+  return new Agent({ connect: { lookup: lookup as never, timeout: connectTimeoutMs }, connections: 16 });
+}
+
+export class RemoteFetcher {
+  private readonly allow: AllowList;
+  private readonly agent: Agent;
+  private readonly maxRedirects: number;
+  private readonly timeoutMs: number;
+
+  constructor(options: RemoteFetchOptions = {}) {
+    this.allow = new AllowList(options.allowHosts);
+    this.agent = guardedAgent(this.allow, options.resolver ?? systemResolver, options.connectTimeoutMs ?? 10_000);
+    this.maxRedirects = options.maxRedirects ?? 3;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  /** Why `url` may not be fetched before any connection, or undefined. Literal IPs (any spelling the URL parser accepts) are checked here. */
+  check(url: URL): string | undefined {
+    const exemptPort = this.allow.allowsPort(url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'));
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exemptPort)) return `only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`;
+    if (url.port && url.port !== '443' && !exemptPort) return `only the default port is allowed, not ${url.port}`;
+    if (url.username || url.password) return 'URLs with credentials are not fetched';
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && !this.allow.exempts(host)) return refusedAddress(host);
+    return undefined;
+  }
+
+  /** GETs `url`, following at most `maxRedirects` redirects, each hop checked again. Throws RemoteFetchError (400) when refused. */
+  async fetch(input: string, signal?: AbortSignal): Promise<FetchedBody> {
+    let url: URL;
+    try {
+      url = new URL(input);
+    } catch {
+      throw new RemoteFetchError(input, 'it is not a URL');
+    }
+    const deadline = AbortSignal.timeout(this.timeoutMs);
+    const abort = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    for (let hop = 0; ; hop++) {
+      const refused = this.check(url);
+      if (refused) throw new RemoteFetchError(input, hop ? `a redirect leads to ${url.origin}: ${refused}` : refused);
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'GET', signal: abort, headers: { accept: 'image/*' } });
+      } catch (err) {
+        const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+        const message = (err as Error).message ?? '';
+        if (code === 'EREFUSED_ADDRESS' || message.includes('resolves to')) throw new RemoteFetchError(input, message.slice(0, 200));
+        if (deadline.aborted) throw new RemoteFetchError(input, 'it took too long');
+        throw new RemoteFetchError(input, `it could not be reached (${code ?? 'connection failed'})`);
+      }
+      if (response.statusCode >= 300 && response.statusCode < 400 && response.headers.location) {
+        await response.body.dump();
+        if (hop >= this.maxRedirects) throw new RemoteFetchError(input, `more than ${this.maxRedirects} redirects`);
+        url = new URL(String(response.headers.location), url);
+        continue;
+      }
+      if (response.statusCode !== 200) {
+        await response.body.dump().catch(() => undefined);
+        throw new RemoteFetchError(input, `it answered ${response.statusCode}`);
+      }
+      return { url: url.href, body: response.body as FetchedBody['body'], declaredType: response.headers['content-type'] as string | undefined };
+    }
+  }
+
+  /** Fetches `url` into memory, refusing a body over `maxBytes` while it streams (for small inputs; archives stream instead). */
+  async fetchBytes(url: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer> {
+    const { body } = await this.fetch(url, signal);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        body.destroy();
+        throw new RemoteFetchError(url, `its body is over the ${maxBytes}-byte limit`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  /** An image a URL names, its type sniffed from the bytes: anything else is refused. */
+  async fetchImage(url: string, maxBytes: number, signal?: AbortSignal): Promise<{ bytes: Buffer; contentType: string }> {
+    const bytes = await this.fetchBytes(url, maxBytes, signal);
+    const contentType = await sniffContentType(bytes.subarray(0, SNIFF_BYTES));
+    if (!contentType?.startsWith('image/')) throw new RemoteFetchError(url, `its body is ${contentType ?? 'of an unknown type'}, not an image`);
+    return { bytes, contentType };
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

@@ -1,0 +1,37 @@
+// Streams cut short on purpose: an upstream that sends some events and holds on, and a client that hangs up mid-answer.
+import { request as httpRequest, type ServerResponse } from 'node:http';
+import type { FakeUpstream } from './fake-upstream.js';
+
+/** The fake's next answer: `events` (named or not; bare values are data), then the connection held until the gateway hangs up. */
+export function holdingStream(fake: FakeUpstream, events: ({ event?: string; data: unknown } | unknown)[]): void {
+  fake.next({
+    kind: 'handler',
+    fn: (_req, res: ServerResponse) =>
+      new Promise<void>((done) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const e of events) {
+          const { event, data } = e && typeof e === 'object' && 'data' in e ? (e as { event?: string; data: unknown }) : { event: undefined, data: e };
+          res.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+        }
+        res.on('close', () => done());
+      }),
+  });
+}
+
+/** POSTs `body` to `url` over a real socket and hangs up once what arrived matches `until`; resolves the request id. */
+export function hangUpAfter(url: string, headers: Record<string, string>, body: unknown, until: (text: string) => boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (until(text)) {
+          req.destroy();
+          resolve(res.headers['x-request-id'] as string);
+        }
+      });
+    });
+    req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
+    req.end(JSON.stringify(body));
+  });
+}
