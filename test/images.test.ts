@@ -6,6 +6,8 @@ import { installImages, type ImageScript } from './kit/fake-images.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
+import { png } from './kit/media-samples.js';
+import { multipart } from './kit/files.js';
 
 let fake: FakeUpstream;
 let script: ImageScript;
@@ -109,5 +111,76 @@ describe('POST /v1/images/generations', () => {
     const key = await issueApiKey(gw.services.db, gw.workspace, { scopes: ['llm.chat'] });
     const res = await gw.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: `Bearer ${key.key}` }, payload: { model: 'fake-image', prompt: 'x' } });
     expect(res.statusCode).toBe(403);
+  });
+});
+
+describe('POST /v1/images/edits', () => {
+  const editRequest = () => fake.requests.find((r) => r.path.endsWith('/images/edits'))!;
+  /** The file parts the upstream received: field name, file name and bytes. */
+  const fileParts = (raw: Buffer) => {
+    const text = raw.toString('latin1');
+    return [...text.matchAll(/name="([^"]+)"; filename="([^"]*)"\r\nContent-Type: ([^\r]+)\r\n\r\n/g)].map((m) => ({ field: m[1], filename: m[2], type: m[3] }));
+  };
+
+  it('sends one image file through the official SDK and archives the result', async () => {
+    const res = await client.images.edit({ model: 'fake-image', prompt: 'add a hat', image: await OpenAI.toFile(png(64), 'cat.png', { type: 'image/png' }), size: '1024x1024', quality: 'low' });
+    const sent = editRequest();
+    expect(sent.headers['content-type']).toMatch(/^multipart\/form-data/);
+    expect(fileParts(sent.raw)).toEqual([{ field: 'image', filename: 'cat.png', type: 'image/png' }]);
+    expect(sent.raw.toString('latin1')).toContain('name="model"\r\n\r\nupstream-image\r\n');
+    const [item] = res.data! as unknown as { svc_url: string; archive_status: string }[];
+    expect(item.archive_status).toBe('archived');
+    expect(await download(item.svc_url)).toEqual(script.image);
+    expect((res as unknown as { cost: unknown }).cost).toEqual({ amount: 0.01, currency: 'USD' });
+  });
+
+  it('forwards two images and a mask, every part reaching the upstream', async () => {
+    const image = [await OpenAI.toFile(png(64), 'a.png', { type: 'image/png' }), await OpenAI.toFile(png(128), 'b.png', { type: 'image/png' })];
+    await client.images.edit({ model: 'fake-image', prompt: 'merge', image, mask: await OpenAI.toFile(png(32), 'mask.png', { type: 'image/png' }) });
+    expect(fileParts(editRequest().raw)).toEqual([
+      { field: 'image[]', filename: 'a.png', type: 'image/png' },
+      { field: 'image[]', filename: 'b.png', type: 'image/png' },
+      { field: 'mask', filename: 'mask.png', type: 'image/png' },
+    ]);
+  });
+
+  it('takes image_url references: a file of the workspace and an https URL through the SSRF guard', async () => {
+    const uploaded = await client.files.create({ file: await OpenAI.toFile(png(256), 'ref.png', { type: 'image/png' }), purpose: 'vision' });
+    const form = multipart([
+      { name: 'model', value: 'fake-image' },
+      { name: 'prompt', value: 'combine' },
+      { name: 'image_url', value: uploaded.id },
+      { name: 'image_url', value: `${fake.url}/generated/0.png` },
+    ]);
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/images/edits', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload });
+    expect(res.statusCode).toBe(200);
+    const parts = fileParts(editRequest().raw);
+    expect(parts.map((p) => p.field)).toEqual(['image[]', 'image[]']);
+    expect(editRequest().raw.includes(png(256))).toBe(true);
+    expect(editRequest().raw.includes(script.image)).toBe(true);
+  });
+
+  it('answers 404 for another workspace\'s file id and 400 for a private URL, before calling the upstream', async () => {
+    const other = await gw.newWorkspace('elsewhere');
+    const otherKey = await gw.newKey({ workspace: other });
+    const foreign = await new OpenAI({ apiKey: otherKey, baseURL: `${gw.url}/api/v1` }).files.create({ file: await OpenAI.toFile(png(), 'x.png', { type: 'image/png' }), purpose: 'vision' });
+    for (const [reference, status] of [[foreign.id, 404], ['https://10.0.0.1/x.png', 400], ['http://example.com/x.png', 400]] as const) {
+      const form = multipart([{ name: 'model', value: 'fake-image' }, { name: 'prompt', value: 'p' }, { name: 'image_url', value: reference }]);
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/images/edits', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload });
+      expect(res.statusCode).toBe(status);
+    }
+    expect(fake.requests.filter((r) => r.path.endsWith('/images/edits'))).toHaveLength(0);
+  });
+
+  it('refuses a file that is not an image (415), no image at all (400), and more than 25 MiB in all (413)', async () => {
+    const post = (parts: Parameters<typeof multipart>[0]) => {
+      const form = multipart([{ name: 'model', value: 'fake-image' }, { name: 'prompt', value: 'p' }, ...parts]);
+      return gw.app.inject({ method: 'POST', url: '/v1/images/edits', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload });
+    };
+    expect((await post([{ name: 'image', value: Buffer.from('%PDF-1.4 not an image'), filename: 'x.png', contentType: 'image/png' }])).statusCode).toBe(415);
+    expect((await post([])).statusCode).toBe(400);
+    const half = png(13 * 1024 * 1024);
+    expect((await post([{ name: 'image[]', value: half, filename: 'a.png' }, { name: 'image[]', value: half, filename: 'b.png' }])).statusCode).toBe(413);
+    expect(fake.requests.filter((r) => r.path.endsWith('/images/edits'))).toHaveLength(0);
   });
 });

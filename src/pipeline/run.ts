@@ -11,13 +11,15 @@ import { reserve } from './reserve.js';
 export interface PipelineEndpoint {
   /** The client dialect of the endpoint's requests and answers. */
   dialect: 'openai-chat' | 'anthropic-messages' | 'evaluate' | 'openai-images';
+  /** The request is a multipart form (image edits). */
+  form?: boolean;
   /** The protocol operation the endpoint calls. */
   operation: string;
 }
 
 function dialectFor(endpoint: PipelineEndpoint): Dialect<any> {
   if (endpoint.dialect === 'evaluate') return evaluateDialect(endpoint.operation);
-  if (endpoint.dialect === 'openai-images') return imagesDialect(endpoint.operation);
+  if (endpoint.dialect === 'openai-images') return imagesDialect(endpoint.operation, { form: endpoint.form });
   return chatDialect(endpoint.operation);
 }
 
@@ -27,6 +29,7 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
   return async (req, reply) => {
     const call = openCall(services, req, reply, endpoint.dialect);
     try {
+      await dialect.read?.(call);
       const plan = dialect.resolve(call);
       await dialect.inputs?.(call, plan);
       const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan));
