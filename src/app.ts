@@ -8,7 +8,8 @@ import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
-import { NotFoundError, ValidationError, boundedError, clientValue } from './errors.js';
+import { NotFoundError, boundedError, clientValue } from './errors.js';
+import { schemaError } from './http/schema-error.js';
 import type { HandlerFactory } from './endpoints/types.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
@@ -48,18 +49,6 @@ function clientAborted(req: FastifyRequest): boolean {
   return req.raw.socket?.destroyed === true;
 }
 
-/** The first schema violation as a 400 that names where it is, echoing at most a short prefix of any client key. */
-function schemaError(first: ErrorObject): ValidationError {
-  const where = first.instancePath || '/';
-  const detail =
-    first.keyword === 'required'
-      ? `missing required field ${clientValue(first.params.missingProperty)}`
-      : first.keyword === 'additionalProperties'
-        ? `unknown field ${clientValue(first.params.additionalProperty)}`
-        : first.message;
-  const param = where === '/' ? String(first.params.missingProperty ?? '') || null : where.slice(1).replace(/\//g, '.');
-  return new ValidationError(`invalid request body at ${clientValue(where, 128).slice(1, -1)}: ${detail}`, param);
-}
 
 export async function buildApp(services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { config } = services;

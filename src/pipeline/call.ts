@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import type { LoadedConfig } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { jsonBytes } from '../billing/estimate.js';
+import type { ImageForm } from './image-form.js';
 
 export interface Call {
   services: Services;
@@ -17,6 +18,8 @@ export interface Call {
   /** The client dialect the endpoint speaks (openai-chat, anthropic-messages, evaluate, ...). */
   dialect: string;
   body: Record<string, unknown>;
+  /** A multipart request's form, once read (image edits). */
+  form?: ImageForm;
   /** Size of the whole request body: every byte counts toward the input estimate. */
   bodyBytes: number;
   /** Aborts when the client hangs up before its answer is complete, or when the call's deadline passes. */

@@ -4,6 +4,8 @@ import type { ModelRoute } from '../config/types.js';
 import type { Call } from './call.js';
 
 export interface Dialect<Plan extends { routes: ModelRoute[] } = { routes: ModelRoute[] }> {
+  /** A body that is not JSON (a multipart form) is read into `call.body` first, within the request's limits. */
+  read?(call: Call): Promise<void>;
   /** resolve: the model id to its routes, each with what crosses to it (a pass-through or a declared translation). */
   resolve(call: Call): Plan;
   /** inputs: what the body references, fetched and checked before anything is reserved or mapped. */

@@ -5,17 +5,22 @@ import { openCall } from './call.js';
 import { chatDialect } from './chat.js';
 import type { Dialect } from './dialect.js';
 import { evaluateDialect } from './evaluate.js';
+import { imagesDialect } from './images.js';
 import { reserve } from './reserve.js';
 
 export interface PipelineEndpoint {
   /** The client dialect of the endpoint's requests and answers. */
-  dialect: 'openai-chat' | 'anthropic-messages' | 'evaluate';
+  dialect: 'openai-chat' | 'anthropic-messages' | 'evaluate' | 'openai-images';
+  /** The request is a multipart form (image edits). */
+  form?: boolean;
   /** The protocol operation the endpoint calls. */
   operation: string;
 }
 
 function dialectFor(endpoint: PipelineEndpoint): Dialect<any> {
-  return endpoint.dialect === 'evaluate' ? evaluateDialect(endpoint.operation) : chatDialect(endpoint.operation);
+  if (endpoint.dialect === 'evaluate') return evaluateDialect(endpoint.operation);
+  if (endpoint.dialect === 'openai-images') return imagesDialect(endpoint.operation, { form: endpoint.form });
+  return chatDialect(endpoint.operation);
 }
 
 /** A route handler that runs `endpoint`'s requests through the pipeline. Handlers hold no billing of their own. */
@@ -24,6 +29,7 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
   return async (req, reply) => {
     const call = openCall(services, req, reply, endpoint.dialect);
     try {
+      await dialect.read?.(call);
       const plan = dialect.resolve(call);
       await dialect.inputs?.(call, plan);
       const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan));

@@ -1,0 +1,112 @@
+// The image dialect (generations and edits): resolve, estimate n x the priciest image asked for, send, archive every result,
+// settle per image. Edits read their multipart form first and fetch their image_url references in the inputs stage.
+import { renderCost, tokenCostMicros } from '../billing/cost.js';
+import { imagePriceMicros } from '../billing/image-price.js';
+import type { Charge } from '../billing/meter.js';
+import type { ModelRoute } from '../config/types.js';
+import { resolveModel } from '../engine/models.js';
+import type { Multipart } from '@fastify/multipart';
+import { TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
+import { schemaError } from '../http/schema-error.js';
+import { operationDialect } from '../engine/translators.js';
+import type { Call } from './call.js';
+import { readJsonObject } from './decode.js';
+import type { Dialect } from './dialect.js';
+import { archiveImages } from './outputs.js';
+import { send, type Sent } from './send.js';
+import { settleAfterFailure } from './settle.js';
+import { UsageReader, upstreamMalformed } from './usage.js';
+
+const DEFAULT_MAX_IMAGES = 10;
+
+interface ImagesPlan {
+  routes: ModelRoute[];
+  count: number;
+  /** Edits: the form's fields and images (files, then fetched references). */
+  form?: ImageForm;
+}
+
+/** An edit request carries at most this many bytes, files and URL references together. */
+export const EDIT_REQUEST_LIMIT = 25 * 1024 * 1024;
+
+const maxImagesOf = (route: ModelRoute) => Number((route.model.media as { maxImages?: number } | undefined)?.maxImages ?? DEFAULT_MAX_IMAGES);
+
+/** What `count` images (and any reported tokens) cost on `route`; unknown sizes or qualities take the priciest. */
+function imagesCostMicros(route: ModelRoute, count: number, size: unknown, quality: unknown, tokens?: { inputTokens: number; outputTokens: number }): number {
+  const each = imagePriceMicros(route.model.price, typeof size === 'string' ? size : undefined, typeof quality === 'string' ? quality : undefined);
+  return count * each + tokenCostMicros(route.model.price, tokens ?? { inputTokens: 0, outputTokens: 0 });
+}
+
+/** Blobs for the multipart body: several images travel as `image[]`, one as `image`, the mask as `mask`. */
+function formDocument(form: ImageForm, model: string): Record<string, unknown> {
+  const { image_url: _references, ...fields } = form.fields;
+  const blob = (i: FormImage) => new File([new Uint8Array(i.bytes)], i.filename, { type: i.contentType });
+  const images = form.images.filter((i) => i.field === 'image').map(blob);
+  const mask = form.images.find((i) => i.field === 'mask');
+  return { ...fields, model, ...(images.length > 1 ? { 'image[]': images } : { image: images[0] }), ...(mask ? { mask: blob(mask) } : {}) };
+}
+
+export function imagesDialect(operation: string, options: { form?: boolean } = {}): Dialect<ImagesPlan> {
+  return {
+    async read(call) {
+      if (!options.form) return;
+      if (!call.req.isMultipart()) throw new UnsupportedMediaError('send multipart/form-data: "image" (or "image[]") files and/or "image_url", "prompt", "model"');
+      call.form = await readImageForm(call.req.parts() as AsyncIterable<Multipart>, EDIT_REQUEST_LIMIT);
+      call.body = call.form.fields;
+      const validate = call.services.schemas.validator('requests/images-edits');
+      if (!validate(call.body)) throw schemaError(validate.errors![0]);
+    },
+    resolve(call) {
+      const routes = resolveModel(call.config, call.body.model, 'image');
+      for (const route of routes) {
+        if (operationDialect(route, operation) !== call.dialect) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no ${call.dialect} operation "${operation}"`, 'model');
+      }
+      const count = call.body.n === undefined || call.body.n === null ? 1 : Number(call.body.n);
+      const max = Math.min(...routes.map(maxImagesOf));
+      if (count > max) throw new ValidationError(`n=${count}: model "${routes[0].model.id}" makes at most ${max} images per request`, 'n');
+      return { routes, count, form: call.form };
+    },
+    // inputs: each image_url (an https URL through the SSRF guard, or a file of this workspace) becomes an image part.
+    async inputs(call, plan) {
+      if (!plan.form) return;
+      for (const reference of (plan.form.fields.image_url as string[] | undefined) ?? []) {
+        const image = await resolveImageReference(call, reference, EDIT_REQUEST_LIMIT - plan.form.used);
+        plan.form.used += image.bytes.length;
+        plan.form.images.push(image);
+      }
+      if (!plan.form.images.some((i) => i.field === 'image')) throw new ValidationError('send at least one image: an "image" file or an "image_url"', 'image');
+    },
+    // The worst case: n images at the priciest size and quality the request allows, on the priciest route.
+    estimate: (call, plan) => Math.max(...plan.routes.map((route) => imagesCostMicros(route, plan.count, call.body.size, call.body.quality))),
+    async execute(call, plan, charge: Charge) {
+      let sent: Sent;
+      try {
+        sent = await send(call, plan.routes, (route) => {
+          const model = route.model.upstream ?? route.model.id;
+          return { operation, document: plan.form ? formDocument(plan.form, model) : { ...call.body, model } };
+        });
+      } catch (err) {
+        await settleAfterFailure(charge, call.clientGone);
+        throw err;
+      }
+      try {
+        const answer = await readJsonObject(sent);
+        if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
+        if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
+        const usage = new UsageReader(call.config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
+        usage.fromAnswer(answer);
+        const tokens = usage.counts();
+        // outputs: every result archived (or marked failed) before the answer is sent.
+        await archiveImages(call, answer.data);
+        // settle: per image made, at the size and quality the upstream reports, else the ones asked for.
+        const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? call.body.size, answer.quality ?? call.body.quality, tokens);
+        const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });
+        return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
+      } catch (err) {
+        await settleAfterFailure(charge, true);
+        throw err;
+      }
+    },
+  };
+}
