@@ -40,9 +40,9 @@ export function worstCostMicros(routes: readonly ModelRoute[], usage: { inputTok
   return Math.max(...routes.map((route) => tokenCostMicros(route.model.price, usage)));
 }
 
-/** A chat request: every byte of the body counts as input, plus max tokens for each of `n` choices. */
+/** A chat (or Responses) request: every byte of the body counts as input, plus max tokens for each of `n` choices. */
 export function estimateChatMicros(routes: readonly ModelRoute[], body: Record<string, unknown>, bodyBytes: number): number {
-  const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS);
+  const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? DEFAULT_MAX_TOKENS);
   const choices = Number.isInteger(body.n) && (body.n as number) > 0 ? (body.n as number) : 1;
   const outputTokens = (Number.isFinite(maxTokens) && maxTokens >= 0 ? maxTokens : DEFAULT_MAX_TOKENS) * choices;
   return worstCostMicros(routes, { inputTokens: tokensForBytes(bodyBytes), outputTokens });

@@ -1,6 +1,7 @@
 // npm run demo: the gateway in front of a local fake upstream, with a fresh key printed, so a first request needs no provider key.
 import { join } from 'node:path';
 import { FakeUpstream } from '../../test/kit/fake-upstream.js';
+import { installImages } from '../../test/kit/fake-images.js';
 import { loadConfig } from '../config/load.js';
 import { createServices } from '../services.js';
 import { buildApp } from '../app.js';
@@ -9,7 +10,9 @@ import { createWorkspace, findWorkspaceByName } from '../store/workspaces.js';
 
 const fake = await FakeUpstream.start();
 fake.chat = { text: 'Hello! I am the demo upstream; your request went through the gateway.', usage: { prompt_tokens: 14, completion_tokens: 13 } };
+installImages(fake);
 process.env.DEMO_UPSTREAM_URL = `${fake.url}/v1`;
+process.env.DEMO_UPSTREAM_HOST = new URL(fake.url).host;
 
 const config = await loadConfig(join(import.meta.dirname, '..', '..', 'demo', 'config.yaml'));
 const services = await createServices(config);
@@ -28,6 +31,10 @@ Try:
   curl -s ${url}/api/v1/chat/completions \\
     -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
     -d '{"model": "demo-chat", "messages": [{"role": "user", "content": "Hello"}]}'
+
+  curl -s ${url}/api/v1/images/generations \\
+    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+    -d '{"model": "demo-image", "prompt": "a lighthouse at dusk"}'      # archived: open its svc_url
 
 Ctrl-C to stop.`);
 

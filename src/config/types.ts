@@ -58,6 +58,16 @@ export interface UsageSpec {
   tokens: string;
 }
 
+/** Where media sit in a document, for the outputs stage (schemas/protocol.schema.json $defs/mediaItems). */
+export interface MediaItems {
+  list?: string;
+  item?: string;
+  url?: string;
+  base64?: string;
+  when?: Record<string, unknown>;
+  purpose?: 'image_generation' | 'video_generation';
+}
+
 export interface OperationConfig {
   method: string;
   path: string;
@@ -67,6 +77,7 @@ export interface OperationConfig {
   streamFlag?: string;
   deadlineMs?: number;
   usage?: UsageSpec;
+  outputs?: { answer?: MediaItems; events?: Record<string, MediaItems> };
   errors?: { message: string };
 }
 

@@ -4,11 +4,13 @@ import { TranslationError } from '../errors.js';
 import { openaiChatPassthrough } from './openai-chat-passthrough.js';
 import { anthropicMessagesPassthrough } from './translate/anthropic-passthrough.js';
 import { declaredTranslator } from './translate/declared.js';
+import { responsesPassthrough } from './responses-passthrough.js';
 import type { ChatTranslator } from './translator.js';
 
 const passthroughs: Record<string, ChatTranslator> = {
   'openai-chat': openaiChatPassthrough,
   'anthropic-messages': anthropicMessagesPassthrough,
+  'openai-responses': responsesPassthrough,
 };
 
 /** The dialect an operation speaks: its own, else its protocol's. */

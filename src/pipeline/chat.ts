@@ -1,4 +1,4 @@
-// The chat dialects (OpenAI chat, Anthropic Messages): map request, send, decode and map the answer or the stream, settle.
+// The chat dialects (OpenAI chat, Anthropic Messages, Responses): inputs, map request, send, decode, outputs, map the answer or the stream, settle.
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
 import { estimateChatMicros } from '../billing/estimate.js';
@@ -13,6 +13,8 @@ import { send, type Sent } from './send.js';
 import { settleAfterFailure, settleFromUsage } from './settle.js';
 import { relayStream } from './stream.js';
 import { UsageReader } from './usage.js';
+import { resolveInputs } from './inputs.js';
+import { archiveOutputs } from './outputs.js';
 
 interface ChatPlan {
   routes: ModelRoute[];
@@ -38,6 +40,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       const routes = resolveModel(call.config, call.body.model, 'chat');
       return { routes, translators: new Map(routes.map((r) => [r, translatorFor(call.config, call.dialect, r, operation)])) };
     },
+    inputs: (call) => resolveInputs(call),
     estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes),
     async execute(call, plan, charge: Charge) {
       let usage: UsageReader | undefined;
@@ -69,6 +72,8 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         const answer = await readJsonObject(sent);
         usage.fromAnswer(answer);
         usage.counts();
+        // outputs: media the answer carries are archived before it is mapped and sent.
+        await archiveOutputs(call, sent.operation.outputs?.answer, answer);
         const mapped = translator.response(answer, ctx);
         await settleFromUsage(charge, sent.route, usage, call.req.log);
         return mapped;

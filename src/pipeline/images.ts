@@ -13,7 +13,7 @@ import { operationDialect } from '../engine/translators.js';
 import type { Call } from './call.js';
 import { readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
-import { archiveImages } from './outputs.js';
+import { archiveOutputs } from './outputs.js';
 import { send, type Sent } from './send.js';
 import { settleAfterFailure } from './settle.js';
 import { UsageReader, upstreamMalformed } from './usage.js';
@@ -98,7 +98,7 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
         usage.fromAnswer(answer);
         const tokens = usage.counts();
         // outputs: every result archived (or marked failed) before the answer is sent.
-        await archiveImages(call, answer.data);
+        await archiveOutputs(call, sent.operation.outputs?.answer, answer);
         // settle: per image made, at the size and quality the upstream reports, else the ones asked for.
         const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? call.body.size, answer.quality ?? call.body.quality, tokens);
         const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });

@@ -1,11 +1,12 @@
-// The outputs stage: media an answer carries (a URL, or base64) are archived into the workspace file store before the
-// answer is sent; each result keeps its upstream fields and gains svc_file_id, svc_url and archive_status.
-import { Readable } from 'node:stream';
+// The outputs stage: media an answer carries (a URL, or base64), where its operation declares them, are archived into the
+// workspace file store before the answer is sent; each item keeps its upstream fields and gains svc_file_id, svc_url, archive_status.
+import type { Readable } from 'node:stream';
+import type { MediaItems } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
 import type { Call } from './call.js';
+import { readPath } from './paths.js';
 
-/** How much of one generated image the archive takes (the upload limit). */
 const describe = (err: unknown) => (err instanceof GatewayError ? err.message : 'the result could not be stored').slice(0, 300);
 
 /** Base64 decoded a slice at a time, so a large result never sits in memory twice. */
@@ -20,27 +21,36 @@ export interface ArchivedResult {
   archive_error?: string;
 }
 
-/** Archives one generated image, from its URL (through the SSRF guard, streamed) or its base64; never throws. */
-export async function archiveImage(call: Call, item: { url?: unknown; b64_json?: unknown }, filename: string): Promise<ArchivedResult> {
+/** Archives one result from its URL (through the SSRF guard, streamed) or its base64; never throws. */
+export async function archiveMedia(call: Call, source: { url?: unknown; base64?: unknown }, filename: string, purpose: string): Promise<ArchivedResult> {
   const { services } = call;
   try {
     let stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
-    if (typeof item.b64_json === 'string') stream = base64Chunks(item.b64_json);
-    else if (typeof item.url === 'string') stream = (await services.remote.fetch(item.url, call.signal)).body as Readable;
-    else return { archive_status: 'failed', archive_error: 'the result has neither url nor b64_json' };
-    const row = await storeFile(services, { workspaceId: call.auth.workspaceId, stream, filename, purpose: 'image_generation', source: 'generated' });
+    if (typeof source.base64 === 'string') stream = base64Chunks(source.base64);
+    else if (typeof source.url === 'string') stream = (await services.remote.fetch(source.url, call.signal)).body as Readable;
+    else return { archive_status: 'failed', archive_error: 'the result carries neither a URL nor base64 data' };
+    const row = await storeFile(services, { workspaceId: call.auth.workspaceId, stream, filename, purpose, source: 'generated' });
     return { svc_file_id: row.id, svc_url: signContentUrl(services, row.id, publicBaseUrl(services, call.req)).url, archive_status: 'archived' };
   } catch (err) {
-    call.req.log.warn({ err }, 'archiving a generated image failed');
+    call.req.log.warn({ err }, 'archiving a generated result failed');
     return { archive_status: 'failed', archive_error: describe(err) };
   }
 }
 
-/** Archives every result of an image answer in place, in order. */
-export async function archiveImages(call: Call, data: unknown): Promise<void> {
-  if (!Array.isArray(data)) return;
-  for (const [index, item] of data.entries()) {
-    if (!item || typeof item !== 'object') continue;
-    Object.assign(item, await archiveImage(call, item as { url?: unknown; b64_json?: unknown }, `image-${call.req.id}-${index}.png`));
+/** The media items `spec` points at in `document`. */
+function itemsOf(spec: MediaItems, document: unknown): Record<string, unknown>[] {
+  const found = spec.list ? readPath(document, spec.list) : spec.item ? [readPath(document, spec.item)] : [];
+  if (!Array.isArray(found)) return [];
+  return found.filter((item): item is Record<string, unknown> => !!item && typeof item === 'object' && Object.entries(spec.when ?? {}).every(([k, v]) => item[k] === v));
+}
+
+/** Archives every media item of `document` in place, in order. Returns how many items there were. */
+export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown): Promise<number> {
+  if (!spec) return 0;
+  const items = itemsOf(spec, document);
+  for (const [index, item] of items.entries()) {
+    const source = { url: spec.url ? item[spec.url] : undefined, base64: spec.base64 ? item[spec.base64] : undefined };
+    Object.assign(item, await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${index}`, spec.purpose ?? 'image_generation'));
   }
+  return items.length;
 }

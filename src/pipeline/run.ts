@@ -10,7 +10,7 @@ import { reserve } from './reserve.js';
 
 export interface PipelineEndpoint {
   /** The client dialect of the endpoint's requests and answers. */
-  dialect: 'openai-chat' | 'anthropic-messages' | 'evaluate' | 'openai-images';
+  dialect: 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'evaluate' | 'openai-images';
   /** The request is a multipart form (image edits). */
   form?: boolean;
   /** The protocol operation the endpoint calls. */

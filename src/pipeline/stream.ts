@@ -9,6 +9,7 @@ import { deadlineError, type Sent } from './send.js';
 import { settleFromUsage } from './settle.js';
 import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
+import { archiveOutputs } from './outputs.js';
 
 /** Parses an event's data at most once, whoever asks first (the usage reader or the mapper). */
 function parserFor(event: SseEvent, channel: string): () => unknown {
@@ -38,9 +39,18 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
   });
   res.flushHeaders();
   try {
-    for await (const event of readSse(sent.response.body)) {
+    const media = sent.operation.outputs?.events;
+    for await (let event of readSse(sent.response.body)) {
       if (call.signal.aborted) break;
-      const parse = parserFor(event, channel);
+      let parse = parserFor(event, channel);
+      const archive = media?.[event.event ?? 'message'];
+      if (archive) {
+        // outputs: an event carrying media (a generated image) goes on with its archive fields added.
+        const data = parse();
+        await archiveOutputs(call, archive, data);
+        event = { event: event.event, data: JSON.stringify(data) };
+        parse = () => data;
+      }
       usage.fromEvent(event, parse);
       // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
       usage.counts();

@@ -4,19 +4,10 @@ import type { LoadedConfig, UsageSpec } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
+import { readPath } from './paths.js';
 
 export function upstreamMalformed(channel: string, detail: string): GatewayError {
   return new GatewayError('upstream_malformed', 502, 'upstream_error', `channel "${channel}" sent a malformed answer: ${detail}`);
-}
-
-/** Follows a dot path (`message.usage`) into parsed JSON. */
-function at(value: unknown, path: readonly string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
 }
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -80,7 +71,7 @@ export class UsageReader {
 
   fromAnswer(answer: unknown): void {
     if (!this.spec?.from) return;
-    const raw = at(answer, this.spec.from);
+    const raw = readPath(answer, this.spec.from);
     if (raw && typeof raw === 'object') {
       this.merge(raw as Record<string, unknown>);
       this.isFinal = true;
@@ -91,7 +82,7 @@ export class UsageReader {
   fromEvent(event: SseEvent, parse: () => unknown): void {
     const where = this.spec?.events.get(event.event ?? 'message');
     if (!where || !event.data.includes(where.key)) return;
-    const raw = at(parse(), where.from);
+    const raw = readPath(parse(), where.from);
     if (!raw || typeof raw !== 'object') return;
     this.merge(raw as Record<string, unknown>);
     if (where.final) this.isFinal = true;

@@ -1,0 +1,43 @@
+// The inputs stage: what a body references is fetched and checked before anything is reserved or mapped. Responses
+// `input_image` parts naming a `file_id` become data URLs of the workspace file's bytes (another workspace's id is 404).
+import { clientValue, LimitError, NotFoundError, ValidationError } from '../errors.js';
+import { findFile, isFileId } from '../files/index.js';
+import type { Call } from './call.js';
+
+/** Inline images a request may carry in all, as file ids resolved to bytes. */
+const INPUT_IMAGES_LIMIT = 25 * 1024 * 1024;
+
+async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/** Every `{type: "input_image", file_id}` in a Responses input, resolved in place to `image_url: data:...`. */
+async function responsesFileInputs(call: Call): Promise<void> {
+  const input = call.body.input;
+  if (!Array.isArray(input)) return;
+  const parts = input.flatMap((item) => (item && typeof item === 'object' && Array.isArray((item as { content?: unknown }).content) ? ((item as { content: unknown[] }).content as Record<string, unknown>[]) : []));
+  let used = 0;
+  for (const part of parts) {
+    if (!part || part.type !== 'input_image' || part.file_id === undefined || part.file_id === null) continue;
+    const id = part.file_id;
+    if (typeof id !== 'string' || !isFileId(id)) throw new ValidationError(`input_image file_id ${clientValue(String(id))} is not a file id`, 'input');
+    const row = await findFile(call.services.db, call.auth.workspaceId, id);
+    if (!row) throw new NotFoundError(`no file ${clientValue(id)} in this workspace`, 'file_not_found');
+    if (!row.content_type.startsWith('image/')) throw new ValidationError(`file ${clientValue(id)} is ${row.content_type}, not an image, so it cannot be an input_image`, 'input', 'not_an_image');
+    used += row.bytes;
+    if (used > INPUT_IMAGES_LIMIT) throw new LimitError('input images named by file_id may hold at most 25 MiB in all', 'request_too_large', 'input');
+    const bytes = await readAll((await call.services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>);
+    delete part.file_id;
+    part.image_url = `data:${row.content_type};base64,${bytes.toString('base64')}`;
+  }
+}
+
+const byDialect: Record<string, (call: Call) => Promise<void>> = {
+  'openai-responses': responsesFileInputs,
+};
+
+export async function resolveInputs(call: Call): Promise<void> {
+  await byDialect[call.dialect]?.(call);
+}
