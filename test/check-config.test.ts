@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -36,6 +38,15 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ],
     ['liquid-syntax', [`${fixtures}/liquid-syntax/channels/protocols/bad-liquid.yaml:5:11 /operations/chat/path Liquid template: output "{{ model | json " not closed`]],
     ['unknown-filter', [`${fixtures}/unknown-filter/channels/protocols/bad-filter.yaml:5:11 /operations/chat/path Liquid template: undefined filter: shout`]],
+    [
+      'mapping-leaf',
+      [
+        `${fixtures}/mapping-leaf/channels/protocols/openai-chat.yaml:90:94 /translations/anthropic-messages/request/messages/$concat/1/concat/else/else/$concat/1/in/then/0/content/do/when/image/image_url/url unknown filter "image_uri"`,
+        `${fixtures}/mapping-leaf/channels/protocols/openai-chat.yaml:99:14 /translations/anthropic-messages/request/user Liquid tags ({% %}) are not allowed in a mapping: use $if, $for, $case or $let`,
+        `${fixtures}/mapping-leaf/channels/protocols/openai-chat.yaml:197:31 /translations/anthropic-messages/stream/encode/delta/0/data/delta/$if expected "|" before filter`,
+      ],
+    ],
+    ['mapping-fixture', [`${fixtures}/mapping-fixture/channels/protocols/tests/judge.yaml:14:7 /cases/1/out/answers "answers are read from the upstream body" renders null at /answers where the fixture expects {"q1":{"type":"noul","noul":0.5}}`]],
     ['mixed-currency', [`${fixtures}/mixed-currency/channels/b-eur.yaml:7:24 /models/0/price/currency model "m2" is priced in EUR, but ${fixtures}/mixed-currency/channels/a-usd.yaml model "m1" is priced in USD; spending caps and totals use one currency`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
   ];
@@ -71,6 +82,21 @@ describe('config loading', () => {
     const openai = config.channels.find((c) => c.id === 'openai')!;
     expect(openai.disabledReason).toContain('OPENAI_API_KEY');
     expect(config.warnings.filter((w) => w.includes('OPENAI_API_KEY'))).toHaveLength(1);
+  });
+
+  it('warns, at the mapping, when no fixture renders it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'unrendered-'));
+    try {
+      cpSync(join(repoRoot, fixtures, 'mapping-fixture'), dir, { recursive: true });
+      rmSync(join(dir, 'channels', 'protocols', 'tests'), { recursive: true });
+      const loaded = await loadConfig(join(dir, 'config.yaml'), { env: {} });
+      expect(loaded.warnings.map((w) => w.slice(w.indexOf('judge.yaml')))).toEqual([
+        'judge.yaml:10:5 /evaluate/request no mapping fixture renders this mapping (channels/protocols/tests/, docs/translation.md)',
+        'judge.yaml:13:5 /evaluate/response no mapping fixture renders this mapping (channels/protocols/tests/, docs/translation.md)',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('freezes the loaded config', async () => {

@@ -42,7 +42,7 @@ beforeAll(async () => {
       'protocols/form-chat.yaml': protocol('form-chat', '    path: /chat\n    encoding: multipart\n'),
       'protocols/path-chat.yaml': protocol('path-chat', '    path: "/models/{{ model }}/chat"\n'),
       'protocols/signed-chat.yaml': protocol('signed-chat', '    path: /chat/completions\n', 'auth:\n  header: authorization\n  value: "Bearer {{ credential | jwt_hs256: secret, 60 }}"\n'),
-      'protocols/detail-chat.yaml': protocol('detail-chat', '    path: /chat/completions\n    errors:\n      message: "{{ answer.detail.reason | json }}"\n'),
+      'protocols/detail-chat.yaml': protocol('detail-chat', '    path: /chat/completions\n    errors:\n      message: "{{ answer.detail.reason }}"\n'),
       'protocols/slow-chat.yaml': protocol('slow-chat', '    path: /chat/completions\n    streamFlag: stream\n    deadlineMs: 400\n'),
       form: channel('form', 'form-chat', 'form'),
       paths: channel('paths', 'path-chat', 'v1'),

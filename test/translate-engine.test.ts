@@ -1,25 +1,9 @@
-// The translation engine's code parts: relaxed JSON and the named filters the mappings call.
+// The translation engine's code parts: the named filters the mappings call.
 import { describe, expect, it } from 'vitest';
-import { parseRelaxedJson } from '../src/engine/translate/relaxed-json.js';
 import { filters } from '../src/engine/filters/messages.js';
 import { TranslationError } from '../src/errors.js';
 
-describe('relaxed JSON', () => {
-  it('drops a comma before a closing bracket, but never inside a string', () => {
-    expect(parseRelaxedJson('{"a": [1, 2, ], "b": {"c": ",]", }, }')).toEqual({ a: [1, 2], b: { c: ',]' } });
-    expect(parseRelaxedJson('["x\\", ]", ]')).toEqual(['x", ]']);
-  });
-
-  it('still rejects what is not JSON', () => {
-    expect(() => parseRelaxedJson('{"a": }')).toThrow(SyntaxError);
-  });
-});
-
 describe('messages filters', () => {
-  it('members renders present fields with renames, skipping null and missing ones', () => {
-    expect(filters.members({ temperature: 0, top_p: null, stop_sequences: ['x'] }, 'temperature', 'top_p', 'stop_sequences:stop', 'missing')).toBe('"temperature":0,"stop":["x"],');
-  });
-
   it('refuse throws a TranslationError with the value in its message', () => {
     expect(() => filters.refuse('document', 'blocks of type %s are refused')).toThrow(new TranslationError('blocks of type "document" are refused'));
   });

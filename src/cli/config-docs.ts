@@ -19,6 +19,7 @@ interface Schema {
   minimum?: number;
   maximum?: number;
   liquid?: boolean;
+  mapping?: string[];
 }
 
 function typeOf(s: Schema): string {
@@ -28,6 +29,7 @@ function typeOf(s: Schema): string {
   if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
   if (s.type === 'object' && typeof s.additionalProperties === 'object' && !s.properties) return `map of ${typeOf(s.additionalProperties)}`;
   const base = Array.isArray(s.type) ? s.type.join(' \\| ') : (s.type ?? 'any');
+  if (s.mapping) return 'mapping (docs/translation.md)';
   return s.liquid ? `${base} (Liquid)` : base;
 }
 

@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
+import { runMappingFixtures } from '../engine/mapping/fixtures.js';
 import { interpolateValue } from './env.js';
 import { createSchemaRegistry, describeAjvError, type SchemaRegistry } from './schemas.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, LoadedConfig, ModelRoute, ProtocolConfig } from './types.js';
@@ -70,6 +71,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const warnings: string[] = [];
   const templates = new TemplateSet(createLiquid());
   await loadFilters(templates.liquid);
+  templates.verify = env.MAPPING_VERIFY === '1';
   const registry = createSchemaRegistry(templates);
 
   if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
@@ -88,6 +90,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const protocolSources = new Map<string, YamlSource>();
   for (const path of yamlFiles(protocolsDir)) {
     const read = readValidated<ProtocolConfig>(path, 'protocol', registry, problems, env);
+    problems.list.push(...templates.compilePending(path));
     if (!read) continue;
     if (protocols.has(read.value.id)) {
       problems.add(read.source, '/id', `protocol "${read.value.id}" is already defined in ${displayPath(protocols.get(read.value.id)!.file)}`);
@@ -96,6 +99,10 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
     protocols.set(read.value.id, { ...read.value, file: path });
     protocolSources.set(read.value.id, read.source);
   }
+
+  // Every mapping renders its fixtures (channels/protocols/tests/) before the config is accepted.
+  problems.list.push(...runMappingFixtures({ templates }, protocols, join(protocolsDir, 'tests')));
+  warnings.push(...templates.unrendered());
 
   const channels: ChannelConfig[] = [];
   /** Caps and spent totals are kept in one currency, so every price must use it. */

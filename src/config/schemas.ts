@@ -1,4 +1,5 @@
-// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that compiles templates while validating.
+// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that compiles text templates while validating
+// and a `mapping` keyword that hands structural mappings (with the names in their scope) to the compiler.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -25,6 +26,7 @@ export interface SchemaRegistry {
 /**
  * One Ajv for config and request bodies. `templates` receives every string marked `liquid: true`;
  * a template that fails to parse (syntax, unknown filter) is a validation error at its own position.
+ * A node marked `mapping: [scope names]` is collected, to be compiled with positions once its file has validated.
  */
 export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
   const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
@@ -46,6 +48,16 @@ export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
         ];
         return false;
       }
+    },
+  });
+  ajv.addKeyword({
+    keyword: 'mapping',
+    schemaType: 'array',
+    metaSchema: { type: 'array', items: { type: 'string' } },
+    errors: false,
+    validate: (roots: string[], data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
+      templates.collect(cxt?.instancePath ?? '', data, roots);
+      return true;
     },
   });
   const configSections: string[] = [];

@@ -1,9 +1,12 @@
-// The one Liquid engine: strict filters, named filters loaded by glob from ./filters, templates parsed once at load.
+// The one Liquid engine of a config: named filters loaded by glob, text templates parsed once, structural mappings compiled once.
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Liquid, type Template } from 'liquidjs';
-import { compileTemplate } from './liquid-compile.js';
+import { compileMapping, type CompiledMapping, type MappingProblem, type Verification } from './mapping/compile.js';
+import { ExpressionCompiler, type Expr } from './mapping/expression.js';
+import { locateProblems } from './mapping/positions.js';
+import { scan, stringify } from './mapping/text.js';
 
 export type FilterFn = (value: unknown, ...args: unknown[]) => unknown;
 
@@ -27,77 +30,138 @@ export async function loadFilters(liquid: Liquid): Promise<string[]> {
   return names;
 }
 
-/** A template compiled once; render() returns a string, renderJson() parses what it renders. */
-export class CompiledTemplate {
-  /** The template as JS closures, when it uses only the subset liquid-compile.ts mirrors. */
-  readonly compiled: ((scope: object) => string) | undefined;
-
+/**
+ * A text template (a prompt, a header value, a path), rendered by liquidjs's public renderSync. One without tags
+ * (`Bearer {{ credential }}`, rendered for every upstream call) runs as compiled leaves instead, checked against
+ * renderSync when verification is on.
+ */
+export class TextTemplate {
   constructor(
     private readonly liquid: Liquid,
     readonly source: string,
     private readonly parsed: Template[],
-    private readonly set?: TemplateSet,
-  ) {
-    this.compiled = compileTemplate(liquid, parsed);
-  }
+    private readonly compiled: ((scope: object) => string) | undefined,
+    private readonly verification: Verification,
+  ) {}
 
   render(scope: object): string {
     if (!this.compiled) return this.interpret(scope);
-    let text: string;
-    try {
-      text = this.compiled(scope);
-    } catch (err) {
-      // Rendering is pure: liquidjs renders it again to throw its own error (a filter's refusal wrapped as liquidjs wraps it).
-      this.interpret(scope);
-      if (this.set?.verify) this.set.mismatch(`compiled template threw where liquidjs rendered: ${(err as Error).message}`);
-      throw err;
-    }
-    if (this.set?.verify) {
+    const text = this.compiled(scope);
+    if (this.verification.verify) {
       const expected = this.interpret(scope);
-      if (text !== expected) this.set.mismatch(`compiled template rendered differently from liquidjs:\n${text}\n---\n${expected}`);
+      if (text !== expected) {
+        const message = `text template ${JSON.stringify(this.source.slice(0, 60))}: compiled ${JSON.stringify(text)}, liquidjs ${JSON.stringify(expected)}`;
+        this.verification.mismatches.push(message);
+        throw new Error(`template differs from liquidjs: ${message}`);
+      }
     }
     return text;
   }
 
-  /** Renders through the liquidjs interpreter. */
   interpret(scope: object): string {
     return this.liquid.renderSync(this.parsed, scope) as string;
   }
-
-  renderJson<T = unknown>(scope: object): T {
-    return JSON.parse(this.render(scope)) as T;
-  }
 }
 
-/** Cache of compiled templates keyed by source; filled while the config is validated. */
+/** Everything Liquid in one config: text templates by source, and mappings by the YAML node they were compiled from. */
 export class TemplateSet {
-  private readonly compiled = new Map<string, CompiledTemplate>();
-  /** Tests set this to render every compiled template through liquidjs too and record and throw on any difference. */
-  verify = false;
-  readonly mismatches: string[] = [];
-  constructor(readonly liquid: Liquid) {}
+  readonly expressions: ExpressionCompiler;
+  /** Tests and MAPPING_VERIFY=1 turn this on: every mapping leaf is evaluated by liquidjs's evalValueSync too and must agree. */
+  readonly verification: Verification = { verify: false, mismatches: [] };
+  private readonly texts = new Map<string, TextTemplate>();
+  private readonly mappings = new Map<unknown, CompiledMapping>();
+  private readonly origins = new Map<CompiledMapping, { file: string; pointer: string }>();
+  private pending: { pointer: string; tree: unknown; roots: string[] }[] = [];
+  /** Files whose mappings did not compile: their fixtures are not run. */
+  readonly failedFiles = new Set<string>();
 
-  compile(source: string): CompiledTemplate {
-    let template = this.compiled.get(source);
+  constructor(readonly liquid: Liquid) {
+    this.expressions = new ExpressionCompiler(liquid);
+  }
+
+  set verify(on: boolean) {
+    this.verification.verify = on;
+  }
+  get verify() {
+    return this.verification.verify;
+  }
+
+  compile(source: string): TextTemplate {
+    let template = this.texts.get(source);
     if (!template) {
-      template = new CompiledTemplate(this.liquid, source, this.liquid.parse(source), this);
-      this.compiled.set(source, template);
+      const parsed = this.liquid.parse(source);
+      template = new TextTemplate(this.liquid, source, parsed, this.interpolation(source), this.verification);
+      this.texts.set(source, template);
     }
     return template;
   }
 
-  get(source: string): CompiledTemplate {
-    const template = this.compiled.get(source);
+  /** Text and `{{ }}` only, as compiled leaves; undefined (renderSync) for tags or any form the leaf compiler refuses. */
+  private interpolation(source: string): ((scope: object) => string) | undefined {
+    if (source.includes('{%')) return undefined;
+    const parts: (string | Expr)[] = [];
+    try {
+      for (const piece of scan(this.liquid, source)) parts.push('text' in piece ? piece.text : this.expressions.compile(source, piece.begin, piece.end, { slot: () => undefined, roots: undefined }));
+    } catch {
+      return undefined;
+    }
+    if (parts.every((p) => typeof p === 'string')) {
+      const text = parts.join('');
+      return () => text;
+    }
+    return (scope) => {
+      const frame = { env: scope as Record<string, unknown>, slots: [] };
+      let out = '';
+      for (const part of parts) out += typeof part === 'string' ? part : stringify(part(frame));
+      return out;
+    };
+  }
+
+  get(source: string): TextTemplate {
+    const template = this.texts.get(source);
     if (!template) throw new Error(`template was not compiled at load: ${source.slice(0, 60)}`);
     return template;
   }
 
-  mismatch(message: string): never {
-    this.mismatches.push(message);
-    throw new Error(message);
+  /** Called while a file validates, for each node its schema marks as a mapping; compiled by compilePending with positions. */
+  collect(pointer: string, tree: unknown, roots: string[]): void {
+    this.pending.push({ pointer, tree, roots });
+  }
+
+  /** Compiles the mappings collected from `file`; returns its problems as `file:line:col /pointer message`. */
+  compilePending(file: string): string[] {
+    const problems: MappingProblem[] = [];
+    for (const { pointer, tree, roots } of this.pending) {
+      const compiled = compileMapping(this.expressions, this.verification, tree, roots, pointer);
+      problems.push(...compiled.problems);
+      if (!this.mappings.has(tree)) {
+        this.mappings.set(tree, compiled.mapping);
+        this.origins.set(compiled.mapping, { file, pointer });
+      }
+    }
+    this.pending = [];
+    if (problems.length) this.failedFiles.add(file);
+    return locateProblems(file, problems);
+  }
+
+  /** Warnings for mappings that no fixture rendered, as `file:line:col /pointer message`. */
+  unrendered(): string[] {
+    const byFile = new Map<string, MappingProblem[]>();
+    for (const [mapping, { file, pointer }] of this.origins) {
+      if (mapping.renders || this.failedFiles.has(file)) continue;
+      byFile.set(file, [...(byFile.get(file) ?? []), { pointer, message: 'no mapping fixture renders this mapping (channels/protocols/tests/, docs/translation.md)' }]);
+    }
+    return [...byFile].flatMap(([file, problems]) => locateProblems(file, problems));
+  }
+
+  /** The mapping compiled at load from this node of a protocol's config. */
+  mapping(tree: unknown): CompiledMapping {
+    const mapping = this.mappings.get(tree);
+    if (!mapping) throw new Error('mapping was not compiled at load');
+    return mapping;
   }
 
   get size() {
-    return this.compiled.size;
+    return this.texts.size + this.mappings.size;
   }
 }

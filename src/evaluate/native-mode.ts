@@ -1,4 +1,5 @@
 // Native mode: the upstream evaluates every question in one call; types are aliased on the way out and mapped back, and every answer is checked and reshaped.
+import { renderer } from '../engine/translate/render.js';
 import { normalise, shapeAnswer } from './answers.js';
 import { questionError, upstreamMalformed, type ModeContext } from './context.js';
 import type { Answer, ModeResult, Question, QuestionType } from './types.js';
@@ -49,11 +50,11 @@ function distributionOf(question: Question, sentAs: QuestionType, answer: Native
 
 export async function runNative(ctx: ModeContext): Promise<ModeResult> {
   const { config, route, settings, questions } = ctx;
-  const { templates } = config;
+  const where = `${route.protocol.file} /evaluate`;
   const channel = route.channel.id;
   const aliases = settings.typeAliases ?? {};
   const sentAs = new Map(questions.map((q) => [q.id, aliases[q.type] ?? q.type]));
-  const body = templates.get(settings.request!).renderJson({
+  const body = renderer(config, settings.request, `${where}/request`)({
     model: route.model.upstream ?? route.model.id,
     state: ctx.state,
     questions: Object.fromEntries(questions.map((q) => [q.id, outgoing(q, sentAs.get(q.id)!)])),
@@ -62,7 +63,7 @@ export async function runNative(ctx: ModeContext): Promise<ModeResult> {
   const upstream = await ctx.exchange(settings.operation, body);
   let mapped: { answers?: Record<string, NativeAnswer> | null };
   try {
-    mapped = templates.get(settings.response!).renderJson(upstream);
+    mapped = renderer(config, settings.response, `${where}/response`)({ body: upstream }) as typeof mapped;
   } catch {
     throw upstreamMalformed(channel, 'its body does not fit the protocol\'s response mapping');
   }

@@ -29,8 +29,9 @@ export interface EvaluateSettings {
   mode: 'native' | 'logprobs';
   operation: string;
   typeAliases?: Partial<Record<QuestionType, QuestionType>>;
-  request?: string;
-  response?: string;
+  /** native: mappings compiled at load (src/engine/mapping/). */
+  request?: unknown;
+  response?: unknown;
   parameters: Record<string, unknown>;
   labels: { yes: string; no: string; choice: string[]; score: string[] };
   prompts?: { state: { role: string; content: string }; boolean: string; choice: string; score: string };

@@ -1,4 +1,4 @@
-// Filters for rendering JSON from Liquid: every mapping template renders a JSON document.
+// JSON as text: a mapping leaf that must be a JSON string (OpenAI tool-call arguments) or a text template that quotes a value.
 
 export const filters = {
   /** Serialises any value as JSON (strings quoted and escaped). */

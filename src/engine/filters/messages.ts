@@ -1,4 +1,4 @@
-// Filters the messages <-> chat mappings need where Liquid alone cannot say it: refusals, field picking, block text, JSON and image sources.
+// Filters the messages <-> chat mappings need where Liquid alone cannot say it: refusals, block text, JSON and image sources.
 import { TranslationError } from '../../errors.js';
 
 interface Block {
@@ -9,26 +9,9 @@ interface Block {
 const isPresent = (v: unknown) => v !== undefined && v !== null;
 
 export const filters = {
-  /** Refuses the request: `{{ b.type | refuse: "blocks of type %s cannot be sent to this channel" }}`. */
+  /** Refuses the request: `{{ b.type | refuse: 'blocks of type %s cannot be sent to this channel' }}`. */
   refuse: (value: unknown, reason: unknown) => {
     throw new TranslationError(String(reason ?? 'this request cannot be translated').replace('%s', JSON.stringify(value)));
-  },
-
-  /**
-   * JSON object members for the fields present on `value`, each followed by a comma:
-   * `{{ body | members: "temperature", "stop_sequences:stop" }}` renders `"temperature":0.2,"stop":["x"],`.
-   */
-  members: (value: unknown, ...names: unknown[]) => {
-    if (!value || typeof value !== 'object') return '';
-    let out = '';
-    for (const name of names as string[]) {
-      const colon = name.indexOf(':');
-      const from = colon < 0 ? name : name.slice(0, colon);
-      const to = colon < 0 ? name : name.slice(colon + 1);
-      const field = (value as Record<string, unknown>)[from];
-      if (isPresent(field)) out += `${JSON.stringify(to)}:${JSON.stringify(field)},`;
-    }
-    return out;
   },
 
   /** The text of a string or of a list of text blocks; any other block is refused. */

@@ -1,5 +1,6 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
 import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
+import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
 import { renderer, type Renderer } from './render.js';
@@ -10,11 +11,10 @@ export interface TranslationSpec {
   operation: string;
   fields?: Record<string, { action: 'drop' | 'refuse'; reason: string }>;
   maps?: Record<string, Record<string, unknown>>;
-  request: string;
-  /** Unused: usage is read once per protocol operation (`operations.<name>.usage`). */
-  usage?: string;
-  response: string;
-  stream: { decode: Record<string, string>; encode: Record<string, string> };
+  /** Mappings: YAML trees compiled at load (src/engine/mapping/). Usage is read per protocol operation (`operations.<name>.usage`). */
+  request: unknown;
+  response: unknown;
+  stream: { decode: Record<string, unknown>; encode: Record<string, unknown> };
 }
 
 /** A failure while rendering an upstream answer is the upstream's fault, never the client's. */
@@ -25,7 +25,8 @@ function asUpstreamFault(err: unknown, ctx: TranslateContext): never {
   throw err;
 }
 
-export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, clientDialect: string, spec: TranslationSpec): ChatTranslator {
+/** `clock` is the time answers and chunks are stamped with (the mapping fixtures fix it). */
+export function buildTranslator(config: { templates: TemplateSet }, protocol: ProtocolConfig, clientDialect: string, spec: TranslationSpec, clock: () => number = () => Date.now()): ChatTranslator {
   const where = `${protocol.file} /translations/${clientDialect}`;
   const maps = spec.maps ?? {};
   const renderRequest = renderer(config, spec.request, `${where}/request`);
@@ -35,6 +36,7 @@ export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, 
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
     encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
     maps,
+    clock,
   };
 
   const translator: ChatTranslator = {
@@ -50,7 +52,7 @@ export function buildTranslator(config: LoadedConfig, protocol: ProtocolConfig, 
     response(body, ctx) {
       try {
         const usage = ctx.usage();
-        const scope = { body, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(Date.now() / 1000), id: ctx.requestId, maps };
+        const scope = { body, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(clock() / 1000), id: ctx.requestId, maps };
         return renderResponse(scope) as Record<string, unknown>;
       } catch (err) {
         return asUpstreamFault(err, ctx);

@@ -35,6 +35,8 @@ export interface StreamMachineSpec {
   decode: Record<string, Renderer>;
   encode: Record<EncodeStep, Renderer>;
   maps: Record<string, unknown>;
+  /** Milliseconds since the epoch; chunks carry its seconds as `created`. */
+  clock?: () => number;
 }
 
 export class StreamMachine implements StreamMapper {
@@ -52,7 +54,7 @@ export class StreamMachine implements StreamMapper {
     private readonly ctx: TranslateContext,
     private readonly request: Record<string, unknown>,
   ) {
-    this.message = { id: `msg_${ctx.requestId}`, model: ctx.clientModel, created: Math.floor(Date.now() / 1000) };
+    this.message = { id: `msg_${ctx.requestId}`, model: ctx.clientModel, created: Math.floor((spec.clock ?? Date.now)() / 1000) };
   }
 
   push(event: SseEvent, parse: () => unknown): SseEvent[] {
