@@ -15,7 +15,6 @@ type UpstreamOp =
   | { op: 'tool_args'; key: Key; json?: string }
   | { op: 'block_stop'; key?: Key }
   | { op: 'stop'; reason?: string; sequence?: string | null }
-  | { op: 'usage'; usage?: Record<string, unknown> | null }
   | { op: 'done' }
   | { op: 'error'; type?: string };
 
@@ -90,8 +89,6 @@ export class StreamMachine implements StreamMapper {
 
   private apply(op: UpstreamOp, out: SseEvent[]) {
     if (this.finished) return;
-    // Usage is read by the pipeline from the raw events, as the protocol operation declares it.
-    if (op.op === 'usage') return;
     if (op.op === 'error') throw new UpstreamError(`channel "${this.ctx.route.channel.id}" failed mid-stream${op.type ? ` (${op.type})` : ''}`);
     if (!this.started) this.begin(op.op === 'start' ? op.id : undefined, out);
     switch (op.op) {
