@@ -1,7 +1,7 @@
 // SIGTERM's drain (app.close()): no new connections are accepted, and a stream in flight still finishes.
-import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { pausedChatStream } from './kit/streams.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 
 let fake: FakeUpstream;
@@ -16,28 +16,9 @@ afterAll(async () => {
   await fake.close();
 });
 
-const chunk = (content: string) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
-
 describe('draining on shutdown', () => {
   it('finishes a stream in flight while refusing new connections', async () => {
-    let finish!: () => void;
-    const started = new Promise<void>((resolve) => {
-      fake.next({
-        kind: 'handler',
-        fn: (_req, res: ServerResponse) =>
-          new Promise<void>((done) => {
-            res.writeHead(200, { 'content-type': 'text/event-stream' });
-            res.write(`data: ${chunk('first ')}\n\n`);
-            resolve();
-            finish = () => {
-              res.write(`data: ${chunk('last')}\n\n`);
-              res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2 } })}\n\n`);
-              res.end('data: [DONE]\n\n');
-              done();
-            };
-          }),
-      });
-    });
+    const { started, finish } = pausedChatStream(fake, 'first ', 'last');
     const stream = fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },

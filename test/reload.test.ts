@@ -1,9 +1,9 @@
 // Hot reload: a checked config swaps in whole; requests in flight (a stream included) finish on the old snapshot; a bad config is refused.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { pausedChatStream } from './kit/streams.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { ConfigError } from '../src/errors.js';
 
@@ -24,30 +24,12 @@ afterAll(async () => {
 
 const chat = (extra: Record<string, unknown> = {}) =>
   gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-chat', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }], ...extra } });
-const chunk = (content: string) => ({ data: { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [{ index: 0, delta: { content }, finish_reason: null }] } });
 const writeChannel = (text: string) => writeFileSync(join(gw.dir, 'channels', 'fake.yaml'), text);
 
 describe('hot reload', () => {
   it('lets a stream open on the old upstream finish while new requests go to the new one', async () => {
     // The old upstream starts a stream and holds it until the test lets it finish.
-    let finish!: () => void;
-    const started = new Promise<void>((resolve) => {
-      before.next({
-        kind: 'handler',
-        fn: (_req, res: ServerResponse) =>
-          new Promise<void>((done) => {
-            res.writeHead(200, { 'content-type': 'text/event-stream' });
-            res.write(`data: ${JSON.stringify(chunk('old ').data)}\n\n`);
-            resolve();
-            finish = () => {
-              res.write(`data: ${JSON.stringify(chunk('upstream').data)}\n\n`);
-              res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\n\n`);
-              res.end('data: [DONE]\n\n');
-              done();
-            };
-          }),
-      });
-    });
+    const { started, finish } = pausedChatStream(before, 'old ', 'upstream');
     const stream = chat({ stream: true });
     await started;
 

@@ -35,3 +35,31 @@ export function hangUpAfter(url: string, headers: Record<string, string>, body: 
     req.end(JSON.stringify(body));
   });
 }
+
+const chatChunk = (content: string) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'upstream-chat', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+
+/**
+ * The fake's next answer: a chat stream that sends `first`, then waits for the test. `started` resolves once the
+ * first chunk is out; `finish()` sends `last`, the usage chunk and [DONE].
+ */
+export function pausedChatStream(fake: FakeUpstream, first: string, last: string): { started: Promise<void>; finish: () => void } {
+  let finish!: () => void;
+  const started = new Promise<void>((resolve) => {
+    fake.next({
+      kind: 'handler',
+      fn: (_req, res: ServerResponse) =>
+        new Promise<void>((done) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(`data: ${JSON.stringify(chatChunk(first))}\n\n`);
+          resolve();
+          finish = () => {
+            res.write(`data: ${JSON.stringify(chatChunk(last))}\n\n`);
+            res.write(`data: ${JSON.stringify({ ...chatChunk(''), choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\n\n`);
+            res.end('data: [DONE]\n\n');
+            done();
+          };
+        }),
+    });
+  });
+  return { started, finish: () => finish() };
+}
