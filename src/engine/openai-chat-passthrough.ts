@@ -25,6 +25,10 @@ export const openaiChatPassthrough: ChatTranslator = {
   stream(ctx, clientBody) {
     const clientWantsUsage = (clientBody.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     const renameModel = upstreamModelOf(ctx) !== ctx.clientModel;
+    // `"model":"<upstream id>"` can only be a key and its value in JSON text (quotes inside strings are escaped), so a
+    // chunk that carries it in this exact spelling is renamed without being parsed; any other spelling is parsed.
+    const upstreamPair = `"model":${JSON.stringify(upstreamModelOf(ctx))}`;
+    const clientPair = `"model":${JSON.stringify(ctx.clientModel)}`;
     const mapper: StreamMapper = {
       push(event: SseEvent, parse) {
         if (event.data === '[DONE]') return [event];
@@ -32,6 +36,7 @@ export const openaiChatPassthrough: ChatTranslator = {
         const hasError = event.data.includes('"error"');
         // Chunks that need nothing changed are forwarded byte for byte.
         if (!renameModel && !hasUsage && !hasError) return [event];
+        if (!hasUsage && !hasError && event.data.includes(upstreamPair) && !event.data.includes('"model": ')) return [{ data: event.data.split(upstreamPair).join(clientPair) }];
         const chunk = jsonObject(parse(), ctx);
         if (hasError && chunk.error) return [{ data: JSON.stringify(scrubbedError(chunk, ctx)) }];
         if (renameModel && typeof chunk.model === 'string') chunk.model = ctx.clientModel;
