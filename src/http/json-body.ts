@@ -1,11 +1,11 @@
 // The JSON body parser: strict UTF-8, nesting depth bounded before parsing, prototype-poisoning keys refused.
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { ValidationError } from '../errors.js';
 
 /** Deepest object/array nesting a request body may have; mapping code recurses, so depth is a resource like size. */
 export const MAX_JSON_DEPTH = 64;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Whether JSON text nests objects and arrays deeper than `limit`; one linear pass that skips strings. */
 export function nestsDeeperThan(text: string, limit: number): boolean {
@@ -32,12 +32,9 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 export function registerJsonBodyParser(app: FastifyInstance, maxDepth = MAX_JSON_DEPTH): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
-    let text: string;
-    try {
-      text = utf8.decode(body);
-    } catch {
-      return done(new ValidationError('request body is not valid UTF-8', null, 'invalid_encoding'), undefined);
-    }
+    // isUtf8 is simdutf's validation, cheaper per request than a fatal TextDecoder.
+    if (!isUtf8(body)) return done(new ValidationError('request body is not valid UTF-8', null, 'invalid_encoding'), undefined);
+    const text = body.toString('utf8');
     if (nestsDeeperThan(text, maxDepth)) {
       return done(new ValidationError(`request body nests objects or arrays more than ${maxDepth} deep`, null, 'json_too_deep'), undefined);
     }
