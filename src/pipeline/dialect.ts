@@ -9,7 +9,7 @@ export interface Dialect<Plan extends { routes: ModelRoute[] } = { routes: Model
   /** resolve: the model id to its routes, each with what crosses to it (a pass-through or a declared translation). */
   resolve(call: Call): Plan;
   /** inputs: what the body references, fetched and checked before anything is reserved or mapped. */
-  inputs?(call: Call, plan: Plan): Promise<void> | void;
+  inputs?(call: Call, plan: Plan): Promise<void> | void | undefined;
   /** estimate: the worst-case cost in micro-units, a true upper bound for an honest upstream. */
   estimate(call: Call, plan: Plan): number;
   /** map request, send, decode and map response, outputs, settle: the answer to send, or undefined when it was streamed. */

@@ -49,14 +49,13 @@ function formDocument(form: ImageForm, model: string): Record<string, unknown> {
 
 export function imagesDialect(operation: string, options: { form?: boolean } = {}): Dialect<ImagesPlan> {
   return {
-    async read(call) {
-      if (!options.form) return;
+    read: options.form ? async (call) => {
       if (!call.req.isMultipart()) throw new UnsupportedMediaError('send multipart/form-data: "image" (or "image[]") files and/or "image_url", "prompt", "model"');
       call.form = await readImageForm(call.req.parts() as AsyncIterable<Multipart>, EDIT_REQUEST_LIMIT);
       call.body = call.form.fields;
       const validate = call.services.schemas.validator('requests/images-edits');
       if (!validate(call.body)) throw schemaError(validate.errors![0]);
-    },
+    } : undefined,
     resolve(call) {
       const routes = resolveModel(call.config, call.body.model, 'image');
       for (const route of routes) {

@@ -38,6 +38,7 @@ const byDialect: Record<string, (call: Call) => Promise<void>> = {
   'openai-responses': responsesFileInputs,
 };
 
-export async function resolveInputs(call: Call): Promise<void> {
-  await byDialect[call.dialect]?.(call);
+/** Resolves what the request references, or returns undefined at once when its dialect references nothing. */
+export function resolveInputs(call: Call): Promise<void> | undefined {
+  return byDialect[call.dialect]?.(call);
 }

@@ -1,4 +1,4 @@
-// The one path every billed upstream call takes: resolve -> inputs -> estimate -> reserve -> execute; the Charge closes last.
+// The one path every billed upstream call takes: read -> resolve -> inputs -> estimate -> reserve -> execute; the Charge closes last.
 import type { RouteHandler } from '../endpoints/types.js';
 import type { Services } from '../services.js';
 import { openCall } from './call.js';
@@ -29,9 +29,11 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
   return async (req, reply) => {
     const call = openCall(services, req, reply, endpoint.dialect);
     try {
-      await dialect.read?.(call);
+      // Stages with nothing to do cost no turn of the event loop.
+      if (dialect.read) await dialect.read(call);
       const plan = dialect.resolve(call);
-      await dialect.inputs?.(call, plan);
+      const inputs = dialect.inputs?.(call, plan);
+      if (inputs) await inputs;
       const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan));
       try {
         const answer = await dialect.execute(call, plan, charge);
