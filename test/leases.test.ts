@@ -41,19 +41,17 @@ describe('leases', () => {
     expect(await acquireLease(other.db, 'job:b', 'replica-2', 60_000)).toBe(true);
   });
 
-  it('let exactly one of two processes run the same job at once', async () => {
-    let running = 0;
-    let ran = 0;
-    const work = async () => {
-      running++;
-      ran++;
-      expect(running).toBe(1);
-      await new Promise((resolve) => setImmediate(resolve));
-      running--;
-    };
-    const outcomes = await Promise.all([withLease(gw.services.db, 'job:c', gw.services.instanceId, 60_000, work), withLease(other.db, 'job:c', other.instanceId, 60_000, work)]);
-    expect(outcomes.filter(Boolean)).toHaveLength(1);
-    expect(ran).toBe(1);
+  it('go to exactly one of two processes that ask at the same moment, and a job under one is skipped by the other', async () => {
+    const taken = await Promise.all([acquireLease(gw.services.db, 'job:c', 'replica-1', 60_000), acquireLease(other.db, 'job:c', 'replica-2', 60_000)]);
+    expect(taken.filter(Boolean)).toHaveLength(1);
+    const holder = taken[0] ? gw.services.db : other.db;
+    const waiting = taken[0] ? other : gw.services;
+    let ran = false;
+    expect(await withLease(waiting.db, 'job:c', waiting.instanceId, 60_000, async () => void (ran = true))).toBe(false);
+    expect(ran).toBe(false);
+    await releaseLease(holder, 'job:c', taken[0] ? 'replica-1' : 'replica-2');
+    expect(await withLease(waiting.db, 'job:c', waiting.instanceId, 60_000, async () => void (ran = true))).toBe(true);
+    expect(ran).toBe(true);
   });
 
   it('keep the reservation sweeper to one replica while another holds its lease', async () => {
