@@ -1,15 +1,10 @@
 // Same dialect on both sides: an OpenAI chat client to an OpenAI chat operation. The model id and the cost change; usage is the pipeline's.
-import type { ChatTranslator, StreamMapper, TranslateContext } from './translator.js';
+import type { ChatTranslator, StreamMapper } from './translator.js';
 import type { SseEvent } from './sse.js';
 import type { GatewayError } from '../errors.js';
 import { openaiEnvelope } from '../errors.js';
 import { DEFAULT_MAX_TOKENS } from '../billing/estimate.js';
-import { jsonObject, scrubbedError, upstreamModelOf } from './passthrough.js';
-
-const costOf = (ctx: TranslateContext) => {
-  const usage = ctx.usage();
-  return usage ? { cost: ctx.costOf(usage) } : {};
-};
+import { costOf, jsonObject, scrubbedError, upstreamModelOf } from './passthrough.js';
 
 export const openaiChatPassthrough: ChatTranslator = {
   operation: 'chat',

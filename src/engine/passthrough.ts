@@ -5,6 +5,12 @@ import { scrubUpstreamText } from './upstream-text.js';
 
 export const upstreamModelOf = (ctx: TranslateContext) => ctx.route.model.upstream ?? ctx.route.model.id;
 
+/** `{cost}` of the usage reported so far, to spread into an answer; nothing when no usage is known. */
+export function costOf(ctx: TranslateContext): { cost?: { amount: number; currency: string } } {
+  const usage = ctx.usage();
+  return usage ? { cost: ctx.costOf(usage) } : {};
+}
+
 /** Parsed upstream JSON that must be an object; anything else is the upstream's fault. */
 export function jsonObject(value: unknown, ctx: TranslateContext): Record<string, unknown> {
   if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;

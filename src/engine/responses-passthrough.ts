@@ -2,13 +2,8 @@
 import { DEFAULT_MAX_TOKENS } from '../billing/estimate.js';
 import { openaiEnvelope, type GatewayError } from '../errors.js';
 import type { SseEvent } from './sse.js';
-import type { ChatTranslator, StreamMapper, TranslateContext } from './translator.js';
-import { jsonObject, scrubbedError, upstreamModelOf } from './passthrough.js';
-
-const costOf = (ctx: TranslateContext) => {
-  const usage = ctx.usage();
-  return usage ? { cost: ctx.costOf(usage) } : {};
-};
+import type { ChatTranslator, StreamMapper } from './translator.js';
+import { costOf, jsonObject, scrubbedError, upstreamModelOf } from './passthrough.js';
 
 export const responsesPassthrough: ChatTranslator = {
   operation: 'responses',

@@ -2,13 +2,8 @@
 // cost added (to the answer, or to message_delta); usage is read by the pipeline as the protocol declares; nothing else changes.
 import { anthropicEnvelope, type GatewayError } from '../../errors.js';
 import type { SseEvent } from '../sse.js';
-import type { ChatTranslator, StreamMapper, TranslateContext } from '../translator.js';
-import { jsonObject, scrubbedError, upstreamModelOf } from '../passthrough.js';
-
-const costOf = (ctx: TranslateContext) => {
-  const usage = ctx.usage();
-  return usage ? { cost: ctx.costOf(usage) } : {};
-};
+import type { ChatTranslator, StreamMapper } from '../translator.js';
+import { costOf, jsonObject, scrubbedError, upstreamModelOf } from '../passthrough.js';
 
 export const anthropicMessagesPassthrough: ChatTranslator = {
   operation: 'chat',
