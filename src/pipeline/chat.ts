@@ -12,7 +12,7 @@ import type { Dialect } from './dialect.js';
 import { send, type Sent } from './send.js';
 import { settleAfterFailure, settleFromUsage } from './settle.js';
 import { relayStream } from './stream.js';
-import { UsageReader } from './usage.js';
+import { usageReaderFor, type UsageReader } from './usage.js';
 import { resolveInputs } from './inputs.js';
 import { archiveOutputs } from './outputs.js';
 
@@ -30,9 +30,6 @@ function contextFor(call: Call, route: ModelRoute, usage: () => UsageReader | un
     costOf: (counts) => renderCost({ micros: tokenCostMicros(route.model.price, counts), currency: route.model.price.currency }),
   };
 }
-
-const readerFor = (call: Call, sent: Sent, operation: string) =>
-  new UsageReader(call.config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
 
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
@@ -59,7 +56,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         throw err;
       }
       const translator = plan.translators.get(sent.route)!;
-      usage = readerFor(call, sent, translator.operation);
+      usage = usageReaderFor(call.config, sent, translator.operation);
       const ctx = contextFor(call, sent.route, () => usage);
       const streamFlag = sent.operation.streamFlag;
       const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && documents.get(sent.route)![streamFlag] === true);

@@ -15,7 +15,7 @@ import { readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
 import { send } from './send.js';
 import { settleAfterFailure } from './settle.js';
-import { UsageReader } from './usage.js';
+import { usageReaderFor } from './usage.js';
 
 interface EvaluatePlan {
   routes: ModelRoute[];
@@ -74,7 +74,7 @@ export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
         async exchange(operation, document) {
           const sent = await send(call, [route], () => ({ operation, document }));
           spent.answered++;
-          const usage = new UsageReader(call.config, sent.operation.usage, `${route.protocol.file} /operations/${operation}`, route.channel.id);
+          const usage = usageReaderFor(call.config, sent, operation);
           try {
             const answer = await readJsonObject(sent);
             usage.fromAnswer(answer);

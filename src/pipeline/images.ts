@@ -16,7 +16,7 @@ import type { Dialect } from './dialect.js';
 import { archiveOutputs } from './outputs.js';
 import { send, type Sent } from './send.js';
 import { settleAfterFailure } from './settle.js';
-import { UsageReader, upstreamMalformed } from './usage.js';
+import { upstreamMalformed, usageReaderFor } from './usage.js';
 
 const DEFAULT_MAX_IMAGES = 10;
 
@@ -93,7 +93,7 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
         const answer = await readJsonObject(sent);
         if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
         if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
-        const usage = new UsageReader(call.config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
+        const usage = usageReaderFor(call.config, sent, operation);
         usage.fromAnswer(answer);
         const tokens = usage.counts();
         // outputs: every result archived (or marked failed) before the answer is sent.

@@ -1,6 +1,6 @@
 // Reads usage the one way a protocol operation declares it (JSON answer or SSE events), validates it, and knows when it is final.
 import type { TokenUsage } from '../billing/cost.js';
-import type { LoadedConfig, UsageSpec } from '../config/types.js';
+import type { LoadedConfig, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
@@ -107,4 +107,9 @@ export class UsageReader {
     for (const [name, value] of Object.entries(usage)) if (value !== null && value !== undefined) this.raw[name] = value;
     this.normalised = undefined;
   }
+}
+
+/** The usage reader for one sent call: the operation's usage spec, named by where it is declared. */
+export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string): UsageReader {
+  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
 }
