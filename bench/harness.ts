@@ -17,8 +17,8 @@ export interface Proc {
 }
 
 /** Spawns a TypeScript entry point and waits for a log line matching `ready`. */
-export function spawnUntil(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Proc & { match: RegExpExecArray }> {
-  const child = spawn(tsx, [script, ...args], { cwd: repoRoot, env: { ...process.env, ...env } });
+export function spawnUntil(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeArgs: string[] = []): Promise<Proc & { match: RegExpExecArray }> {
+  const child = spawn(tsx, [...nodeArgs, script, ...args], { cwd: repoRoot, env: { ...process.env, ...env } });
   const lines: string[] = [];
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -65,7 +65,9 @@ export async function startBenchGateway(upstreamUrl: string, extraChannels = '')
   writeFileSync(join(dir, 'config.yaml'), `server:\n  logLevel: warn\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n`);
   const port = await freePort();
   // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
-  const proc = await spawnUntil('src/main.ts', [], { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' }, /(sk-gw-[A-Za-z0-9_-]+)/);
+  // BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the gateway process; see bench/README.md.
+  const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const proc = await spawnUntil('src/main.ts', [], { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' }, /(sk-gw-[A-Za-z0-9_-]+)/, nodeArgs);
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(url);
   const key = proc.match[1];

@@ -12,6 +12,7 @@ import { NotFoundError, boundedError, clientValue } from './errors.js';
 import { schemaError } from './http/schema-error.js';
 import type { HandlerFactory } from './endpoints/types.js';
 import { registerJsonBodyParser } from './http/json-body.js';
+import { LazyChildLogger } from './http/lazy-logger.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 
@@ -69,6 +70,8 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
     },
+    // A request's logger is made when it first writes a line, not for every request.
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, Object.keys(options).length ? options : undefined),
     return503OnClosing: true,
     clientErrorHandler,
     frameworkErrors: (err, req, reply) => {
@@ -86,13 +89,14 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   const multipartLimits = { files: 16, fields: 64, parts: 128 };
   await app.register(multipart, { limits: { fileSize: maxUploadBytes + 1, fieldSize: 1024 * 1024, ...multipartLimits } });
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    if (req.url.length > MAX_URL_LENGTH) throw uriTooLong();
+    done(req.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const endpoint = req.routeOptions.config?.endpoint;
-    services.metrics.requests.inc({ route: endpoint?.name ?? 'unmatched', method: req.method, status: String(reply.statusCode) });
+    services.metrics.countRequest(endpoint?.name ?? 'unmatched', req.method, reply.statusCode);
+    done();
   });
 
   app.setErrorHandler(async (err: Error, req, reply) => {

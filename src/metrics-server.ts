@@ -29,7 +29,7 @@ export interface MetricsServer {
 export async function startMetricsServer(metrics: Metrics, listen: { host: string; port: number }): Promise<MetricsServer> {
   const server = createServer((req, res) => {
     if ((req.method === 'GET' || req.method === 'HEAD') && req.url?.split('?')[0] === '/metrics') {
-      metrics.registry.metrics().then(
+      metrics.scrape().then(
         (text) => {
           res.writeHead(200, { 'content-type': metrics.registry.contentType });
           res.end(req.method === 'HEAD' ? undefined : text);

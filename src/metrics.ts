@@ -4,6 +4,23 @@ import type { ChargeRef, Settlement } from './billing/meter.js';
 
 const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
+/**
+ * A counter's labelled children kept by their label values, so the hot path does not build and hash a label object
+ * per increment. Label values come from configuration and routing (models, routes, methods, statuses): a bounded set.
+ */
+function childrenOf<L extends string>(counter: Counter<L>): (...values: string[]) => { inc(n?: number): void } {
+  const children = new Map<string, { inc(n?: number): void }>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let child = children.get(key);
+    if (!child) {
+      child = counter.labels(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({ name: 'gateway_requests_total', help: 'Requests by route and status', labelNames: ['route', 'method', 'status'], registers: [this.registry] });
@@ -23,10 +40,32 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly requestsBy = childrenOf(this.requests);
+  private readonly tokensBy = childrenOf(this.tokens);
+  private readonly costBy = childrenOf(this.cost);
+
   readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
+
+  /** Run before a scrape, so what was done but not yet recorded is counted (charges waiting for their batch). */
+  private readonly beforeScrape: (() => Promise<void>)[] = [];
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  onScrape(fn: () => Promise<void>): void {
+    this.beforeScrape.push(fn);
+  }
+
+  /** The Prometheus text of every metric. */
+  async scrape(): Promise<string> {
+    for (const fn of this.beforeScrape) await fn();
+    return this.registry.metrics();
+  }
+
+  /** Counts an answered request (the onResponse hook). */
+  countRequest(route: string, method: string, status: number): void {
+    this.requestsBy(route, method, String(status)).inc();
   }
 
   /** Reads circuit states when /metrics is scraped. */
@@ -45,9 +84,9 @@ export class Metrics {
 
   /** Counts a billed charge. Never throws: a metric must not be able to keep an answer from ending. */
   recordCharge(ref: ChargeRef, s: Settlement, chargedMicros: number, overageMicros: number): void {
-    this.tokens.inc({ model: ref.model, direction: 'input' }, count(s.inputTokens));
-    this.tokens.inc({ model: ref.model, direction: 'output' }, count(s.outputTokens));
-    this.cost.inc({ model: ref.model, currency: ref.currency }, count(chargedMicros));
+    this.tokensBy(ref.model, 'input').inc(count(s.inputTokens));
+    this.tokensBy(ref.model, 'output').inc(count(s.outputTokens));
+    this.costBy(ref.model, ref.currency).inc(count(chargedMicros));
     if (overageMicros > 0) this.overage.inc({ model: ref.model, channel: s.route?.channel.id ?? ref.channel }, count(overageMicros));
   }
 }

@@ -15,6 +15,7 @@ import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
+import { changeVersion } from './store/change-version.js';
 import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
 import { Metrics } from './metrics.js';
@@ -71,7 +72,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
-  const spend = overrides.spend ?? spendStoreFor(database);
+  const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await createFileServices(config, database.db, dataPath);
   const services: Services = {
@@ -102,12 +103,18 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     onClose: (fn) => closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) await fn();
+      spend.commitQueued?.();
       await runtime.close();
       await cache.disconnect?.().catch(() => undefined);
       await database.close();
     },
   };
   metrics.watchCircuits(() => services.upstreams.circuits());
+  // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
+  metrics.onScrape(async () => {
+    spend.commitQueued?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  });
   services.onClose(() => blobs.close());
   services.onClose(() => services.remote.close());
   return services;
@@ -118,8 +125,12 @@ function networkOptions(config: LoadedConfig) {
   return { allowHosts: network.allowHosts, maxRedirects: network.maxRedirects, timeoutMs: network.timeoutSeconds * 1000 };
 }
 
-function spendStoreFor(database: OpenedDatabase): SpendStore {
-  return database.sqlite ? createSqliteSpendStore(database.sqlite) : createPostgresSpendStore(database.db);
+function spendStoreFor(database: OpenedDatabase, settleBatchMs: number): SpendStore {
+  if (!database.sqlite) return createPostgresSpendStore(database.db);
+  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs });
+  // Reads of this process see every settlement it accepted: a query through the Db commits the queue first.
+  database.beforeQuery?.(() => spend.commitQueued?.());
+  return spend;
 }
 
 async function createCache(config: LoadedConfig): Promise<Keyv> {

@@ -25,34 +25,48 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   return bearer || xApiKey || undefined;
 }
 
+/** A key row with its scopes parsed once, as the cache keeps it. */
+interface CachedKey {
+  row: ApiKeyRow;
+  context: AuthContext;
+}
+
 /**
- * Key rows by hash, kept while the database reports no change to keys or workspaces, so the hot
- * path skips a query; revocation by any process still applies on the next request.
+ * Keys by hash, kept while the database reports no change to keys or workspaces, so the hot path skips a
+ * query and a parse; revocation by any process still applies from the next turn of the event loop on.
  */
-const keyCache = new WeakMap<Db, { version: number; rows: Map<string, ApiKeyRow | undefined> }>();
+const keyCache = new WeakMap<Db, { version: number; keys: Map<string, CachedKey | undefined> }>();
 const KEY_CACHE_LIMIT = 10_000;
 
-async function findKey(db: Db, hash: string): Promise<ApiKeyRow | undefined> {
+function cachedKey(row: ApiKeyRow | undefined): CachedKey | undefined {
+  if (!row) return undefined;
+  // Shared by every request with this key until the next change, so nobody may alter it.
+  const scopes = Object.freeze(JSON.parse(row.scopes) as string[]) as string[];
+  return { row, context: Object.freeze({ keyId: row.id, workspaceId: row.workspace_id, scopes, spendCapMicros: row.spend_cap_micros }) };
+}
+
+async function findKey(db: Db, hash: string): Promise<CachedKey | undefined> {
   const version = changeVersion(db);
-  if (version === undefined) return findApiKeyByHash(db, hash);
+  if (version === undefined) return cachedKey(await findApiKeyByHash(db, hash));
   let cache = keyCache.get(db);
   if (!cache || cache.version !== version) {
-    cache = { version, rows: new Map() };
+    cache = { version, keys: new Map() };
     keyCache.set(db, cache);
   }
-  if (cache.rows.has(hash)) return cache.rows.get(hash);
-  const row = await findApiKeyByHash(db, hash);
-  if (cache.rows.size >= KEY_CACHE_LIMIT) cache.rows.clear();
-  if (changeVersion(db) === version) cache.rows.set(hash, row);
-  return row;
+  if (cache.keys.has(hash)) return cache.keys.get(hash);
+  const key = cachedKey(await findApiKeyByHash(db, hash));
+  if (cache.keys.size >= KEY_CACHE_LIMIT) cache.keys.clear();
+  cache.keys.set(hash, key);
+  return key;
 }
 
 export async function authenticate(db: Db, key: string, now = Date.now()): Promise<AuthContext> {
-  const row = await findKey(db, hashApiKey(key));
-  if (!row) throw new AuthError('invalid API key');
+  const found = await findKey(db, hashApiKey(key));
+  if (!found) throw new AuthError('invalid API key');
+  const { row, context } = found;
   if (row.revoked_at !== null) throw new AuthError('this API key has been revoked', 'revoked_api_key');
   if (row.expires_at !== null && row.expires_at * 1000 <= now) throw new AuthError('this API key has expired', 'expired_api_key');
-  return { keyId: row.id, workspaceId: row.workspace_id, scopes: JSON.parse(row.scopes) as string[], spendCapMicros: row.spend_cap_micros };
+  return context;
 }
 
 export function hasScope(auth: AuthContext, scope: string): boolean {

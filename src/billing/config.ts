@@ -4,6 +4,7 @@ import type { LoadedConfig } from '../config/types.js';
 export interface BillingConfig {
   reservationTtlSeconds: number;
   sweepIntervalSeconds: number;
+  settleBatchMs: number;
 }
 
 export interface RateLimitsConfig {

@@ -38,6 +38,8 @@ export interface ChargeRef {
   currency: string;
   /** JSON of the price the reservation was made under. */
   price: string;
+  /** False when no reservation row was written (nothing capped): settling has none to drop. Absent means true. */
+  held?: boolean;
 }
 
 /**
@@ -112,7 +114,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
           currency: ref.currency,
           price: served ? JSON.stringify(served.model.price) : ref.price,
           created_at: Math.floor(now() / 1000),
-        });
+        }, ref.held !== false);
         if (charged) metrics?.recordCharge(ref, s, chargedMicros, overageMicros);
         return charged ? { charged, chargedMicros, overageMicros } : unchanged;
       },
@@ -120,7 +122,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
       async release() {
         if (ended) return;
         ended = true;
-        await store.release(ref.id);
+        if (ref.held !== false) await store.release(ref.id);
       },
       close: () => charge.release(),
     };
@@ -145,6 +147,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
       const at = now();
       const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, now: at, expiresAt: at + reservationTtlMs });
       if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
+      ref.held = outcome.held;
       return chargeFor(ref);
     },
     resume: chargeFor,

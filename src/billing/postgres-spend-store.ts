@@ -30,11 +30,11 @@ export function createPostgresSpendStore(db: Db): SpendStore {
     async reserve(r: ReservationRequest): Promise<ReserveOutcome> {
       const caps = await capsOf(r.keyId);
       // Nothing to hold against: an uncapped key in an uncapped workspace is admitted without a reservation row.
-      if ((caps?.keyCap ?? null) === null && (caps?.workspaceCap ?? null) === null) return { ok: true };
+      if ((caps?.keyCap ?? null) === null && (caps?.workspaceCap ?? null) === null) return { ok: true, held: false };
       const { rows } = await sql<{ ok: boolean; scope: CapScope | null; cap: number | null; spent: number | null; reserved: number | null }>`
         select * from spend_reserve(${r.id}, ${r.keyId}, ${r.workspaceId}, ${r.requestId}, ${r.amountMicros}, ${r.now}, ${r.expiresAt})`.execute(db);
       const [outcome] = rows;
-      if (outcome.ok) return { ok: true };
+      if (outcome.ok) return { ok: true, held: true };
       const id = outcome.scope === 'key' ? r.keyId : r.workspaceId;
       return { ok: false, refusedBy: { scope: outcome.scope!, id, capMicros: Number(outcome.cap), spentMicros: Number(outcome.spent), reservedMicros: Number(outcome.reserved) } };
     },

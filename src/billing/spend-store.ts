@@ -23,7 +23,8 @@ export interface CapStanding {
   reservedMicros: number;
 }
 
-export type ReserveOutcome = { ok: true } | { ok: false; refusedBy: CapStanding };
+/** `held`: a reservation row was written (false for an uncapped key in an uncapped workspace: nothing to hold). */
+export type ReserveOutcome = { ok: true; held: boolean } | { ok: false; refusedBy: CapStanding };
 
 export interface Balance {
   spentMicros: number;
@@ -42,8 +43,16 @@ export interface SpendStore {
    * applies to the next request without a restart.
    */
   reserve(request: ReservationRequest): Promise<ReserveOutcome>;
-  /** Drops the reservation and records the ledger entry once; false when this reservation was already settled. */
-  settle(reservationId: string, entry: LedgerEntry): Promise<boolean>;
+  /**
+   * Drops the reservation and records the ledger entry once; false when this reservation was already settled.
+   * `held: false` says no reservation row was written, so there is none to drop.
+   */
+  settle(reservationId: string, entry: LedgerEntry, held?: boolean): Promise<boolean>;
+  /**
+   * Commits what is queued for the next batch now, synchronously (the embedded store batches per turn of the
+   * event loop). Called right after an answer is written, so its settlement lands before the client can act on it.
+   */
+  commitQueued?(): void;
   /** Drops the reservation, charging nothing. */
   release(reservationId: string): Promise<void>;
   /** Drops reservations expired at `now`; returns how many. */

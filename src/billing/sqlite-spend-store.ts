@@ -3,6 +3,11 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
 
+interface Caps {
+  keyCap: number | null;
+  workspaceCap: number | null;
+}
+
 const ledgerColumns = [
   'request_id', 'workspace_id', 'key_id', 'model', 'channel', 'kind', 'input_tokens', 'output_tokens',
   'cached_input_tokens', 'units', 'cost_micros', 'overage_micros', 'currency', 'price', 'created_at', 'reservation_id',
@@ -13,10 +18,32 @@ const ledgerColumns = [
  * process; IMMEDIATE takes the write lock up front, so other processes on the same file (WAL,
  * busy_timeout) wait their turn instead of failing to upgrade a read.
  */
-export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendStore {
-  const capsOf = sqlite.prepare<[string], { keyCap: number | null; workspaceCap: number | null }>(
+/** Most operations one commit takes; a fuller queue commits on the next turn. */
+const MAX_BATCH = 512;
+
+export interface SqliteSpendOptions {
+  /** Reads the change counter of keys and workspaces; caps are cached while it stands still. */
+  changeVersion?: () => number | undefined;
+  /** How long a settlement may wait for others to share its commit; 0: the next turn of the event loop. */
+  settleBatchMs?: number;
+}
+
+export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeVersion, settleBatchMs = 0 }: SqliteSpendOptions = {}): SpendStore {
+  const readCaps = sqlite.prepare<[string], Caps>(
     'select k.spend_cap_micros as keyCap, w.spend_cap_micros as workspaceCap from api_keys k join workspaces w on w.id = k.workspace_id where k.id = ?',
   );
+  // Caps by key, kept while the change counter of keys and workspaces stands still (a cap change bumps it).
+  let capsCache = { version: undefined as number | undefined, caps: new Map<string, Caps | undefined>() };
+  const capsOf = (keyId: string): Caps | undefined => {
+    const version = changeVersion?.();
+    if (version === undefined) return readCaps.get(keyId);
+    if (capsCache.version !== version) capsCache = { version, caps: new Map() };
+    if (capsCache.caps.has(keyId)) return capsCache.caps.get(keyId);
+    const caps = readCaps.get(keyId);
+    if (capsCache.caps.size >= 10_000) capsCache.caps.clear();
+    capsCache.caps.set(keyId, caps);
+    return caps;
+  };
   const spentOf = sqlite.prepare<[string, string], number>('select spent_micros from spend_totals where scope = ? and subject_id = ?').pluck();
   const reservedBy = {
     key: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where key_id = ? and expires_at > ?').pluck(),
@@ -27,7 +54,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
   );
   const deleteReservation = sqlite.prepare<[string]>('delete from spend_reservations where id = ?');
   const insertLedger = sqlite.prepare(
-    `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map((c) => `@${c}`).join(', ')}) on conflict do nothing`,
+    `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map(() => '?').join(', ')}) on conflict do nothing`,
   );
   const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
   const addSpent = sqlite.prepare<[string, string, number]>(
@@ -56,21 +83,21 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
   };
 
   const reserveOne = (r: ReservationRequest): ReserveOutcome => {
-    const caps = capsOf.get(r.keyId);
+    const caps = capsOf(r.keyId);
     const keyCap = caps?.keyCap ?? null;
     const workspaceCap = caps?.workspaceCap ?? null;
     // Nothing to hold against: an uncapped key in an uncapped workspace is admitted without a reservation row.
-    if (keyCap === null && workspaceCap === null) return { ok: true };
+    if (keyCap === null && workspaceCap === null) return { ok: true, held: false };
     const refusedBy = standing('key', r.keyId, keyCap, r.amountMicros, r.now) ?? standing('workspace', r.workspaceId, workspaceCap, r.amountMicros, r.now);
     if (refusedBy) return { ok: false, refusedBy };
     insertReservation.run(r.id, r.keyId, r.workspaceId, r.requestId, r.amountMicros, r.expiresAt, r.now);
-    return { ok: true };
+    return { ok: true, held: true };
   };
 
-  const settleOne = (reservationId: string, entry: LedgerEntry): boolean => {
-    deleteReservation.run(reservationId);
-    const row = Object.fromEntries(ledgerColumns.map((c) => [c, c === 'reservation_id' ? reservationId : (entry[c] ?? 0)]));
-    if (insertLedger.run(row).changes === 0) return false;
+  const settleOne = (reservationId: string, entry: LedgerEntry, held: boolean): boolean => {
+    if (held) deleteReservation.run(reservationId);
+    const values = ledgerColumns.map((c) => (c === 'reservation_id' ? reservationId : (entry[c] ?? 0)));
+    if (insertLedger.run(values).changes === 0) return false;
     const cost = Number(entry.cost_micros ?? 0);
     if (cost > 0) {
       addToBatch('key', String(entry.key_id), cost);
@@ -79,11 +106,14 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
     return true;
   };
 
-  // Group commit: every reserve and settle queued during one event-loop turn runs in a single IMMEDIATE
-  // transaction, one after another, so each check still sees every hold before it (exact under
-  // concurrency) while a busy gateway pays for one commit per turn instead of two per request.
+  // Group commit. Reserves queued during one turn of the event loop run in one IMMEDIATE transaction, one after
+  // another, so each check sees every hold before it (exact under concurrency). Settlements wait up to
+  // `settleBatchMs` for company (a commit costs several times a row), or ride along with the next reserve batch;
+  // until their commit lands their reservations keep holding the budget, so a cap is never passed meanwhile.
   type Pending = { run: () => unknown; resolve: (value: never) => void; reject: (err: unknown) => void };
   let queue: Pending[] = [];
+  let turnScheduled = false;
+  let timer: NodeJS.Timeout | undefined;
   const runBatch = sqlite.transaction((batch: Pending[]) => {
     spentInBatch.clear();
     const results = batch.map((op) => {
@@ -98,7 +128,11 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
     spentInBatch.clear();
     return results;
   });
-  const flush = () => {
+  const commitQueued = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    // Inside an open transaction of someone else's, the batch would commit or roll back with it: wait for the turn.
+    if (queue.length === 0 || sqlite.inTransaction) return;
     const batch = queue;
     queue = [];
     try {
@@ -107,21 +141,36 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database): SpendSto
       for (const op of batch) op.reject(error);
     }
   };
-  const enqueue = <T>(run: () => T): Promise<T> =>
+  const onTurn = () => {
+    turnScheduled = false;
+    commitQueued();
+  };
+  const commitThisTurn = () => {
+    if (turnScheduled) return;
+    turnScheduled = true;
+    setImmediate(onTurn);
+  };
+  const enqueue = <T>(run: () => T, soon: boolean): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      if (queue.push({ run, resolve: resolve as (value: never) => void, reject }) === 1) setImmediate(flush);
+      queue.push({ run, resolve: resolve as (value: never) => void, reject });
+      if (soon || settleBatchMs === 0 || queue.length >= MAX_BATCH) commitThisTurn();
+      else timer ??= setTimeout(commitQueued, settleBatchMs).unref();
     });
 
   return {
     // Uncapped key in an uncapped workspace: nothing to hold, so no transaction and no wait for a batch.
     reserve: (request) => {
-      const caps = capsOf.get(request.keyId);
-      if ((caps?.keyCap ?? null) === null && (caps?.workspaceCap ?? null) === null) return Promise.resolve({ ok: true });
-      return enqueue(() => reserveOne(request));
+      const caps = capsOf(request.keyId);
+      if ((caps?.keyCap ?? null) === null && (caps?.workspaceCap ?? null) === null) return Promise.resolve({ ok: true, held: false });
+      return enqueue(() => reserveOne(request), true);
     },
-    settle: (reservationId, entry) => enqueue(() => settleOne(reservationId, entry)),
+    settle: (reservationId, entry, held = true) => enqueue(() => settleOne(reservationId, entry, held), false),
+    commitQueued,
     release: async (reservationId) => void deleteReservation.run(reservationId),
     sweep: async (now) => deleteExpired.run(now).changes,
-    balance: async (scope, id, now) => balanceOf(scope, id, now),
+    balance: async (scope, id, now) => {
+      commitQueued();
+      return balanceOf(scope, id, now);
+    },
   };
 }

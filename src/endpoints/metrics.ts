@@ -9,7 +9,7 @@ const create: HandlerFactory = ({ services }) => {
     if (!token) throw new NotFoundError('metrics are not served on this address; an operator can set metrics.token or metrics.listen', 'metrics_disabled');
     if (!hasMetricsToken(req.headers.authorization, token)) throw new AuthError('GET /metrics needs "Authorization: Bearer <metrics token>"', 'invalid_metrics_token');
     reply.header('content-type', services.metrics.registry.contentType);
-    return services.metrics.registry.metrics();
+    return services.metrics.scrape();
   };
 };
 export default create;

@@ -65,14 +65,14 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
           await expectEventStream(sent);
           return await relayStream(call, sent, translator.stream(ctx, call.body), usage, charge);
         }
-        // decode and map the answer, then settle before it is sent.
+        // decode and map the answer; it is sent while its settlement commits.
         const answer = await readJsonObject(sent);
         usage.fromAnswer(answer);
         usage.counts();
         // outputs: media the answer carries are archived before it is mapped and sent.
         await archiveOutputs(call, sent.operation.outputs?.answer, answer);
         const mapped = translator.response(answer, ctx);
-        await settleFromUsage(charge, sent.route, usage, call.req.log);
+        call.settling = settleFromUsage(charge, sent.route, usage, call.req.log);
         return mapped;
       } catch (err) {
         // An answer arrived (or the client left the upstream working): the upstream did the work.

@@ -37,7 +37,17 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
       const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan));
       try {
         const answer = await dialect.execute(call, plan, charge);
-        return reply.sent ? undefined : answer;
+        if (!call.settling) return reply.sent ? undefined : answer;
+        // A store that commits each settlement on its own (PostgreSQL) settles first, so the ledger already holds
+        // the charge when the client reads the answer; a batching store sends the answer while its commit waits,
+        // the reservation holding the cap until it lands.
+        if (!services.spend.commitQueued) {
+          await call.settling;
+          return answer;
+        }
+        if (!reply.sent) reply.send(answer);
+        await call.settling.catch((err: unknown) => req.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
+        return reply;
       } finally {
         // Released unless settled: every exit, thrown or returned, ends the charge exactly once.
         await charge.close();
