@@ -16,7 +16,16 @@ const usageChunk = `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat
 /** Delay between stream chunks; long streams keep connections open for the memory-per-stream figure. */
 const chunkDelayMs = Number(process.env.CHUNK_DELAY_MS ?? 0);
 
+/** Streams open right now and the most open at once (GET /stats): shows whether a relay queues streams behind a pool. */
+let openStreams = 0;
+let mostOpenStreams = 0;
+
 const server = createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/stats') {
+    res.end(JSON.stringify({ openStreams, mostOpenStreams }));
+    mostOpenStreams = openStreams;
+    return;
+  }
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', async () => {
@@ -27,6 +36,8 @@ const server = createServer((req, res) => {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    mostOpenStreams = Math.max(mostOpenStreams, ++openStreams);
+    res.once('close', () => openStreams--);
     res.write(chunk({ role: 'assistant', content: 'Bench' }));
     for (const word of [' answer', ' with', ' a', ' few', ' words.']) {
       if (chunkDelayMs) await new Promise((r) => setTimeout(r, chunkDelayMs));

@@ -1,4 +1,4 @@
-// Chat pass-through: gateway vs direct req/s, added p50 latency at concurrency 1, added time to first SSE token.
+// Chat pass-through: gateway vs bare fastify+undici relay req/s at c=32, added p50 latency at concurrency 1, added time to first SSE token.
 import { chatBody, percentile, round, sequentialTimes, spawnUntil, startBenchGateway, startMock, throughput } from '../harness.js';
 
 export const name = 'chat pass-through';
@@ -14,10 +14,17 @@ export async function run(): Promise<Record<string, number | string>> {
     // Warm both paths (JIT, pools) before measuring.
     await throughput(relayed, auth, chatBody(), 20, 2);
     await throughput(direct, {}, chatBody(), 20, 1);
-    const directRps = await throughput(direct, {}, chatBody());
-    const gatewayRps = await throughput(relayed, auth, chatBody());
+    const directRps = await throughput(direct, {}, chatBody(), 32);
     await throughput(`${plain.match[1]}/v1/chat/completions`, {}, chatBody(), 20, 1);
-    const plainRps = await throughput(`${plain.match[1]}/v1/chat/completions`, {}, chatBody());
+    // Alternate gateway and bare relay, twice each, so a passing disturbance of the machine weighs on both.
+    const gatewayRuns: number[] = [];
+    const plainRuns: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      gatewayRuns.push(await throughput(relayed, auth, chatBody(), 32));
+      plainRuns.push(await throughput(`${plain.match[1]}/v1/chat/completions`, {}, chatBody(), 32));
+    }
+    const gatewayRps = Math.max(...gatewayRuns);
+    const plainRps = Math.max(...plainRuns);
 
     const count = 1500;
     const directLatency = percentile(await sequentialTimes(direct, {}, chatBody(), count), 50);
@@ -30,17 +37,19 @@ export async function run(): Promise<Record<string, number | string>> {
     return {
       direct_rps: round(directRps, 0),
       gateway_rps: round(gatewayRps, 0),
-      'gateway/direct req/s (target >= 0.5)': round(gatewayRps / directRps),
+      'gateway/direct req/s': round(gatewayRps / directRps),
       'bare fastify+undici relay req/s (same machine)': round(plainRps, 0),
       'bare relay/direct req/s': round(plainRps / directRps),
-      'gateway/bare relay req/s': round(gatewayRps / plainRps),
+      'gateway/bare relay req/s (target >= 0.8)': round(gatewayRps / plainRps),
       direct_p50_ms: round(directLatency),
+      bare_relay_p50_ms: round(plainLatency),
       gateway_p50_ms: round(gatewayLatency),
-      'added p50 latency ms at c=1 (target <= 0.3)': round(gatewayLatency - directLatency),
+      'added p50 latency ms at c=1': round(gatewayLatency - directLatency),
       'bare relay added p50 latency ms at c=1': round(plainLatency - directLatency),
+      'gateway p50 beyond the bare relay ms (target <= 0.15)': round(gatewayLatency - plainLatency),
       direct_ttft_p50_ms: round(directTtft),
       gateway_ttft_p50_ms: round(gatewayTtft),
-      'added time to first SSE token ms (target <= 1)': round(gatewayTtft - directTtft),
+      'added time to first SSE token ms (target <= 0.5)': round(gatewayTtft - directTtft),
     };
   } finally {
     await gateway.stop();
