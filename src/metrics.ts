@@ -8,13 +8,13 @@ const count = (n: number | undefined) => (typeof n === 'number' && Number.isFini
  * A counter's labelled children kept by their label values, so the hot path does not build and hash a label object
  * per increment. Label values come from configuration and routing (models, routes, methods, statuses): a bounded set.
  */
-function childrenOf<L extends string>(counter: Counter<L>): (...values: string[]) => { inc(n?: number): void } {
-  const children = new Map<string, { inc(n?: number): void }>();
+function childrenOf<L extends string, C>(metric: { labels(...values: string[]): C }): (...values: string[]) => C {
+  const children = new Map<string, C>();
   return (...values) => {
     const key = values.join('\u0000');
     let child = children.get(key);
     if (!child) {
-      child = counter.labels(...values);
+      child = metric.labels(...values);
       children.set(key, child);
     }
     return child;
@@ -41,6 +41,7 @@ export class Metrics {
   });
 
   private readonly requestsBy = childrenOf(this.requests);
+  private readonly latencyBy = childrenOf(this.upstreamLatency);
   private readonly tokensBy = childrenOf(this.tokens);
   private readonly costBy = childrenOf(this.cost);
 
@@ -61,6 +62,11 @@ export class Metrics {
   async scrape(): Promise<string> {
     for (const fn of this.beforeScrape) await fn();
     return this.registry.metrics();
+  }
+
+  /** Times an upstream call to its response headers. */
+  observeUpstream(channel: string, status: number, seconds: number): void {
+    this.latencyBy(channel, String(status)).observe(seconds);
   }
 
   /** Counts an answered request (the onResponse hook). */

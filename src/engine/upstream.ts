@@ -112,7 +112,7 @@ export class Upstreams {
     }
     if (response.statusCode >= 500) client.breaker.failure();
     else client.breaker.success();
-    this.metrics?.upstreamLatency.observe({ channel: channel.id, status: String(response.statusCode) }, (performance.now() - started) / 1000);
+    this.metrics?.observeUpstream(channel.id, response.statusCode, (performance.now() - started) / 1000);
     if (response.statusCode >= 400) throw await upstreamHttpError(response, route, this.errorMessage(route, request.operation));
     return response;
   }

@@ -35,7 +35,7 @@ export interface Call {
   settling?: Promise<void>;
   /** Starts the overall deadline of the upstream work, once: later calls keep the first deadline. */
   startDeadline(ms: number): void;
-  /** Stops listening for the client hanging up, stops the deadline and lets go of the snapshot. */
+  /** Stops listening for the client hanging up, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
   dispose(): void;
 }
 
@@ -46,6 +46,7 @@ export function openCall(services: Services, req: FastifyRequest, reply: Fastify
   let clientGone = false;
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
+  let disposed = false;
   const onClose = () => {
     if (reply.raw.writableFinished) return;
     clientGone = true;
@@ -77,6 +78,8 @@ export function openCall(services: Services, req: FastifyRequest, reply: Fastify
       }, ms);
     },
     dispose: () => {
+      if (disposed) return;
+      disposed = true;
       reply.raw.off('close', onClose);
       clearTimeout(timer);
       held.release();

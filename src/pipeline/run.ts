@@ -46,6 +46,7 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
           return answer;
         }
         if (!reply.sent) reply.send(answer);
+        call.dispose();
         await call.settling.catch((err: unknown) => req.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
         return reply;
       } finally {

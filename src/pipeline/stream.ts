@@ -67,12 +67,14 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     }
     sent.response.body.destroy();
   } finally {
-    // Nothing in settlement may keep the response from ending.
-    try {
-      await settleFromUsage(charge, sent.route, usage, req.log);
-    } catch (err) {
-      req.log.error({ err }, 'settling a stream failed');
-    }
+    // The settlement is queued before the response ends (so it is committed before anything can read the ledger after
+    // the stream), and nothing in it may keep the response from ending.
+    // A store that commits each settlement on its own (PostgreSQL) settles before the end, like an answer.
+    const settling = settleFromUsage(charge, sent.route, usage, req.log).catch((err: unknown) => req.log.error({ err }, 'settling a stream failed'));
+    if (!call.services.spend.commitQueued) await settling;
     if (!res.writableEnded) res.end();
+    // The answer is complete: the runtime snapshot may go while the settlement commits.
+    call.dispose();
+    await settling;
   }
 }
