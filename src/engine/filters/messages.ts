@@ -9,9 +9,9 @@ interface Block {
 const isPresent = (v: unknown) => v !== undefined && v !== null;
 
 export const filters = {
-  /** Refuses the request: `{{ b.type | refuse: 'blocks of type %s cannot be sent to this channel' }}`. */
-  refuse: (value: unknown, reason: unknown) => {
-    throw new TranslationError(String(reason ?? 'this request cannot be translated').replace('%s', JSON.stringify(value)));
+  /** Refuses the request: `{{ b.type | refuse: 'blocks of type %s cannot be sent to this channel' }}`; a second argument names the field (`param`). */
+  refuse: (value: unknown, reason: unknown, param?: unknown) => {
+    throw new TranslationError(String(reason ?? 'this request cannot be translated').replace('%s', JSON.stringify(value)), typeof param === 'string' ? param : null);
   },
 
   /** The text of a string or of a list of text blocks; any other block is refused. */
