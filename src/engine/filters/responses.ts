@@ -1,5 +1,5 @@
 // Filters the Responses <-> chat mappings need where Liquid alone cannot say it: part text, runs of tool calls, image URLs.
-import { TranslationError } from '../../errors.js';
+import { clientValue, TranslationError } from '../../errors.js';
 
 type Item = Record<string, unknown>;
 
@@ -13,7 +13,7 @@ export const filters = {
     return (value as Item[])
       .map((part) => {
         if (part.type === 'refusal') return String(part.refusal ?? '');
-        if (!TEXT_PARTS.has(String(part.type))) throw new TranslationError(`${JSON.stringify(part.type)} parts cannot be sent where the channel takes only text`, String(param));
+        if (!TEXT_PARTS.has(String(part.type))) throw new TranslationError(`${clientValue(String(part.type))} parts cannot be sent where the channel takes only text`, String(param));
         return String(part.text ?? '');
       })
       .join('');
