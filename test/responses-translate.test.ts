@@ -208,14 +208,42 @@ describe('a translated stream cut short by the upstream', () => {
       'response.output_item.added',
       'response.content_part.added',
       'response.output_text.delta',
-      'error',
       'response.failed',
+      'error',
     ]);
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
-    expect(events.at(-1)!.response).toMatchObject({ status: 'failed', error: { code: 'upstream_unreachable' }, output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'par' }] }] });
+    expect(events.at(-2)!.response).toMatchObject({ status: 'failed', error: { code: 'upstream_unreachable' }, output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'par' }] }] });
     // No final usage: the reservation is charged, ceil(bytes / 3) input tokens at 2 micro-USD and 4096 output tokens at 10.
     const reserved = Math.ceil(Buffer.byteLength(payload) / 3) * 2 + 4096 * 10;
     expect(await ledgerForRequest(gw.services.db, res.headers.get('x-request-id')!)).toEqual([expect.objectContaining({ model: 'vendor-chat', cost_micros: reserved })]);
   });
 });
 
+
+describe('an Anthropic error event mid-stream', () => {
+  it('reaches the SDK as response.failed, with the text sent so far, then as the error its stream raises', async () => {
+    const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, ...data } });
+    fake.next({
+      kind: 'sse',
+      events: [
+        event('message_start', { message: { id: 'msg_x', type: 'message', role: 'assistant', content: [], model: 'claude-upstream', usage: { input_tokens: 9, output_tokens: 1 } } }),
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Par' } }),
+        event('error', { error: { type: 'overloaded_error', message: 'Overloaded at https://internal.example/x' } }),
+      ],
+    });
+    const stream = client.responses.stream({ model: 'claude-fake', input: 'Say hello' });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    stream.on('event', (e) => events.push(e));
+    const raised = await stream.finalResponse().then(
+      () => undefined,
+      (err: unknown) => err as { message?: string },
+    );
+    expect(raised?.message).toBe('channel "anthropic" failed mid-stream (overloaded_error)');
+    expect(events.map((e) => e.type).slice(-3)).toEqual(['response.output_text.delta', 'response.failed', 'error']);
+    const failed = (events.at(-2) as OpenAI.Responses.ResponseFailedEvent).response;
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).not.toContain('internal.example');
+    expect(failed.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [expect.objectContaining({ text: 'Par' })] })]);
+  });
+});
