@@ -8,7 +8,7 @@ import type { Renderer } from './render.js';
 
 /** What a decode template may render, one upstream event at a time. */
 type Key = string | number | null | undefined;
-export type UpstreamOp =
+type UpstreamOp =
   | { op: 'start'; id?: string }
   | { op: 'text'; key?: Key; text?: string }
   | { op: 'tool_start'; key: Key; id: string; name: string }
@@ -49,9 +49,9 @@ export class StreamMachine implements StreamMapper {
   private stop: { reason?: string; sequence?: string | null } | undefined;
 
   constructor(
-    protected readonly spec: StreamMachineSpec,
-    protected readonly ctx: TranslateContext,
-    protected readonly request: Record<string, unknown>,
+    private readonly spec: StreamMachineSpec,
+    private readonly ctx: TranslateContext,
+    private readonly request: Record<string, unknown>,
   ) {
     this.message = { id: `msg_${ctx.requestId}`, model: ctx.clientModel, created: Math.floor((spec.clock ?? Date.now)() / 1000) };
   }
