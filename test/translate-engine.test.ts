@@ -1,11 +1,23 @@
 // The translation engine's code parts: the named filters the mappings call.
 import { describe, expect, it } from 'vitest';
 import { filters } from '../src/engine/filters/messages.js';
+import { filters as responsesFilters } from '../src/engine/filters/responses.js';
 import { TranslationError } from '../src/errors.js';
 
 describe('messages filters', () => {
   it('refuse throws a TranslationError with the value in its message', () => {
     expect(() => filters.refuse('document', 'blocks of type %s are refused')).toThrow(new TranslationError('blocks of type "document" are refused'));
+  });
+
+  it('refuse names the field when given one, and echoes at most 64 characters of the value', () => {
+    let caught: TranslationError | undefined;
+    try {
+      filters.refuse('x'.repeat(10_000), 'tools of type %s are refused', 'tools');
+    } catch (err) {
+      caught = err as TranslationError;
+    }
+    expect(caught?.param).toBe('tools');
+    expect(caught?.message).toBe(`tools of type "${'x'.repeat(63)}... are refused`);
   });
 
   it('text_of joins text blocks and refuses any other block', () => {
@@ -32,5 +44,28 @@ describe('messages filters', () => {
   it('as_array wraps a single stop string', () => {
     expect(filters.as_array('END')).toEqual(['END']);
     expect(filters.as_array(['a', 'b'])).toEqual(['a', 'b']);
+  });
+});
+
+describe('responses filters', () => {
+  it('parts_text joins input_text and output_text parts, reads refusals, and refuses any other part naming the field', () => {
+    expect(responsesFilters.parts_text('plain')).toBe('plain');
+    expect(responsesFilters.parts_text([{ type: 'input_text', text: 'a' }, { type: 'output_text', text: 'b' }, { type: 'refusal', refusal: 'no' }])).toBe('abno');
+    expect(() => responsesFilters.parts_text([{ type: 'input_image', image_url: 'data:image/png;base64,AA' }], 'input')).toThrow(expect.objectContaining({ param: 'input' }));
+  });
+
+  it('runs_of groups consecutive items of one type and leaves every other item alone', () => {
+    const [u, c1, c2, o1, c3] = [{ type: 'message' }, { type: 'function_call', n: 1 }, { type: 'function_call', n: 2 }, { type: 'function_call_output' }, { type: 'function_call', n: 3 }];
+    expect(responsesFilters.runs_of([u, c1, c2, o1, c3], 'function_call')).toEqual([[u], [c1, c2], [o1], [c3]]);
+    expect(responsesFilters.runs_of([u, u], 'function_call')).toEqual([[u], [u]]);
+    expect(responsesFilters.runs_of(undefined, 'function_call')).toEqual([]);
+  });
+
+  it('remote_image_url takes image data URLs and https on the default port, and refuses the rest', () => {
+    expect(responsesFilters.remote_image_url('data:image/png;base64,iVBO')).toBe('data:image/png;base64,iVBO');
+    expect(responsesFilters.remote_image_url('https://example.com/a.png')).toBe('https://example.com/a.png');
+    for (const url of ['http://example.com/a.png', 'https://example.com:8443/a.png', 'https://user:pw@example.com/a.png', 'file:///etc/passwd', 'data:text/html;base64,PGI+', '', undefined]) {
+      expect(() => responsesFilters.remote_image_url(url)).toThrow(TranslationError);
+    }
   });
 });

@@ -1,7 +1,8 @@
-// Benchmark: messages-to-chat translation throughput against chat pass-through, and the time to first token a translated stream adds.
+// Benchmark: messages-to-chat and Responses-to-chat translation throughput against chat pass-through, and the time to first
+// token a translated stream adds.
 import autocannon from 'autocannon';
 import { FakeUpstream } from '../../test/kit/fake-upstream.js';
-import { chatChannel, startGateway } from '../../test/kit/gateway.js';
+import { chatChannel, startGateway, testModels } from '../../test/kit/gateway.js';
 
 export const name = 'translation';
 
@@ -37,19 +38,24 @@ async function firstTokenMs(url: string, headers: Record<string, string>, body: 
 
 export async function run(): Promise<Record<string, number | string>> {
   const fake = await FakeUpstream.start();
-  const gw = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`) }, listen: true });
+  // The same fake upstream behind a channel that serves only chat, so Responses requests to it are translated.
+  const chatOnly = chatChannel('chatonly', `${fake.url}/v1`, { operations: ['chat'], models: testModels.fakeChat.replace('id: fake-chat', 'id: chatonly-chat') });
+  const gw = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`), chatonly: chatOnly }, listen: true });
   try {
     const auth = { authorization: `Bearer ${gw.key}` };
     const anthropic = { 'x-api-key': gw.key, 'anthropic-version': '2023-06-01' };
     const chat = { model: 'fake-chat', max_tokens: 64, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] };
     const messages = { model: 'fake-chat', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] };
+    const responses = { model: 'chatonly-chat', max_output_tokens: 64, instructions: 'Be brief.', input: 'hi' };
 
     // Warm both paths (JIT, pools, prepared statements) before measuring either.
     await autocannon({ url: `${gw.url}/v1/chat/completions`, method: 'POST', connections: 8, amount: 2000, headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(chat) });
     await autocannon({ url: `${gw.url}/v1/messages`, method: 'POST', connections: 8, amount: 2000, headers: { 'content-type': 'application/json', ...anthropic }, body: JSON.stringify(messages) });
+    await autocannon({ url: `${gw.url}/v1/responses`, method: 'POST', connections: 8, amount: 2000, headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(responses) });
 
     const passthrough = await requestsPerSecond(`${gw.url}/v1/chat/completions`, auth, chat);
     const translated = await requestsPerSecond(`${gw.url}/v1/messages`, anthropic, messages);
+    const responsesTranslated = await requestsPerSecond(`${gw.url}/v1/responses`, auth, responses);
 
     const direct = await firstTokenMs(`${fake.url}/v1/chat/completions`, {}, { ...chat, model: 'upstream-chat', stream: true }, '"content":"Hello');
     const passthroughTtft = await firstTokenMs(`${gw.url}/v1/chat/completions`, auth, { ...chat, stream: true }, '"content":"Hello');
@@ -59,6 +65,8 @@ export async function run(): Promise<Record<string, number | string>> {
       'chat pass-through req/s': Math.round(passthrough),
       'messages-to-chat req/s': Math.round(translated),
       'messages-to-chat / pass-through (target >= 0.9)': Number((translated / passthrough).toFixed(3)),
+      'responses-to-chat req/s': Math.round(responsesTranslated),
+      'responses-translation / pass-through': Number((responsesTranslated / passthrough).toFixed(3)),
       'direct stream first token p50 ms': Number(direct.toFixed(3)),
       'pass-through stream first token p50 ms': Number(passthroughTtft.toFixed(3)),
       'translated stream first token p50 ms': Number(translatedTtft.toFixed(3)),

@@ -123,6 +123,10 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       const known = [...protocols.keys()].join(', ') || 'none';
       problems.add(source, '/protocol', `unknown protocol "${channel.protocol}" (known: ${known}; searched ${displayPath(protocolsDir)})`);
     }
+    const declared = protocols.get(channel.protocol)?.operations;
+    channel.operations?.forEach((name, index) => {
+      if (declared && !declared[name]) problems.add(source, `/operations/${index}`, `protocol "${channel.protocol}" has no operation "${name}" (it has: ${Object.keys(declared).join(', ')})`);
+    });
     channel.models.forEach((model, index) => {
       if (!priceFields.some((f) => (model.price as unknown as Record<string, unknown>)[f] !== undefined)) {
         problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);

@@ -30,6 +30,8 @@ export interface ChannelConfig {
   description?: string;
   enabled: boolean;
   protocol: string;
+  /** The protocol operations the vendor serves; all of the protocol's when absent. */
+  operations?: string[];
   baseUrl: string;
   priority: number;
   credential?: { env: string; secretEnv?: string };

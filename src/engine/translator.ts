@@ -9,6 +9,8 @@ export interface TranslateContext {
   /** The model id the client sent (answers carry it back). */
   clientModel: string;
   requestId: string;
+  /** The client's request, for answers that echo it (a Responses object repeats its instructions and tools). */
+  request?: Record<string, unknown>;
   /** Usage the upstream reported so far, read once by the pipeline as the protocol operation declares it. */
   usage(): TokenUsage | undefined;
   /** Renders the cost of usage for an answer. */

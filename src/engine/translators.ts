@@ -13,17 +13,22 @@ const passthroughs: Record<string, ChatTranslator> = {
   'openai-responses': responsesPassthrough,
 };
 
-/** The dialect an operation speaks: its own, else its protocol's. */
+/** Whether the route's channel serves `operation`: its protocol declares it and the channel does not leave it out. */
+export const servesOperation = (route: ModelRoute, operation: string) =>
+  !!route.protocol.operations[operation] && (!route.channel.operations || route.channel.operations.includes(operation));
+
+/** The dialect an operation speaks on a route (its own, else its protocol's); undefined when the channel does not serve it. */
 export function operationDialect(route: ModelRoute, operation: string): string | undefined {
+  if (!servesOperation(route, operation)) return undefined;
   const op = route.protocol.operations[operation];
-  return op ? (op.dialect ?? route.protocol.dialect) : undefined;
+  return op.dialect ?? route.protocol.dialect;
 }
 
 /** Pass-through when `operation` speaks the client's dialect; else the translation the protocol declares for that dialect. */
 export function translatorFor(config: LoadedConfig, clientDialect: string, route: ModelRoute, operation = 'chat'): ChatTranslator {
   const translator =
     operationDialect(route, operation) === clientDialect ? passthroughs[clientDialect] : declaredTranslator(config, clientDialect, route);
-  if (!translator) {
+  if (!translator || !servesOperation(route, translator.operation)) {
     throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which cannot take ${clientDialect} requests`, 'model');
   }
   return translator;

@@ -26,6 +26,7 @@ function contextFor(call: Call, route: ModelRoute, usage: () => UsageReader | un
     route,
     clientModel: call.body.model as string,
     requestId: call.req.id,
+    request: call.body,
     usage: () => usage()?.counts(),
     costOf: (counts) => renderCost({ micros: tokenCostMicros(route.model.price, counts), currency: route.model.price.currency }),
   };

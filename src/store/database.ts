@@ -112,6 +112,10 @@ export async function openPostgres(url: string, schema?: string): Promise<Opened
   return { db, driver: 'postgres', close: () => db.destroy() };
 }
 
+/**
+ * Applies pending migrations. `migrationTableSchema` names where kysely keeps its own tables: without it, kysely looks
+ * for them in every schema of the database and, finding another schema's, never creates them in this one.
+ */
 export async function migrate(db: Db, migrationTableSchema?: string): Promise<void> {
   const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true, migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();

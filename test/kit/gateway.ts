@@ -96,10 +96,10 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
 }
 
 /** A chat channel YAML pointing at a fake upstream. */
-export function chatChannel(id: string, baseUrl: string, opts: { protocol?: string; models?: string; credentialEnv?: string } = {}): string {
+export function chatChannel(id: string, baseUrl: string, opts: { protocol?: string; models?: string; credentialEnv?: string; operations?: string[] } = {}): string {
   return `id: ${id}
 protocol: ${opts.protocol ?? 'openai-chat'}
-baseUrl: ${baseUrl}
+${opts.operations ? `operations: [${opts.operations.join(', ')}]\n` : ''}baseUrl: ${baseUrl}
 ${opts.credentialEnv ? `credential:\n  env: ${opts.credentialEnv}\n` : ''}models:
 ${opts.models ?? testModels.fakeChat}`;
 }

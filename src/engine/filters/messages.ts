@@ -1,5 +1,5 @@
 // Filters the messages <-> chat mappings need where Liquid alone cannot say it: refusals, block text, JSON and image sources.
-import { TranslationError } from '../../errors.js';
+import { ECHO_LIMIT, TranslationError } from '../../errors.js';
 
 interface Block {
   type?: string;
@@ -9,9 +9,12 @@ interface Block {
 const isPresent = (v: unknown) => v !== undefined && v !== null;
 
 export const filters = {
-  /** Refuses the request: `{{ b.type | refuse: 'blocks of type %s cannot be sent to this channel' }}`. */
-  refuse: (value: unknown, reason: unknown) => {
-    throw new TranslationError(String(reason ?? 'this request cannot be translated').replace('%s', JSON.stringify(value)));
+  /** Refuses the request: `{{ b.type | refuse: 'blocks of type %s cannot be sent to this channel' }}`; a second argument names the field (`param`). */
+  refuse: (value: unknown, reason: unknown, param?: unknown) => {
+    // The value is the client's: echoed as JSON, cut to the echo limit (a 1 MB tool type is not repeated back).
+    const shown = JSON.stringify(value) ?? 'null';
+    const echoed = shown.length > ECHO_LIMIT ? `${shown.slice(0, ECHO_LIMIT)}...` : shown;
+    throw new TranslationError(String(reason ?? 'this request cannot be translated').replace('%s', echoed), typeof param === 'string' ? param : null);
   },
 
   /** The text of a string or of a list of text blocks; any other block is refused. */

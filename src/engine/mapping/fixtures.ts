@@ -20,7 +20,8 @@ interface StreamEvent {
 export interface FixtureCase {
   name: string;
   request?: { in: Record<string, unknown>; out?: unknown; error?: string };
-  response?: { in: Record<string, unknown>; out?: unknown; error?: string };
+  /** `request`: the client body the answer may echo (a Responses object repeats instructions and tools). */
+  response?: { in: Record<string, unknown>; request?: Record<string, unknown>; out?: unknown; error?: string };
   stream?: { request?: Record<string, unknown>; in: StreamEvent[]; fail?: string; out?: StreamEvent[]; usage?: unknown };
   /** A single mapping of the protocol, by JSON pointer (`/evaluate/request`), rendered with `scope`. */
   mapping?: string;
@@ -129,7 +130,7 @@ export class FixtureRunner {
     if (c.request) return { out: translator.request(c.request.in, ctx) };
     if (c.response) {
       reader.fromAnswer(c.response.in);
-      return { out: translator.response(c.response.in, ctx) };
+      return { out: translator.response(c.response.in, { ...ctx, request: c.response.request }) };
     }
     const s = c.stream!;
     const mapper = translator.stream(ctx, { ...s.request, stream: true });

@@ -4,7 +4,11 @@ import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
 import { renderer, type Renderer } from './render.js';
+import { ResponsesStreamMachine } from './responses-stream.js';
 import { StreamMachine, type StreamMachineSpec } from './stream-machine.js';
+
+/** The stream machine a client dialect's events need: Responses clients get numbered events and whole items on *.done. */
+const machines: Record<string, typeof StreamMachine> = { 'openai-responses': ResponsesStreamMachine };
 
 export interface TranslationSpec {
   description?: string;
@@ -31,6 +35,7 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
   const maps = spec.maps ?? {};
   const renderRequest = renderer(config, spec.request, `${where}/request`);
   const renderResponse = renderer(config, spec.response, `${where}/response`);
+  const Machine = machines[clientDialect] ?? StreamMachine;
   const refused = Object.entries(spec.fields ?? {}).filter(([, rule]) => rule.action === 'refuse');
   const stream: StreamMachineSpec = {
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
@@ -52,13 +57,13 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
     response(body, ctx) {
       try {
         const usage = ctx.usage();
-        const scope = { body, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(clock() / 1000), id: ctx.requestId, maps };
+        const scope = { body, request: ctx.request ?? {}, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(clock() / 1000), id: ctx.requestId, maps };
         return renderResponse(scope) as Record<string, unknown>;
       } catch (err) {
         return asUpstreamFault(err, ctx);
       }
     },
-    stream: (ctx, clientBody) => new StreamMachine(stream, ctx, clientBody),
+    stream: (ctx, clientBody) => new Machine(stream, ctx, clientBody),
   };
   return translator;
 }

@@ -18,9 +18,9 @@ type UpstreamOp =
   | { op: 'done' }
   | { op: 'error'; type?: string };
 
-type EncodeStep = 'start' | 'block_start' | 'delta' | 'block_stop' | 'finish' | 'error';
+export type EncodeStep = 'start' | 'block_start' | 'delta' | 'block_stop' | 'finish' | 'error';
 
-interface Block {
+export interface Block {
   index: number;
   type: 'text' | 'tool_use';
   key: Key;
@@ -39,9 +39,9 @@ export interface StreamMachineSpec {
 }
 
 export class StreamMachine implements StreamMapper {
-  private readonly message: { id: string; model: string; created: number };
-  private started = false;
-  private finished = false;
+  protected readonly message: { id: string; model: string; created: number };
+  protected started = false;
+  protected finished = false;
   private current: Block | undefined;
   private readonly tools = new Map<Key, Block>();
   private nextIndex = 0;
@@ -122,7 +122,7 @@ export class StreamMachine implements StreamMapper {
     }
   }
 
-  private begin(id: string | undefined, out: SseEvent[]) {
+  protected begin(id: string | undefined, out: SseEvent[]) {
     this.started = true;
     if (id) this.message.id = id;
     this.emit('start', {}, out);
@@ -149,14 +149,18 @@ export class StreamMachine implements StreamMapper {
     this.emit('finish', { op: { reason: this.stop?.reason ?? null, sequence: this.stop?.sequence ?? null }, cost: usage ? this.ctx.costOf(usage) : null }, out);
   }
 
-  private emit(step: EncodeStep, scope: Record<string, unknown>, out: SseEvent[]) {
-    const events = this.spec.encode[step]({
+  /** Renders one step's client events; a subclass may add to the scope or stamp the events before they are framed. */
+  protected emit(step: EncodeStep, scope: Record<string, unknown>, out: SseEvent[]) {
+    for (const e of this.render(step, scope)) out.push({ event: e.event, data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) });
+  }
+
+  protected render(step: EncodeStep, scope: Record<string, unknown>): { event?: string; data: unknown }[] {
+    return this.spec.encode[step]({
       ...scope,
       message: this.message,
       usage: this.usage() ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 },
       request: this.request,
       maps: this.spec.maps,
     }) as { event?: string; data: unknown }[];
-    for (const e of events) out.push({ event: e.event, data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) });
   }
 }
