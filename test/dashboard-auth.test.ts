@@ -1,5 +1,5 @@
 // The dashboard over HTTP: sign-in and sessions, CSRF on every form, rate-limited failures, roles, and workspace isolation.
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, addUser, startDashboardGateway, PASSWORD } from './kit/dashboard.js';
 import type { TestGateway } from './kit/gateway.js';
@@ -30,7 +30,7 @@ beforeAll(async () => {
   imageId = await generateImage(gw.key);
   otherImageId = await generateImage(await gw.newKey({ workspace: other }));
   const client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  uploadId = (await client.files.create({ file: new File([png(512)], 'reference.png', { type: 'image/png' }), purpose: 'vision' as never })).id;
+  uploadId = (await client.files.create({ file: await toFile(png(512), 'reference.png', { type: 'image/png' }), purpose: 'vision' })).id;
 });
 afterAll(async () => env.close());
 
