@@ -48,7 +48,7 @@ export function barChart(days: string[], values: number[], format: (v: number) =
     return { x: Math.round((CHART.left + i * slot + slot * 0.15) * 10) / 10, y: CHART.top + plotHeight - height, height, label: `${days[i]}: ${format(v)}` };
   });
   const ticks = [1, 0.5, 0].map((f) => ({ y: CHART.top + plotHeight * (1 - f), label: format(max * f) }));
-  const dates = days.map((d, i) => ({ x: CHART.left + i * slot + slot / 2, label: d.slice(5) })).filter((_, i) => i % 7 === 0 || i === days.length - 1);
+  const dates = days.map((d, i) => ({ x: CHART.left + i * slot + slot / 2, label: d.slice(5) })).filter((_, i) => (i % 7 === 0 && i < days.length - 3) || i === days.length - 1);
   return { width: CHART.width, height: CHART.height, bars, barWidth: Math.round(slot * 0.7 * 10) / 10, ticks, dates, empty: values.every((v) => v === 0) };
 }
 

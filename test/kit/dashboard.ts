@@ -1,11 +1,12 @@
 // Dashboard test helpers: users made through the store, and a cookie-keeping HTTP client that reads CSRF tokens from pages.
+import { deflateSync } from 'node:zlib';
 import { hashPassword } from '../../src/dashboard/passwords.js';
 import type { Services } from '../../src/services.js';
 import type { Role } from '../../src/store/schema.js';
 import { createUser, setMembership, setPasswordHash } from '../../src/store/users.js';
 import type { Workspace } from '../../src/store/workspaces.js';
 import { FakeUpstream } from './fake-upstream.js';
-import { installImages } from './fake-images.js';
+import { installImages, type ImageScript } from './fake-images.js';
 import { startGateway, type TestGateway } from './gateway.js';
 
 export const PASSWORD = 'correct horse battery';
@@ -87,10 +88,47 @@ models:
 `;
 
 /** A listening gateway whose image model archives into the files the dashboard shows. */
-export async function startDashboardGateway(): Promise<{ gw: TestGateway; fake: FakeUpstream; close(): Promise<void> }> {
+export async function startDashboardGateway(): Promise<{ gw: TestGateway; fake: FakeUpstream; script: ImageScript; close(): Promise<void> }> {
   const fake = await FakeUpstream.start();
-  installImages(fake);
+  const script = installImages(fake);
   const port = new URL(fake.url).port;
   const gw = await startGateway({ channels: { images: imagesChannel(`${fake.url}/v1`) }, extraConfig: `network:\n  allowHosts: ["127.0.0.1:${port}"]\n`, listen: true });
-  return { gw, fake, close: async () => (await gw.close(), await fake.close()) };
+  return { gw, fake, script, close: async () => (await gw.close(), await fake.close()) };
+}
+
+const crcTable = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+const crc32 = (buf: Buffer) => {
+  let c = 0xffffffff;
+  for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+};
+const chunk = (type: string, data: Buffer) => {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, 'ascii');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+  return Buffer.concat([head, data, crc]);
+};
+
+/** A size x size RGB PNG: a diagonal gradient between two colours, so screenshots show distinct pictures. */
+export function gradientPng(from: [number, number, number], to: [number, number, number], size = 192): Buffer {
+  const raw = Buffer.alloc(size * (size * 3 + 1));
+  for (let y = 0; y < size; y++) {
+    const row = y * (size * 3 + 1);
+    for (let x = 0; x < size; x++) {
+      const t = (x + y) / (2 * size - 2);
+      for (let c = 0; c < 3; c++) raw[row + 1 + x * 3 + c] = Math.round(from[c] + (to[c] - from[c]) * t);
+    }
+  }
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(size, 0);
+  ihdr.writeUInt32BE(size, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
