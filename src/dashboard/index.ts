@@ -68,6 +68,10 @@ export async function registerDashboard(app: FastifyInstance, services: Services
         maxAge: '1h',
       });
 
+      // Pages carry CSRF tokens, signed links and, once, a new API key: never kept by a cache.
+      dashboard.addHook('onSend', async (_req, reply) => {
+        if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) reply.header('cache-control', 'no-store');
+      });
       dashboard.setErrorHandler(async (err: FastifyError, req, reply) => renderError(req, reply, err));
       dashboard.setNotFoundHandler(async (req, reply) => renderError(req, reply, new GatewayError('not_found', 404, 'not_found_error', 'no such page')));
 

@@ -6,7 +6,7 @@ import type { Services } from '../services.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';
 import { getOrInitSetting } from '../store/settings.js';
-import { deleteSession, findSessionUser, insertSession, membershipsOf, type User, type WorkspaceMembership } from '../store/users.js';
+import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession, membershipsOf, type User, type WorkspaceMembership } from '../store/users.js';
 
 /** A session lasts this long from sign-in, however active it is. */
 export const SESSION_SECONDS = 12 * 3600;
@@ -64,6 +64,7 @@ const hashSid = (sid: string) => createHash('sha256').update(sid).digest('hex');
 export async function startSession(services: Services, req: FastifyRequest, userId: string, now = Date.now()): Promise<void> {
   const sid = randomBytes(32).toString('base64url');
   const at = Math.floor(now / 1000);
+  await deleteExpiredSessions(services.db, now);
   await insertSession(services.db, { id_hash: hashSid(sid), user_id: userId, created_at: at, expires_at: at + SESSION_SECONDS });
   req.session.regenerate();
   req.session.set('sid', sid);

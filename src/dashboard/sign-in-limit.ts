@@ -26,6 +26,8 @@ export async function signInRetryAfter(db: Db, subjects: Subject[], now = Date.n
 /** Counts one failure against each subject, opening a new window where the old one has ended. */
 export async function recordSignInFailure(db: Db, subjects: Subject[], now = Date.now()): Promise<void> {
   const at = Math.floor(now / 1000);
+  // Windows that have ended count for nothing: dropping them keeps the table as small as the current attempts.
+  await db.deleteFrom('sign_in_failures').where('window_started_at', '<=', at - WINDOW_SECONDS).execute();
   for (const subject of subjects) {
     await db
       .insertInto('sign_in_failures')

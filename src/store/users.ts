@@ -92,6 +92,7 @@ export async function deleteExpiredSessions(db: Db, now = Date.now()): Promise<v
 }
 
 export async function insertPasswordLink(db: Db, row: PasswordLink): Promise<void> {
+  await db.deleteFrom('password_links').where('expires_at', '<=', row.created_at).execute();
   await db.insertInto('password_links').values(row).execute();
 }
 
