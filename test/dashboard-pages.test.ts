@@ -101,7 +101,8 @@ describe('Settings > API keys', () => {
     const client = await owner();
     await client.get('/dashboard/settings/keys');
     const before = (await gw.services.db.selectFrom('api_keys').select('id').execute()).length;
-    for (const fields of [{ cap: '-3' }, { cap: '1e9' }, { scopes: 'root' }, { expires: '9999' }, { name: 'x'.repeat(101) }]) {
+    const bad: Record<string, string>[] = [{ cap: '-3' }, { cap: '1e9' }, { scopes: 'root' }, { expires: '9999' }, { name: 'x'.repeat(101) }];
+    for (const fields of bad) {
       const res = await client.post('/dashboard/settings/keys', fields);
       expect(res.status).toBe(400);
       expect(res.html).toContain('class="error"');
