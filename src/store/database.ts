@@ -6,6 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { registerChangeDetector } from './change-version.js';
+import { isPostgres } from './dialect.js';
 
 export type Db = Kysely<Database>;
 
@@ -80,7 +81,10 @@ export async function openPostgres(url: string, schema?: string): Promise<Opened
 }
 
 export async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true });
+  // On PostgreSQL the migrator must look for its own tables in this schema: unqualified, it takes another schema's
+  // kysely_migration_lock for its own and then fails to find it on the search path.
+  const schema = isPostgres(db as unknown as Kysely<unknown>) ? (await sql<{ name: string }>`select current_schema() as name`.execute(db)).rows[0].name : undefined;
+  const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${(error as Error)?.message ?? 'unknown error'}`);
