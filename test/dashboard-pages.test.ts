@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, addUser, startDashboardGateway } from './kit/dashboard.js';
 import type { TestGateway } from './kit/gateway.js';
 import type { Workspace } from '../src/store/workspaces.js';
+import { storeFile } from '../src/files/index.js';
+import { acceptedSamples } from './kit/media-samples.js';
 
 let env: Awaited<ReturnType<typeof startDashboardGateway>>;
 let gw: TestGateway;
@@ -174,5 +176,23 @@ describe('caching', () => {
   it('marks pages no-store', async () => {
     const page = await (await owner()).get('/dashboard/settings/keys');
     expect(page.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe('generated videos', () => {
+  // The video pipeline archives its results as video_generation files; this stores one the way it will.
+  it('plays a generated video through its signed URL, shows its task, and filters it by kind', async () => {
+    const sample = acceptedSamples.find((s) => s.name === 'video.mp4')!;
+    const row = await storeFile(gw.services, { workspaceId: gw.workspace.id, stream: sample.bytes, filename: 'video-task_abc-0', purpose: 'video_generation', source: 'generated', model: 'fake-video', taskId: 'task_abc' });
+    const client = await owner();
+    const videos = await client.get('/dashboard/files?kind=video');
+    expect(tileIds(videos.html)).toEqual([row.id]);
+    expect(videos.html).toMatch(new RegExp(`<video src="/api/v1/files/${row.id}/content\\?token=[^"]+" preload="metadata"`));
+    expect(tileIds((await client.get('/dashboard/files?kind=image')).html)).not.toContain(row.id);
+    const page = await client.get(`/dashboard/files/${row.id}`);
+    expect(page.html).toMatch(/<video src="[^"]+" controls/);
+    expect(page.html).toContain('<code>task_abc</code>');
+    expect(page.html).toContain('fake-video');
+    expect(page.html).toContain('video/mp4');
   });
 });
