@@ -151,6 +151,10 @@ describe('Settings > API keys', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = await page.locator('#new-key').inputValue();
     expect(key).toMatch(/^sk-gw-/);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
     const row = page.locator('tr', { hasText: 'browser test' });
     expect(await row.textContent()).toContain('llm.chat');
     expect(await row.locator('input[name=cap]').inputValue()).toBe('12.50');
