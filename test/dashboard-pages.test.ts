@@ -68,7 +68,7 @@ describe('Files', () => {
     expect(page.html).toContain('image/png');
     expect(page.html).toContain('2.0 KiB');
     expect(page.html).toContain('fake-image');
-    expect(page.html).toMatch(/Made by<\/dt><dd><code>req_[0-9a-f]+<\/code>/);
+    expect(page.html).toMatch(/Request<\/dt><dd><code>req_[0-9a-f]+<\/code>/);
     const src = new RegExp(`src="(/api/v1/files/${id}/content\\?token=[^"]+)"`).exec(page.html)![1];
     const content = await fetch(`${gw.url}${src.replace(/&amp;/g, '&')}`);
     expect(content.status).toBe(200);
@@ -191,7 +191,7 @@ describe('generated videos', () => {
     expect(tileIds((await client.get('/dashboard/files?kind=image')).html)).not.toContain(row.id);
     const page = await client.get(`/dashboard/files/${row.id}`);
     expect(page.html).toMatch(/<video src="[^"]+" controls/);
-    expect(page.html).toContain('<code>task_abc</code>');
+    expect(page.html).toContain('<dt>Task</dt><dd><code>task_abc</code>');
     expect(page.html).toContain('fake-video');
     expect(page.html).toContain('video/mp4');
   });

@@ -61,7 +61,9 @@ export interface MediaView {
   created: string;
   expires: string;
   model: string;
-  task: string;
+  /** "Task" for an asynchronous task's output, else "Request". */
+  madeByLabel: string;
+  madeBy: string;
 }
 
 const stamp = (seconds: number) => new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
@@ -90,6 +92,7 @@ export function mediaView(services: Services, row: FileRow): MediaView {
     created: stamp(Number(row.created_at)),
     expires: stamp(Number(row.expires_at)),
     model: row.model ?? 'unknown',
-    task: row.task_id ?? row.request_id ?? 'unknown',
+    madeByLabel: row.task_id ? 'Task' : 'Request',
+    madeBy: row.task_id ?? row.request_id ?? 'unknown',
   };
 }
