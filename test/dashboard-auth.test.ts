@@ -47,6 +47,7 @@ describe('signing in', () => {
     const res = await new DashboardClient(gw.url).get('/dashboard/files');
     expect(res.status).toBe(303);
     expect(res.location).toBe('/dashboard/login');
+    expect((await new DashboardClient(gw.url).get('/dashboard')).location).toBe('/dashboard/files');
   });
 
   it('signs in with the right password and sets a secure-session cookie that is HTTP-only and same-site strict', async () => {
@@ -100,6 +101,9 @@ describe('signing in', () => {
     expect((await client.get('/dashboard/files')).status).toBe(200);
     // Twelve hours pass: the stored session's expiry is now behind us.
     await gw.services.db.updateTable('user_sessions').set({ expires_at: Math.floor(Date.now() / 1000) - 1 }).execute();
+    const action = await client.post(`/dashboard/files/${imageId}/delete`, {}, { headers: { 'hx-request': 'true' } });
+    expect(action.status).toBe(401);
+    expect(action.headers.get('hx-redirect')).toBe('/dashboard/login');
     const res = await client.get('/dashboard/files');
     expect(res.status).toBe(303);
     expect(res.location).toBe('/dashboard/login');
