@@ -13,6 +13,7 @@ import { schemaError } from './http/schema-error.js';
 import type { HandlerFactory } from './endpoints/types.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
+import { registerDashboard } from './dashboard/index.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 
@@ -133,6 +134,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
       });
     }
   }
+  await registerDashboard(app, services);
   app.addHook('onClose', async () => services.close());
   return app;
 }

@@ -4,6 +4,7 @@ import { loadConfig, resolveConfigPath, summarize } from './config/load.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
+import { passwordLinkUrl } from './dashboard/password-links.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './metrics-server.js';
 import { PID_FILE, reloadConfig } from './reload.js';
@@ -35,7 +36,11 @@ async function main() {
 
   const host = process.env.HOST || config.gateway.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
-  await app.listen({ host, port });
+  const address = await app.listen({ host, port });
+  if (issued) {
+    const link = passwordLinkUrl(config.gateway.server.publicUrl || address, issued.ownerLinkToken);
+    app.log.warn(`first start: set the owner's dashboard password within 7 days (one-time link): ${link}`);
+  }
   const { listen: metricsListen } = metricsOptions(config);
   if (metricsListen) {
     const metricsServer = await startMetricsServer(services.metrics, metricsListen);

@@ -29,6 +29,10 @@ export interface FileLabels {
   filename: string | undefined;
   purpose: string;
   source: FileRow['source'];
+  /** What generated it: the model, the request, the asynchronous task. */
+  model?: string | null;
+  requestId?: string | null;
+  taskId?: string | null;
 }
 
 /**
@@ -83,6 +87,9 @@ export async function commitFile(services: Services, stored: StoredBytes, labels
     blob_key: stored.blobKey,
     created_at: stored.createdAt,
     expires_at: stored.createdAt + Math.round(services.files.options.ttlDays * 86400),
+    model: labels.model?.slice(0, 200) ?? null,
+    request_id: labels.requestId?.slice(0, 200) ?? null,
+    task_id: labels.taskId?.slice(0, 200) ?? null,
   };
   try {
     await insertFile(services.db, row);

@@ -29,7 +29,9 @@ export async function archiveMedia(call: Call, source: { url?: unknown; base64?:
     if (typeof source.base64 === 'string') stream = base64Chunks(source.base64);
     else if (typeof source.url === 'string') stream = (await services.remote.fetch(source.url, call.signal)).body as Readable;
     else return { archive_status: 'failed', archive_error: 'the result carries neither a URL nor base64 data' };
-    const row = await storeFile(services, { workspaceId: call.auth.workspaceId, stream, filename, purpose, source: 'generated' });
+    const model = call.body?.model ?? call.form?.fields.model;
+    const labels = { filename, purpose, source: 'generated' as const, model: typeof model === 'string' ? model : null, requestId: call.req.id };
+    const row = await storeFile(services, { workspaceId: call.auth.workspaceId, stream, ...labels });
     return { svc_file_id: row.id, svc_url: signContentUrl(services, row.id, publicBaseUrl(services, call.req)).url, archive_status: 'archived' };
   } catch (err) {
     call.req.log.warn({ err }, 'archiving a generated result failed');

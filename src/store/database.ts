@@ -20,6 +20,7 @@ import {
 } from 'kysely';
 import type { Database } from './schema.js';
 import { registerChangeDetector } from './change-version.js';
+import { isPostgres } from './dialect.js';
 
 export type Db = Kysely<Database>;
 

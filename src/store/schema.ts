@@ -83,6 +83,57 @@ export interface FilesTable {
   blob_key: string;
   created_at: number;
   expires_at: number;
+  /** The model that generated it (generated files only). */
+  model: string | null;
+  /** The request that generated it. */
+  request_id: string | null;
+  /** The asynchronous task that generated it, if one did. */
+  task_id: string | null;
+}
+
+export type Role = 'owner' | 'admin' | 'member';
+
+/** A dashboard account. */
+export interface UsersTable {
+  id: string;
+  email: string;
+  /** scrypt hash (see src/dashboard/passwords.ts); null until set through a one-time link. */
+  password_hash: string | null;
+  created_at: number;
+}
+
+/** A user's role in one workspace. */
+export interface MembershipsTable {
+  user_id: string;
+  workspace_id: string;
+  role: Role;
+  created_at: number;
+}
+
+/** A signed-in browser; the cookie carries the id, the table its SHA-256, so sign-out ends it everywhere. */
+export interface UserSessionsTable {
+  id_hash: string;
+  user_id: string;
+  created_at: number;
+  /** Unix seconds. */
+  expires_at: number;
+}
+
+/** A one-time link that sets a user's password, or signs a new user up into a workspace. */
+export interface PasswordLinksTable {
+  token_hash: string;
+  user_id: string | null;
+  workspace_id: string | null;
+  role: Role | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Failed sign-ins per email and per client address, counted over a window. */
+export interface SignInFailuresTable {
+  subject: string;
+  failures: number;
+  window_started_at: number;
 }
 
 export interface Database {
@@ -94,6 +145,11 @@ export interface Database {
   spend_totals: SpendTotalsTable;
   files: FilesTable;
   leases: LeasesTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  user_sessions: UserSessionsTable;
+  password_links: PasswordLinksTable;
+  sign_in_failures: SignInFailuresTable;
 }
 
 export interface LeasesTable {

@@ -1,0 +1,98 @@
+// The generated media a workspace's Files page shows: archived images and videos only, never uploads.
+import { signContentUrl } from '../files/file-object.js';
+import { isFileId } from '../files/ids.js';
+import { deleteFile, type FileRow } from '../files/repository.js';
+import type { Services } from '../services.js';
+import type { Db } from '../store/database.js';
+
+export const KINDS = { image: 'image_generation', video: 'video_generation' } as const;
+export type MediaKind = keyof typeof KINDS;
+export const PAGE_SIZE = 24;
+
+export function parseKind(value: unknown): MediaKind | undefined {
+  return value === 'image' || value === 'video' ? value : undefined;
+}
+
+/** One page, newest first; `before` is the last id of the previous page (ids sort in creation order). */
+export async function listGeneratedMedia(db: Db, workspaceId: string, q: { kind?: MediaKind; before?: string; limit?: number }, now = Date.now()) {
+  const limit = q.limit ?? PAGE_SIZE;
+  let query = db
+    .selectFrom('files')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('source', '=', 'generated')
+    .where('expires_at', '>', Math.floor(now / 1000));
+  query = q.kind ? query.where('purpose', '=', KINDS[q.kind]) : query.where('purpose', 'in', Object.values(KINDS));
+  if (q.before && isFileId(q.before)) query = query.where('id', '<', q.before);
+  const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** A live generated image or video of this workspace; uploads and other workspaces' files read as absent. */
+export async function findGeneratedMedia(db: Db, workspaceId: string, id: string, now = Date.now()): Promise<FileRow | undefined> {
+  if (!isFileId(id)) return undefined;
+  return db
+    .selectFrom('files')
+    .selectAll()
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('source', '=', 'generated')
+    .where('purpose', 'in', Object.values(KINDS))
+    .where('expires_at', '>', Math.floor(now / 1000))
+    .executeTakeFirst();
+}
+
+/** Removes the row, then the bytes (bytes a failed delete leaves behind go with the next orphan sweep). */
+export async function deleteGeneratedMedia(services: Services, workspaceId: string, id: string, log: { warn(obj: object, msg: string): void }): Promise<boolean> {
+  if (!(await findGeneratedMedia(services.db, workspaceId, id))) return false;
+  const row = await deleteFile(services.db, workspaceId, id);
+  if (!row) return false;
+  await services.blobs.delete(row.blob_key).catch((err: unknown) => log.warn({ err, fileId: id }, 'file bytes not deleted; the orphan sweep will remove them'));
+  return true;
+}
+
+export interface MediaView {
+  id: string;
+  kind: MediaKind;
+  url: string;
+  filename: string;
+  contentType: string;
+  size: string;
+  created: string;
+  expires: string;
+  model: string;
+  /** "Task" for an asynchronous task's output, else "Request". */
+  madeByLabel: string;
+  madeBy: string;
+}
+
+const stamp = (seconds: number) => new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** What a template shows of a file, with a signed same-origin content URL. */
+export function mediaView(services: Services, row: FileRow): MediaView {
+  return {
+    id: row.id,
+    kind: row.purpose === KINDS.video ? 'video' : 'image',
+    url: signContentUrl(services, row.id, '').url,
+    filename: row.filename,
+    contentType: row.content_type,
+    size: formatBytes(Number(row.bytes)),
+    created: stamp(Number(row.created_at)),
+    expires: stamp(Number(row.expires_at)),
+    model: row.model ?? 'unknown',
+    madeByLabel: row.task_id ? 'Task' : 'Request',
+    madeBy: row.task_id ?? row.request_id ?? 'unknown',
+  };
+}

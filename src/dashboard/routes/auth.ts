@@ -1,0 +1,98 @@
+// Sign in, sign out, the one-time password page, and choosing the workspace a session looks at.
+import type { FastifyInstance } from 'fastify';
+import { RateLimitError, ValidationError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { findUserByEmail, findUserById, createUser, deleteSessionsOf, membershipsOf, normalizeEmail, setMembership, setPasswordHash, takePasswordLink } from '../../store/users.js';
+import { hashToken, passwordLinkFor } from '../password-links.js';
+import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../passwords.js';
+import { endSession, requireUser, sessionUser, startSession } from '../session.js';
+import { clearSignInFailures, recordSignInFailure, signInRetryAfter } from '../sign-in-limit.js';
+
+const MAX_EMAIL_LENGTH = 254;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+type Form = Record<string, unknown>;
+const field = (body: unknown, name: string, max: number) => {
+  const value = (body as Form | undefined)?.[name];
+  return typeof value === 'string' ? value.slice(0, max + 1) : '';
+};
+
+export function registerAuthRoutes(app: FastifyInstance, services: Services): void {
+  const { db } = services;
+
+  app.get('/login', async (req, reply) => {
+    if (await sessionUser(services, req)) return reply.redirect('/dashboard/files', 303);
+    return reply.view('login', { title: 'Sign in', csrfToken: reply.generateCsrf(), email: '' });
+  });
+
+  app.post('/login', { preHandler: app.csrfProtection }, async (req, reply) => {
+    const email = normalizeEmail(field(req.body, 'email', MAX_EMAIL_LENGTH));
+    const password = field(req.body, 'password', MAX_PASSWORD_LENGTH);
+    const subjects = [
+      { kind: 'email' as const, value: email },
+      { kind: 'ip' as const, value: req.ip },
+    ];
+    const wait = await signInRetryAfter(db, subjects);
+    if (wait > 0) throw new RateLimitError(`too many failed sign-ins; try again in ${Math.ceil(wait / 60)} minute(s)`, wait);
+    const user = email.length <= MAX_EMAIL_LENGTH ? await findUserByEmail(db, email) : undefined;
+    if (!(await verifyPassword(password, user?.password_hash))) {
+      await recordSignInFailure(db, subjects);
+      return reply.code(401).view('login', { title: 'Sign in', csrfToken: reply.generateCsrf(), email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Wrong email or password.' });
+    }
+    await clearSignInFailures(db, subjects[0]);
+    await startSession(services, req, user!.id);
+    return reply.redirect('/dashboard/files', 303);
+  });
+
+  app.post('/logout', { preHandler: app.csrfProtection }, async (req, reply) => {
+    await endSession(services, req);
+    return reply.redirect('/dashboard/login', 303);
+  });
+
+  app.post('/workspace', { preHandler: [app.csrfProtection, requireUser(services)] }, async (req, reply) => {
+    const chosen = field(req.body, 'workspace', 64);
+    if (req.dashboard!.memberships.some((m) => m.workspaceId === chosen)) req.session.set('ws', chosen);
+    return reply.redirect('/dashboard/files', 303);
+  });
+
+  app.get('/setup', async (req, reply) => {
+    const { token } = req.query as { token?: string };
+    const link = await passwordLinkFor(db, token);
+    if (!link) return reply.code(404).view('error', { title: 'Link not valid', status: 404, message: 'This link is not valid: it was used already, has expired or was mistyped. Ask for a new one (npm run admin -- user set-password).' });
+    const user = link.user_id ? await findUserById(db, link.user_id) : undefined;
+    return reply.view('setup', { title: 'Set your password', csrfToken: reply.generateCsrf(), token, email: user?.email ?? '', signUp: !link.user_id });
+  });
+
+  app.post('/setup', { preHandler: app.csrfProtection }, async (req, reply) => {
+    const token = field(req.body, 'token', 64);
+    const link = await passwordLinkFor(db, token);
+    if (!link) return reply.code(404).view('error', { title: 'Link not valid', status: 404, message: 'This link is not valid: it was used already or has expired.' });
+    const signUp = !link.user_id;
+    const email = normalizeEmail(field(req.body, 'email', MAX_EMAIL_LENGTH));
+    const render = (error: string) =>
+      reply.code(400).view('setup', { title: 'Set your password', csrfToken: reply.generateCsrf(), token, email: signUp ? email.slice(0, MAX_EMAIL_LENGTH) : '', signUp, error });
+    let password: string;
+    try {
+      password = checkNewPassword(field(req.body, 'password', MAX_PASSWORD_LENGTH));
+      if (password !== field(req.body, 'confirm', MAX_PASSWORD_LENGTH)) throw new ValidationError('the two passwords differ', 'confirm');
+      if (signUp && (email.length > MAX_EMAIL_LENGTH || !EMAIL.test(email))) throw new ValidationError('enter a valid email address', 'email');
+      if (signUp && (await findUserByEmail(db, email))) throw new ValidationError('an account with this email exists already; sign in with it', 'email');
+    } catch (err) {
+      if (err instanceof ValidationError) return render(`${err.message[0].toUpperCase()}${err.message.slice(1)}.`);
+      throw err;
+    }
+    const hash = await hashPassword(password);
+    // Taking the link is the commit point: of two submissions racing, one wins and the other finds no link.
+    if (!(await takePasswordLink(db, hashToken(token)))) return reply.code(404).view('error', { title: 'Link not valid', status: 404, message: 'This link was used already.' });
+    let userId = link.user_id;
+    if (!userId) {
+      userId = (await createUser(db, email)).id;
+      await setMembership(db, userId, link.workspace_id!, link.role!);
+    }
+    await setPasswordHash(db, userId, hash);
+    await deleteSessionsOf(db, userId);
+    await startSession(services, req, userId);
+    if (!(await membershipsOf(db, userId)).length) return reply.redirect('/dashboard/login', 303);
+    return reply.redirect('/dashboard/files', 303);
+  });
+}

@@ -1,0 +1,67 @@
+// Settings > API Keys: list, create (shown once), revoke, change the cap. Owners and admins only.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SCOPES } from '../../auth/scopes.js';
+import { issueApiKey } from '../../auth/keys.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { revokeApiKey, setApiKeySpendCap } from '../../store/api-keys.js';
+import { findWorkspaceById } from '../../store/workspaces.js';
+import { EXPIRY_CHOICES, parseCap, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
+import { MANAGERS, requireUser } from '../session.js';
+
+const keyNotFound = () => new NotFoundError('no such key in this workspace', 'key_not_found');
+type Form = Record<string, unknown>;
+
+export function registerKeysRoutes(app: FastifyInstance, services: Services): void {
+  const managers = requireUser(services, MANAGERS);
+  const { db } = services;
+
+  async function page(req: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}) {
+    const ctx = req.dashboard!;
+    return reply.view('keys', { title: 'API keys', page: 'keys', dashboard: ctx, keys: await workspaceKeyViews(db, ctx.workspace.workspaceId), scopes: SCOPES, expiryChoices: EXPIRY_CHOICES, ...extra });
+  }
+
+  /** An htmx action answers with the key's new row; a plain form post goes back to the list. */
+  async function rowOrRedirect(req: FastifyRequest, reply: FastifyReply, id: string) {
+    if (req.headers['hx-request'] !== 'true') return reply.redirect('/dashboard/settings/keys', 303);
+    const key = await workspaceKeyView(db, req.dashboard!.workspace.workspaceId, id);
+    return reply.view('key-row', { key, csrfToken: req.dashboard!.csrfToken });
+  }
+
+  app.get('/settings/keys', { preHandler: managers }, async (req, reply) => page(req, reply));
+
+  app.post('/settings/keys', { preHandler: [app.csrfProtection, managers] }, async (req, reply) => {
+    const body = (req.body ?? {}) as Form;
+    try {
+      const scopes = parseScopes(body.scopes);
+      const days = parseExpiryDays(body.expires);
+      const spendCapMicros = parseCap(body.cap);
+      const name = parseKeyName(body.name);
+      const workspace = await findWorkspaceById(db, req.dashboard!.workspace.workspaceId);
+      if (!workspace) throw keyNotFound();
+      const expiresAt = days === null ? null : Math.floor(Date.now() / 1000) + days * 86_400;
+      const issued = await issueApiKey(db, workspace, { scopes, expiresAt, spendCapMicros, name });
+      req.log.info({ keyId: issued.id, userId: req.dashboard!.user.id }, 'dashboard: API key created');
+      return await page(req, reply.code(201), { created: { id: issued.id, key: issued.key } });
+    } catch (err) {
+      if (err instanceof ValidationError) return page(req, reply.code(400), { formError: err.message });
+      throw err;
+    }
+  });
+
+  app.post('/settings/keys/:id/revoke', { preHandler: [app.csrfProtection, managers] }, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    if (!(await workspaceKey(db, req.dashboard!.workspace.workspaceId, id))) throw keyNotFound();
+    await revokeApiKey(db, id);
+    req.log.info({ keyId: id, userId: req.dashboard!.user.id }, 'dashboard: API key revoked');
+    return rowOrRedirect(req, reply, id);
+  });
+
+  app.post('/settings/keys/:id/cap', { preHandler: [app.csrfProtection, managers] }, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    if (!(await workspaceKey(db, req.dashboard!.workspace.workspaceId, id))) throw keyNotFound();
+    await setApiKeySpendCap(db, id, parseCap((req.body as Form | undefined)?.cap));
+    req.log.info({ keyId: id, userId: req.dashboard!.user.id }, 'dashboard: API key cap changed');
+    return rowOrRedirect(req, reply, id);
+  });
+}

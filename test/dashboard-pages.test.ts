@@ -1,0 +1,198 @@
+// The dashboard's pages over HTTP: Files paginated and filtered on the server, key management, usage, workspace choice.
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient, addUser, startDashboardGateway } from './kit/dashboard.js';
+import type { TestGateway } from './kit/gateway.js';
+import type { Workspace } from '../src/store/workspaces.js';
+import { storeFile } from '../src/files/index.js';
+import { acceptedSamples } from './kit/media-samples.js';
+
+let env: Awaited<ReturnType<typeof startDashboardGateway>>;
+let gw: TestGateway;
+let second: Workspace;
+/** Generated file ids, oldest first. */
+const generated: string[] = [];
+
+const tileIds = (html: string) => [...html.matchAll(/id="tile-(file_[0-9a-f]+)"/g)].map((m) => m[1]);
+
+beforeAll(async () => {
+  env = await startDashboardGateway();
+  gw = env.gw;
+  second = await gw.newWorkspace('workshop');
+  await addUser(gw.services, 'owner@example.com', [[gw.workspace, 'owner'], [second, 'member']]);
+  const api = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  for (let i = 0; i < 8; i++) {
+    const res = await api.images.generate({ model: 'fake-image', prompt: `batch ${i}`, n: 4 });
+    generated.push(...res.data!.map((d) => (d as unknown as { svc_file_id: string }).svc_file_id));
+  }
+});
+afterAll(async () => env.close());
+
+const owner = async () => {
+  const client = new DashboardClient(gw.url);
+  expect((await client.signIn('owner@example.com')).status).toBe(303);
+  return client;
+};
+
+describe('Files', () => {
+  it('pages newest first on the server, 24 to a page, with a link to the older ones', async () => {
+    const client = await owner();
+    const first = await client.get('/dashboard/files');
+    const newestFirst = [...generated].reverse();
+    expect(tileIds(first.html)).toEqual(newestFirst.slice(0, 24));
+    const older = /href="(\/dashboard\/files\?before=file_[0-9a-f]+)" rel="next"/.exec(first.html)![1];
+    const next = await client.get(older);
+    expect(tileIds(next.html)).toEqual(newestFirst.slice(24));
+    expect(next.html).not.toContain('rel="next"');
+    expect(next.html).toContain('« Newest');
+  });
+
+  it('filters by kind: images show, there are no videos yet', async () => {
+    const client = await owner();
+    expect(tileIds((await client.get('/dashboard/files?kind=image')).html)).toHaveLength(24);
+    const videos = await client.get('/dashboard/files?kind=video');
+    expect(tileIds(videos.html)).toHaveLength(0);
+    expect(videos.html).toContain('No generated media of this kind yet.');
+  });
+
+  it('never polls: the page asks for nothing on a timer', async () => {
+    const html = (await (await owner()).get('/dashboard/files')).html;
+    expect(html).not.toMatch(/hx-trigger="[^"]*every/);
+  });
+
+  it("shows a file's size, type, dates, the model and the request that made it, previewed through a signed URL", async () => {
+    const client = await owner();
+    const id = generated[0];
+    const page = await client.get(`/dashboard/files/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('image/png');
+    expect(page.html).toContain('2.0 KiB');
+    expect(page.html).toContain('fake-image');
+    expect(page.html).toMatch(/Request<\/dt><dd><code>req_[0-9a-f]+<\/code>/);
+    const src = new RegExp(`src="(/api/v1/files/${id}/content\\?token=[^"]+)"`).exec(page.html)![1];
+    const content = await fetch(`${gw.url}${src.replace(/&amp;/g, '&')}`);
+    expect(content.status).toBe(200);
+    expect(content.headers.get('content-type')).toBe('image/png');
+  });
+
+  it('answers 404 for a malformed file id', async () => {
+    const client = await owner();
+    expect((await client.get('/dashboard/files/file_%2e%2e%2f')).status).toBe(404);
+    expect((await client.get('/dashboard/files/not-a-file')).status).toBe(404);
+  });
+});
+
+describe('Settings > API keys', () => {
+  it('shows a new key once, with its scopes, expiry and cap; the list never shows it again', async () => {
+    const client = await owner();
+    await client.get('/dashboard/settings/keys');
+    const created = await client.post('/dashboard/settings/keys', { name: 'ci', scopes: ['llm.chat', 'files.write'], expires: '30', cap: '25' });
+    expect(created.status).toBe(201);
+    const key = /id="new-key" readonly value="(sk-gw-[^"]+)"/.exec(created.html)![1];
+    const row = await gw.services.db.selectFrom('api_keys').selectAll().where('name', '=', 'ci').executeTakeFirstOrThrow();
+    expect(JSON.parse(row.scopes)).toEqual(['llm.chat', 'files.write']);
+    expect(row.spend_cap_micros).toBe(25_000_000);
+    expect(row.expires_at! - Math.floor(Date.now() / 1000)).toBeGreaterThan(29 * 86_400);
+    const list = await client.get('/dashboard/settings/keys');
+    expect(list.html).not.toContain(key);
+    expect(list.html).toContain(row.prefix);
+    expect(list.html).toContain('llm.chat, files.write');
+  });
+
+  it('refuses a bad cap, an unknown scope or an expiry off the list with 400 and creates nothing', async () => {
+    const client = await owner();
+    await client.get('/dashboard/settings/keys');
+    const before = (await gw.services.db.selectFrom('api_keys').select('id').execute()).length;
+    const bad: Record<string, string>[] = [{ cap: '-3' }, { cap: '1e9' }, { scopes: 'root' }, { expires: '9999' }, { name: 'x'.repeat(101) }];
+    for (const fields of bad) {
+      const res = await client.post('/dashboard/settings/keys', fields);
+      expect(res.status).toBe(400);
+      expect(res.html).toContain('class="error"');
+    }
+    expect((await gw.services.db.selectFrom('api_keys').select('id').execute()).length).toBe(before);
+  });
+
+  it('changes and clears a cap, answering htmx with the new row', async () => {
+    const client = await owner();
+    await client.get('/dashboard/settings/keys');
+    const id = (await gw.services.db.selectFrom('api_keys').select('id').where('workspace_id', '=', gw.workspace.id).executeTakeFirstOrThrow()).id;
+    const row = await client.post(`/dashboard/settings/keys/${id}/cap`, { cap: '7.25' }, { headers: { 'hx-request': 'true' } });
+    expect(row.status).toBe(200);
+    expect(row.html.trim()).toMatch(new RegExp(`^<tr id="key-${id}"`));
+    expect(row.html).toContain('value="7.25"');
+    await client.post(`/dashboard/settings/keys/${id}/cap`, { cap: '' });
+    expect((await gw.services.db.selectFrom('api_keys').select('spend_cap_micros').where('id', '=', id).executeTakeFirstOrThrow()).spend_cap_micros).toBeNull();
+  });
+
+  it("answers 404 for another workspace's key and leaves it alone", async () => {
+    const foreign = await gw.newKey({ workspace: second });
+    const row = await gw.services.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', second.id).executeTakeFirstOrThrow();
+    const client = await owner();
+    await client.get('/dashboard/settings/keys');
+    expect((await client.post(`/dashboard/settings/keys/${row.id}/revoke`)).status).toBe(404);
+    expect((await client.post(`/dashboard/settings/keys/${row.id}/cap`, { cap: '1' })).status).toBe(404);
+    expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${foreign}` } })).status).toBe(200);
+  });
+
+  it('revokes a key: the API refuses it at once with 401', async () => {
+    const key = await gw.newKey({ name: 'to-revoke' });
+    const id = (await gw.services.db.selectFrom('api_keys').select('id').where('name', '=', 'to-revoke').executeTakeFirstOrThrow()).id;
+    expect((await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    const client = await owner();
+    await client.get('/dashboard/settings/keys');
+    expect((await client.post(`/dashboard/settings/keys/${id}/revoke`)).status).toBe(303);
+    const refused = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(refused.status).toBe(401);
+    expect((await client.get('/dashboard/settings/keys')).html).toMatch(new RegExp(`id="key-${id}" class="revoked"`));
+  });
+});
+
+describe('Usage', () => {
+  it('totals the last 30 days and breaks them down by model and by key', async () => {
+    const page = await (await owner()).get('/dashboard/usage');
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('$1.28');
+    expect(page.html).toContain('<td data-label="Model">fake-image</td><td data-label="Requests">8</td>');
+    const prefix = (await gw.services.db.selectFrom('api_keys').select('prefix').where('workspace_id', '=', gw.workspace.id).orderBy('created_at').executeTakeFirstOrThrow()).prefix;
+    expect(page.html).toContain(`${prefix}…`);
+    expect((page.html.match(/class="bar-rect"/g) ?? []).length).toBe(60);
+  });
+});
+
+describe('workspaces', () => {
+  it('switches to another workspace of the user, with that workspace’s role', async () => {
+    const client = await owner();
+    const files = await client.get('/dashboard/files');
+    expect(files.html).toContain('owner@example.com · owner');
+    await client.post('/dashboard/workspace', { workspace: second.id });
+    const switched = await client.get('/dashboard/files');
+    expect(switched.html).toContain('owner@example.com · member');
+    expect(tileIds(switched.html)).toHaveLength(0);
+    expect((await client.get('/dashboard/settings/keys')).status).toBe(403);
+  });
+});
+
+describe('caching', () => {
+  it('marks pages no-store', async () => {
+    const page = await (await owner()).get('/dashboard/settings/keys');
+    expect(page.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe('generated videos', () => {
+  // The video pipeline archives its results as video_generation files; this stores one the way it will.
+  it('plays a generated video through its signed URL, shows its task, and filters it by kind', async () => {
+    const sample = acceptedSamples.find((s) => s.name === 'video.mp4')!;
+    const row = await storeFile(gw.services, { workspaceId: gw.workspace.id, stream: sample.bytes, filename: 'video-task_abc-0', purpose: 'video_generation', source: 'generated', model: 'fake-video', taskId: 'task_abc' });
+    const client = await owner();
+    const videos = await client.get('/dashboard/files?kind=video');
+    expect(tileIds(videos.html)).toEqual([row.id]);
+    expect(videos.html).toMatch(new RegExp(`<video src="/api/v1/files/${row.id}/content\\?token=[^"]+" preload="metadata"`));
+    expect(tileIds((await client.get('/dashboard/files?kind=image')).html)).not.toContain(row.id);
+    const page = await client.get(`/dashboard/files/${row.id}`);
+    expect(page.html).toMatch(/<video src="[^"]+" controls/);
+    expect(page.html).toContain('<dt>Task</dt><dd><code>task_abc</code>');
+    expect(page.html).toContain('fake-video');
+    expect(page.html).toContain('video/mp4');
+  });
+});
