@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { LoadedConfig, ModelRoute } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { toFormData } from '../pipeline/send.js';
 import type { Services } from '../services.js';
 import { archiveTaskResult } from './archive.js';
@@ -184,7 +185,8 @@ export class TaskRunner {
     const progress = progressOf(task.progress?.(scope));
     if (status === 'failed') {
       const error = (task.error?.(scope) ?? {}) as { code?: unknown; message?: unknown };
-      return this.fail(row, text(error.code, 'upstream_failed'), text(error.message, 'the task failed upstream'));
+      // The upstream's reason, bounded and scrubbed of URLs, credentials and the upstream model id like any upstream message.
+      return this.fail(row, text(error.code, 'upstream_failed').replace(/[^\w.:-]/g, '_'), sanitizeUpstreamMessage(text(error.message, 'the task failed upstream'), route));
     }
     if (status === 'completed') {
       // The archive may take a while (up to 512 MiB): it runs on, under the renewed lease, while status requests answer.
@@ -209,9 +211,20 @@ export class TaskRunner {
   /** Archives the result, settles the charge once from the mapped usage, then marks the task completed. */
   private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown): Promise<void> {
     const { leaseMs, archiveMaxBytes } = this.options;
-    const renew = setInterval(() => void renewTask(this.services.db, row.id, this.owner, leaseMs).catch(() => undefined), Math.max(50, leaseMs / 3));
+    // The lease is renewed while the result streams; if it is lost anyway (this process stalled), the archive stops and
+    // whoever holds the task now finishes it.
+    const lost = new AbortController();
+    const renew = setInterval(() => {
+      renewTask(this.services.db, row.id, this.owner, leaseMs).then((held) => held || lost.abort(), () => undefined);
+    }, Math.max(50, leaseMs / 3));
     try {
-      const archived = await archiveTaskResult(this.services, route, task, row, answer, archiveMaxBytes, this.abort.signal);
+      const archived = await archiveTaskResult(this.services, route, task, row, answer, archiveMaxBytes, AbortSignal.any([this.abort.signal, lost.signal]));
+      if (lost.signal.aborted) return;
+      if (archived.status === 'failed' && this.abort.signal.aborted) {
+        // Shutting down mid-archive is not an archive failure: the lease is given back for the next process to finish.
+        await updateLeasedTask(this.services.db, row.id, this.owner, {});
+        return;
+      }
       if (archived.status === 'failed') this.log.warn({ task: row.id, reason: archived.error }, 'archiving a task result failed');
       const ref = JSON.parse(row.charge) as ChargeRef;
       const charge = this.services.meter.resume(ref);
