@@ -27,6 +27,18 @@ const get = async (gw: TestGateway, url: string, key = gw.key) => {
 };
 const finished = (r: { body: Record<string, any> }) => r.body.status === 'completed' || r.body.status === 'failed';
 
+/** Uploads an image to the workspace; answers the file object (with its signed url). */
+async function uploadImage(gw: TestGateway, image: Buffer): Promise<{ id: string; url: string }> {
+  const boundary = 'xyzBOUNDARY';
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nvision\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="ref.png"\r\nContent-Type: image/png\r\n\r\n`),
+    image,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const upload = await gw.app.inject({ method: 'POST', url: '/v1/files', headers: { authorization: `Bearer ${gw.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+  return upload.json();
+}
+
 async function ledger(gw: TestGateway) {
   return gw.services.db.selectFrom('usage_ledger').selectAll().execute();
 }
@@ -107,20 +119,29 @@ describe('video tasks on the OpenAI protocol', () => {
   it('sends an input_reference file of the workspace as the image part', async () => {
     const { gw, fake, tasks } = await start('openai');
     const image = png(5000);
-    const boundary = 'xyzBOUNDARY';
-    const payload = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nvision\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="ref.png"\r\nContent-Type: image/png\r\n\r\n`),
-      image,
-      Buffer.from(`\r\n--${boundary}--\r\n`),
-    ]);
-    const upload = await gw.app.inject({ method: 'POST', url: '/v1/files', headers: { authorization: `Bearer ${gw.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
-    const fileId = upload.json().id;
+    const fileId = (await uploadImage(gw, image)).id;
     const created = await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'Animate this', input_reference: fileId });
     expect(created.statusCode).toBe(200);
     await waitFor(async () => tasks.creates, (n) => n > 0);
     const sent = fake.requests.find((r) => r.method === 'POST' && r.path === '/v1/videos')!;
     expect(sent.raw.includes(image)).toBe(true);
     expect(sent.raw.toString('latin1')).toContain('name="input_reference"; filename="ref.png"');
+  });
+
+  it('takes a signed file URL of this gateway as input_reference, and refuses a tampered one with 403', async () => {
+    const { gw, fake, tasks } = await start('openai');
+    const image = png(3000);
+    const { url } = await uploadImage(gw, image);
+    const created = await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'From a link', input_reference: url });
+    expect(created.statusCode).toBe(200);
+    await waitFor(async () => tasks.creates, (n) => n > 0);
+    expect(fake.requests.find((r) => r.method === 'POST' && r.path === '/v1/videos')!.raw.includes(image)).toBe(true);
+    const tampered = await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'x', input_reference: url.replace(/token=./, 'token=A') });
+    expect(tampered.statusCode).toBe(403);
+    const privateUrl = await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'x', input_reference: 'https://10.0.0.1/a.png' });
+    expect(privateUrl.statusCode).toBe(400);
+    expect(privateUrl.json().error.param).toBe('input_reference');
+    await waitFor(() => get(gw, `/api/v1/videos/${created.json().id}`), finished);
   });
 
   it("answers 404 for another workspace's task and 403 without the videos scope", async () => {
@@ -181,6 +202,16 @@ describe('tasks on a Runway-shaped protocol (YAML only)', () => {
     const sent = fake.requests.find((r) => r.path === '/v1/image_to_video')!;
     expect(sent.body).toEqual({ model: 'gen4_turbo', promptText: 'Waves', promptImage: 'https://images.example/ref.png', duration: 5 });
     expect(await ledger(gw)).toHaveLength(0);
+  });
+
+  it('a JSON operation gets a workspace file as a signed URL of the gateway', async () => {
+    const { gw, fake } = await start('runway');
+    const { id: fileId } = await uploadImage(gw, png(1000));
+    const created = await post(gw, '/api/v1/videos', { model: 'gen4-video', prompt: 'Animate', input_reference: fileId });
+    expect(created.statusCode).toBe(200);
+    await waitFor(() => get(gw, `/api/v1/videos/${created.json().id}`), finished);
+    const sent = fake.requests.find((r) => r.path === '/v1/image_to_video')!;
+    expect(sent.body.promptImage).toMatch(new RegExp(`/api/v1/files/${fileId}/content\\?token=`));
   });
 
   it('a result over the archive limit completes with the provider URL', async () => {
