@@ -71,7 +71,7 @@ export async function openPostgres(url: string, schema?: string): Promise<Opened
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
-    await migrate(db);
+    await migrate(db, schema);
   } catch (err) {
     await db.destroy();
     throw err;
@@ -79,8 +79,12 @@ export async function openPostgres(url: string, schema?: string): Promise<Opened
   return { db, driver: 'postgres', close: () => db.destroy() };
 }
 
-export async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true });
+/**
+ * `schema` pins kysely's own migration tables to that schema: its check for them looks in every schema of the database,
+ * so another schema's tables (another gateway or test on the same server) would otherwise count as this one's.
+ */
+export async function migrate(db: Db, schema?: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${(error as Error)?.message ?? 'unknown error'}`);
