@@ -74,12 +74,38 @@ describe('video tasks on the OpenAI protocol', () => {
   });
 
   it('shows progress while the upstream works, and keeps an unknown status word as in_progress', async () => {
-    const { gw } = await start('openai', { steps: [10, 20, 30, 40, 50, 60, 70, 80], runningWord: 'rendering' });
+    const { gw } = await start('openai', { steps: Array.from({ length: 40 }, (_, i) => 10 + i), runningWord: 'rendering', pollDelayMs: 10 });
     const id = (await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'Slow' })).json().id;
     const running = await waitFor(() => get(gw, `/api/v1/videos/${id}`), (r) => r.body.progress > 0 || finished(r));
-    expect(running.body.status === 'in_progress' || running.body.status === 'completed').toBe(true);
+    expect(running.body.status).toBe('in_progress');
+    expect(running.body.progress).toBeGreaterThanOrEqual(10);
+    expect(running.body.progress).toBeLessThan(100);
     const done = await waitFor(() => get(gw, `/api/v1/videos/${id}`), finished);
     expect(done.body.status).toBe('completed');
+  });
+
+  it('a status request polls a due task at once, with no background poller', async () => {
+    const { gw, tasks } = await start('openai', { steps: [50] }, '  tickMilliseconds: 600000\n');
+    const id = (await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'Only when asked' })).json().id;
+    const done = await waitFor(() => get(gw, `/api/v1/videos/${id}`), finished);
+    expect(done.body.status).toBe('completed');
+    expect([...tasks.polls.values()][0]).toBe(2);
+  });
+
+  it('a submit the upstream refuses fails the task, is never sent again, and bills nothing', async () => {
+    const { gw, fake, tasks } = await start('openai');
+    fake.next({ kind: 'status', status: 400, body: { error: { message: 'Invalid size for this model.' } } }, (r) => r.method === 'POST');
+    const id = (await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'Wrong size', size: '99x99' })).json().id;
+    const done = await waitFor(() => get(gw, `/api/v1/videos/${id}`), finished);
+    expect(done.body).toMatchObject({ status: 'failed', error: { code: 'upstream_rejected' } });
+    expect(done.body.error.message).toContain('Invalid size for this model.');
+    fake.next({ kind: 'status', status: 503 }, (r) => r.method === 'POST');
+    const id2 = (await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'Upstream down' })).json().id;
+    expect((await waitFor(() => get(gw, `/api/v1/videos/${id2}`), finished)).body.status).toBe('failed');
+    expect(fake.requests.filter((r) => r.method === 'POST').length).toBe(2);
+    expect(tasks.creates).toBe(0);
+    expect(await ledger(gw)).toHaveLength(0);
+    expect(await heldReservations(gw)).toHaveLength(0);
   });
 
   it('tolerates 429s from the status endpoint and still completes', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
+import { png } from './kit/media-samples.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installOpenAIVideos, type FakeTasks } from './kit/fake-tasks.js';
@@ -59,6 +60,17 @@ describe('videos through the official openai SDK', () => {
     expect(raw).toContain('name="model"\r\n\r\nsora-2');
     expect(raw).toContain('name="prompt"\r\n\r\nWaves at dusk');
     expect(raw).toContain('name="seconds"\r\n\r\n4');
+  });
+
+  it('forwards an uploaded input_reference image as the file part the upstream expects', async () => {
+    const image = png(4000);
+    const before = videos.creates;
+    const created = await client.videos.create({ model: 'sora-2', prompt: 'Animate this', input_reference: await toFile(image, 'ref.png', { type: 'image/png' }) });
+    expect(created.status).toBe('submitting');
+    await waitFor(async () => videos.creates, (n) => n > before);
+    const sent = fake.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos').at(-1)!;
+    expect(sent.raw.includes(image)).toBe(true);
+    expect(sent.raw.toString('latin1')).toContain('name="input_reference"; filename="ref.png"');
   });
 
   it('lists the workspace videos as a cursor page the SDK can walk', async () => {

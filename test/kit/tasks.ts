@@ -4,7 +4,8 @@ import type { FakeUpstream } from './fake-upstream.js';
 /** Fast polls, short leases; the fake upstream's address allowed for result URLs (plain http on loopback). */
 export function tasksConfig(fake: FakeUpstream, extra = ''): string {
   const host = new URL(fake.url).host;
-  return `tasks:\n  tickMilliseconds: 10\n  leaseSeconds: 1\n  poll: { firstSeconds: 0.01, maxSeconds: 0.03 }\n${extra}network:\n  allowHosts: ["${host}"]\n`;
+  const tick = extra.includes('tickMilliseconds') ? '' : '  tickMilliseconds: 10\n';
+  return `tasks:\n${tick}  leaseSeconds: 1\n  poll: { firstSeconds: 0.01, maxSeconds: 0.03 }\n${extra}network:\n  allowHosts: ["${host}"]\n`;
 }
 
 /** A video channel on the OpenAI protocol: sora-2 at 0.10 USD a second, at most 12 seconds. */
