@@ -240,6 +240,14 @@ describe('tasks on a Runway-shaped protocol (YAML only)', () => {
     expect(sent.body.promptImage).toMatch(new RegExp(`/api/v1/files/${fileId}/content\\?token=`));
   });
 
+  it('a result URL the gateway may not fetch completes unarchived with the provider URL, and is billed', async () => {
+    const { gw } = await start('runway', { outputUrl: 'https://10.0.0.1/private.png' });
+    const id = (await post(gw, '/api/v1/runway/text_to_image', { model: 'gen4-image', prompt: 'Hidden', size: '1024x1024' })).json().id;
+    const done = await waitFor(() => get(gw, `/api/v1/tasks/${id}`), finished);
+    expect(done.body).toMatchObject({ status: 'completed', archive_status: 'failed', file_id: null, provider_url: 'https://10.0.0.1/private.png', cost: { amount: 0.05 } });
+    expect(await ledger(gw)).toHaveLength(1);
+  });
+
   it('a result over the archive limit completes with the provider URL', async () => {
     const { gw, fake } = await start('runway', { resultBytes: 50_000 }, '  archiveMaxBytes: 10000\n');
     const id = (await post(gw, '/api/v1/videos', { model: 'gen4-video', prompt: 'Big' })).json().id;

@@ -21,6 +21,8 @@ export interface TaskScript {
   runningWord?: string;
   /** Seconds the upstream reports having made (OpenAI videos). */
   seconds?: string;
+  /** Runway-shaped: the result URL to report instead of the fake's own. */
+  outputUrl?: string;
 }
 
 export interface FakeTasks {
@@ -153,7 +155,7 @@ export function installRunwayTasks(upstream: FakeUpstream, script: Partial<TaskS
         if (n === 0) return { ...base, status: 'PENDING' };
         if (n <= fake.script.steps.length) return { ...base, status: fake.script.runningWord ?? 'RUNNING', progress: fake.script.steps[n - 1] / 100 };
         if (fake.script.outcome === 'failed') return { ...base, status: 'FAILED', failure: 'Content moderation', failureCode: 'SAFETY.INPUT.TEXT' };
-        return { ...base, status: 'SUCCEEDED', output: [`${upstream.url}/outputs/${id}`] };
+        return { ...base, status: 'SUCCEEDED', output: [fake.script.outputUrl ?? `${upstream.url}/outputs/${id}`] };
       });
       return true;
     }
