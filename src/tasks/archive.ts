@@ -2,6 +2,7 @@
 // download operation, a URL through the remote-fetch guard, or base64. Never throws: a failure is archive_status "failed".
 import type { Readable } from 'node:stream';
 import type { ModelRoute } from '../config/types.js';
+import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { storeFile } from '../files/index.js';
 import type { Services } from '../services.js';
@@ -22,14 +23,14 @@ function* base64Chunks(text: string, charsPerChunk = 1 << 20): Generator<Uint8Ar
 
 const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
 
-export async function archiveTaskResult(services: Services, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, signal: AbortSignal): Promise<ArchiveOutcome> {
+export async function archiveTaskResult(services: Services, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, signal: AbortSignal): Promise<ArchiveOutcome> {
   const scope = { answer };
   const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
   try {
     let stream: Readable | Iterable<Uint8Array>;
     const download = task.spec.result.download;
     if (download) {
-      const response = await services.upstreams.send(route, { operation: download.operation, pathScope: { upstream_id: row.upstream_id }, signal });
+      const response = await upstreams.send(route, { operation: download.operation, pathScope: { upstream_id: row.upstream_id }, signal });
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
         await response.body.dump().catch(() => undefined);

@@ -4,6 +4,7 @@
 import pino, { type Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { LoadedConfig, ModelRoute } from '../config/types.js';
+import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { toFormData } from '../pipeline/send.js';
@@ -142,17 +143,20 @@ export class TaskRunner {
     const row = await findTaskById(this.services.db, id).catch(() => undefined);
     if (!row || row.lease_owner !== this.owner) return;
     const held = this.services.runtime.hold();
+    let archiving: Promise<void> | undefined;
     try {
-      await this.poll(row, held.snapshot.config);
+      archiving = (await this.poll(row, held.snapshot.config, held.snapshot.upstreams))?.archiving;
     } catch (err) {
       this.log.error({ err, task: id }, 'polling a task failed');
       await this.reschedule(row, {}).catch(() => undefined);
     } finally {
-      held.release();
+      // An archive keeps the snapshot (its upstream pools) until it ends, whatever a reload does meanwhile.
+      if (archiving) void this.track(archiving.finally(() => held.release()));
+      else held.release();
     }
   }
 
-  private async poll(row: TaskRow, config: LoadedConfig): Promise<void> {
+  private async poll(row: TaskRow, config: LoadedConfig, upstreams: Upstreams): Promise<{ archiving: Promise<void> } | void> {
     // Its submitter died before the upstream answered: the task cannot be known to exist upstream, and is never sent twice.
     if (row.status === 'submitting') return this.fail(row, 'submit_interrupted', 'the gateway stopped while submitting the task');
     if (Date.now() > row.deadline_at) return this.fail(row, 'task_timeout', 'the task did not finish in time');
@@ -161,7 +165,7 @@ export class TaskRunner {
     if (!route || !task) return this.fail(row, 'channel_unavailable', `model "${row.model}" is no longer served by the channel that runs this task`);
     let answer: unknown;
     try {
-      const response = await this.services.upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: this.signalFor(route, task.spec.poll.operation) });
+      const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: this.signalFor(route, task.spec.poll.operation) });
       answer = await response.body.json();
     } catch (err) {
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
@@ -190,8 +194,7 @@ export class TaskRunner {
     }
     if (status === 'completed') {
       // The archive may take a while (up to 512 MiB): it runs on, under the renewed lease, while status requests answer.
-      void this.track(this.complete(row, route, task, answer));
-      return;
+      return { archiving: this.complete(row, route, task, answer, upstreams) };
     }
     await this.reschedule(row, { status, progress: progress ?? row.progress });
   }
@@ -209,7 +212,7 @@ export class TaskRunner {
   }
 
   /** Archives the result, settles the charge once from the mapped usage, then marks the task completed. */
-  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown): Promise<void> {
+  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown, upstreams: Upstreams): Promise<void> {
     const { leaseMs, archiveMaxBytes } = this.options;
     // The lease is renewed while the result streams; if it is lost anyway (this process stalled), the archive stops and
     // whoever holds the task now finishes it.
@@ -218,7 +221,7 @@ export class TaskRunner {
       renewTask(this.services.db, row.id, this.owner, leaseMs).then((held) => held || lost.abort(), () => undefined);
     }, Math.max(50, leaseMs / 3));
     try {
-      const archived = await archiveTaskResult(this.services, route, task, row, answer, archiveMaxBytes, AbortSignal.any([this.abort.signal, lost.signal]));
+      const archived = await archiveTaskResult(this.services, upstreams, route, task, row, answer, archiveMaxBytes, AbortSignal.any([this.abort.signal, lost.signal]));
       if (lost.signal.aborted) return;
       if (archived.status === 'failed' && this.abort.signal.aborted) {
         // Shutting down mid-archive is not an archive failure: the lease is given back for the next process to finish.
