@@ -108,8 +108,10 @@ describe('video tasks on the OpenAI protocol', () => {
     expect(await heldReservations(gw)).toHaveLength(0);
   });
 
-  it('tolerates 429s from the status endpoint and still completes', async () => {
-    const { gw, tasks } = await start('openai', { rateLimited: 2 });
+  it('tolerates 429s, a 503 and a malformed answer from the status endpoint and still completes', async () => {
+    const { gw, fake, tasks } = await start('openai', { rateLimited: 2 });
+    const isPoll = (r: { method: string; path: string }) => r.method === 'GET' && /\/videos\/[^/]+$/.test(r.path);
+    fake.next({ kind: 'malformed-json' }, isPoll).next({ kind: 'status', status: 503 }, isPoll);
     const id = (await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'Busy upstream' })).json().id;
     const done = await waitFor(() => get(gw, `/api/v1/videos/${id}`), finished);
     expect(done.body.status).toBe('completed');

@@ -8,6 +8,7 @@ import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { toFormData } from '../pipeline/send.js';
+import { upstreamMalformed } from '../pipeline/usage.js';
 import type { Services } from '../services.js';
 import { archiveTaskResult } from './archive.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
@@ -24,6 +25,27 @@ export interface Submission {
 }
 
 const TOLERATED = new Set([408, 425, 429]);
+/** The most a submit or status answer may be (a base64 image result fits; a video travels by URL or download). */
+const ANSWER_LIMIT = 32 * 1024 * 1024;
+
+/** A JSON answer read within ANSWER_LIMIT: a larger or unparsable one is a malformed answer, never buffered whole. */
+async function readAnswer(body: AsyncIterable<unknown> & { destroy(): void }, channel: string): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > ANSWER_LIMIT) {
+      body.destroy();
+      throw upstreamMalformed(channel, `its answer is over ${ANSWER_LIMIT} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw upstreamMalformed(channel, 'its body is not JSON');
+  }
+}
 const MAX_TEXT = 300;
 const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
 
@@ -114,7 +136,7 @@ export class TaskRunner {
           signal: this.signalFor(route, operation),
         };
       });
-      const answer = await response.body.json();
+      const answer = await readAnswer(response.body, route.channel.id);
       const upstreamId = task.id({ answer });
       if ((typeof upstreamId !== 'string' && typeof upstreamId !== 'number') || String(upstreamId).length === 0 || String(upstreamId).length > 256) {
         this.log.warn({ task: row.id, channel: route.channel.id }, 'the upstream accepted a task but named no usable task id');
@@ -166,7 +188,7 @@ export class TaskRunner {
     let answer: unknown;
     try {
       const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: this.signalFor(route, task.spec.poll.operation) });
-      answer = await response.body.json();
+      answer = await readAnswer(response.body, route.channel.id);
     } catch (err) {
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
       if (status === 404) {
