@@ -3,7 +3,21 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type KyselyPlugin,
+  type Migration,
+  type MigrationProvider,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+} from 'kysely';
 import type { Database } from './schema.js';
 import { registerChangeDetector } from './change-version.js';
 
@@ -26,6 +40,8 @@ export interface OpenedDatabase {
   driver: 'sqlite' | 'postgres';
   /** The raw SQLite handle, for the few spots that need a synchronous transaction. */
   sqlite?: BetterSqlite3.Database;
+  /** SQLite: runs `fn` before every query made through `db` (writes queued elsewhere land before anything reads). */
+  beforeQuery?(fn: () => void): void;
   close(): Promise<void>;
 }
 
@@ -44,6 +60,20 @@ export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDa
   return openSqlite(settings.path);
 }
 
+/** A kysely plugin that calls `run` as each query is compiled, before it executes. */
+class BeforeQuery implements KyselyPlugin {
+  run?: () => void;
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    this.run?.();
+    return args.node;
+  }
+
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(args.result);
+  }
+}
+
 export async function openSqlite(path: string): Promise<OpenedDatabase> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new BetterSqlite3(path);
@@ -52,11 +82,12 @@ export async function openSqlite(path: string): Promise<OpenedDatabase> {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.defaultSafeIntegers(false);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const hook = new BeforeQuery();
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins: [hook] });
   await migrate(db);
   const authVersion = sqlite.prepare("select version from change_counters where name = 'auth'").pluck();
   registerChangeDetector(db, () => authVersion.get() as number);
-  return { db, driver: 'sqlite', sqlite, close: () => db.destroy() };
+  return { db, driver: 'sqlite', sqlite, beforeQuery: (fn) => (hook.run = fn), close: () => db.destroy() };
 }
 
 /**
@@ -71,7 +102,9 @@ export async function openPostgres(url: string, schema?: string): Promise<Opened
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
-    await migrate(db, schema);
+    // kysely looks for its own tables in every schema unless told which: name ours, or another schema's would do.
+    const own = schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema;
+    await migrate(db, own);
   } catch (err) {
     await db.destroy();
     throw err;
@@ -79,12 +112,8 @@ export async function openPostgres(url: string, schema?: string): Promise<Opened
   return { db, driver: 'postgres', close: () => db.destroy() };
 }
 
-/**
- * `schema` pins kysely's own migration tables to that schema: its check for them looks in every schema of the database,
- * so another schema's tables (another gateway or test on the same server) would otherwise count as this one's.
- */
-export async function migrate(db: Db, schema?: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true, ...(schema ? { migrationTableSchema: schema } : {}) });
+export async function migrate(db: Db, migrationTableSchema?: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: new GlobMigrationProvider(), allowUnorderedMigrations: true, migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${(error as Error)?.message ?? 'unknown error'}`);
