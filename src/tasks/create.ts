@@ -110,17 +110,18 @@ export function taskCreateHandler(services: Services, endpoint: TaskEndpoint): R
       const reference = referenceOf(body, upload);
       const multipart = route.protocol.operations[task.spec.submit.operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
       const resolved = reference ? await resolveReference(call, reference, multipart ? 'bytes' : 'url', FORM_LIMIT) : {};
-      // estimate and reserve: the worst case over the routes, held for the task's whole lifetime.
-      const options = tasksOptions(call.config);
-      const timeoutMs = timeoutMsOf(options, task.spec);
-      const estimate = Math.max(...routes.map((r) => taskEstimateMicros(r, endpoint.kind, params)));
-      const charge = await services.meter.begin({ auth: call.auth, route, requestId: req.id, estimateMicros: estimate, reservationTtlMs: timeoutMs + options.leaseMs });
-      // map request: every known field present (null when not sent), so Liquid's `size` of an absent field is never a key count.
+      // map request, before anything is reserved (a mapping failure leaves nothing behind). Every known field is present
+      // (null when not sent), so Liquid's `size` of an absent field is never a key count.
       const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: resolved.url ?? null };
       const document = { ...(task.request({ model: route.model.upstream ?? route.model.id, body: scopeBody }) as Record<string, unknown>) };
       if (resolved.image && task.spec.submit.reference) {
         document[task.spec.submit.reference] = new File([new Uint8Array(resolved.image.bytes)], resolved.image.filename, { type: resolved.image.contentType });
       }
+      // estimate and reserve: the worst case over the routes, held for the task's whole lifetime.
+      const options = tasksOptions(call.config);
+      const timeoutMs = timeoutMsOf(options, task.spec);
+      const estimate = Math.max(...routes.map((r) => taskEstimateMicros(r, endpoint.kind, params)));
+      const charge = await services.meter.begin({ auth: call.auth, route, requestId: req.id, estimateMicros: estimate, reservationTtlMs: timeoutMs + options.leaseMs });
       const now = Date.now();
       const submitMs = route.protocol.operations[task.spec.submit.operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
       const row = {
