@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './kit/gateway.js';
-import { FakeUpstream } from './kit/fake-upstream.js';
+import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { installOpenAIVideos, installRunwayTasks, type TaskScript } from './kit/fake-tasks.js';
 import { png } from './kit/media-samples.js';
 import { openaiVideoChannel, runwayChannel, tasksConfig, waitFor } from './kit/tasks.js';
@@ -256,5 +256,40 @@ describe('tasks on a Runway-shaped protocol (YAML only)', () => {
     const done = await waitFor(() => get(gw, `/api/v1/videos/${id}`), finished);
     expect(done.body).toMatchObject({ status: 'completed', archive_status: 'failed', file_id: null });
     expect(done.body.provider_url).toMatch(new RegExp(`^${fake.url}/outputs/`));
+  });
+});
+
+describe('a task API that answers its result as base64 (a protocol written in the test)', () => {
+  const protocol = `id: inline-tasks
+dialect: inline-tasks
+operations:
+  create: { path: /jobs }
+  job: { method: GET, path: "/jobs/{{ upstream_id }}", encoding: none }
+tasks:
+  image:
+    kind: image
+    route: /v1/inline/text_to_image
+    submit: { operation: create, request: { prompt: "{{ body.prompt }}" }, id: "{{ answer.job }}" }
+    poll: { operation: job, status: "{{ answer.state }}", statusMap: { working: in_progress, done: completed } }
+    result: { base64: "{{ answer.image }}" }
+`;
+
+  it('archives the decoded image and charges the reservation when no usage is mapped', async () => {
+    fake = await FakeUpstream.start();
+    const image = png(3000);
+    let polls = 0;
+    fake.route((req, res) => {
+      if (req.method === 'POST' && req.path === '/jobs') return (json(res, 200, { job: 'j1' }), true);
+      if (req.method === 'GET' && req.path === '/jobs/j1') return (json(res, 200, polls++ ? { state: 'done', image: image.toString('base64') } : { state: 'working' }), true);
+      return false;
+    });
+    const channel = `id: inline\nprotocol: inline-tasks\nbaseUrl: ${fake.url}\nmodels:\n  - id: inline-image\n    kind: image\n    price: { perImage: 0.02 }\n`;
+    gw = await startGateway({ channels: { 'protocols/inline-tasks.yaml': protocol, inline: channel }, extraConfig: tasksConfig(fake) });
+    const created = await post(gw, '/api/v1/inline/text_to_image', { model: 'inline-image', prompt: 'A dot' });
+    expect(created.statusCode).toBe(200);
+    const done = await waitFor(() => get(gw!, `/api/v1/tasks/${created.json().id}`), finished);
+    expect(done.body).toMatchObject({ status: 'completed', archive_status: 'archived', cost: { amount: 0.02 } });
+    const file = await gw.app.inject({ method: 'GET', url: `/api/v1/files/${done.body.file_id}/content`, headers: { authorization: `Bearer ${gw.key}` } });
+    expect(file.rawPayload.equals(image)).toBe(true);
   });
 });
