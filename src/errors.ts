@@ -15,6 +15,8 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
+  /** The upstream's HTTP status when this error reports an upstream answer (the task poller tells 404 from 429 and 5xx by it); never shown. */
+  upstreamStatus?: number;
 
   constructor(code: string, statusCode: number, type: string, message: string, details: ErrorDetails = {}, expose = true) {
     super(message);

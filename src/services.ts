@@ -21,6 +21,7 @@ import type { SpendStore } from './billing/spend-store.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
 import { createFileServices, type FileServices } from './files/service.js';
+import { TaskRunner } from './tasks/runner.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -45,6 +46,8 @@ export interface Services {
   files: FileServices;
   /** Fetches URLs clients and upstreams name, through the SSRF guard (network section). */
   remote: RemoteFetcher;
+  /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
+  tasks: TaskRunner;
   /** Resolves a path from the config relative to storage.dataDir. */
   dataPath(path: string): string;
   /**
@@ -94,6 +97,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     blobs,
     files,
     remote: new RemoteFetcher(networkOptions(config)),
+    tasks: undefined as unknown as TaskRunner,
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
@@ -117,6 +121,10 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   });
   services.onClose(() => blobs.close());
   services.onClose(() => services.remote.close());
+  services.tasks = new TaskRunner(services);
+  services.tasks.start();
+  // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
+  services.onClose(() => services.tasks.stop());
   return services;
 }
 

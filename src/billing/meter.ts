@@ -64,6 +64,8 @@ export interface BeginOptions {
   requestId: string;
   /** Worst-case cost of the request in micro-units, reserved against the spending caps. */
   estimateMicros: number;
+  /** How long this reservation holds budget if nobody settles it (a task's lifetime); defaults to the meter's. */
+  reservationTtlMs?: number;
 }
 
 export interface Meter {
@@ -130,7 +132,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
   };
 
   return {
-    async begin({ auth, route, requestId, estimateMicros }) {
+    async begin({ auth, route, requestId, estimateMicros, reservationTtlMs: ttlMs = reservationTtlMs }) {
       const amountMicros = Math.max(0, Math.ceil(estimateMicros));
       const ref: ChargeRef = {
         id: `rsv_${randomUUID().replace(/-/g, '')}`,
@@ -145,7 +147,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
         price: JSON.stringify(route.model.price),
       };
       const at = now();
-      const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, now: at, expiresAt: at + reservationTtlMs });
+      const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, now: at, expiresAt: at + ttlMs });
       if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
       ref.held = outcome.held;
       return chargeFor(ref);

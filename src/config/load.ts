@@ -8,6 +8,7 @@ import { interpolateValue } from './env.js';
 import { createSchemaRegistry, describeAjvError, type SchemaRegistry } from './schemas.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, LoadedConfig, ModelRoute, ProtocolConfig } from './types.js';
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
+import { familyRoutes } from '../tasks/spec.js';
 
 const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
@@ -176,6 +177,11 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   for (const path of yamlFiles(catalogueDir)) {
     const read = readValidated<EndpointConfig[]>(path, 'catalogue', registry, problems, env);
     if (read) endpoints.push(...read.value);
+  }
+  // Model-family task routes protocols declare (tasks.<name>.route), one endpoint per path.
+  for (const [path, kind] of familyRoutes(protocols.values())) {
+    if (endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
+    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', dialect: 'openai', bodyLimit: 1048576, handler: 'tasks-family', options: { kind } });
   }
 
   if (problems.list.length || !gateway) throw new ConfigError(problems.list);

@@ -177,7 +177,6 @@ function commonErrorMessage(answer: unknown): unknown {
 }
 
 export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute, readMessage: (answer: unknown) => unknown = commonErrorMessage): Promise<GatewayError> {
-  const channel = route.channel.id;
   let message = '';
   try {
     const text = await readBoundedText(response.body);
@@ -191,6 +190,13 @@ export async function upstreamHttpError(response: UpstreamResponse, route: Model
     // body unreadable: the status says enough
   }
   message = sanitizeUpstreamMessage(String(message), route);
+  const error = upstreamStatusError(response, route, message);
+  error.upstreamStatus = response.statusCode;
+  return error;
+}
+
+function upstreamStatusError(response: UpstreamResponse, route: ModelRoute, message: string): GatewayError {
+  const channel = route.channel.id;
   const status = response.statusCode;
   if (status === 429) {
     const retryAfter = Number(response.headers['retry-after']);

@@ -150,6 +150,7 @@ export interface Database {
   user_sessions: UserSessionsTable;
   password_links: PasswordLinksTable;
   sign_in_failures: SignInFailuresTable;
+  tasks: TasksTable;
 }
 
 export interface LeasesTable {
@@ -158,4 +159,44 @@ export interface LeasesTable {
   owner: string;
   /** Unix milliseconds. */
   until: number;
+}
+
+export type TaskStatus = 'submitting' | 'queued' | 'in_progress' | 'completed' | 'failed';
+
+/** An asynchronous task (a video, a model-family image): its upstream id, its charge and who polls it until when. */
+export interface TasksTable {
+  /** "video_..." or "task_...", sorting in creation order. */
+  id: string;
+  workspace_id: string;
+  key_id: string;
+  /** The wire object: "video.task" or "image.task". */
+  object: string;
+  /** The protocol's task name (tasks.<name>). */
+  task: string;
+  model: string;
+  channel: string;
+  status: TaskStatus;
+  progress: number | null;
+  /** JSON of the client's request fields (prompt, seconds, size, ...), bounded by the route's body limit. */
+  params: string;
+  upstream_id: string | null;
+  /** JSON of the ChargeRef reserved at creation, settled or released by whichever process finishes the task. */
+  charge: string;
+  file_id: string | null;
+  archive_status: 'archived' | 'failed' | null;
+  provider_url: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  cost_micros: number | null;
+  /** Unix seconds. */
+  created_at: number;
+  completed_at: number | null;
+  /** Unix milliseconds: past it the task fails. */
+  deadline_at: number;
+  next_poll_at: number;
+  poll_attempts: number;
+  not_found_count: number;
+  lease_owner: string | null;
+  /** Unix milliseconds; 0 when nobody holds it. */
+  lease_until: number;
 }

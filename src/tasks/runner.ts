@@ -1,0 +1,297 @@
+// The task runner: submits each task once in the background, then polls due tasks under a lease on their row (one process
+// per task, whichever replica), backs off, tolerates 408/425/429/5xx, fails after repeated 404s or the timeout, archives
+// the result and settles the task's charge once (release on failure). Started and stopped with the services.
+import pino, { type Logger } from 'pino';
+import type { ChargeRef } from '../billing/meter.js';
+import type { LoadedConfig, ModelRoute } from '../config/types.js';
+import type { Upstreams } from '../engine/upstream.js';
+import { GatewayError } from '../errors.js';
+import { sanitizeUpstreamMessage } from '../engine/upstream.js';
+import { toFormData } from '../pipeline/send.js';
+import { upstreamMalformed } from '../pipeline/usage.js';
+import type { Services } from '../services.js';
+import { archiveTaskResult } from './archive.js';
+import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
+import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
+import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
+import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
+
+/** What a created task hands the runner to submit: the rendered document and, for multipart, the reference image. */
+export interface Submission {
+  row: TaskRow;
+  routes: ModelRoute[];
+  task: CompiledTask;
+  document: Record<string, unknown>;
+}
+
+const TOLERATED = new Set([408, 425, 429]);
+/** The most a submit or status answer may be (a base64 image result fits; a video travels by URL or download). */
+const ANSWER_LIMIT = 32 * 1024 * 1024;
+
+/** A JSON answer read within ANSWER_LIMIT: a larger or unparsable one is a malformed answer, never buffered whole. */
+async function readAnswer(body: AsyncIterable<unknown> & { destroy(): void }, channel: string): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > ANSWER_LIMIT) {
+      body.destroy();
+      throw upstreamMalformed(channel, `its answer is over ${ANSWER_LIMIT} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw upstreamMalformed(channel, 'its body is not JSON');
+  }
+}
+const MAX_TEXT = 300;
+const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
+
+export class TaskRunner {
+  private timer?: NodeJS.Timeout;
+  private readonly abort = new AbortController();
+  private readonly working = new Set<Promise<unknown>>();
+  private ticking = false;
+  readonly log: Logger;
+
+  constructor(private readonly services: Services) {
+    this.log = pino({ level: services.config.gateway.server.logLevel, name: 'tasks' });
+  }
+
+  private get options(): TasksOptions {
+    return tasksOptions(this.services.config);
+  }
+
+  get owner(): string {
+    return this.services.instanceId;
+  }
+
+  start(): void {
+    if (this.timer || this.abort.signal.aborted) return;
+    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
+    this.timer.unref();
+  }
+
+  /** Stops looking for work and waits for what is in flight; leases still held run out for another process to take. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.abort.abort();
+    while (this.working.size) await Promise.allSettled([...this.working]);
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.working.add(work);
+    void work.finally(() => this.working.delete(work)).catch(() => undefined);
+    return work;
+  }
+
+  /** One look for due tasks: each one this process can claim is worked on. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.abort.signal.aborted) return;
+    this.ticking = true;
+    try {
+      const { batchSize, leaseMs } = this.options;
+      for (const id of await dueTaskIds(this.services.db, Date.now(), batchSize)) {
+        if (this.abort.signal.aborted) break;
+        if (await claimTask(this.services.db, id, this.owner, leaseMs)) void this.track(this.work(id));
+      }
+    } catch (err) {
+      this.log.error({ err }, 'looking for due tasks failed');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** A status request for a due task: poll it now if no process holds it (its archive, if any, continues in the background). */
+  async pollNow(row: TaskRow): Promise<void> {
+    const now = Date.now();
+    if (row.next_poll_at > now || row.lease_until >= now || (row.status !== 'queued' && row.status !== 'in_progress')) return;
+    if (this.abort.signal.aborted || !(await claimTask(this.services.db, row.id, this.owner, this.options.leaseMs))) return;
+    await this.track(this.work(row.id));
+  }
+
+  /** Submits a new task (its row already leased to this process) in the background; its answer moves it to queued or failed. */
+  submit(submission: Submission): void {
+    void this.track(this.runSubmit(submission));
+  }
+
+  private signalFor(route: ModelRoute, operation: string): AbortSignal {
+    const deadline = route.protocol.operations[operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
+    return AbortSignal.any([this.abort.signal, AbortSignal.timeout(deadline)]);
+  }
+
+  private async runSubmit({ row, routes, task, document }: Submission): Promise<void> {
+    const held = this.services.runtime.hold();
+    try {
+      const operation = task.spec.submit.operation;
+      const { route, response } = await held.snapshot.upstreams.sendFirst(routes, (route) => {
+        const op = route.protocol.operations[operation];
+        const multipart = op?.encoding === 'multipart';
+        return {
+          operation,
+          body: multipart ? toFormData(document) : JSON.stringify(document),
+          headers: (multipart ? {} : { 'content-type': 'application/json' }) as Record<string, string>,
+          signal: this.signalFor(route, operation),
+        };
+      });
+      const answer = await readAnswer(response.body, route.channel.id);
+      const upstreamId = task.id({ answer });
+      if ((typeof upstreamId !== 'string' && typeof upstreamId !== 'number') || String(upstreamId).length === 0 || String(upstreamId).length > 256) {
+        this.log.warn({ task: row.id, channel: route.channel.id }, 'the upstream accepted a task but named no usable task id');
+        await this.fail(row, 'upstream_malformed', `channel "${route.channel.id}" answered without a task id`);
+        return;
+      }
+      const options = this.options;
+      await updateLeasedTask(this.services.db, row.id, this.owner, {
+        status: 'queued',
+        upstream_id: String(upstreamId),
+        channel: route.channel.id,
+        next_poll_at: Date.now() + pollDelayMs(options, task.spec, 0),
+      });
+    } catch (err) {
+      // Submitted once: whatever went wrong, the task is not sent again, and nothing is billed.
+      const error = err instanceof GatewayError ? err : undefined;
+      this.log.warn({ err, task: row.id }, 'submitting a task failed');
+      await this.fail(row, error?.code ?? 'submit_failed', error?.expose ? error.message : 'the task could not be submitted upstream');
+    } finally {
+      held.release();
+    }
+  }
+
+  /** One poll of a claimed task, and whatever its answer leads to. Never throws. */
+  private async work(id: string): Promise<void> {
+    const row = await findTaskById(this.services.db, id).catch(() => undefined);
+    if (!row || row.lease_owner !== this.owner) return;
+    const held = this.services.runtime.hold();
+    let archiving: Promise<void> | undefined;
+    try {
+      archiving = (await this.poll(row, held.snapshot.config, held.snapshot.upstreams))?.archiving;
+    } catch (err) {
+      this.log.error({ err, task: id }, 'polling a task failed');
+      await this.reschedule(row, {}).catch(() => undefined);
+    } finally {
+      // An archive keeps the snapshot (its upstream pools) until it ends, whatever a reload does meanwhile.
+      if (archiving) void this.track(archiving.finally(() => held.release()));
+      else held.release();
+    }
+  }
+
+  private async poll(row: TaskRow, config: LoadedConfig, upstreams: Upstreams): Promise<{ archiving: Promise<void> } | void> {
+    // Its submitter died before the upstream answered: the task cannot be known to exist upstream, and is never sent twice.
+    if (row.status === 'submitting') return this.fail(row, 'submit_interrupted', 'the gateway stopped while submitting the task');
+    if (Date.now() > row.deadline_at) return this.fail(row, 'task_timeout', 'the task did not finish in time');
+    const route = config.models.get(row.model)?.find((r) => r.channel.id === row.channel);
+    const task = route && taskNamed(config, route, row.task);
+    if (!route || !task) return this.fail(row, 'channel_unavailable', `model "${row.model}" is no longer served by the channel that runs this task`);
+    let answer: unknown;
+    try {
+      const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: this.signalFor(route, task.spec.poll.operation) });
+      answer = await readAnswer(response.body, route.channel.id);
+    } catch (err) {
+      const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
+      if (status === 404) {
+        const notFound = row.not_found_count + 1;
+        if (notFound >= this.options.maxNotFound) return this.fail(row, 'upstream_not_found', 'the upstream no longer knows this task');
+        return this.reschedule(row, { not_found_count: notFound });
+      }
+      // 408, 425, 429, 5xx, timeouts and unreachable upstreams: tried again later (429 no sooner than its retry-after).
+      if (status !== undefined && status < 500 && !TOLERATED.has(status)) this.log.warn({ task: row.id, status }, 'a task poll was refused; trying again later');
+      const retryAfter = err instanceof GatewayError ? Number(err.headers['retry-after']) * 1000 : NaN;
+      return this.reschedule(row, {}, Number.isFinite(retryAfter) ? retryAfter : 0);
+    }
+    const scope = { answer };
+    const word = task.status(scope);
+    let status: MappedStatus = task.spec.poll.statusMap[String(word)] ?? 'in_progress';
+    if (!Object.hasOwn(task.spec.poll.statusMap, String(word))) {
+      this.log.warn({ task: row.id, channel: route.channel.id, status: String(word).slice(0, 64) }, 'unknown upstream task status; kept as in_progress');
+      status = 'in_progress';
+    }
+    const progress = progressOf(task.progress?.(scope));
+    if (status === 'failed') {
+      const error = (task.error?.(scope) ?? {}) as { code?: unknown; message?: unknown };
+      // The upstream's reason, bounded and scrubbed of URLs, credentials and the upstream model id like any upstream message.
+      return this.fail(row, text(error.code, 'upstream_failed').replace(/[^\w.:-]/g, '_'), sanitizeUpstreamMessage(text(error.message, 'the task failed upstream'), route));
+    }
+    if (status === 'completed') {
+      // The archive may take a while (up to 512 MiB): it runs on, under the renewed lease, while status requests answer.
+      return { archiving: this.complete(row, route, task, answer, upstreams) };
+    }
+    await this.reschedule(row, { status, progress: progress ?? row.progress });
+  }
+
+  private async reschedule(row: TaskRow, patch: Partial<TaskRow>, atLeastMs = 0): Promise<void> {
+    const route = this.services.config.models.get(row.model)?.find((r) => r.channel.id === row.channel);
+    const task = route && taskNamed(this.services.config, route, row.task);
+    const delay = task ? pollDelayMs(this.options, task.spec, row.poll_attempts + 1) : this.options.leaseMs;
+    await updateLeasedTask(this.services.db, row.id, this.owner, {
+      not_found_count: 0,
+      ...patch,
+      poll_attempts: row.poll_attempts + 1,
+      next_poll_at: Date.now() + Math.max(delay, atLeastMs),
+    });
+  }
+
+  /** Archives the result, settles the charge once from the mapped usage, then marks the task completed. */
+  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown, upstreams: Upstreams): Promise<void> {
+    const { leaseMs, archiveMaxBytes } = this.options;
+    // The lease is renewed while the result streams; if it is lost anyway (this process stalled), the archive stops and
+    // whoever holds the task now finishes it.
+    const lost = new AbortController();
+    const renew = setInterval(() => {
+      renewTask(this.services.db, row.id, this.owner, leaseMs).then((held) => held || lost.abort(), () => undefined);
+    }, Math.max(50, leaseMs / 3));
+    try {
+      const archived = await archiveTaskResult(this.services, upstreams, route, task, row, answer, archiveMaxBytes, AbortSignal.any([this.abort.signal, lost.signal]));
+      if (lost.signal.aborted) return;
+      if (archived.status === 'failed' && this.abort.signal.aborted) {
+        // Shutting down mid-archive is not an archive failure: the lease is given back for the next process to finish.
+        await updateLeasedTask(this.services.db, row.id, this.owner, {});
+        return;
+      }
+      if (archived.status === 'failed') this.log.warn({ task: row.id, reason: archived.error }, 'archiving a task result failed');
+      const ref = JSON.parse(row.charge) as ChargeRef;
+      const charge = this.services.meter.resume(ref);
+      const params = JSON.parse(row.params) as TaskParams;
+      const kind = task.spec.kind as TaskKind;
+      const units = unitsOf(kind, task.usage?.({ answer }));
+      // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
+      const outcome =
+        units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units, route });
+      const costMicros = outcome.charged ? outcome.chargedMicros : Math.min(ref.amountMicros, units === undefined ? ref.amountMicros : taskCostMicros(route, kind, units, params.size));
+      await updateLeasedTask(this.services.db, row.id, this.owner, {
+        status: 'completed',
+        progress: 100,
+        file_id: archived.fileId ?? null,
+        archive_status: archived.status,
+        provider_url: archived.status === 'failed' ? (archived.providerUrl ?? null) : null,
+        error_message: archived.status === 'failed' ? (archived.error ?? null) : null,
+        cost_micros: costMicros,
+        completed_at: Math.floor(Date.now() / 1000),
+      });
+    } catch (err) {
+      this.log.error({ err, task: row.id }, 'completing a task failed; it is polled again');
+      await this.reschedule(row, {}).catch(() => undefined);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /** Fails the task: its charge is released (nothing billed), the reason kept. */
+  private async fail(row: TaskRow, code: string, message: string): Promise<void> {
+    await this.services.meter.resume(JSON.parse(row.charge) as ChargeRef).release();
+    await updateLeasedTask(this.services.db, row.id, this.owner, {
+      status: 'failed',
+      error_code: code.slice(0, 100),
+      error_message: message.slice(0, MAX_TEXT),
+      completed_at: Math.floor(Date.now() / 1000),
+    });
+  }
+}
+
+/** Progress in whole percent, or undefined when the upstream gave none usable. */
+function progressOf(value: unknown): number | undefined {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) ? Math.max(0, Math.min(100, Math.round(n))) : undefined;
+}

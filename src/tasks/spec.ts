@@ -1,0 +1,86 @@
+// A protocol's task declarations (the `tasks` section, schemas/protocol-tasks.schema.json), found by route and rendered as data.
+import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../config/types.js';
+import { renderer, type Renderer } from '../engine/translate/render.js';
+
+export type TaskKind = 'video' | 'image';
+export type MappedStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
+
+export interface TaskSpec {
+  kind: TaskKind;
+  route?: string;
+  timeoutSeconds: number;
+  submit: { operation: string; request: unknown; reference?: string; id: unknown };
+  poll: {
+    operation: string;
+    interval: { firstSeconds: number; maxSeconds: number };
+    status: unknown;
+    statusMap: Record<string, MappedStatus>;
+    progress?: unknown;
+    error?: unknown;
+  };
+  result: { download?: { operation: string }; url?: unknown; base64?: unknown; usage?: unknown };
+}
+
+/** A task's mappings, compiled at load, as renderers. */
+export interface CompiledTask {
+  name: string;
+  spec: TaskSpec;
+  request: Renderer;
+  id: Renderer;
+  status: Renderer;
+  progress?: Renderer;
+  error?: Renderer;
+  url?: Renderer;
+  base64?: Renderer;
+  usage?: Renderer;
+}
+
+const compiled = new WeakMap<TaskSpec, CompiledTask>();
+
+/** The wire object a task of this kind answers as. */
+export const objectOf = (kind: TaskKind) => (kind === 'video' ? 'video.task' : 'image.task');
+
+function compile(config: LoadedConfig, protocol: ProtocolConfig, name: string, spec: TaskSpec): CompiledTask {
+  let task = compiled.get(spec);
+  if (task) return task;
+  const at = (pointer: string) => `${protocol.file} /tasks/${name}/${pointer}`;
+  const optional = (node: unknown, pointer: string) => (node === undefined ? undefined : renderer(config, node, at(pointer)));
+  task = {
+    name,
+    spec,
+    request: renderer(config, spec.submit.request, at('submit/request')),
+    id: renderer(config, spec.submit.id, at('submit/id')),
+    status: renderer(config, spec.poll.status, at('poll/status')),
+    progress: optional(spec.poll.progress, 'poll/progress'),
+    error: optional(spec.poll.error, 'poll/error'),
+    url: optional(spec.result.url, 'result/url'),
+    base64: optional(spec.result.base64, 'result/base64'),
+    usage: optional(spec.result.usage, 'result/usage'),
+  };
+  compiled.set(spec, task);
+  return task;
+}
+
+/** The task of `route`'s protocol serving `want`: the kind's standard route (no `route` declared) or a family route path. */
+export function taskFor(config: LoadedConfig, route: ModelRoute, want: { kind: TaskKind; route?: string }): CompiledTask | undefined {
+  const tasks = (route.protocol.tasks ?? {}) as Record<string, TaskSpec>;
+  for (const [name, spec] of Object.entries(tasks)) {
+    if (spec.kind === want.kind && spec.route === want.route) return compile(config, route.protocol, name, spec);
+  }
+  return undefined;
+}
+
+/** The task named `name` of `route`'s protocol (a stored task's), if the protocol still declares it. */
+export function taskNamed(config: LoadedConfig, route: ModelRoute, name: string): CompiledTask | undefined {
+  const spec = ((route.protocol.tasks ?? {}) as Record<string, TaskSpec>)[name];
+  return spec ? compile(config, route.protocol, name, spec) : undefined;
+}
+
+/** Family routes every protocol declares: path to the kind of its tasks (one entry per path). */
+export function familyRoutes(protocols: Iterable<ProtocolConfig>): Map<string, TaskKind> {
+  const routes = new Map<string, TaskKind>();
+  for (const protocol of protocols) {
+    for (const spec of Object.values((protocol.tasks ?? {}) as Record<string, TaskSpec>)) if (spec.route) routes.set(spec.route, spec.kind);
+  }
+  return routes;
+}
