@@ -61,6 +61,9 @@ describe('video tasks on the OpenAI protocol', () => {
     expect(rows[0]).toMatchObject({ model: 'sora-2', kind: 'video', units: 4 });
     expect(Number(rows[0].cost_micros)).toBe(400_000);
     expect(await heldReservations(gw)).toHaveLength(0);
+    // The archived file names what made it, for the dashboard's Files page.
+    const file = await gw.services.db.selectFrom('files').selectAll().where('id', '=', done.body.file_id).executeTakeFirstOrThrow();
+    expect(file).toMatchObject({ purpose: 'video_generation', source: 'generated', model: 'sora-2', task_id: id });
   });
 
   it('a failed task bills nothing and says why', async () => {

@@ -51,6 +51,9 @@ export async function archiveTaskResult(services: Services, upstreams: Upstreams
       filename: `${task.spec.kind}-${row.id}`,
       purpose: task.spec.kind === 'video' ? 'video_generation' : 'image_generation',
       source: 'generated',
+      // The dashboard's Files page shows what made it.
+      model: row.model,
+      taskId: row.id,
     });
     return { fileId: file.id, status: 'archived' };
   } catch (err) {
