@@ -1,5 +1,4 @@
 // buildApp(services): a fastify instance whose routes come from the endpoint catalogue; no sockets until listen().
-import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import type { ErrorObject } from 'ajv';
@@ -16,6 +15,7 @@ import { LazyChildLogger } from './http/lazy-logger.js';
 import { registerDashboard } from './dashboard/index.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
+import { sortableId } from './store/sortable-id.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,7 +69,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     bodyLimit: config.gateway.server.bodyLimitBytes,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
+      return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : sortableId('req');
     },
     // A request's logger is made when it first writes a line, not for every request.
     childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, Object.keys(options).length ? options : undefined),

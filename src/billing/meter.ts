@@ -1,10 +1,10 @@
 // The billing guard every billed upstream call holds: reserve the worst case first, then settle once or release.
-import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { ModelRoute } from '../config/types.js';
 import type { Metrics } from '../metrics.js';
 import { capExhaustedError } from './spend-caps.js';
 import type { SpendStore } from './spend-store.js';
+import { sortableId } from '../store/sortable-id.js';
 
 export interface Settlement {
   costMicros: number;
@@ -135,7 +135,8 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
     async begin({ auth, route, requestId, estimateMicros, reservationTtlMs: ttlMs = reservationTtlMs }) {
       const amountMicros = Math.max(0, Math.ceil(estimateMicros));
       const ref: ChargeRef = {
-        id: `rsv_${randomUUID().replace(/-/g, '')}`,
+        // Time-ordered, so the ledger's unique index on it grows at its end.
+        id: sortableId('rsv'),
         requestId,
         keyId: auth.keyId,
         workspaceId: auth.workspaceId,

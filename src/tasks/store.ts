@@ -1,25 +1,15 @@
 // The task table: insert, read within a workspace, list by cursor, and claim due tasks with a lease on the row
 // (`UPDATE ... WHERE lease_until < now`, the same statement on SQLite and PostgreSQL), so one process polls each task.
-import { randomBytes } from 'node:crypto';
 import type { Updateable } from 'kysely';
 import type { Db } from '../store/database.js';
 import type { TasksTable } from '../store/schema.js';
+import { sortableId } from '../store/sortable-id.js';
 
 export type TaskRow = TasksTable;
 
-let lastMs = 0;
-let counter = 0;
-
 /** `video_...` or `task_...`: creation time, a counter and randomness, so ids sort in creation order. */
 export function newTaskId(prefix: 'video' | 'task', now = Date.now()): string {
-  if (now > lastMs) {
-    lastMs = now;
-    counter = 0;
-  } else if (++counter > 0xffff) {
-    lastMs += 1;
-    counter = 0;
-  }
-  return `${prefix}_${lastMs.toString(16).padStart(12, '0')}${counter.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
+  return sortableId(prefix, now);
 }
 
 export const taskIdPattern = /^(?:video|task)_[0-9a-f]{28}$/;
