@@ -64,6 +64,11 @@ describe('video tasks on the OpenAI protocol', () => {
     // The archived file names what made it, for the dashboard's Files page.
     const file = await gw.services.db.selectFrom('files').selectAll().where('id', '=', done.body.file_id).executeTakeFirstOrThrow();
     expect(file).toMatchObject({ purpose: 'video_generation', source: 'generated', model: 'sora-2', task_id: id });
+    // The content is served like any stored file: its length, inline but inert.
+    const content = await gw.app.inject({ method: 'GET', url: `/api/v1/videos/${id}/content`, headers: { authorization: `Bearer ${gw.key}` } });
+    expect(content.statusCode).toBe(200);
+    expect(content.headers).toMatchObject({ 'content-length': String(file.bytes), 'content-security-policy': 'sandbox', 'x-content-type-options': 'nosniff' });
+    expect(content.headers['content-disposition']).toMatch(/^inline; /);
   });
 
   it('a failed task bills nothing and says why', async () => {

@@ -1,7 +1,7 @@
 // GET /v1/videos/{id}/content: the archived video's bytes, streamed from the file store (Range supported).
 import { GatewayError } from '../errors.js';
 import { fileNotFound } from '../files/lookup.js';
-import { parseRange } from '../files/range.js';
+import { sendFileContent } from '../files/send-content.js';
 import { findFile } from '../files/repository.js';
 import { requireTask } from '../tasks/read.js';
 import type { HandlerFactory } from './types.js';
@@ -12,16 +12,7 @@ const create: HandlerFactory = ({ services }) => async (req, reply) => {
   if (task.status !== 'completed') throw new GatewayError('video_not_ready', 409, 'invalid_request_error', `video ${task.id} is ${task.status}; its content is there once it is completed`);
   const row = task.file_id ? await findFile(services.db, task.workspace_id, task.file_id) : undefined;
   if (!row) throw task.file_id ? fileNotFound(task.file_id) : new GatewayError('video_not_archived', 404, 'not_found_error', `video ${task.id} was not archived${task.provider_url ? '; its provider_url may still serve it' : ''}`);
-  const range = parseRange(req.headers.range, row.bytes);
-  reply.headers({
-    'content-type': row.content_type,
-    'x-content-type-options': 'nosniff',
-    'cache-control': 'private',
-    'accept-ranges': 'bytes',
-    'content-length': String(range ? range.end - range.start + 1 : row.bytes),
-  });
-  if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${row.bytes}`);
-  return reply.send(await services.blobs.get(row.blob_key, range));
+  return sendFileContent(services, req, reply, row);
 };
 
 export default create;
