@@ -129,10 +129,11 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     return results;
   });
   const commitQueued = () => {
+    if (queue.length === 0) return;
+    // Inside an open transaction of someone else's, the batch would commit or roll back with it: try again next turn.
+    if (sqlite.inTransaction) return commitThisTurn();
     if (timer) clearTimeout(timer);
     timer = undefined;
-    // Inside an open transaction of someone else's, the batch would commit or roll back with it: wait for the turn.
-    if (queue.length === 0 || sqlite.inTransaction) return;
     const batch = queue;
     queue = [];
     try {

@@ -32,8 +32,3 @@ export function changeVersion(db: Db): number | undefined {
   }
   return version;
 }
-
-/** Drops this turn's reading, after a write of this process that caches must see at once. */
-export function forgetChangeVersion(): void {
-  readThisTurn = undefined;
-}
