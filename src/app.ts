@@ -96,7 +96,9 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   });
   app.addHook('onResponse', (req, reply, done) => {
     const endpoint = req.routeOptions.config?.endpoint;
-    services.metrics.countRequest(endpoint?.name ?? 'unmatched', req.method, reply.statusCode);
+    // Catalogue routes by name; the dashboard's pages as one route; anything else (404s) as unmatched.
+    const route = endpoint?.name ?? (req.routeOptions.url?.startsWith('/dashboard') ? 'dashboard' : 'unmatched');
+    services.metrics.countRequest(route, req.method, reply.statusCode);
     done();
   });
 

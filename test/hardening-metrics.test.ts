@@ -53,6 +53,16 @@ describe('/metrics with metrics.token', () => {
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('gateway_requests_total');
   });
+
+  it('counts requests by catalogue route, the dashboard as one route, and anything else as unmatched', async () => {
+    await gw.app.inject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${gw.key}` } });
+    await gw.app.inject({ method: 'GET', url: '/dashboard/login' });
+    await gw.app.inject({ method: 'GET', url: '/no/such/route' });
+    const body = (await gw.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body;
+    expect(body).toMatch(/gateway_requests_total\{route="dashboard",method="GET",status="200"\} 1/);
+    expect(body).toMatch(/gateway_requests_total\{route="unmatched",method="GET",status="404"\} 1/);
+    expect(body).toMatch(/gateway_requests_total\{route="[a-z-]*models[a-z-]*",method="GET",status="200"\} 1/);
+  });
 });
 
 describe('/metrics on a separate address', () => {
