@@ -6,6 +6,9 @@ import type { LoadedConfig } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { jsonBytes } from '../billing/estimate.js';
 import type { ImageForm } from './image-form.js';
+import type { Runtime } from '../runtime.js';
+
+type RuntimeHold = ReturnType<Runtime['hold']>;
 
 export interface Call {
   services: Services;
@@ -39,50 +42,71 @@ export interface Call {
   dispose(): void;
 }
 
+/** One object per request, its methods shared: the hot path allocates a call and its abort controller, no closures. */
+class PipelineCall implements Call {
+  readonly config: LoadedConfig;
+  readonly upstreams: Upstreams;
+  readonly auth: AuthContext;
+  readonly body: Record<string, unknown>;
+  readonly bodyBytes: number;
+  form?: ImageForm;
+  settling?: Promise<void>;
+  clientGone = false;
+  timedOut = false;
+  private readonly abort = new AbortController();
+  private readonly held: RuntimeHold;
+  private timer: NodeJS.Timeout | undefined;
+  private disposed = false;
+
+  constructor(
+    readonly services: Services,
+    readonly req: FastifyRequest,
+    readonly reply: FastifyReply,
+    readonly dialect: string,
+  ) {
+    this.body = (req.body ?? {}) as Record<string, unknown>;
+    const declared = Number(req.headers['content-length']);
+    this.bodyBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : jsonBytes(this.body);
+    this.auth = req.auth!;
+    this.held = services.runtime.hold();
+    this.config = this.held.snapshot.config;
+    this.upstreams = this.held.snapshot.upstreams;
+    reply.raw.on('close', this.onClose);
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  private readonly onClose = () => {
+    if (this.reply.raw.writableFinished) return;
+    this.clientGone = true;
+    this.abort.abort();
+  };
+
+  startDeadline(ms: number): void {
+    this.timer ??= setTimeout(deadlinePassed, ms, this);
+  }
+
+  /** Called by the deadline's timer. */
+  expire(): void {
+    this.timedOut = !this.clientGone;
+    this.abort.abort();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.reply.raw.off('close', this.onClose);
+    clearTimeout(this.timer);
+    this.held.release();
+  }
+}
+
+function deadlinePassed(call: PipelineCall): void {
+  call.expire();
+}
+
 export function openCall(services: Services, req: FastifyRequest, reply: FastifyReply, dialect: string): Call {
-  const body = (req.body ?? {}) as Record<string, unknown>;
-  const declared = Number(req.headers['content-length']);
-  const abort = new AbortController();
-  let clientGone = false;
-  let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
-  let disposed = false;
-  const onClose = () => {
-    if (reply.raw.writableFinished) return;
-    clientGone = true;
-    abort.abort();
-  };
-  reply.raw.on('close', onClose);
-  const held = services.runtime.hold();
-  return {
-    services,
-    config: held.snapshot.config,
-    upstreams: held.snapshot.upstreams,
-    req,
-    reply,
-    auth: req.auth!,
-    dialect,
-    body,
-    bodyBytes: Number.isSafeInteger(declared) && declared > 0 ? declared : jsonBytes(body),
-    signal: abort.signal,
-    get clientGone() {
-      return clientGone;
-    },
-    get timedOut() {
-      return timedOut;
-    },
-    startDeadline(ms) {
-      timer ??= setTimeout(() => {
-        timedOut = !clientGone;
-        abort.abort();
-      }, ms);
-    },
-    dispose: () => {
-      if (disposed) return;
-      disposed = true;
-      reply.raw.off('close', onClose);
-      clearTimeout(timer);
-      held.release();
-    },
-  };
+  return new PipelineCall(services, req, reply, dialect);
 }
