@@ -2,7 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import { AuthError, ScopeError } from '../errors.js';
 import { findApiKeyByHash, type ApiKeyRow } from '../store/api-keys.js';
-import { changeVersion } from '../store/change-version.js';
+import { ChangeCache, changeVersion } from '../store/change-version.js';
 import type { Db } from '../store/database.js';
 import { hashApiKey } from './keys.js';
 
@@ -35,8 +35,7 @@ interface CachedKey {
  * Keys by hash, kept while the database reports no change to keys or workspaces, so the hot path skips a
  * query and a parse; revocation by any process still applies from the next turn of the event loop on.
  */
-const keyCache = new WeakMap<Db, { version: number; keys: Map<string, CachedKey | undefined> }>();
-const KEY_CACHE_LIMIT = 10_000;
+const keyCaches = new WeakMap<Db, ChangeCache<CachedKey | undefined>>();
 
 function cachedKey(row: ApiKeyRow | undefined): CachedKey | undefined {
   if (!row) return undefined;
@@ -48,15 +47,12 @@ function cachedKey(row: ApiKeyRow | undefined): CachedKey | undefined {
 async function findKey(db: Db, hash: string): Promise<CachedKey | undefined> {
   const version = changeVersion(db);
   if (version === undefined) return cachedKey(await findApiKeyByHash(db, hash));
-  let cache = keyCache.get(db);
-  if (!cache || cache.version !== version) {
-    cache = { version, keys: new Map() };
-    keyCache.set(db, cache);
-  }
-  if (cache.keys.has(hash)) return cache.keys.get(hash);
+  let cache = keyCaches.get(db);
+  if (!cache) keyCaches.set(db, (cache = new ChangeCache()));
+  const keys = cache.at(version);
+  if (keys.has(hash)) return keys.get(hash);
   const key = cachedKey(await findApiKeyByHash(db, hash));
-  if (cache.keys.size >= KEY_CACHE_LIMIT) cache.keys.clear();
-  cache.keys.set(hash, key);
+  keys.set(hash, key);
   return key;
 }
 

@@ -49,8 +49,9 @@ export interface SpendStore {
    */
   settle(reservationId: string, entry: LedgerEntry, held?: boolean): Promise<boolean>;
   /**
-   * Commits what is queued for the next batch now, synchronously (the embedded store batches per turn of the
-   * event loop). Called right after an answer is written, so its settlement lands before the client can act on it.
+   * Present on a store that batches its commits (the embedded one): commits what is queued now, synchronously.
+   * Called before this process reads the ledger (any query through the Db, a metrics scrape) and on close. Its
+   * presence also means answers may be sent before their settlement commits (see `answerBeforeCommit`).
    */
   commitQueued?(): void;
   /** Drops the reservation, charging nothing. */

@@ -1,5 +1,6 @@
 // The SpendStore on the embedded SQLite database: each operation is one synchronous IMMEDIATE transaction.
 import type BetterSqlite3 from 'better-sqlite3';
+import { ChangeCache } from '../store/change-version.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
 
@@ -33,16 +34,13 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     'select k.spend_cap_micros as keyCap, w.spend_cap_micros as workspaceCap from api_keys k join workspaces w on w.id = k.workspace_id where k.id = ?',
   );
   // Caps by key, kept while the change counter of keys and workspaces stands still (a cap change bumps it).
-  let capsCache = { version: undefined as number | undefined, caps: new Map<string, Caps | undefined>() };
+  const capsCache = new ChangeCache<Caps | undefined>();
   const capsOf = (keyId: string): Caps | undefined => {
     const version = changeVersion?.();
     if (version === undefined) return readCaps.get(keyId);
-    if (capsCache.version !== version) capsCache = { version, caps: new Map() };
-    if (capsCache.caps.has(keyId)) return capsCache.caps.get(keyId);
-    const caps = readCaps.get(keyId);
-    if (capsCache.caps.size >= 10_000) capsCache.caps.clear();
-    capsCache.caps.set(keyId, caps);
-    return caps;
+    const caps = capsCache.at(version);
+    if (!caps.has(keyId)) caps.set(keyId, readCaps.get(keyId));
+    return caps.get(keyId);
   };
   const spentOf = sqlite.prepare<[string, string], number>('select spent_micros from spend_totals where scope = ? and subject_id = ?').pluck();
   const reservedBy = {

@@ -7,6 +7,7 @@ import type { Dialect } from './dialect.js';
 import { evaluateDialect } from './evaluate.js';
 import { imagesDialect } from './images.js';
 import { reserve } from './reserve.js';
+import { answerBeforeCommit } from './settle.js';
 
 export interface PipelineEndpoint {
   /** The client dialect of the endpoint's requests and answers. */
@@ -38,10 +39,7 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
       try {
         const answer = await dialect.execute(call, plan, charge);
         if (!call.settling) return reply.sent ? undefined : answer;
-        // A store that commits each settlement on its own (PostgreSQL) settles first, so the ledger already holds
-        // the charge when the client reads the answer; a batching store sends the answer while its commit waits,
-        // the reservation holding the cap until it lands.
-        if (!services.spend.commitQueued) {
+        if (!answerBeforeCommit(call)) {
           await call.settling;
           return answer;
         }

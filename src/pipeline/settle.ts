@@ -4,6 +4,16 @@ import { tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { UsageReader } from './usage.js';
+import type { Call } from './call.js';
+
+/**
+ * Whether an answer may go out before its settlement commits: yes on a store that batches commits (the reservation
+ * holds the cap until the batch lands); no on one that commits each settlement on its own (PostgreSQL), which settles
+ * first so the ledger already holds the charge when the client reads the answer.
+ */
+export function answerBeforeCommit(call: Call): boolean {
+  return call.services.spend.commitQueued !== undefined;
+}
 
 /** Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. */
 export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: FastifyBaseLogger): Promise<void> {

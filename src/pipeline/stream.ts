@@ -6,7 +6,7 @@ import type { Charge } from '../billing/meter.js';
 import type { Call } from './call.js';
 import { readFailure } from './decode.js';
 import { deadlineError, type Sent } from './send.js';
-import { settleFromUsage } from './settle.js';
+import { answerBeforeCommit, settleFromUsage } from './settle.js';
 import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
 import { archiveOutputs } from './outputs.js';
@@ -69,9 +69,8 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
   } finally {
     // The settlement is queued before the response ends (so it is committed before anything can read the ledger after
     // the stream), and nothing in it may keep the response from ending.
-    // A store that commits each settlement on its own (PostgreSQL) settles before the end, like an answer.
     const settling = settleFromUsage(charge, sent.route, usage, req.log).catch((err: unknown) => req.log.error({ err }, 'settling a stream failed'));
-    if (!call.services.spend.commitQueued) await settling;
+    if (!answerBeforeCommit(call)) await settling;
     if (!res.writableEnded) res.end();
     // The answer is complete: the runtime snapshot may go while the settlement commits.
     call.dispose();

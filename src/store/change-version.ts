@@ -32,3 +32,24 @@ export function changeVersion(db: Db): number | undefined {
   }
   return version;
 }
+
+/**
+ * Entries derived from keys and workspaces, kept while the change counter stands still: `at(version)` hands out the
+ * entries of that version, emptied whenever the version moved (and when they reach `limit`, so memory stays bounded).
+ */
+export class ChangeCache<V> {
+  private version: number | undefined;
+  private entries = new Map<string, V>();
+
+  constructor(private readonly limit = 10_000) {}
+
+  at(version: number): Map<string, V> {
+    if (version !== this.version) {
+      this.version = version;
+      this.entries = new Map();
+    } else if (this.entries.size >= this.limit) {
+      this.entries.clear();
+    }
+    return this.entries;
+  }
+}
