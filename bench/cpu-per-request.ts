@@ -1,30 +1,11 @@
 // npm run bench:cpu: CPU time per request (µs) of the gateway process and of the bare fastify+undici relay, for the
 // same non-streaming chat requests at c=32. CPU time, unlike req/s, barely moves when the machine is busy with something
 // else, so it compares two builds better on a shared machine. CPU_REQUESTS (default 20000) and CPU_ROUNDS (default 2).
-import { execSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { chatBody, spawnUntil, startBenchGateway, startMock } from './harness.js';
+import { chatBody, cpuSeconds, spawnUntil, startBenchGateway, startMock, workerOf } from './harness.js';
 
 const requests = Number(process.env.CPU_REQUESTS ?? 20_000);
 const rounds = Number(process.env.CPU_ROUNDS ?? 2);
-const clockTicksPerSecond = 100;
-
-/** User plus system CPU of a process, in seconds (Linux /proc). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
-}
-
-/** tsx runs the script in a child node process: that one does the work. */
-function workerOf(pid: number): number {
-  try {
-    return Number(execSync(`pgrep -P ${pid}`).toString().trim().split('\n')[0]) || pid;
-  } catch {
-    return pid;
-  }
-}
-
 async function microsPerRequest(url: string, headers: Record<string, string>, pid: number): Promise<number> {
   const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body: chatBody(), connections: 32 };
   await autocannon({ ...options, amount: 3000 }); // warm-up
@@ -39,7 +20,7 @@ const gateway = await startBenchGateway(mock.url);
 const relay = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url }, /RELAY_URL=(\S+)/);
 try {
   for (let round = 1; round <= rounds; round++) {
-    const gatewayMicros = await microsPerRequest(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gateway.key}` }, workerOf(gateway.pid));
+    const gatewayMicros = await microsPerRequest(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gateway.key}` }, gateway.workerPid);
     const relayMicros = await microsPerRequest(`${relay.match[1]}/v1/chat/completions`, {}, workerOf(relay.child.pid!));
     console.log(`round ${round}: gateway ${gatewayMicros.toFixed(0)} µs CPU/request, bare relay ${relayMicros.toFixed(0)} µs, relay/gateway ${(relayMicros / gatewayMicros).toFixed(2)}`);
   }

@@ -1,6 +1,6 @@
 // Shared benchmark plumbing: start the mock upstream and a real gateway process, drive load, measure latency.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync, cpSync } from 'node:fs';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -16,9 +16,9 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Spawns a TypeScript entry point and waits for a log line matching `ready`. */
-export function spawnUntil(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeArgs: string[] = []): Promise<Proc & { match: RegExpExecArray }> {
-  const child = spawn(tsx, [...nodeArgs, script, ...args], { cwd: repoRoot, env: { ...process.env, ...env } });
+/** Spawns a TypeScript entry point of the checkout at `root` (this one by default) and waits for a log line matching `ready`. */
+export function spawnUntil(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeArgs: string[] = [], root = repoRoot): Promise<Proc & { match: RegExpExecArray }> {
+  const child = spawn(root === repoRoot ? tsx : join(root, 'node_modules', '.bin', 'tsx'), [...nodeArgs, script, ...args], { cwd: root, env: { ...process.env, ...env } });
   const lines: string[] = [];
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -50,14 +50,36 @@ export interface BenchGateway {
   url: string;
   key: string;
   pid: number;
+  /** The node process that serves requests (tsx runs the gateway in a child of `pid`). */
+  workerPid: number;
   stop(): Promise<void>;
 }
 
-/** A real gateway process (src/main.ts) with one channel pointing at `upstreamUrl`, model `bench-chat`. */
-export async function startBenchGateway(upstreamUrl: string, extraChannels = ''): Promise<BenchGateway> {
+const clockTicksPerSecond = 100;
+
+/** User plus system CPU of a process, in seconds (Linux /proc). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+}
+
+/** tsx runs the script in a child node process: that one does the work. */
+export function workerOf(pid: number): number {
+  try {
+    return Number(execSync(`pgrep -P ${pid}`).toString().trim().split('\n')[0]) || pid;
+  } catch {
+    return pid;
+  }
+}
+
+/**
+ * A real gateway process (src/main.ts) with one channel pointing at `upstreamUrl`, model `bench-chat`; `root` runs
+ * another checkout's gateway (an earlier build, for the baseline scenario) with its own shipped protocols.
+ */
+export async function startBenchGateway(upstreamUrl: string, extraChannels = '', root = repoRoot): Promise<BenchGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   mkdirSync(join(dir, 'channels'));
-  cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
+  cpSync(join(root, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
   writeFileSync(
     join(dir, 'channels', 'bench.yaml'),
     `id: bench\nprotocol: openai-chat\nbaseUrl: ${upstreamUrl}/v1\nmodels:\n  - id: bench-chat\n    upstream: bench-upstream\n    kind: chat\n    price: { inputPerMillion: 1.0, outputPerMillion: 2.0 }\n${extraChannels}`,
@@ -67,7 +89,7 @@ export async function startBenchGateway(upstreamUrl: string, extraChannels = '')
   // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
   // BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the gateway process; see bench/README.md.
   const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const proc = await spawnUntil('src/main.ts', [], { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' }, /(sk-gw-[A-Za-z0-9_-]+)/, nodeArgs);
+  const proc = await spawnUntil('src/main.ts', [], { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' }, /(sk-gw-[A-Za-z0-9_-]+)/, nodeArgs, root);
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(url);
   const key = proc.match[1];
@@ -75,6 +97,7 @@ export async function startBenchGateway(upstreamUrl: string, extraChannels = '')
     url,
     key,
     pid: proc.child.pid!,
+    workerPid: workerOf(proc.child.pid!),
     async stop() {
       await proc.stop();
       rmSync(dir, { recursive: true, force: true });
