@@ -121,10 +121,11 @@ export class Upstreams {
    * Tries each route in order until one answers; only failures that happened before any answer
    * (unreachable, 5xx, 429) move on to the next route of a fallback group.
    */
-  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute) => UpstreamRequest): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
     let lastError: unknown;
-    for (const route of routes) {
-      const request = build(route);
+    for (let index = 0; index < routes.length; index++) {
+      const route = routes[index];
+      const request = build(route, index);
       try {
         return { route, response: await this.send(route, request) };
       } catch (err) {

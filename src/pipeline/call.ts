@@ -71,18 +71,20 @@ class PipelineCall implements Call {
     this.held = services.runtime.hold();
     this.config = this.held.snapshot.config;
     this.upstreams = this.held.snapshot.upstreams;
-    reply.raw.on('close', this.onClose);
+    (reply.raw as CallSocketResponse)[callOf] = this;
+    reply.raw.on('close', clientClosed);
   }
 
   get signal(): AbortSignal {
     return this.abort.signal;
   }
 
-  private readonly onClose = () => {
+  /** The client's connection closed: before the answer was complete, that is a hang-up. */
+  closed(): void {
     if (this.reply.raw.writableFinished) return;
     this.clientGone = true;
     this.abort.abort();
-  };
+  }
 
   startDeadline(ms: number): void {
     this.timer ??= setTimeout(deadlinePassed, ms, this);
@@ -97,10 +99,18 @@ class PipelineCall implements Call {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.reply.raw.off('close', this.onClose);
+    this.reply.raw.off('close', clientClosed);
     clearTimeout(this.timer);
     this.held.release();
   }
+}
+
+/** The response a call listens on: one shared listener finds its call here instead of a closure per request. */
+const callOf = Symbol('call');
+type CallSocketResponse = FastifyReply['raw'] & { [callOf]?: PipelineCall };
+
+function clientClosed(this: CallSocketResponse): void {
+  this[callOf]?.closed();
 }
 
 function deadlinePassed(call: PipelineCall): void {

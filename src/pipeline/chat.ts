@@ -5,6 +5,7 @@ import { estimateChatMicros } from '../billing/estimate.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
+import type { TokenUsage } from '../billing/cost.js';
 import { translatorFor } from '../engine/translators.js';
 import type { Call } from './call.js';
 import { expectEventStream, readJsonObject } from './decode.js';
@@ -18,49 +19,68 @@ import { archiveOutputs } from './outputs.js';
 
 interface ChatPlan {
   routes: ModelRoute[];
-  translators: Map<ModelRoute, ChatTranslator>;
+  /** Each route's translator, in the order of `routes`. */
+  translators: ChatTranslator[];
 }
 
-function contextFor(call: Call, route: ModelRoute, usage: () => UsageReader | undefined): TranslateContext {
-  return {
-    route,
-    clientModel: call.body.model as string,
-    requestId: call.req.id,
-    request: call.body,
-    usage: () => usage()?.counts(),
-    costOf: (counts) => renderCost({ micros: tokenCostMicros(route.model.price, counts), currency: route.model.price.currency }),
-  };
+/** What a translator sees of one call on one route; its methods are shared, not made for every request. */
+class ChatContext implements TranslateContext {
+  readonly clientModel: string;
+  readonly requestId: string;
+  readonly request: Record<string, unknown>;
+  /** Set once the answer's operation is known: how to read its usage. */
+  reader?: UsageReader;
+
+  constructor(
+    call: Call,
+    readonly route: ModelRoute,
+  ) {
+    this.clientModel = call.body.model as string;
+    this.requestId = call.req.id;
+    this.request = call.body;
+  }
+
+  usage() {
+    return this.reader?.counts();
+  }
+
+  costOf(counts: TokenUsage) {
+    const price = this.route.model.price;
+    return renderCost({ micros: tokenCostMicros(price, counts), currency: price.currency });
+  }
 }
 
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
     resolve(call) {
       const routes = resolveModel(call.config, call.body.model, 'chat');
-      return { routes, translators: new Map(routes.map((r) => [r, translatorFor(call.config, call.dialect, r, operation)])) };
+      return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },
     inputs: (call) => resolveInputs(call),
     estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes),
     async execute(call, plan, charge: Charge) {
-      let usage: UsageReader | undefined;
-      const documents = new Map<ModelRoute, Record<string, unknown>>();
+      // map request, route by route as the send stage reaches it (a translation refusal is a 400 before anything is sent), and send.
+      // The route that answers is the last one mapped.
+      let ctx!: ChatContext;
+      let document!: Record<string, unknown>;
       let sent: Sent;
       try {
-        // map request, route by route as the send stage reaches it (a translation refusal is a 400 before anything is sent), and send.
-        sent = await send(call, plan.routes, (route) => {
-          const translator = plan.translators.get(route)!;
-          documents.set(route, translator.request(call.body, contextFor(call, route, () => usage)));
-          return { operation: translator.operation, document: documents.get(route) };
+        sent = await send(call, plan.routes, (route, index) => {
+          const translator = plan.translators[index];
+          ctx = new ChatContext(call, route);
+          document = translator.request(call.body, ctx);
+          return { operation: translator.operation, document };
         });
       } catch (err) {
         // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
         await settleAfterFailure(charge, call.clientGone);
         throw err;
       }
-      const translator = plan.translators.get(sent.route)!;
-      usage = usageReaderFor(call.config, sent, translator.operation);
-      const ctx = contextFor(call, sent.route, () => usage);
+      const translator = plan.translators[plan.routes.indexOf(sent.route)];
+      const usage = usageReaderFor(call.config, sent, translator.operation);
+      ctx.reader = usage;
       const streamFlag = sent.operation.streamFlag;
-      const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && documents.get(sent.route)![streamFlag] === true);
+      const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true);
       try {
         if (streaming) {
           await expectEventStream(sent);

@@ -37,17 +37,20 @@ export function toFormData(document: unknown): FormData {
   return form;
 }
 
-function encode(op: OperationConfig, document: unknown): { body?: string | FormData; headers: Record<string, string> } {
+function encode(op: OperationConfig, document: unknown): { body?: string | FormData; headers: Readonly<Record<string, string>> } {
   switch (op.encoding) {
     case 'none':
-      return { headers: {} };
+      return noBody;
     case 'multipart':
       // undici sets the multipart content-type with its boundary.
       return { body: toFormData(document), headers: {} };
     default:
-      return { body: JSON.stringify(document), headers: { 'content-type': 'application/json' } };
+      return { body: JSON.stringify(document), headers: jsonHeaders };
   }
 }
+
+const noBody = Object.freeze({ body: undefined, headers: Object.freeze({}) });
+const jsonHeaders = Object.freeze({ 'content-type': 'application/json' });
 
 export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "${route.channel.id}" did not finish within its deadline`, 504, 'upstream_timeout');
 
@@ -55,18 +58,31 @@ export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "
  * Sends to the first route that answers. Only failures before any answer (unreachable, 5xx, 429) move on to
  * the next route of a fallback group; the deadline, started at the first send, covers the whole call, body and stream included.
  */
-export async function send(call: Call, routes: readonly ModelRoute[], build: (route: ModelRoute) => Outgoing): Promise<Sent> {
+export async function send(call: Call, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => Outgoing): Promise<Sent> {
   let operation!: OperationConfig;
-  const { route, response } = await call.upstreams
-    .sendFirst(routes, (route) => {
-      const outgoing = build(route);
+  try {
+    const { route, response } = await call.upstreams.sendFirst(routes, (route, index) => {
+      const outgoing = build(route, index);
       operation = route.protocol.operations[outgoing.operation];
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
-      const { body, headers } = operation ? encode(operation, outgoing.document) : { body: undefined, headers: {} };
+      const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
       return { operation: outgoing.operation, body, headers, pathScope: outgoing.pathScope, signal: call.signal };
-    })
-    .catch((err) => {
-      throw call.timedOut ? deadlineError(routes[0]) : err;
     });
-  return { route, response, operation, timedOut: () => call.timedOut };
+    return new SentCall(call, route, response, operation);
+  } catch (err) {
+    throw call.timedOut ? deadlineError(routes[0]) : err;
+  }
+}
+
+class SentCall implements Sent {
+  constructor(
+    private readonly call: Call,
+    readonly route: ModelRoute,
+    readonly response: UpstreamResponse,
+    readonly operation: OperationConfig,
+  ) {}
+
+  timedOut(): boolean {
+    return this.call.timedOut;
+  }
 }

@@ -3,10 +3,15 @@ import { randomFillSync } from 'node:crypto';
 
 let lastMs = 0;
 let counter = 0;
+/** `lastMs` in hex, made once a millisecond instead of once an id. */
+let lastMsHex = '000000000000';
 
 /** Randomness drawn a page at a time: one small randomBytes call costs more than the rest of an id. */
 const entropy = Buffer.allocUnsafe(4096);
 let used = entropy.length;
+
+/** The first counters of a millisecond, spelled once: most milliseconds make only a few ids. */
+const counterHex = Array.from({ length: 256 }, (_, n) => n.toString(16).padStart(4, '0'));
 
 function randomHex(bytes: number): string {
   if (used + bytes > entropy.length) {
@@ -25,9 +30,11 @@ export function sortableId(prefix: string, now = Date.now()): string {
   if (now > lastMs) {
     lastMs = now;
     counter = 0;
+    lastMsHex = lastMs.toString(16).padStart(12, '0');
   } else if (++counter > 0xffff) {
     lastMs += 1;
     counter = 0;
+    lastMsHex = lastMs.toString(16).padStart(12, '0');
   }
-  return `${prefix}_${lastMs.toString(16).padStart(12, '0')}${counter.toString(16).padStart(4, '0')}${randomHex(6)}`;
+  return `${prefix}_${lastMsHex}${counterHex[counter] ?? counter.toString(16).padStart(4, '0')}${randomHex(6)}`;
 }
