@@ -5,25 +5,52 @@ import type { ChargeRef, Settlement } from './billing/meter.js';
 const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
 /**
- * A counter's labelled children kept by their label values, so the hot path does not build and hash a label object
- * per increment. Label values come from configuration and routing (models, routes, methods, statuses): a bounded set.
+ * A counter's values by label, kept as plain numbers that prom-client reads when /metrics is scraped: the hot path
+ * adds to a number instead of validating and hashing a label object per increment. Label values come from
+ * configuration and routing (models, routes, methods, statuses): a bounded set.
  */
-function childrenOf<L extends string, C>(metric: { labels(...values: string[]): C }): (...values: string[]) => C {
-  const children = new Map<string, C>();
-  return (...values) => {
-    const key = values.join('\u0000');
-    let child = children.get(key);
-    if (!child) {
-      child = metric.labels(...values);
-      children.set(key, child);
+class CountsByLabel {
+  private readonly counts = new Map<string, { labels: Record<string, string>; value: number }>();
+
+  constructor(private readonly labelNames: readonly string[]) {}
+
+  /** The count for these label values, in `labelNames` order. */
+  at(a: string, b: string, c = ''): { value: number } {
+    const key = c ? `${a}\u0000${b}\u0000${c}` : `${a}\u0000${b}`;
+    let entry = this.counts.get(key);
+    if (!entry) {
+      const values = [a, b, c];
+      entry = { labels: Object.fromEntries(this.labelNames.map((name, i) => [name, values[i]])), value: 0 };
+      this.counts.set(key, entry);
     }
-    return child;
-  };
+    return entry;
+  }
+
+  /** Copies the counts into `counter` (its collect hook, before each scrape). */
+  copyTo(counter: Counter<string>): void {
+    counter.reset();
+    for (const { labels, value } of this.counts.values()) counter.inc(labels, value);
+  }
+}
+
+/** A counter whose values live in a CountsByLabel. */
+function countedCounter(registry: Registry, name: string, help: string, labelNames: string[]): CountsByLabel {
+  const counts = new CountsByLabel(labelNames);
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      counts.copyTo(this);
+    },
+  });
+  return counts;
 }
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'gateway_requests_total', help: 'Requests by route and status', labelNames: ['route', 'method', 'status'], registers: [this.registry] });
+  private readonly requests = countedCounter(this.registry, 'gateway_requests_total', 'Requests by route and status', ['route', 'method', 'status']);
   readonly upstreamLatency = new Histogram({
     name: 'gateway_upstream_latency_seconds',
     help: 'Time to upstream response headers, by channel',
@@ -31,8 +58,8 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
-  readonly tokens = new Counter({ name: 'gateway_tokens_total', help: 'Tokens billed, by model and direction', labelNames: ['model', 'direction'], registers: [this.registry] });
-  readonly cost = new Counter({ name: 'gateway_cost_micros_total', help: 'Cost billed in micro-units, by model and currency', labelNames: ['model', 'currency'], registers: [this.registry] });
+  private readonly tokens = countedCounter(this.registry, 'gateway_tokens_total', 'Tokens billed, by model and direction', ['model', 'direction']);
+  private readonly cost = countedCounter(this.registry, 'gateway_cost_micros_total', 'Cost billed in micro-units, by model and currency', ['model', 'currency']);
   readonly overage = new Counter({
     name: 'gateway_overage_micros_total',
     help: 'Cost upstreams reported beyond the reservation (recorded, not charged), by model and channel',
@@ -40,10 +67,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  private readonly requestsBy = childrenOf(this.requests);
-  private readonly latencyBy = childrenOf(this.upstreamLatency);
-  private readonly tokensBy = childrenOf(this.tokens);
-  private readonly costBy = childrenOf(this.cost);
+  /** The latency histogram's children by channel and status, so an observation skips prom-client's label lookup. */
+  private readonly latencyBy = new Map<string, Histogram.Internal<string>>();
 
   readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
 
@@ -66,12 +91,15 @@ export class Metrics {
 
   /** Times an upstream call to its response headers. */
   observeUpstream(channel: string, status: number, seconds: number): void {
-    this.latencyBy(channel, String(status)).observe(seconds);
+    const key = `${channel}\u0000${status}`;
+    let child = this.latencyBy.get(key);
+    if (!child) this.latencyBy.set(key, (child = this.upstreamLatency.labels(channel, String(status))));
+    child.observe(seconds);
   }
 
   /** Counts an answered request (the onResponse hook). */
   countRequest(route: string, method: string, status: number): void {
-    this.requestsBy(route, method, String(status)).inc();
+    this.requests.at(route, method, String(status)).value++;
   }
 
   /** Reads circuit states when /metrics is scraped. */
@@ -90,9 +118,9 @@ export class Metrics {
 
   /** Counts a billed charge. Never throws: a metric must not be able to keep an answer from ending. */
   recordCharge(ref: ChargeRef, s: Settlement, chargedMicros: number, overageMicros: number): void {
-    this.tokensBy(ref.model, 'input').inc(count(s.inputTokens));
-    this.tokensBy(ref.model, 'output').inc(count(s.outputTokens));
-    this.costBy(ref.model, ref.currency).inc(count(chargedMicros));
+    this.tokens.at(ref.model, 'input').value += count(s.inputTokens);
+    this.tokens.at(ref.model, 'output').value += count(s.outputTokens);
+    this.cost.at(ref.model, ref.currency).value += count(chargedMicros);
     if (overageMicros > 0) this.overage.inc({ model: ref.model, channel: s.route?.channel.id ?? ref.channel }, count(overageMicros));
   }
 }

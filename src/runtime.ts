@@ -15,6 +15,26 @@ interface Held {
   closed?: Promise<void>;
 }
 
+/** One request's hold on a snapshot; `release()` lets go of it once, however often it is called. */
+export class SnapshotHold {
+  private released = false;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly held: Held,
+  ) {}
+
+  get snapshot(): Snapshot {
+    return this.held.snapshot;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.runtime.letGo(this.held);
+  }
+}
+
 export class Runtime {
   private current: Held;
   private readonly retiring = new Set<Held>();
@@ -28,19 +48,16 @@ export class Runtime {
   }
 
   /** The current snapshot, held for one request until `release()`: a reload meanwhile does not touch it. */
-  hold(): { snapshot: Snapshot; release(): void } {
+  hold(): SnapshotHold {
     const held = this.current;
     held.inFlight++;
-    let released = false;
-    return {
-      snapshot: held.snapshot,
-      release: () => {
-        if (released) return;
-        released = true;
-        held.inFlight--;
-        this.closeIfDrained(held);
-      },
-    };
+    return new SnapshotHold(this, held);
+  }
+
+  /** A hold ended (called once per hold, by SnapshotHold). */
+  letGo(held: Held): void {
+    held.inFlight--;
+    this.closeIfDrained(held);
   }
 
   /** Makes `next` current, atomically for every request that starts from now on. */

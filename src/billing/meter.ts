@@ -83,53 +83,74 @@ export interface MeterOptions {
   now?: () => number;
 }
 
+const unchanged: SettleOutcome = Object.freeze({ charged: false, chargedMicros: 0, overageMicros: 0 });
+
+/** A price as the ledger records it, spelled once per price object (prices are fixed for a config's life). */
+const priceJson = new WeakMap<object, string>();
+function priceText(price: object): string {
+  let text = priceJson.get(price);
+  if (text === undefined) priceJson.set(price, (text = JSON.stringify(price)));
+  return text;
+}
+
+/** The guard of one reservation; one object a request, its methods shared. */
+class ReservedCharge implements Charge {
+  ended = false;
+
+  constructor(
+    readonly ref: ChargeRef,
+    private readonly store: SpendStore,
+    private readonly metrics: Metrics | undefined,
+    private readonly now: () => number,
+  ) {}
+
+  async settle(s: Settlement): Promise<SettleOutcome> {
+    if (this.ended) return unchanged;
+    this.ended = true;
+    const ref = this.ref;
+    const cost = Number.isFinite(s.costMicros) ? Math.max(0, Math.round(s.costMicros)) : ref.amountMicros;
+    // The reservation is the most a request may cost: a cap is a promise that holds whatever the upstream reports.
+    const chargedMicros = Math.min(cost, ref.amountMicros);
+    const overageMicros = cost - chargedMicros;
+    const served = s.route;
+    const charged = await this.store.settle(ref.id, {
+      request_id: ref.requestId,
+      workspace_id: ref.workspaceId,
+      key_id: ref.keyId,
+      model: ref.model,
+      channel: served?.channel.id ?? ref.channel,
+      kind: ref.kind,
+      input_tokens: s.inputTokens ?? 0,
+      output_tokens: s.outputTokens ?? 0,
+      cached_input_tokens: s.cachedInputTokens ?? 0,
+      units: s.units ?? 0,
+      cost_micros: chargedMicros,
+      overage_micros: overageMicros,
+      currency: ref.currency,
+      price: served ? priceText(served.model.price) : ref.price,
+      created_at: Math.floor(this.now() / 1000),
+    }, ref.held !== false);
+    if (charged) this.metrics?.recordCharge(ref, s, chargedMicros, overageMicros);
+    return charged ? { charged, chargedMicros, overageMicros } : unchanged;
+  }
+
+  settleReserved(): Promise<SettleOutcome> {
+    return this.settle({ costMicros: this.ref.amountMicros });
+  }
+
+  async release(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.ref.held !== false) await this.store.release(this.ref.id);
+  }
+
+  close(): Promise<void> {
+    return this.release();
+  }
+}
+
 export function createReservingMeter({ store, reservationTtlMs, metrics, now = Date.now }: MeterOptions): Meter {
-  const chargeFor = (ref: ChargeRef): Charge => {
-    let ended = false;
-    const unchanged: SettleOutcome = { charged: false, chargedMicros: 0, overageMicros: 0 };
-    const charge: Charge = {
-      ref,
-      get ended() {
-        return ended;
-      },
-      async settle(s) {
-        if (ended) return unchanged;
-        ended = true;
-        const cost = Number.isFinite(s.costMicros) ? Math.max(0, Math.round(s.costMicros)) : ref.amountMicros;
-        // The reservation is the most a request may cost: a cap is a promise that holds whatever the upstream reports.
-        const chargedMicros = Math.min(cost, ref.amountMicros);
-        const overageMicros = cost - chargedMicros;
-        const served = s.route;
-        const charged = await store.settle(ref.id, {
-          request_id: ref.requestId,
-          workspace_id: ref.workspaceId,
-          key_id: ref.keyId,
-          model: ref.model,
-          channel: served?.channel.id ?? ref.channel,
-          kind: ref.kind,
-          input_tokens: s.inputTokens ?? 0,
-          output_tokens: s.outputTokens ?? 0,
-          cached_input_tokens: s.cachedInputTokens ?? 0,
-          units: s.units ?? 0,
-          cost_micros: chargedMicros,
-          overage_micros: overageMicros,
-          currency: ref.currency,
-          price: served ? JSON.stringify(served.model.price) : ref.price,
-          created_at: Math.floor(now() / 1000),
-        }, ref.held !== false);
-        if (charged) metrics?.recordCharge(ref, s, chargedMicros, overageMicros);
-        return charged ? { charged, chargedMicros, overageMicros } : unchanged;
-      },
-      settleReserved: () => charge.settle({ costMicros: ref.amountMicros }),
-      async release() {
-        if (ended) return;
-        ended = true;
-        if (ref.held !== false) await store.release(ref.id);
-      },
-      close: () => charge.release(),
-    };
-    return charge;
-  };
+  const chargeFor = (ref: ChargeRef): Charge => new ReservedCharge(ref, store, metrics, now);
 
   return {
     async begin({ auth, route, requestId, estimateMicros, reservationTtlMs: ttlMs = reservationTtlMs }) {
@@ -145,7 +166,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
         channel: route.channel.id,
         kind: route.model.kind,
         currency: route.model.price.currency,
-        price: JSON.stringify(route.model.price),
+        price: priceText(route.model.price),
       };
       const at = now();
       const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, now: at, expiresAt: at + ttlMs });

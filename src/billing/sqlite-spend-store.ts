@@ -94,7 +94,10 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
 
   const settleOne = (reservationId: string, entry: LedgerEntry, held: boolean): boolean => {
     if (held) deleteReservation.run(reservationId);
-    const values = ledgerColumns.map((c) => (c === 'reservation_id' ? reservationId : (entry[c] ?? 0)));
+    // reservation_id is the last column; the others come from the entry.
+    const values: unknown[] = new Array(ledgerColumns.length);
+    for (let i = 0; i < ledgerColumns.length - 1; i++) values[i] = entry[ledgerColumns[i] as Exclude<(typeof ledgerColumns)[number], 'reservation_id'>] ?? 0;
+    values[ledgerColumns.length - 1] = reservationId;
     if (insertLedger.run(values).changes === 0) return false;
     const cost = Number(entry.cost_micros ?? 0);
     if (cost > 0) {

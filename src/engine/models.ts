@@ -25,7 +25,13 @@ export function resolveModel(config: LoadedConfig, modelId: unknown, kind: Model
       actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
     );
   }
-  const usable = routes.filter((r) => !r.channel.disabledReason);
-  if (!usable.length) throw new ChannelUnavailableError(routes[0].channel.disabledReason!);
-  return usable;
+  return usableRoutes(routes);
+}
+
+/** The routes whose channel is enabled (the same array when all are: callers only read it). */
+function usableRoutes(routes: readonly ModelRoute[]): ModelRoute[] {
+  let disabled = 0;
+  for (const route of routes) if (route.channel.disabledReason) disabled++;
+  if (disabled === routes.length) throw new ChannelUnavailableError(routes[0].channel.disabledReason!);
+  return disabled ? routes.filter((r) => !r.channel.disabledReason) : (routes as ModelRoute[]);
 }

@@ -18,6 +18,8 @@ export class LazyChildLogger implements FastifyBaseLogger {
     private readonly parent: Parent,
     private readonly bindings: Bindings,
     private readonly options?: ChildLoggerOptions,
+    /** Bindings a never-used child added, merged only if a line is written. */
+    private readonly more?: Bindings,
   ) {}
 
   get level(): string {
@@ -30,7 +32,7 @@ export class LazyChildLogger implements FastifyBaseLogger {
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     if (this.#real || options || this.options) return this.real().child(bindings, options);
-    return new LazyChildLogger(this.parent, { ...this.bindings, ...bindings });
+    return new LazyChildLogger(this.parent, this.more ? { ...this.bindings, ...this.more } : this.bindings, undefined, bindings);
   }
 
   fatal(...args: any[]): void {
@@ -59,6 +61,6 @@ export class LazyChildLogger implements FastifyBaseLogger {
   }
 
   private real(): FastifyBaseLogger {
-    return (this.#real ??= this.parent.child(this.bindings, this.options));
+    return (this.#real ??= this.parent.child(this.more ? { ...this.bindings, ...this.more } : this.bindings, this.options));
   }
 }
