@@ -85,10 +85,8 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     app.log.warn('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
   }
   registerJsonBodyParser(app);
-  // Multipart bodies are streamed by their handlers; one byte past the file limit lets the handler's own counter refuse it exactly.
   const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
   const multipartLimits = { files: 16, fields: 64, parts: 128 };
-  await app.register(multipart, { limits: { fileSize: maxUploadBytes + 1, fieldSize: 1024 * 1024, ...multipartLimits } });
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
@@ -117,13 +115,13 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     sendError(reply, error, dialectOf(req));
   });
 
-  for (const endpoint of config.endpoints) {
+  const addEndpoint = async (scope: FastifyInstance, endpoint: EndpointConfig) => {
     const modulePath = pathToFileURL(join(endpointsDir, `${endpoint.handler}.ts`)).href;
     const factory = ((await import(modulePath)) as { default: HandlerFactory }).default;
     const handler = await factory({ services, endpoint });
     const validate = endpoint.requestSchema ? services.schemas.validator(endpoint.requestSchema) : undefined;
     for (const url of endpointPaths(endpoint)) {
-      app.route({
+      scope.route({
         method: [...endpoint.method],
         url,
         config: { endpoint },
@@ -135,7 +133,14 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
         },
       });
     }
-  }
+  };
+  for (const endpoint of config.endpoints) if (!endpoint.multipart) await addEndpoint(app, endpoint);
+  // Multipart bodies are streamed by their handlers; one byte past the file limit lets the handler's own counter refuse it exactly.
+  // The plugin adds hooks to every request of its scope, so only the routes that read forms are in it.
+  await app.register(async (forms) => {
+    await forms.register(multipart, { limits: { fileSize: maxUploadBytes + 1, fieldSize: 1024 * 1024, ...multipartLimits } });
+    for (const endpoint of config.endpoints) if (endpoint.multipart) await addEndpoint(forms, endpoint);
+  });
   await registerDashboard(app, services);
   app.addHook('onClose', async () => services.close());
   return app;

@@ -181,7 +181,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   // Model-family task routes protocols declare (tasks.<name>.route), one endpoint per path.
   for (const [path, kind] of familyRoutes(protocols.values())) {
     if (endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
-    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', dialect: 'openai', bodyLimit: 1048576, handler: 'tasks-family', options: { kind } });
+    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', dialect: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
   }
 
   if (problems.list.length || !gateway) throw new ConfigError(problems.list);

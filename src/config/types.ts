@@ -106,6 +106,8 @@ export interface EndpointConfig {
   dialect: 'openai' | 'anthropic';
   requestSchema?: string;
   bodyLimit?: number;
+  /** The route reads multipart/form-data bodies (the multipart parser is registered for these routes only). */
+  multipart?: boolean;
   handler: string;
   options?: Record<string, unknown>;
 }
