@@ -28,10 +28,10 @@ const chat = (key: string, body: Record<string, unknown>) =>
   gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, payload: { model: 'flat-chat', messages: [{ role: 'user', content: 'hi' }], ...body } });
 
 describe('worst cases are bounded', () => {
-  it('sends the default output bound upstream when the client sets none, so the reservation is the real worst case', async () => {
+  it('adds no output bound upstream when the client sets none: the default bound is for the estimate alone', async () => {
     fake.reset();
     expect((await chat(gw.key, {})).statusCode).toBe(200);
-    expect(fake.last!.body.max_tokens).toBe(4096);
+    expect(fake.last!.body).toEqual({ model: 'hidden-upstream-id', messages: [{ role: 'user', content: 'hi' }] });
   });
 
   it('reserves max_tokens for each of n choices', async () => {

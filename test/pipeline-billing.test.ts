@@ -68,19 +68,26 @@ describe('the estimate bounds the whole request body', () => {
   });
 });
 
-describe('settlement never charges more than the reservation', () => {
-  it('charges the reservation when the upstream reports 1M/1M tokens, and records the overage', async () => {
+describe('billing follows the usage the upstream reports', () => {
+  it('charges reported usage above the reservation in full, records the overage, and refuses the next request: the cap is overshot by that one request', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace, { spendCapMicros: 10_000 });
     fake.next({ kind: 'json', body: { id: 'c', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 } } });
     const res = await chat(key.key, {});
     expect(res.statusCode).toBe(200);
     const [row] = await ledgerOf(res.headers['x-request-id'] as string);
-    // 1M input at 2.0 + 1M output at 10.0 = 12 USD reported; the reservation (a few hundred micro-USD) is what is charged.
-    expect(row.cost_micros).toBeGreaterThan(0);
-    expect(row.cost_micros).toBeLessThan(10_000);
-    expect(row.cost_micros + Number(row.overage_micros)).toBe(12_000_000);
-    expect((await balance(key.id)).spentMicros).toBe(row.cost_micros);
-    expect(await gw.services.metrics.registry.getSingleMetricAsString('gateway_overage_micros_total')).toContain(`model="fake-chat",channel="fake"} ${12_000_000 - row.cost_micros}`);
+    // 1M input at 2.0 + 1M output at 10.0 = 12 USD reported, and charged; the answer's cost is the ledger's charge.
+    expect(row.cost_micros).toBe(12_000_000);
+    expect(res.json().cost).toEqual({ amount: 12, currency: 'USD' });
+    const overage = Number(row.overage_micros);
+    expect(overage).toBeGreaterThan(12_000_000 - 10_000);
+    expect(overage).toBeLessThan(12_000_000);
+    expect((await balance(key.id)).spentMicros).toBe(12_000_000);
+    expect(await gw.services.metrics.registry.getSingleMetricAsString('gateway_overage_micros_total')).toContain(`model="fake-chat",channel="fake"} ${overage}`);
+    // The cap is spent: the next request is refused before anything is sent.
+    fake.reset();
+    const next = await chat(key.key, {});
+    expect(next.statusCode).toBe(402);
+    expect(fake.requests).toHaveLength(0);
   });
 });
 

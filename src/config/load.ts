@@ -136,6 +136,9 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       if (model.price.currency !== billingCurrency.currency) {
         problems.add(source, `/models/${index}/price/currency`, `model "${model.id}" is priced in ${model.price.currency}, but ${billingCurrency.where} is priced in ${billingCurrency.currency}; spending caps and totals use one currency`);
       }
+      if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
+        problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);
+      }
       const owners = modelOwners.get(model.id) ?? [];
       owners.push({ channel, index, source });
       modelOwners.set(model.id, owners);

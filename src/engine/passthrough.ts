@@ -2,8 +2,27 @@
 import type { TranslateContext } from './translator.js';
 import { GatewayError } from '../errors.js';
 import { scrubUpstreamText } from './upstream-text.js';
+import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 
 export const upstreamModelOf = (ctx: TranslateContext) => ctx.route.model.upstream ?? ctx.route.model.id;
+
+/**
+ * The client's body as the upstream receives it: the model id mapped and `changes` (top-level members) set, nothing
+ * else. When the client's JSON text is at hand it is what is sent, with only those members' values replaced, so every
+ * other byte (a seed above 2^53, a number's spelling) reaches the upstream as the client wrote it.
+ */
+export function relayedBody(body: Record<string, unknown>, ctx: TranslateContext, changes?: Record<string, unknown>): Record<string, unknown> {
+  const model = upstreamModelOf(ctx);
+  const document: Record<string, unknown> = { ...body, model, ...changes };
+  const text = sourceTextOf(body);
+  if (text !== undefined) {
+    const values: Record<string, string> = { model: JSON.stringify(model) };
+    if (changes) for (const [name, value] of Object.entries(changes)) values[name] = JSON.stringify(value);
+    const relayed = model === body.model && !changes ? text : replaceTopLevel(text, values);
+    if (relayed !== undefined) sendAsText(document, relayed);
+  }
+  return document;
+}
 
 /** `{cost}` of the usage reported so far, to spread into an answer; nothing when no usage is known. */
 export function costOf(ctx: TranslateContext): { cost?: { amount: number; currency: string } } {

@@ -2,6 +2,7 @@
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
 import { estimateChatMicros } from '../billing/estimate.js';
+import { billingConfig } from '../billing/config.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
@@ -57,7 +58,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },
     inputs: (call) => resolveInputs(call),
-    estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes),
+    estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes, billingConfig(call.config).defaultLimits),
     async execute(call, plan, charge: Charge) {
       // map request, route by route as the send stage reaches it (a translation refusal is a 400 before anything is sent), and send.
       // The route that answers is the last one mapped.
@@ -77,7 +78,8 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         throw err;
       }
       const translator = plan.translators[plan.routes.indexOf(sent.route)];
-      const usage = usageReaderFor(call.config, sent, translator.operation);
+      const choices = Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
+      const usage = usageReaderFor(call.config, sent, translator.operation, choices);
       ctx.reader = usage;
       const streamFlag = sent.operation.streamFlag;
       const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true);

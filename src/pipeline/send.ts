@@ -4,6 +4,7 @@ import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError } from '../errors.js';
 import type { UpstreamResponse } from '../engine/upstream.js';
 import type { Call } from './call.js';
+import { encodedTextOf } from '../http/json-text.js';
 
 export interface Outgoing {
   operation: string;
@@ -45,7 +46,7 @@ function encode(op: OperationConfig, document: unknown): { body?: string | FormD
       // undici sets the multipart content-type with its boundary.
       return { body: toFormData(document), headers: {} };
     default:
-      return { body: JSON.stringify(document), headers: jsonHeaders };
+      return { body: encodedTextOf(document) ?? JSON.stringify(document), headers: jsonHeaders };
   }
 }
 
