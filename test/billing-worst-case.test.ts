@@ -68,10 +68,11 @@ describe('upstream work is never free', () => {
 });
 
 describe('upstream detail stays private', () => {
-  it('answers 502 when the upstream does not know the channel model, without its words', async () => {
-    fake.next({ kind: 'status', status: 404, body: { error: { message: 'The model `hidden-upstream-id` does not exist at https://internal.example/v1' } } });
+  it('keeps an upstream 404 model_not_found (status and code), without the upstream model id or its URLs', async () => {
+    fake.next({ kind: 'status', status: 404, body: { error: { message: 'The model `hidden-upstream-id` does not exist at https://internal.example/v1', type: 'invalid_request_error', code: 'model_not_found' } } });
     const res = await chat(gw.key, {});
-    expect(res.statusCode).toBe(502);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('model_not_found');
     expect(res.body).not.toContain('hidden-upstream-id');
     expect(res.body).not.toContain('internal.example');
   });

@@ -100,6 +100,8 @@ export interface ProtocolConfig {
   dialect: string;
   auth?: { header: string; value: string };
   headers?: Record<string, string>;
+  /** Client headers a pass-through forwards (lower-case names). */
+  forwardHeaders?: string[];
   operations: Record<string, OperationConfig>;
   translations?: Record<string, Record<string, unknown>>;
   evaluate?: Record<string, unknown>;

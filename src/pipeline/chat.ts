@@ -7,11 +7,11 @@ import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
 import type { TokenUsage } from '../billing/cost.js';
-import { translatorFor } from '../engine/translators.js';
+import { isPassthrough, translatorFor } from '../engine/translators.js';
 import type { Call } from './call.js';
 import { expectEventStream, readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
-import { send, type Sent } from './send.js';
+import { forwardedHeaders, send, type Sent } from './send.js';
 import { settleAfterFailure, settleFromUsage } from './settle.js';
 import { relayStream } from './stream.js';
 import { usageReaderFor, type UsageReader } from './usage.js';
@@ -70,7 +70,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
           const translator = plan.translators[index];
           ctx = new ChatContext(call, route);
           document = translator.request(call.body, ctx);
-          return { operation: translator.operation, document };
+          return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call, route) : undefined };
         });
       } catch (err) {
         // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
