@@ -102,6 +102,8 @@ export interface ProtocolConfig {
   headers?: Record<string, string>;
   /** Client headers a pass-through forwards (lower-case names). */
   forwardHeaders?: string[];
+  /** The encoding count_tokens uses locally for this protocol's channels. */
+  tokenizer?: { encoding: string };
   operations: Record<string, OperationConfig>;
   translations?: Record<string, Record<string, unknown>>;
   evaluate?: Record<string, unknown>;

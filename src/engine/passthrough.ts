@@ -12,7 +12,11 @@ export const upstreamModelOf = (ctx: TranslateContext) => ctx.route.model.upstre
  * other byte (a seed above 2^53, a number's spelling) reaches the upstream as the client wrote it.
  */
 export function relayedBody(body: Record<string, unknown>, ctx: TranslateContext, changes?: Record<string, unknown>): Record<string, unknown> {
-  const model = upstreamModelOf(ctx);
+  return relayedAs(body, upstreamModelOf(ctx), changes);
+}
+
+/** `relayedBody` for a given upstream model id. */
+export function relayedAs(body: Record<string, unknown>, model: string, changes?: Record<string, unknown>): Record<string, unknown> {
   const document: Record<string, unknown> = { ...body, model, ...changes };
   const text = sourceTextOf(body);
   if (text !== undefined) {

@@ -70,7 +70,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
           const translator = plan.translators[index];
           ctx = new ChatContext(call, route);
           document = translator.request(call.body, ctx);
-          return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call, route) : undefined };
+          return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.req.headers, route) : undefined };
         });
       } catch (err) {
         // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.

@@ -1,4 +1,5 @@
 // The send stage: encode the mapped document as the operation declares, send it under an overall deadline, fall back in order.
+import type { IncomingHttpHeaders } from 'node:http';
 import { FormData } from 'undici';
 import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError, ValidationError } from '../errors.js';
@@ -23,12 +24,12 @@ const FORWARDED_HEADER_LIMIT = 1024;
  * The client headers a route's protocol declares it forwards (`forwardHeaders`), as the client sent them: a
  * pass-through's upstream gets the client's anthropic-version, anthropic-beta, OpenAI-Beta. Undefined when none.
  */
-export function forwardedHeaders(call: Call, route: ModelRoute): Record<string, string> | undefined {
+export function forwardedHeaders(client: IncomingHttpHeaders, route: ModelRoute): Record<string, string> | undefined {
   const names = route.protocol.forwardHeaders;
   if (!names) return undefined;
   let headers: Record<string, string> | undefined;
   for (const name of names) {
-    const raw = call.req.headers[name];
+    const raw = client[name];
     if (raw === undefined) continue;
     const value = Array.isArray(raw) ? raw.join(',') : raw;
     if (value.length > FORWARDED_HEADER_LIMIT) throw new ValidationError(`header ${name} is longer than ${FORWARDED_HEADER_LIMIT} characters`, name, 'header_too_long');
@@ -61,7 +62,7 @@ export function toFormData(document: unknown): FormData {
   return form;
 }
 
-function encode(op: OperationConfig, document: unknown): { body?: string | FormData; headers: Readonly<Record<string, string>> } {
+export function encode(op: OperationConfig, document: unknown): { body?: string | FormData; headers: Readonly<Record<string, string>> } {
   switch (op.encoding) {
     case 'none':
       return noBody;
