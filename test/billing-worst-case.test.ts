@@ -62,8 +62,11 @@ describe('upstream work is never free', () => {
   it('charges the reservation when the upstream answers without usage', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace);
     fake.next({ kind: 'json', body: { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] } });
-    expect((await chat(key.key, { max_tokens: 100 })).statusCode).toBe(200);
+    const res = await chat(key.key, { max_tokens: 100 });
+    expect(res.statusCode).toBe(200);
     expect((await ledgerOf(key.id)).map((r) => r.cost_micros)).toEqual([10_100]);
+    // The answer's cost is what was charged.
+    expect(res.json().cost).toEqual({ amount: 0.0101, currency: 'USD' });
   });
 });
 

@@ -28,10 +28,12 @@ export function relayedAs(body: Record<string, unknown>, model: string, changes?
   return document;
 }
 
-/** `{cost}` of the usage reported so far, to spread into an answer; nothing when no usage is known. */
+/** `{cost}` of the usage reported so far, to spread into an answer; without usage, the reservation it is charged. */
 export function costOf(ctx: TranslateContext): { cost?: { amount: number; currency: string } } {
   const usage = ctx.usage();
-  return usage ? { cost: ctx.costOf(usage) } : {};
+  if (usage) return { cost: ctx.costOf(usage) };
+  const reserved = ctx.reservedCost?.();
+  return reserved ? { cost: reserved } : {};
 }
 
 /** Parsed upstream JSON that must be an object; anything else is the upstream's fault. */

@@ -35,10 +35,15 @@ class ChatContext implements TranslateContext {
   constructor(
     call: Call,
     readonly route: ModelRoute,
+    private readonly charge: Charge,
   ) {
     this.clientModel = call.body.model as string;
     this.requestId = call.req.id;
     this.request = call.body;
+  }
+
+  reservedCost() {
+    return renderCost({ micros: this.charge.ref.amountMicros, currency: this.charge.ref.currency });
   }
 
   usage() {
@@ -68,7 +73,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       try {
         sent = await send(call, plan.routes, (route, index) => {
           const translator = plan.translators[index];
-          ctx = new ChatContext(call, route);
+          ctx = new ChatContext(call, route, charge);
           document = translator.request(call.body, ctx);
           return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.req.headers, route) : undefined };
         });
