@@ -7,6 +7,9 @@ import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
+import { captureLogs } from './kit/log-capture.js';
+
+const logs = captureLogs();
 
 let fake: FakeUpstream;
 let gw: TestGateway;
@@ -45,6 +48,7 @@ beforeAll(async () => {
   gw = await startGateway({
     channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: openaiModels }), claude: anthropicChannel(`${fake.url}/anthropic`) },
     listen: true,
+    logger: logs.logger,
   });
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: gw.url, maxRetries: 0 });
@@ -146,6 +150,18 @@ describe('billing follows the usage the upstream reports', () => {
     const row = await ledgerOf(res.response.headers.get('x-request-id')!);
     expect(row.cost_micros).toBe(199 * 2 + 10 * 10);
     expect(last?.cost).toEqual({ amount: 0.000498, currency: 'USD' });
+  });
+
+  it('usage above the estimate but within the limits is charged in full: overage on the ledger, a warning in the log', async () => {
+    fake.next({ kind: 'json', body: completion({ prompt_tokens: 50_000, completion_tokens: 10 }) });
+    const res = await openai.chat.completions.create({ model: 'o-model', max_completion_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const requestId = res.response.headers.get('x-request-id')!;
+    const row = await ledgerOf(requestId);
+    expect(row.cost_micros).toBe(50_000 * 2 + 10 * 10);
+    expect(Number(row.overage_micros)).toBeGreaterThan(0);
+    expect((res.data as unknown as { cost: unknown }).cost).toEqual({ amount: row.cost_micros / 1e6, currency: 'USD' });
+    const warning = await logs.next((line) => line.reqId === requestId && line.overageMicros !== undefined);
+    expect(warning).toMatchObject({ level: 40, overageMicros: Number(row.overage_micros) });
   });
 
   it('usage beyond the model limits is malformed: 502, charged the reservation', async () => {
