@@ -104,6 +104,15 @@ describe('a pass-through request is the client request', () => {
     expect(fake.last!.raw.toString('utf8')).toBe(text.replace('"model":"o-model"', '"model":"o4-mini-upstream"'));
   });
 
+  it('relays the upstream answer bytes too: the client model id and the cost set, a 2^53 + 1 integer keeps its digits', async () => {
+    const answer = '{"id":"c9","object":"chat.completion","created":1,"model":"o4-mini-upstream","system_fingerprint":"fp","x_trace": 9007199254740993,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}';
+    fake.next({ kind: 'handler', fn: (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(answer); } });
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'o-model', messages: [{ role: 'user', content: 'x' }] } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('application/json');
+    expect(res.body).toBe(answer.replace('"o4-mini-upstream"', '"o-model"').replace(/}$/, ',"cost":{"amount":0.000016,"currency":"USD"}}'));
+  });
+
   it('relays an Anthropic Messages body byte for byte but the model', async () => {
     const text = '{"model":"fake-claude","max_tokens":12,"metadata":{"user_id":"u"},"messages":[{"role":"user","content":"hi"}],"top_k":9007199254740993}';
     const res = await gw.app.inject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': gw.key, 'content-type': 'application/json' }, payload: text });

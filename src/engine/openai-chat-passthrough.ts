@@ -4,7 +4,7 @@ import type { ChatTranslator, StreamMapper } from './translator.js';
 import type { SseEvent } from './sse.js';
 import type { GatewayError } from '../errors.js';
 import { openaiEnvelope } from '../errors.js';
-import { costOf, jsonObject, relayedBody, scrubbedError, upstreamModelOf } from './passthrough.js';
+import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError, upstreamModelOf } from './passthrough.js';
 
 export const openaiChatPassthrough: ChatTranslator = {
   operation: 'chat',
@@ -14,7 +14,7 @@ export const openaiChatPassthrough: ChatTranslator = {
     if (body.stream !== true || options?.include_usage === true) return relayedBody(body, ctx);
     return relayedBody(body, ctx, { stream_options: { ...(options && typeof options === 'object' ? options : {}), include_usage: true } });
   },
-  response: (body, ctx) => ({ ...body, model: ctx.clientModel, ...costOf(ctx) }),
+  response: (body, ctx) => relayedAnswer(body, ctx),
   stream(ctx, clientBody) {
     const clientWantsUsage = (clientBody.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     const renameModel = upstreamModelOf(ctx) !== ctx.clientModel;

@@ -28,6 +28,23 @@ export function relayedAs(body: Record<string, unknown>, model: string, changes?
   return document;
 }
 
+/**
+ * The upstream's answer as the client receives it: the model id named back as the client sent it and the cost added,
+ * every other byte of the upstream's JSON text as it came (when the text is at hand).
+ */
+export function relayedAnswer(body: Record<string, unknown>, ctx: TranslateContext): Record<string, unknown> {
+  const changes: Record<string, unknown> = { model: ctx.clientModel, ...costOf(ctx) };
+  const document = { ...body, ...changes };
+  const text = sourceTextOf(body);
+  if (text !== undefined) {
+    const values: Record<string, string> = {};
+    for (const [name, value] of Object.entries(changes)) values[name] = JSON.stringify(value);
+    const relayed = replaceTopLevel(text, values);
+    if (relayed !== undefined) sendAsText(document, relayed);
+  }
+  return document;
+}
+
 /** `{cost}` of the usage reported so far, to spread into an answer; without usage, the reservation it is charged. */
 export function costOf(ctx: TranslateContext): { cost?: { amount: number; currency: string } } {
   const usage = ctx.usage();

@@ -2,7 +2,7 @@
 import { openaiEnvelope, type GatewayError } from '../errors.js';
 import type { SseEvent } from './sse.js';
 import type { ChatTranslator, StreamMapper } from './translator.js';
-import { costOf, jsonObject, relayedBody, scrubbedError } from './passthrough.js';
+import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError } from './passthrough.js';
 
 /** Events that end a response with its final usage: each carries the cost that was charged. */
 const finalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -11,7 +11,7 @@ export const responsesPassthrough: ChatTranslator = {
   operation: 'responses',
   // The client's request, model mapped: no output bound is added (the estimate reads the model's limits instead).
   request: (body, ctx) => relayedBody(body, ctx),
-  response: (body, ctx) => ({ ...body, model: ctx.clientModel, ...costOf(ctx) }),
+  response: (body, ctx) => relayedAnswer(body, ctx),
   stream(ctx) {
     const mapper: StreamMapper = {
       push(event: SseEvent, parse) {
