@@ -183,6 +183,14 @@ describe('billing follows the usage the upstream reports', () => {
     expect(row.input_tokens).toBe(0);
   });
 
+  it('a Responses call with a server-side tool may report more than one context window: charged as reported', async () => {
+    fake.next({ kind: 'json', body: responseObject({ input_tokens: 150_000, output_tokens: 900 }) });
+    const res = await openai.responses.create({ model: 'o-model', input: 'search', tools: [{ type: 'web_search_preview' }] }).withResponse();
+    const row = await ledgerOf(res.response.headers.get('x-request-id')!);
+    expect(row.cost_micros).toBe(150_000 * 2 + 900 * 10);
+    expect((res.data as unknown as { cost: unknown }).cost).toEqual({ amount: 0.309, currency: 'USD' });
+  });
+
   it('an answer cut by length with usage is charged that usage', async () => {
     fake.next({ kind: 'json', body: completion({ prompt_tokens: 30, completion_tokens: 10 }, 'length') });
     const res = await openai.chat.completions.create({ model: 'o-model', max_completion_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).withResponse();

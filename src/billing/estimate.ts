@@ -40,13 +40,21 @@ const clientToolTypes = new Set(['function', 'custom']);
 const isRemote = (v: unknown) => typeof v === 'string' && /^https?:\/\//i.test(v);
 
 /**
+ * Whether the upstream may run tools itself (web search, code execution, MCP servers): it then makes several model
+ * calls for one request, and the usage it reports may add up to more than one context window.
+ */
+export function usesServerTools(body: Record<string, unknown>): boolean {
+  if (body.web_search_options !== undefined || body.mcp_servers !== undefined) return true;
+  return Array.isArray(body.tools) && body.tools.some((t) => t && typeof t === 'object' && typeof (t as { type?: unknown }).type === 'string' && !clientToolTypes.has((t as { type: string }).type));
+}
+
+/**
  * Whether the request references input the gateway cannot measure from its bytes: stored state upstream, a remote
  * image or file (by URL or by the upstream's file id), or a server-side tool. Walks the body without recursion.
  */
 export function referencesUnmeasuredInput(body: Record<string, unknown>): boolean {
   for (const name of storedInputMembers) if (body[name] !== undefined && body[name] !== null && body[name] !== '') return true;
-  if (body.web_search_options !== undefined) return true;
-  if (Array.isArray(body.tools) && body.tools.some((t) => t && typeof t === 'object' && typeof (t as { type?: unknown }).type === 'string' && !clientToolTypes.has((t as { type: string }).type))) return true;
+  if (usesServerTools(body)) return true;
   const stack: unknown[] = [body.messages, body.input, body.system];
   while (stack.length) {
     const v = stack.pop();

@@ -1,7 +1,7 @@
 // The chat dialects (OpenAI chat, Anthropic Messages, Responses): inputs, map request, send, decode, outputs, map the answer or the stream, settle.
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
-import { estimateChatMicros } from '../billing/estimate.js';
+import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
 import { billingConfig } from '../billing/config.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
@@ -83,7 +83,8 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         throw err;
       }
       const translator = plan.translators[plan.routes.indexOf(sent.route)];
-      const choices = Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
+      // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
+      const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
       const usage = usageReaderFor(call.config, sent, translator.operation, choices);
       ctx.reader = usage;
       const streamFlag = sent.operation.streamFlag;

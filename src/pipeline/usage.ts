@@ -131,6 +131,8 @@ export class UsageReader {
 }
 
 /** The usage reader for one sent call: the operation's usage spec, named by where it is declared. */
-export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string, choices = 1): UsageReader {
-  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id, sent.route.model.limits, choices);
+/** `choices`: the answers asked for, which the model's limits bound; null when nothing bounds the usage. */
+export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string, choices: number | null = 1): UsageReader {
+  const limits = choices === null ? undefined : sent.route.model.limits;
+  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id, limits, choices ?? 1);
 }
