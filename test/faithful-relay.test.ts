@@ -215,6 +215,27 @@ describe('every token class at its price', () => {
     expect((res.data as unknown as { cost: unknown }).cost).toEqual({ amount: 0.0144, currency: 'USD' });
   });
 
+  it('prices cache writes on a Messages stream too: message_start carries them, message_delta makes usage final', async () => {
+    const start = { type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'upstream-claude', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 2000, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 2000 } } } };
+    fake.next({
+      kind: 'sse',
+      events: [
+        { event: 'message_start', data: start },
+        { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+        { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'ok' } } },
+        { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+        { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 20 } } },
+        { event: 'message_stop', data: { type: 'message_stop' } },
+      ],
+    });
+    const stream = anthropic.messages.stream({ model: 'fake-claude', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+    const message = await stream.finalMessage();
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'ok' });
+    const requestId = (await stream.withResponse()).response.headers.get('x-request-id')!;
+    // 100 x 3.0 + 2,000 x 6.0 (1-hour writes) + 20 x 15.0 = 300 + 12,000 + 300 micro-USD.
+    expect((await ledgerOf(requestId)).cost_micros).toBe(12_600);
+  });
+
   it('prices OpenAI audio tokens where the model declares an audio price', async () => {
     fake.next({ kind: 'json', body: completion({ prompt_tokens: 100, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 40 }, completion_tokens_details: { audio_tokens: 30 } }) });
     const res = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'audio-chat', messages: [{ role: 'user', content: 'hi' }] } });
