@@ -2,14 +2,21 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { summarize } from './config/load.js';
 import { ConfigError } from './errors.js';
-import type { Services } from './services.js';
+import type { LoadedConfig } from './config/types.js';
+
+/** The reloadable part of the assembled gateway: its current config, the swap, and the requests still on an old snapshot. */
+export interface Reloadable {
+  readonly config: LoadedConfig;
+  reload(): Promise<LoadedConfig>;
+  readonly runtime: { readonly draining: number };
+}
 
 /** Sections built into long-lived services at start (database, blob store, listeners, limits): they change at a restart. */
 function sectionsNeedingRestart(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((s) => s !== 'channels' && JSON.stringify(before[s]) !== JSON.stringify(after[s]));
 }
 
-export async function reloadConfig(services: Services, log: FastifyBaseLogger): Promise<boolean> {
+export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger): Promise<boolean> {
   const before = services.config;
   try {
     const next = await services.reload();

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
+import pino from 'pino';
 import type { LoadedConfig } from './config/types.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor, loadConfig, type LoadOptions } from './config/load.js';
@@ -20,7 +21,8 @@ import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
-import { createFileServices, type FileServices } from './files/service.js';
+import { openFileStore } from './files/service.js';
+import type { FileSettings } from './files/file-store.js';
 import { TaskRunner } from './tasks/runner.js';
 
 export interface Services {
@@ -43,7 +45,7 @@ export interface Services {
   /** Where file bytes live (storage.blobs). */
   blobs: BlobStore;
   /** The file store's options and content-URL signer. */
-  files: FileServices;
+  files: FileSettings;
   /** Fetches URLs clients and upstreams name, through the SSRF guard (network section). */
   remote: RemoteFetcher;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
@@ -77,7 +79,23 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
-  const { blobs, files } = await createFileServices(config, database.db, dataPath);
+  const { blobs, files } = await openFileStore(config, database.db, dataPath);
+  const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics });
+  const remote = new RemoteFetcher(networkOptions(config));
+  const tasks = new TaskRunner({
+    get config() {
+      return runtime.snapshot.config;
+    },
+    runtime,
+    db: database.db,
+    blobs,
+    files,
+    remote,
+    meter,
+    instanceId,
+    log: pino({ level: config.gateway.server.logLevel, name: 'tasks' }),
+  });
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -86,18 +104,18 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       return runtime.snapshot.upstreams;
     },
     runtime,
-    instanceId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    instanceId,
     db: database.db,
     cache,
-    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics }),
+    meter,
     spend,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: config.schemas,
     blobs,
     files,
-    remote: new RemoteFetcher(networkOptions(config)),
-    tasks: undefined as unknown as TaskRunner,
+    remote,
+    tasks,
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
@@ -120,11 +138,10 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     await new Promise((resolve) => setImmediate(resolve));
   });
   services.onClose(() => blobs.close());
-  services.onClose(() => services.remote.close());
-  services.tasks = new TaskRunner(services);
-  services.tasks.start();
+  services.onClose(() => remote.close());
+  tasks.start();
   // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
-  services.onClose(() => services.tasks.stop());
+  services.onClose(() => tasks.stop());
   return services;
 }
 

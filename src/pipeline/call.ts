@@ -1,17 +1,17 @@
 // One billed client request as the pipeline's stages see it: who asked, what they sent, and whether they are still there.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { LoadedConfig } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { jsonBytes } from '../billing/estimate.js';
-import type { ImageForm } from './image-form.js';
+import type { ImageForm } from './form.js';
 import type { Runtime } from '../runtime.js';
 
 type RuntimeHold = ReturnType<Runtime['hold']>;
 
 export interface Call {
-  services: Services;
+  services: PipelineDeps;
   /** The runtime snapshot this request began on: it keeps it to the end, whatever a reload does meanwhile. */
   config: LoadedConfig;
   upstreams: Upstreams;
@@ -59,7 +59,7 @@ class PipelineCall implements Call {
   private disposed = false;
 
   constructor(
-    readonly services: Services,
+    readonly services: PipelineDeps,
     readonly req: FastifyRequest,
     readonly reply: FastifyReply,
     readonly dialect: string,
@@ -117,6 +117,6 @@ function deadlinePassed(call: PipelineCall): void {
   call.expire();
 }
 
-export function openCall(services: Services, req: FastifyRequest, reply: FastifyReply, dialect: string): Call {
+export function openCall(services: PipelineDeps, req: FastifyRequest, reply: FastifyReply, dialect: string): Call {
   return new PipelineCall(services, req, reply, dialect);
 }

@@ -4,23 +4,12 @@ import type { Multipart } from '@fastify/multipart';
 import { clientValue, ECHO_LIMIT, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
+import type { FormImage, ImageForm } from './form.js';
 
 const EDIT_LIMIT_WORDS = '25 MiB';
 import { sniffContentType, SNIFF_BYTES } from '../files/sniff.js';
 
-export interface FormImage {
-  field: 'image' | 'mask';
-  filename: string;
-  contentType: string;
-  bytes: Buffer;
-}
-
-export interface ImageForm {
-  fields: Record<string, unknown>;
-  images: FormImage[];
-  /** Bytes the request has used so far (files); URL references must fit in what is left. */
-  used: number;
-}
+export type { FormImage, ImageForm } from './form.js';
 
 const FIELDS = new Set(['model', 'prompt', 'size', 'quality', 'n', 'response_format', 'output_format', 'output_compression', 'background', 'input_fidelity', 'moderation', 'user', 'image_url', 'image_url[]']);
 const NUMBERS = new Set(['n', 'output_compression']);

@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import type { RouteHandler } from '../endpoints/types.js';
 import { encodedTextOf } from '../http/json-text.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import { openCall } from './call.js';
 import { chatDialect } from './chat.js';
 import type { Dialect } from './dialect.js';
@@ -35,7 +35,7 @@ function payloadOf(reply: FastifyReply, answer: unknown): unknown {
 }
 
 /** A route handler that runs `endpoint`'s requests through the pipeline. Handlers hold no billing of their own. */
-export function pipelineHandler(services: Services, endpoint: PipelineEndpoint): RouteHandler {
+export function pipelineHandler(services: PipelineDeps, endpoint: PipelineEndpoint): RouteHandler {
   const dialect = dialectFor(endpoint);
   return async (req, reply) => {
     const call = openCall(services, req, reply, endpoint.dialect);

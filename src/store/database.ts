@@ -19,10 +19,11 @@ import {
   type UnknownRow,
 } from 'kysely';
 import type { Database } from './schema.js';
+import type { Db } from './db.js';
 import { registerChangeDetector } from './change-version.js';
 import { isPostgres } from './dialect.js';
 
-export type Db = Kysely<Database>;
+export type { Db } from './db.js';
 
 const migrationsDir = join(import.meta.dirname, 'migrations');
 

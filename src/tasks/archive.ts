@@ -5,7 +5,7 @@ import type { ModelRoute } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { storeFile } from '../files/index.js';
-import type { Services } from '../services.js';
+import type { TaskRunnerDeps } from './deps.js';
 import type { CompiledTask } from './spec.js';
 import type { TaskRow } from './store.js';
 
@@ -23,7 +23,7 @@ function* base64Chunks(text: string, charsPerChunk = 1 << 20): Generator<Uint8Ar
 
 const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
 
-export async function archiveTaskResult(services: Services, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, signal: AbortSignal): Promise<ArchiveOutcome> {
+export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, signal: AbortSignal): Promise<ArchiveOutcome> {
   const scope = { answer };
   const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
   try {

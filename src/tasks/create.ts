@@ -10,7 +10,7 @@ import { SNIFF_BYTES } from '../files/sniff.js';
 import { schemaError } from '../http/schema-error.js';
 import { resolveModel } from '../engine/models.js';
 import { openCall, type Call } from '../pipeline/call.js';
-import type { Services } from '../services.js';
+import type { TaskCreateDeps } from './deps.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
 import { timeoutMsOf, tasksOptions } from './options.js';
 import { resolveReference, type ReferenceInput } from './reference.js';
@@ -84,7 +84,7 @@ function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint): { routes: ModelR
   return { routes, tasks };
 }
 
-export function taskCreateHandler(services: Services, endpoint: TaskEndpoint): RouteHandler {
+export function taskCreateHandler(services: TaskCreateDeps, endpoint: TaskEndpoint): RouteHandler {
   return async (req, reply) => {
     const call = openCall(services, req, reply, 'tasks');
     try {

@@ -1,7 +1,7 @@
 // The task runner: submits each task once in the background, then polls due tasks under a lease on their row (one process
 // per task, whichever replica), backs off, tolerates 408/425/429/5xx, fails after repeated 404s or the timeout, archives
 // the result and settles the task's charge once (release on failure). Started and stopped with the services.
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { LoadedConfig, ModelRoute } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
@@ -9,20 +9,15 @@ import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { toFormData } from '../pipeline/send.js';
 import { upstreamMalformed } from '../pipeline/usage.js';
-import type { Services } from '../services.js';
+import type { TaskQueue, TaskRunnerDeps } from './deps.js';
+import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
 
-/** What a created task hands the runner to submit: the rendered document and, for multipart, the reference image. */
-export interface Submission {
-  row: TaskRow;
-  routes: ModelRoute[];
-  task: CompiledTask;
-  document: Record<string, unknown>;
-}
+export type { Submission } from './submission.js';
 
 const TOLERATED = new Set([408, 425, 429]);
 /** The most a submit or status answer may be (a base64 image result fits; a video travels by URL or download). */
@@ -49,15 +44,15 @@ async function readAnswer(body: AsyncIterable<unknown> & { destroy(): void }, ch
 const MAX_TEXT = 300;
 const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
 
-export class TaskRunner {
+export class TaskRunner implements TaskQueue {
   private timer?: NodeJS.Timeout;
   private readonly abort = new AbortController();
   private readonly working = new Set<Promise<unknown>>();
   private ticking = false;
   readonly log: Logger;
 
-  constructor(private readonly services: Services) {
-    this.log = pino({ level: services.config.gateway.server.logLevel, name: 'tasks' });
+  constructor(private readonly services: TaskRunnerDeps) {
+    this.log = services.log;
   }
 
   private get options(): TasksOptions {

@@ -4,11 +4,11 @@ import type { FastifyRequest } from 'fastify';
 import type { ChargeRef } from '../billing/meter.js';
 import { renderCost } from '../billing/cost.js';
 import { publicBaseUrl, signContentUrl } from '../files/index.js';
-import type { Services } from '../services.js';
+import type { FileSettings, ServerConfig } from '../files/file-store.js';
 import type { TaskParams } from './cost.js';
 import type { TaskRow } from './store.js';
 
-export function toTaskObject(services: Services, req: FastifyRequest, row: TaskRow): Record<string, unknown> {
+export function toTaskObject(services: ServerConfig & { files: FileSettings }, req: FastifyRequest, row: TaskRow): Record<string, unknown> {
   const params = JSON.parse(row.params) as TaskParams;
   const task: Record<string, unknown> = {
     id: row.id,
