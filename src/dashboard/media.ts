@@ -2,7 +2,7 @@
 import { signContentUrl } from '../files/file-object.js';
 import { isFileId } from '../files/ids.js';
 import { deleteFile, type FileRow } from '../files/repository.js';
-import type { Services } from '../services.js';
+import type { DashboardDeps } from './deps.js';
 import type { Db } from '../store/database.js';
 
 export const KINDS = { image: 'image_generation', video: 'video_generation' } as const;
@@ -43,7 +43,7 @@ export async function findGeneratedMedia(db: Db, workspaceId: string, id: string
 }
 
 /** Removes the row, then the bytes (bytes a failed delete leaves behind go with the next orphan sweep). */
-export async function deleteGeneratedMedia(services: Services, workspaceId: string, id: string, log: { warn(obj: object, msg: string): void }): Promise<boolean> {
+export async function deleteGeneratedMedia(services: DashboardDeps, workspaceId: string, id: string, log: { warn(obj: object, msg: string): void }): Promise<boolean> {
   if (!(await findGeneratedMedia(services.db, workspaceId, id))) return false;
   const row = await deleteFile(services.db, workspaceId, id);
   if (!row) return false;
@@ -81,7 +81,7 @@ export function formatBytes(bytes: number): string {
 }
 
 /** What a template shows of a file, with a signed same-origin content URL. */
-export function mediaView(services: Services, row: FileRow): MediaView {
+export function mediaView(services: DashboardDeps, row: FileRow): MediaView {
   return {
     id: row.id,
     kind: row.purpose === KINDS.video ? 'video' : 'image',

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCOPES } from '../../auth/scopes.js';
 import { issueApiKey } from '../../auth/keys.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import type { DashboardDeps } from '../deps.js';
 import { revokeApiKey, setApiKeySpendCap } from '../../store/api-keys.js';
 import { findWorkspaceById } from '../../store/workspaces.js';
 import { EXPIRY_CHOICES, parseCap, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
@@ -12,7 +12,7 @@ import { MANAGERS, requireUser } from '../session.js';
 const keyNotFound = () => new NotFoundError('no such key in this workspace', 'key_not_found');
 type Form = Record<string, unknown>;
 
-export function registerKeysRoutes(app: FastifyInstance, services: Services): void {
+export function registerKeysRoutes(app: FastifyInstance, services: DashboardDeps): void {
   const managers = requireUser(services, MANAGERS);
   const { db } = services;
 
