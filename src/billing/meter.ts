@@ -54,6 +54,12 @@ export interface Charge {
   settleReserved(): Promise<SettleOutcome>;
   /** Charges nothing (the upstream failed before doing billable work). */
   release(): Promise<void>;
+  /**
+   * Keeps the reservation holding for `ttlMs` more (a task's, renewed with its lease). When it has lapsed meanwhile,
+   * the budget it held may be someone else's now: the charge is admitted against the caps again, for as much as they
+   * still allow (down to nothing), so its settlement can never take spend past a cap. False when it had lapsed.
+   */
+  renew(ttlMs: number): Promise<boolean>;
   /** Releases the charge unless it already ended. */
   close(): Promise<void>;
 }
@@ -146,6 +152,26 @@ class ReservedCharge implements Charge {
 
   close(): Promise<void> {
     return this.release();
+  }
+
+  async renew(ttlMs: number): Promise<boolean> {
+    const ref = this.ref;
+    if (this.ended || ref.held === false) return true;
+    const at = this.now();
+    if (await this.store.renew(ref.id, at + ttlMs, at)) return true;
+    // Lapsed: whatever is left of the row goes, and the amount is reserved again under the same id, or what still fits.
+    await this.store.release(ref.id);
+    const request = { id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId: ref.requestId, now: at, expiresAt: at + ttlMs };
+    let outcome = await this.store.reserve({ ...request, amountMicros: ref.amountMicros });
+    if (!outcome.ok) {
+      const { capMicros, spentMicros, reservedMicros } = outcome.refusedBy;
+      const room = Math.max(0, Math.min(ref.amountMicros, capMicros - spentMicros - reservedMicros));
+      outcome = room > 0 ? await this.store.reserve({ ...request, amountMicros: room }) : outcome;
+      // The settlement charges at most this (the rest is recorded as overage, never charged).
+      ref.amountMicros = outcome.ok ? room : 0;
+    }
+    ref.held = outcome.ok ? outcome.held : false;
+    return false;
   }
 }
 

@@ -8,6 +8,7 @@ export interface TasksOptions {
   batchSize: number;
   maxNotFound: number;
   archiveMaxBytes: number;
+  archiveGraceMs: number;
   timeoutSeconds?: number;
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
@@ -18,6 +19,7 @@ interface TasksSection {
   batchSize: number;
   maxNotFound: number;
   archiveMaxBytes: number;
+  archiveGraceSeconds: number;
   timeoutSeconds?: number;
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
@@ -30,6 +32,7 @@ export function tasksOptions(config: LoadedConfig): TasksOptions {
     batchSize: section.batchSize,
     maxNotFound: section.maxNotFound,
     archiveMaxBytes: section.archiveMaxBytes,
+    archiveGraceMs: section.archiveGraceSeconds * 1000,
     timeoutSeconds: section.timeoutSeconds,
     poll: section.poll,
   };
