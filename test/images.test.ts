@@ -100,7 +100,7 @@ describe('POST /v1/images/generations', () => {
   });
 
   it('refuses n above the model limit, a size it does not know, and a chat model, with 400 before calling the upstream', async () => {
-    for (const payload of [{ n: 5 }, { size: '512x512' }, { model: 'nope' }]) {
+    for (const payload of [{ n: 5 }, { size: '640x480' }, { model: 'nope' }]) {
       const res = await gw.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-image', prompt: 'x', ...payload } });
       expect(res.statusCode).toBe(400);
     }

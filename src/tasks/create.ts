@@ -10,6 +10,7 @@ import { SNIFF_BYTES } from '../files/sniff.js';
 import { schemaError } from '../http/schema-error.js';
 import { resolveModel } from '../engine/models.js';
 import { openCall, type Call } from '../pipeline/call.js';
+import { checkDeclaredSize } from '../pipeline/images.js';
 import type { Services } from '../services.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
 import { timeoutMsOf, tasksOptions } from './options.js';
@@ -105,6 +106,7 @@ export function taskCreateHandler(services: Services, endpoint: TaskEndpoint): R
       const params: TaskParams = { prompt: String(body.prompt) };
       if (body.seconds !== undefined) params.seconds = Number(body.seconds);
       if (typeof body.size === 'string') params.size = body.size;
+      if (endpoint.kind === 'image') checkDeclaredSize(routes, params.size);
       if (params.seconds !== undefined && params.seconds > maxSecondsOf(route)) throw new ValidationError(`seconds=${params.seconds}: model ${clientValue(route.model.id)} makes at most ${maxSecondsOf(route)} seconds`, 'seconds');
       // inputs: the reference image, as the first route's submit operation takes it.
       const reference = referenceOf(body, upload);
