@@ -89,6 +89,21 @@ describe('POST /v1/responses', () => {
     expect(await download(archived!.svc_url!)).toEqual(script.image);
   });
 
+  it('carries the archive fields on the same item in response.completed, so finalResponse() has them, archived once (issue 27 item 13)', async () => {
+    const files = async () => (await gw.services.db.selectFrom('files').select('id').execute()).length;
+    const before = await files();
+    const stream = client.responses.stream({ model: 'fake-chat', input: 'Draw a cat', tools: [{ type: 'image_generation' }] });
+    let streamed: { svc_file_id?: string } | undefined;
+    stream.on('response.output_item.done', (event) => {
+      if (event.item.type === 'image_generation_call') streamed = event.item as unknown as typeof streamed;
+    });
+    const final = await stream.finalResponse();
+    const call = final.output.find((o) => o.type === 'image_generation_call') as unknown as { svc_file_id: string; svc_url: string; archive_status: string };
+    expect(call).toMatchObject({ archive_status: 'archived', svc_file_id: streamed?.svc_file_id });
+    expect(await download(call.svc_url)).toEqual(script.image);
+    expect(await files()).toBe(before + 1);
+  });
+
   it('refuses an evaluation model with 400, and writes one ledger row per response', async () => {
     await expect(client.responses.create({ model: 'fake-eval', input: 'x' })).rejects.toMatchObject({ status: 400 });
     const res = await gw.app.inject({ method: 'POST', url: '/v1/responses', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-chat', input: 'x' } });
