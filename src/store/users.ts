@@ -14,8 +14,9 @@ export function isRole(value: unknown): value is Role {
 const seconds = (now: number) => Math.floor(now / 1000);
 
 /** Emails compare case-insensitively: stored trimmed and lower-cased. */
+/** Lower case, trimmed, control characters dropped (no address has one, and PostgreSQL text takes no NUL). */
 export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
+  return email.replace(/[\u0000-\u001f\u007f]/g, '').trim().toLowerCase();
 }
 
 export async function createUser(db: Db, email: string, now = Date.now()): Promise<User> {

@@ -1,7 +1,7 @@
 // Creating a task (POST /api/v1/videos, a family route): the pipeline's stages up to the reservation (read, resolve,
 // inputs, estimate, reserve), then a task row and a background submit. The answer is the task, at once, `submitting`;
 // the charge outlives the request: the runner settles it once on completion or releases it on failure.
-import type { Multipart } from '@fastify/multipart';
+import { namedParts } from '../http/multipart-parts.js';
 import type { ModelRoute } from '../config/types.js';
 import type { RouteHandler } from '../endpoints/types.js';
 import { clientValue, ECHO_LIMIT, LimitError, TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
@@ -36,7 +36,7 @@ async function readForm(call: Call): Promise<{ fields: Record<string, unknown>; 
   const fields: Record<string, unknown> = {};
   let upload: ReferenceInput | undefined;
   let used = 0;
-  for await (const part of call.req.parts() as AsyncIterable<Multipart>) {
+  for await (const part of namedParts(call.req)) {
     if (part.type === 'file') {
       if (part.fieldname !== 'input_reference' || upload) throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send one reference image as "input_reference"`, part.fieldname.slice(0, ECHO_LIMIT));
       const chunks: Buffer[] = [];
