@@ -11,6 +11,7 @@ import { answerBeforeCommit, settleFromUsage } from './settle.js';
 import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
 import { archiveOutputs, type ArchivedResult } from './outputs.js';
+import { recordResponseId } from './provider-ids.js';
 
 /** Parses an event's data at most once, whoever asks first (the usage reader or the mapper). */
 function parserFor(event: SseEvent, channel: string): () => unknown {
@@ -68,6 +69,8 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
         event = { event: event.event, data: JSON.stringify(data) };
         parse = () => data;
       }
+      // A Responses stream names its response first: recorded for this workspace before the client sees the id.
+      if (event.event === 'response.created' && call.dialect === 'openai-responses') await recordResponseId(call, (parse() as { response?: unknown }).response);
       usage.fromEvent(event, parse);
       // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
       usage.counts();

@@ -151,6 +151,14 @@ export interface Database {
   password_links: PasswordLinksTable;
   sign_in_failures: SignInFailuresTable;
   tasks: TasksTable;
+  provider_ids: ProviderIdsTable;
+}
+
+export interface ProviderIdsTable {
+  kind: string;
+  provider_id: string;
+  workspace_id: string;
+  created_at: number;
 }
 
 export interface LeasesTable {
