@@ -115,5 +115,8 @@ describe('"auto" size and quality (item 15)', () => {
     const res = await gw.app.inject({ method: 'POST', url: '/v1/images/edits', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload });
     expect(res.statusCode).toBe(200);
     expect(res.json().cost.amount).toBe(0.05);
+    // The image's bytes held against the process-wide budget are let go with the response (issue 27 item 6).
+    const { bytesInFlight } = await import('../src/http/bytes-in-flight.js');
+    expect(bytesInFlight(gw.services.config.gateway.server.referenceBytesInFlight).held).toBe(0);
   });
 });

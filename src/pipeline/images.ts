@@ -7,7 +7,7 @@ import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
 import { namedParts } from '../http/multipart-parts.js';
 import { TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
-import { readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
+import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
 import { schemaError } from '../http/schema-error.js';
 import { operationDialect } from '../engine/translators.js';
 import type { Call } from './call.js';
@@ -60,7 +60,7 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
   return {
     read: options.form ? async (call) => {
       if (!call.req.isMultipart()) throw new UnsupportedMediaError('send multipart/form-data: "image" (or "image[]") files and/or "image_url", "prompt", "model"');
-      call.form = await readImageForm(namedParts(call.req), EDIT_REQUEST_LIMIT);
+      call.form = await readImageForm(namedParts(call.req), EDIT_REQUEST_LIMIT, holdForCall(call));
       call.body = call.form.fields;
       const validate = call.services.schemas.validator('requests/images-edits');
       if (!validate(call.body)) throw schemaError(validate.errors![0]);

@@ -9,6 +9,7 @@ export interface TasksOptions {
   maxNotFound: number;
   archiveMaxBytes: number;
   archiveGraceMs: number;
+  maxInFlightPerKey: number;
   timeoutSeconds?: number;
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
@@ -20,6 +21,7 @@ interface TasksSection {
   maxNotFound: number;
   archiveMaxBytes: number;
   archiveGraceSeconds: number;
+  maxInFlightPerKey: number;
   timeoutSeconds?: number;
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
@@ -33,6 +35,7 @@ export function tasksOptions(config: LoadedConfig): TasksOptions {
     maxNotFound: section.maxNotFound,
     archiveMaxBytes: section.archiveMaxBytes,
     archiveGraceMs: section.archiveGraceSeconds * 1000,
+    maxInFlightPerKey: section.maxInFlightPerKey,
     timeoutSeconds: section.timeoutSeconds,
     poll: section.poll,
   };

@@ -23,6 +23,8 @@ export interface Submission {
   routes: ModelRoute[];
   task: CompiledTask;
   document: Record<string, unknown>;
+  /** Called once the submit has ended, however it ended (lets go of the reference bytes the document holds). */
+  done?: () => void;
 }
 
 const TOLERATED = new Set([408, 425, 429]);
@@ -123,7 +125,7 @@ export class TaskRunner {
     return new Deadline(route.protocol.operations[operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs, this.abort.signal);
   }
 
-  private async runSubmit({ row, routes, task, document }: Submission): Promise<void> {
+  private async runSubmit({ row, routes, task, document, done }: Submission): Promise<void> {
     const held = this.services.runtime.hold();
     const deadlines: Deadline[] = [];
     try {
@@ -159,6 +161,7 @@ export class TaskRunner {
       await this.fail(row, error?.code ?? 'submit_failed', error?.expose ? error.message : 'the task could not be submitted upstream');
     } finally {
       for (const deadline of deadlines) deadline.clear();
+      done?.();
       held.release();
     }
   }
