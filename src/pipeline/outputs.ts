@@ -5,6 +5,7 @@ import type { MediaItems } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
 import type { Call } from './call.js';
+import { forgetSourceText } from '../http/json-text.js';
 import { readPath } from './paths.js';
 
 const describe = (err: unknown) => (err instanceof GatewayError ? err.message : 'the result could not be stored').slice(0, 300);
@@ -55,6 +56,8 @@ function itemsOf(spec: MediaItems, document: unknown): Record<string, unknown>[]
 export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown, archived?: Map<string, ArchivedResult>): Promise<number> {
   if (!spec) return 0;
   const items = itemsOf(spec, document);
+  // Items gain archive fields in place: the answer's text no longer says what it holds.
+  if (items.length && document && typeof document === 'object') forgetSourceText(document);
   for (const [index, item] of items.entries()) {
     const id = typeof item.id === 'string' ? item.id : undefined;
     const known = id !== undefined ? archived?.get(id) : undefined;
