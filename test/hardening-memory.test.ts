@@ -94,6 +94,25 @@ describe('reference bytes in flight', () => {
   });
 });
 
+describe('Responses input images by file id', () => {
+  it('hold their bytes against server.referenceBytesInFlight: past it, 503 before any upstream call', async () => {
+    fake = await FakeUpstream.start();
+    gw = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.fakeChat }) }, serverConfig: '  referenceBytesInFlight: 4096\n' });
+    const form = multipart([{ name: 'file', value: png(3000), filename: 'a.png', contentType: 'image/png' }, { name: 'purpose', value: 'vision' }]);
+    const fileId = (await gw.app.inject({ method: 'POST', url: '/v1/files', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload })).json().id;
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/responses',
+      headers: { authorization: `Bearer ${gw.key}` },
+      payload: { model: 'fake-chat', input: [{ role: 'user', content: [{ type: 'input_image', file_id: fileId }] }] },
+    });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(fake.requests).toHaveLength(0);
+    expect(bytesInFlight(4096).held).toBe(0);
+  });
+});
+
 describe('pipeline answers are read within a limit', () => {
   it('refuses a 2 MiB chat answer over a 1 MiB server.upstreamAnswerMaxBytes with 502 upstream_malformed, charged the reservation', async () => {
     fake = await FakeUpstream.start();

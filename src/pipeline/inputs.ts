@@ -7,6 +7,7 @@ import { ownsProviderId } from '../store/provider-ids.js';
 import type { ModelRoute } from '../config/types.js';
 import { operationDialect } from '../engine/translators.js';
 import { forgetSourceText } from '../http/json-text.js';
+import { holdForCall } from './image-form.js';
 
 /** Inline images a request may carry in all, as file ids resolved to bytes. */
 const INPUT_IMAGES_LIMIT = 25 * 1024 * 1024;
@@ -51,6 +52,8 @@ async function responsesFileInputs(call: Call, routes: readonly ModelRoute[]): P
     if (!row.content_type.startsWith('image/')) throw new ValidationError(`file ${clientValue(id)} is ${row.content_type}, not an image, so it cannot be an input_image`, 'input', 'not_an_image');
     used += row.bytes;
     if (used > INPUT_IMAGES_LIMIT) throw new LimitError('input images named by file_id may hold at most 25 MiB in all', 'request_too_large', 'input');
+    // The bytes (and their data URL, a third larger) are held against the process-wide budget until the response is done.
+    holdForCall(call)(row.bytes * 2);
     const bytes = await readAll((await call.services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>);
     // The body changes in place: its text no longer says what it holds.
     forgetSourceText(call.body);
