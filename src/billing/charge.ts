@@ -50,6 +50,12 @@ export interface Charge {
   settleReserved(): Promise<SettleOutcome>;
   /** Charges nothing (the upstream failed before doing billable work). */
   release(): Promise<void>;
+  /**
+   * Keeps the reservation holding for `ttlMs` more (a task's, renewed with its lease). When it has lapsed meanwhile,
+   * the budget it held may be someone else's now: the charge is admitted against the caps again, for as much as they
+   * still allow (down to nothing), so its settlement can never take spend past a cap. False when it had lapsed.
+   */
+  renew(ttlMs: number): Promise<boolean>;
   /** Releases the charge unless it already ended. */
   close(): Promise<void>;
 }

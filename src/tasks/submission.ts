@@ -9,4 +9,6 @@ export interface Submission {
   routes: ModelRoute[];
   task: CompiledTask;
   document: Record<string, unknown>;
+  /** Called once the submit has ended, however it ended (lets go of the reference bytes the document holds). */
+  done?: () => void;
 }
