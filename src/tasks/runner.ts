@@ -8,6 +8,7 @@ import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { Deadline } from '../net/deadline.js';
+import { readCapped } from '../net/read-capped.js';
 import { toFormData } from '../pipeline/send.js';
 import { upstreamMalformed } from '../pipeline/usage.js';
 import type { TaskQueue, TaskRunnerDeps } from './deps.js';
@@ -26,18 +27,9 @@ const ANSWER_LIMIT = 32 * 1024 * 1024;
 
 /** A JSON answer read within ANSWER_LIMIT: a larger or unparsable one is a malformed answer, never buffered whole. */
 async function readAnswer(body: AsyncIterable<unknown> & { destroy(): void }, channel: string): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > ANSWER_LIMIT) {
-      body.destroy();
-      throw upstreamMalformed(channel, `its answer is over ${ANSWER_LIMIT} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
+  const bytes = await readCapped(body, ANSWER_LIMIT, () => upstreamMalformed(channel, `its answer is over ${ANSWER_LIMIT} bytes`));
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(bytes.toString('utf8'));
   } catch {
     throw upstreamMalformed(channel, 'its body is not JSON');
   }
