@@ -16,7 +16,7 @@ import { registerAuthRoutes } from './routes/auth.js';
 import { registerFilesRoutes } from './routes/files.js';
 import { registerKeysRoutes } from './routes/keys.js';
 import { registerUsageRoutes } from './routes/usage.js';
-import { SESSION_SECONDS, sessionKey } from './session.js';
+import { SESSION_COOKIE, SESSION_SECONDS, sessionKey } from './session.js';
 
 const viewsDir = join(import.meta.dirname, 'views');
 const publicDir = join(import.meta.dirname, 'public');
@@ -48,9 +48,9 @@ export async function registerDashboard(app: FastifyInstance, services: Services
       });
       await dashboard.register(secureSession, {
         key: await sessionKey(services.db),
-        cookieName: 'gw_dashboard',
+        cookieName: SESSION_COOKIE,
         expiry: SESSION_SECONDS,
-        cookie: { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure: https ? true : 'auto', maxAge: SESSION_SECONDS },
+        cookie: { path: '/', httpOnly: true, sameSite: 'strict', secure: https ? true : 'auto', maxAge: SESSION_SECONDS },
       });
       await dashboard.register(csrf, { sessionPlugin: '@fastify/secure-session' });
       await dashboard.register(formbody, { bodyLimit: FORM_BODY_LIMIT });

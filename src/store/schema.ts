@@ -151,6 +151,25 @@ export interface Database {
   password_links: PasswordLinksTable;
   sign_in_failures: SignInFailuresTable;
   tasks: TasksTable;
+  audit_log: AuditLogTable;
+}
+
+export type AuditActorKind = 'user' | 'admin_token' | 'cli';
+
+/** One admin change; append-only (see migration 012). */
+export interface AuditLogTable {
+  id: string;
+  /** Unix milliseconds. */
+  at: number;
+  actor_kind: AuditActorKind;
+  actor_id: string;
+  action: string;
+  workspace_id: string | null;
+  target_id: string | null;
+  /** JSON of the record before the change (secrets never), or null. */
+  before: string | null;
+  after: string | null;
+  address: string | null;
 }
 
 export interface LeasesTable {
