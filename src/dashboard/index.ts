@@ -16,6 +16,7 @@ import { registerAuthRoutes } from './routes/auth.js';
 import { registerFilesRoutes } from './routes/files.js';
 import { registerKeysRoutes } from './routes/keys.js';
 import { registerUsageRoutes } from './routes/usage.js';
+import { registerSsoRoutes } from './routes/sso.js';
 import { SESSION_COOKIE, SESSION_SECONDS, sessionKey } from './session.js';
 
 const viewsDir = join(import.meta.dirname, 'views');
@@ -76,6 +77,7 @@ export async function registerDashboard(app: FastifyInstance, services: Services
       dashboard.setNotFoundHandler(async (req, reply) => renderError(req, reply, new GatewayError('not_found', 404, 'not_found_error', 'no such page')));
 
       dashboard.get('/', async (_req, reply) => reply.redirect('/dashboard/files', 303));
+      registerSsoRoutes(dashboard, services);
       registerAuthRoutes(dashboard, services);
       registerFilesRoutes(dashboard, services);
       registerKeysRoutes(dashboard, services);

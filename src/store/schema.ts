@@ -152,6 +152,16 @@ export interface Database {
   sign_in_failures: SignInFailuresTable;
   tasks: TasksTable;
   audit_log: AuditLogTable;
+  sso_logins: SsoLoginsTable;
+}
+
+/** A single sign-on started and not yet finished (migration 014). */
+export interface SsoLoginsTable {
+  state_hash: string;
+  browser_hash: string;
+  code_verifier: string;
+  nonce: string;
+  expires_at: number;
 }
 
 export type AuditActorKind = 'user' | 'admin_token' | 'cli';
