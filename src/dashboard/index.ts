@@ -17,6 +17,7 @@ import { registerFilesRoutes } from './routes/files.js';
 import { registerKeysRoutes } from './routes/keys.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerSsoRoutes } from './routes/sso.js';
+import { registerAuditRoutes } from './routes/audit.js';
 import { SESSION_COOKIE, SESSION_SECONDS, sessionKey } from './session.js';
 
 const viewsDir = join(import.meta.dirname, 'views');
@@ -82,6 +83,7 @@ export async function registerDashboard(app: FastifyInstance, services: Services
       registerFilesRoutes(dashboard, services);
       registerKeysRoutes(dashboard, services);
       registerUsageRoutes(dashboard, services);
+      registerAuditRoutes(dashboard, services);
     },
     { prefix: '/dashboard' },
   );
