@@ -2,7 +2,7 @@
 import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../../dashboard/password-links.js';
 import { checkNewPassword, hashPassword } from '../../dashboard/passwords.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import { deleteSessionsOf, findUserByEmail, ROLES, setPasswordHash } from '../../store/users.js';
+import { deleteSessionsOf, findUserByEmail, isRole, ROLES, setPasswordHash } from '../../store/users.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 import { workspaceNamed } from './keys.js';
 
@@ -44,6 +44,7 @@ export const commands: AdminCommand[] = [
     usage: `--email E --workspace NAME --role ${ROLES.join('|')} [--password-stdin]  (an existing user gets the role in that workspace)`,
     options: { email: { type: 'string' }, workspace: { type: 'string' }, role: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
     async run(ctx) {
+      if (!isRole(ctx.values.role)) throw new ValidationError(`--role must be one of ${ROLES.join(', ')}`, 'role');
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);
       const member = await adminOf(ctx).setRole(workspace.id, { email: String(ctx.values.email ?? ''), role: String(ctx.values.role ?? '') });
       ctx.print(`${member.created ? 'created' : 'updated'} user ${member.email}: ${member.role} of workspace ${workspace.name}`);
