@@ -1,6 +1,5 @@
 // Hot reload (SIGHUP, or `npm run admin -- reload`): check the config file again and swap the runtime snapshot, or keep serving.
 import type { FastifyBaseLogger } from 'fastify';
-import { summarize } from './config/load.js';
 import { ConfigError } from './errors.js';
 import type { Services } from './services.js';
 
@@ -10,6 +9,8 @@ function sectionsNeedingRestart(before: Record<string, unknown>, after: Record<s
 }
 
 export async function reloadConfig(services: Services, log: FastifyBaseLogger): Promise<boolean> {
+  // Loaded here, not at the top: the admin CLI imports PID_FILE from this module and needs none of the config loader.
+  const { summarize } = await import('./config/load.js');
   const before = services.config;
   try {
     const next = await services.reload();
