@@ -98,6 +98,9 @@ describe('who may call it', () => {
     expect([key.status, key.body.error.code]).toEqual([401, 'workspace_key_refused']);
     const header = await api('GET', '/workspaces', { token: null, headers: { 'x-api-key': gw.key } });
     expect([header.status, header.body.error.code]).toEqual([401, 'workspace_key_refused']);
+    // The caller is settled before the body is read: a broken body from nobody is a 401, not a parse error.
+    const unread = await fetch(`${gw.url}/admin/v1/workspaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' });
+    expect(unread.status).toBe(401);
   });
 
   it("lets an owner's dashboard session reach only the workspaces they own, and no global action", async () => {
@@ -238,6 +241,8 @@ describe('workspaces, users and roles', () => {
     expect((await api('GET', `/workspaces/${ws.id}/users`)).body.data.map((m: { email: string; role: string }) => `${m.email}:${m.role}`)).toEqual(['pat@example.com:owner', 'sam@example.com:admin']);
     const lastOwner = await api('DELETE', `/workspaces/${ws.id}/users/${added.body.user_id}`);
     expect([lastOwner.status, lastOwner.body.error.code]).toEqual([400, 'last_owner']);
+    const demoted = await api('PUT', `/workspaces/${ws.id}/users`, { body: { email: 'pat@example.com', role: 'admin' } });
+    expect([demoted.status, demoted.body.error.code]).toEqual([400, 'last_owner']);
     expect((await api('DELETE', `/workspaces/${ws.id}/users/${second.body.user_id}`)).status).toBe(204);
     expect((await api('DELETE', `/workspaces/${ws.id}/users/${second.body.user_id}`)).status).toBe(404);
     const actions = (await auditRows()).filter((r) => r.workspace_id === ws.id).map((r) => r.action);

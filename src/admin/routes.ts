@@ -59,7 +59,8 @@ export async function registerAdminApi(app: FastifyInstance, services: Services)
       api.addHook('onRoute', (route) => {
         for (const method of [route.method].flat()) if (method !== 'HEAD') adminRoutes.add(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
       });
-      api.addHook('preHandler', async (req) => {
+      // Who calls is settled before the body is read.
+      api.addHook('onRequest', async (req) => {
         if (req.routeOptions.url === '/admin/v1/openapi.json') return;
         req.admin = await adminFor(services, req);
       });

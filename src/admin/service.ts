@@ -326,6 +326,7 @@ export class AdminService {
       user ??= await createUser(trx, email, now);
       const before = await trx.selectFrom('memberships').select('role').where('user_id', '=', user.id).where('workspace_id', '=', workspace.id).executeTakeFirst();
       if (before?.role === role) return { user_id: user.id, email, role, password_set: user.password_hash !== null, created };
+      if (before?.role === 'owner') await this.keepAnOwner(trx, workspace.id, 'email');
       if (before) await trx.updateTable('memberships').set({ role }).where('user_id', '=', user.id).where('workspace_id', '=', workspace.id).execute();
       else await trx.insertInto('memberships').values({ user_id: user.id, workspace_id: workspace.id, role, created_at: Math.floor(now / 1000) }).execute();
       await appendAudit(trx, this.actor, {
@@ -351,14 +352,17 @@ export class AdminService {
         .where('memberships.workspace_id', '=', workspace.id)
         .executeTakeFirst();
       if (!member) throw new NotFoundError(`no member with id "${String(userId).slice(0, 64)}" in this workspace`, 'member_not_found');
-      if (member.role === 'owner') {
-        const owners = await trx.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspace.id).where('role', '=', 'owner').execute();
-        if (owners.length <= 1) throw new ValidationError('a workspace keeps at least one owner: make another member owner first', 'user_id', 'last_owner');
-      }
+      if (member.role === 'owner') await this.keepAnOwner(trx, workspace.id, 'user_id');
       await trx.deleteFrom('memberships').where('user_id', '=', userId).where('workspace_id', '=', workspace.id).execute();
       // Sessions read memberships on every request, so the removal applies at the user's next click.
       await appendAudit(trx, this.actor, { action: 'user.remove', workspaceId: workspace.id, targetId: userId, before: { email: member.email, role: member.role }, after: null }, now);
     });
+  }
+
+  /** Refuses to take away the workspace's last owner (called before an owner is demoted or removed). */
+  private async keepAnOwner(trx: Db, workspaceId: string, param: string): Promise<void> {
+    const owners = await trx.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('role', '=', 'owner').execute();
+    if (owners.length <= 1) throw new ValidationError('a workspace keeps at least one owner: make another member owner first', param, 'last_owner');
   }
 
   // ---- usage and audit

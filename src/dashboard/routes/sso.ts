@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as oidc from 'openid-client';
-import { GatewayError } from '../../errors.js';
+import { GatewayError, RateLimitError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { appendAudit } from '../../store/audit.js';
 import type { Role } from '../../store/schema.js';
@@ -39,6 +39,8 @@ export const signInOptions = (services: Services) => ((services.config.gateway.d
 
 /** A started sign-in lasts this long. */
 const LOGIN_SECONDS = 600;
+/** Sign-ins started and not finished, at most (each is a row until it is used or expires). */
+const MAX_PENDING_LOGINS = 10_000;
 const BROWSER_COOKIE = 'gw_sso';
 const CALLBACK = '/dashboard/sso/callback';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -108,6 +110,9 @@ export function registerSsoRoutes(app: FastifyInstance, services: Services): voi
     const browser = randomBytes(32).toString('base64url');
     const now = Math.floor(Date.now() / 1000);
     await db.deleteFrom('sso_logins').where('expires_at', '<=', now).execute();
+    // Anyone may start a sign-in, so the rows are bounded: past the limit, wait for some to expire or finish.
+    const live = await db.selectFrom('sso_logins').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    if (Number(live.n) >= MAX_PENDING_LOGINS) throw new RateLimitError('too many sign-ins in progress; try again in a minute', 60);
     await db.insertInto('sso_logins').values({ state_hash: sha256(state), browser_hash: sha256(browser), code_verifier: verifier, nonce, expires_at: now + LOGIN_SECONDS }).execute();
     // Lax, not strict: the provider's redirect back is a cross-site navigation, which must carry it.
     reply.setCookie(BROWSER_COOKIE, browser, { path: CALLBACK, httpOnly: true, sameSite: 'lax', secure: services.config.gateway.server.publicUrl.startsWith('https://'), maxAge: LOGIN_SECONDS });
