@@ -79,6 +79,9 @@ describe('the CLI as a client of the admin service', () => {
     expect(await cli('user remove', [], { email: 'new@example.com', workspace: 'test' })).toEqual(['removed new@example.com from workspace test']);
     const page = JSON.parse((await cli('audit', [], { workspace: 'test', limit: '5', json: true }))[0]) as { data: { action: string; actor: { kind: string } }[] };
     expect(page.data.map((r) => r.action)).toEqual(['user.remove', 'user.create', 'key.update', 'key.update', 'key.create']);
+    // The one-time link is recorded (not the token), under no workspace.
+    const link = (await gw.services.db.selectFrom('audit_log').selectAll().where('action', '=', 'user.password_link').execute())[0];
+    expect(JSON.parse(link.after!)).toEqual({ email: 'new@example.com', valid_hours: 24 });
     expect(page.data.every((r) => r.actor.kind === 'cli')).toBe(true);
     const token = await cli('admin-token create', [], { id: 'ops' });
     expect(token[0]).toMatch(/^admin token ops: gwadm_[A-Za-z0-9_-]{43}$/);

@@ -30,10 +30,12 @@ async function setPassword(ctx: AdminContext, userId: string, email: string): Pr
   if (ctx.values['password-stdin']) {
     await setPasswordHash(ctx.db, userId, await hashPassword(checkNewPassword(await readStdin())));
     await deleteSessionsOf(ctx.db, userId);
+    await adminOf(ctx).record('user.password', null, userId, null, { email, set: 'from stdin' });
     ctx.print(`password set for ${email}; their other sessions are signed out`);
     return;
   }
   const token = await createPasswordLink(ctx.db, { userId }, USER_LINK_SECONDS);
+  await adminOf(ctx).record('user.password_link', null, userId, null, { email, valid_hours: USER_LINK_SECONDS / 3600 });
   ctx.print(`one-time link for ${email} to set a password (valid 24 hours):`);
   ctx.print(`  ${passwordLinkUrl(baseUrl(ctx), token)}`);
 }
