@@ -4,8 +4,13 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import { GatewayError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';
+import type { Actor } from '../store/audit.js';
+import { AdminService } from '../admin/service.js';
 import { getOrInitSetting } from '../store/settings.js';
 import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession, membershipsOf, type User, type WorkspaceMembership } from '../store/users.js';
+
+/** The session cookie; sent site-wide, so an owner's session also reaches the admin API (/admin/v1). */
+export const SESSION_COOKIE = 'gw_dashboard';
 
 /** A session lasts this long from sign-in, however active it is. */
 export const SESSION_SECONDS = 12 * 3600;
@@ -98,6 +103,16 @@ export function requireUser(services: { db: Db }, roles?: readonly Role[]): preH
     if (roles && !roles.includes(workspace.role)) throw new RoleError(roles);
     req.dashboard = { user, memberships, workspace, csrfToken: reply.generateCsrf() };
   };
+}
+
+/** The signed-in user as the actor of the changes they make, for the audit log. */
+export function dashboardActor(req: FastifyRequest): Actor {
+  return { kind: 'user', id: req.dashboard!.user.id, address: req.ip };
+}
+
+/** The admin service as a dashboard page uses it: this user, in the workspace the page acts on. */
+export function dashboardAdmin(services: { db: Db }, req: FastifyRequest): AdminService {
+  return new AdminService(services.db, dashboardActor(req), new Set([req.dashboard!.workspace.workspaceId]));
 }
 
 export const MANAGERS: readonly Role[] = ['owner', 'admin'];
