@@ -27,6 +27,7 @@ export function createPostgresSpendStore(db: Db): SpendStore {
   };
 
   return {
+    commitsInBatches: false,
     async reserve(r: ReservationRequest): Promise<ReserveOutcome> {
       const caps = await capsOf(r.keyId);
       // Nothing to hold against: an uncapped key in an uncapped workspace is admitted without a reservation row.

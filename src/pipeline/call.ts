@@ -31,11 +31,6 @@ export interface Call {
   readonly clientGone: boolean;
   /** True once the deadline passed. */
   readonly timedOut: boolean;
-  /**
-   * The charge's settlement of an answer that is ready: the pipeline sends the answer first and then waits
-   * for it, so the client never waits for the ledger commit (the reservation holds the cap until it lands).
-   */
-  settling?: Promise<void>;
   /** Starts the overall deadline of the upstream work, once: later calls keep the first deadline. */
   startDeadline(ms: number): void;
   /** Stops listening for the client hanging up, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
@@ -50,7 +45,6 @@ class PipelineCall implements Call {
   readonly body: Record<string, unknown>;
   readonly bodyBytes: number;
   form?: ImageForm;
-  settling?: Promise<void>;
   clientGone = false;
   timedOut = false;
   private readonly abort = new AbortController();

@@ -15,8 +15,8 @@ export interface SnapshotSource {
 export interface PipelineDeps extends FileStore, ServerConfig {
   runtime: SnapshotSource;
   meter: Meter;
-  /** Whether settlements wait in a queue for their batch (then the answer goes out before the commit). */
-  spend: Pick<SpendStore, 'commitQueued'>;
+  /** Whether settlements commit in batches (then the answer goes out before the commit). */
+  spend: Pick<SpendStore, 'commitsInBatches'>;
   remote: RemoteFetcher;
   schemas: SchemaRegistry;
 }
