@@ -24,6 +24,7 @@ import type { BlobStore } from './files/blob-store.js';
 import { openFileStore } from './files/service.js';
 import type { FileSettings } from './files/file-store.js';
 import { TaskRunner } from './tasks/runner.js';
+import type { TaskRunnerDeps } from './tasks/deps.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -83,19 +84,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics });
   const remote = new RemoteFetcher(networkOptions(config));
-  const tasks = new TaskRunner({
-    get config() {
-      return runtime.snapshot.config;
-    },
-    runtime,
-    db: database.db,
-    blobs,
-    files,
-    remote,
-    meter,
-    instanceId,
-    log: pino({ level: config.gateway.server.logLevel, name: 'tasks' }),
-  });
+  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -131,18 +120,34 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       await database.close();
     },
   };
-  metrics.watchCircuits(() => services.upstreams.circuits());
-  // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
-  metrics.onScrape(async () => {
-    spend.commitQueued?.();
-    await new Promise((resolve) => setImmediate(resolve));
-  });
+  watchForMetrics(metrics, runtime, spend);
   services.onClose(() => blobs.close());
   services.onClose(() => remote.close());
   tasks.start();
   // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
   services.onClose(() => tasks.stop());
   return services;
+}
+
+/** The task runner on the current snapshot, with its own logger. */
+function createTaskRunner(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config' | 'runtime' | 'log'>): TaskRunner {
+  return new TaskRunner({
+    get config() {
+      return runtime.snapshot.config;
+    },
+    runtime,
+    ...parts,
+    log: pino({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'tasks' }),
+  });
+}
+
+function watchForMetrics(metrics: Metrics, runtime: Runtime, spend: SpendStore): void {
+  metrics.watchCircuits(() => runtime.snapshot.upstreams.circuits());
+  // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
+  metrics.onScrape(async () => {
+    spend.commitQueued?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  });
 }
 
 function networkOptions(config: LoadedConfig) {

@@ -8,9 +8,8 @@ import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { Deadline } from '../net/deadline.js';
-import { readCapped } from '../net/read-capped.js';
+import { readAnswer } from './read-answer.js';
 import { toFormData } from '../pipeline/send.js';
-import { upstreamMalformed } from '../pipeline/usage.js';
 import type { TaskQueue, TaskRunnerDeps } from './deps.js';
 import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
@@ -22,18 +21,6 @@ import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type 
 export type { Submission } from './submission.js';
 
 const TOLERATED = new Set([408, 425, 429]);
-/** The most a submit or status answer may be (a base64 image result fits; a video travels by URL or download). */
-const ANSWER_LIMIT = 32 * 1024 * 1024;
-
-/** A JSON answer read within ANSWER_LIMIT: a larger or unparsable one is a malformed answer, never buffered whole. */
-async function readAnswer(body: AsyncIterable<unknown> & { destroy(): void }, channel: string): Promise<unknown> {
-  const bytes = await readCapped(body, ANSWER_LIMIT, () => upstreamMalformed(channel, `its answer is over ${ANSWER_LIMIT} bytes`));
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw upstreamMalformed(channel, 'its body is not JSON');
-  }
-}
 const MAX_TEXT = 300;
 const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
 
