@@ -51,6 +51,7 @@ async function main() {
   const pidFile = services.dataPath(PID_FILE);
   mkdirSync(dirname(pidFile), { recursive: true });
   writeFileSync(pidFile, String(process.pid));
+  app.log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
   services.onClose(() => rmSync(pidFile, { force: true }));
   process.on('SIGHUP', () => void reloadConfig(services, app.log));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

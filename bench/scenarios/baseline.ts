@@ -24,10 +24,10 @@ function checkOut(ref: string): string {
 /** req/s and the gateway process's CPU µs per request over one 5 s run at c=32. */
 async function load(gateway: BenchGateway): Promise<{ rps: number; cpuMicros: number }> {
   const options = { url: `${gateway.url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` }, body: chatBody(), connections: 32 };
-  const before = cpuSeconds(gateway.workerPid);
+  const before = cpuSeconds(gateway.pid);
   const result = await autocannon({ ...options, duration: 5 });
   if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors`);
-  return { rps: result.requests.average, cpuMicros: ((cpuSeconds(gateway.workerPid) - before) * 1e6) / result.requests.total };
+  return { rps: result.requests.average, cpuMicros: ((cpuSeconds(gateway.pid) - before) * 1e6) / result.requests.total };
 }
 
 const median = (values: number[]) => percentile(values, 50);
@@ -39,7 +39,7 @@ export async function run(): Promise<Record<string, number | string>> {
   try {
     const head = await startBenchGateway(mock.url);
     gateways.push(head);
-    const baseline = await startBenchGateway(mock.url, '', dir);
+    const baseline = await startBenchGateway(mock.url, { root: dir });
     gateways.push(baseline);
     const both = [head, baseline] as const;
     const auth = (g: BenchGateway) => ({ authorization: `Bearer ${g.key}` });
