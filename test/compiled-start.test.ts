@@ -21,7 +21,7 @@ describe('npm start runs the compiled gateway', () => {
     upstream = await FakeUpstream.start();
     mkdirSync(join(dir, 'channels'));
     writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', `${upstream.url}/v1`));
-    writeFileSync(join(dir, 'config.yaml'), `storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n`);
+    writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n`);
     const gateway = spawnGateway('npm', ['start', '--silent'], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
     started.push(gateway);
     // The first start may build dist/ first (prestart, when src/ is newer than the last build).
