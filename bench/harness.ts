@@ -97,6 +97,8 @@ export interface GatewayOptions {
   runner?: GatewayRunner;
   /** server.workers (default 1; a checkout without the setting runs one process). */
   workers?: number;
+  /** Config sections after server, storage and channels (YAML). */
+  extraConfig?: string;
 }
 
 /** Whether the checkout at `root` builds dist/ (scripts/build.mjs) and knows server.workers. */
@@ -118,7 +120,7 @@ export async function startBenchGateway(upstreamUrl: string, options: GatewayOpt
     `id: bench\nprotocol: openai-chat\nbaseUrl: ${upstreamUrl}/v1\nmodels:\n  - id: bench-chat\n    upstream: bench-upstream\n    kind: chat\n    price: { inputPerMillion: 1.0, outputPerMillion: 2.0 }\n${options.extraChannels ?? ''}`,
   );
   const workers = knowsWorkers(root) ? `  workers: ${options.workers ?? 1}\n` : '';
-  writeFileSync(join(dir, 'config.yaml'), `server:\n  logLevel: warn\n${workers}storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n`);
+  writeFileSync(join(dir, 'config.yaml'), `server:\n  logLevel: warn\n${workers}storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n${options.extraConfig ?? ''}`);
   const port = await freePort();
   // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
   // BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the gateway process; see bench/README.md.
