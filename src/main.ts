@@ -47,6 +47,9 @@ async function serve(config: LoadedConfig, worker: boolean) {
   const issued = worker ? undefined : await bootstrapDefaultWorkspace(services.db);
   if (issued) app.log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
   await startBackgroundJobs(services, app.log);
+  // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
+  // A worker gets it from the primary (whose pid is the one written), as soon as it listens: the handler is in place by then.
+  process.on('SIGHUP', () => void reloadConfig(services, app.log));
 
   const host = process.env.HOST || config.gateway.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
@@ -62,8 +65,6 @@ async function serve(config: LoadedConfig, worker: boolean) {
     services.onClose(() => metricsServer.close());
     if (!worker) app.log.info(`metrics: ${metricsServer.url}/metrics`);
   }
-  // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
-  // A worker gets it from the primary, whose pid is the one written.
   if (!worker) {
     const pidFile = services.dataPath(PID_FILE);
     mkdirSync(dirname(pidFile), { recursive: true });
@@ -71,7 +72,6 @@ async function serve(config: LoadedConfig, worker: boolean) {
     services.onClose(() => rmSync(pidFile, { force: true }));
     app.log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
   }
-  process.on('SIGHUP', () => void reloadConfig(services, app.log));
   let draining = false;
   const drain = (signal: string) => {
     if (draining) return;
