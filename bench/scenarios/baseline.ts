@@ -61,9 +61,14 @@ export async function run(): Promise<Record<string, number | string>> {
     }
 
     const p50: [number[], number[]] = [[], []];
+    const p99: [number[], number[]] = [[], []];
     const ttft: [number[], number[]] = [[], []];
     for (let i = 0; i < 3; i++) {
-      for (const which of [0, 1]) p50[which].push(percentile(await sequentialTimes(url(both[which]), auth(both[which]), chatBody(), 500), 50));
+      for (const which of [0, 1]) {
+        const times = await sequentialTimes(url(both[which]), auth(both[which]), chatBody(), 1000);
+        p50[which].push(percentile(times, 50));
+        p99[which].push(percentile(times, 99));
+      }
       for (const which of [0, 1]) ttft[which].push(percentile(await sequentialTimes(url(both[which]), auth(both[which]), chatBody({ stream: true }), 300, true), 50));
     }
 
@@ -79,6 +84,8 @@ export async function run(): Promise<Record<string, number | string>> {
       'head/baseline CPU per request (<= 1: no regression)': round(median(cpu[0]) / median(cpu[1])),
       head_p50_ms_c1: round(median(p50[0])),
       baseline_p50_ms_c1: round(median(p50[1])),
+      head_p99_ms_c1: round(median(p99[0])),
+      baseline_p99_ms_c1: round(median(p99[1])),
       head_ttft_p50_ms: round(median(ttft[0])),
       baseline_ttft_p50_ms: round(median(ttft[1])),
     };
