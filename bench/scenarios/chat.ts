@@ -37,13 +37,16 @@ export async function run(): Promise<Record<string, number | string>> {
     const allRps = Math.max(...allRuns);
 
     const count = 1500;
-    const directLatency = percentile(await sequentialTimes(direct, {}, chatBody(), count), 50);
-    const gatewayLatency = percentile(await sequentialTimes(relayed, auth, chatBody(), count), 50);
-    const plainLatency = percentile(await sequentialTimes(`${plain.match[1]}/v1/chat/completions`, {}, chatBody(), count), 50);
+    const directTimes = await sequentialTimes(direct, {}, chatBody(), count);
+    const gatewayTimes = await sequentialTimes(relayed, auth, chatBody(), count);
+    const plainTimes = await sequentialTimes(`${plain.match[1]}/v1/chat/completions`, {}, chatBody(), count);
+    const [directLatency, gatewayLatency, plainLatency] = [directTimes, gatewayTimes, plainTimes].map((t) => percentile(t, 50));
+    const [directP99, gatewayP99, plainP99] = [directTimes, gatewayTimes, plainTimes].map((t) => percentile(t, 99));
 
     const streamBody = chatBody({ stream: true });
     const directTtft = percentile(await sequentialTimes(direct, {}, streamBody, 800, true), 50);
     const gatewayTtft = percentile(await sequentialTimes(relayed, auth, streamBody, 800, true), 50);
+    const plainTtft = percentile(await sequentialTimes(`${plain.match[1]}/v1/chat/completions`, {}, streamBody, 800, true), 50);
     return {
       direct_rps: round(directRps, 0),
       gateway_rps: round(gatewayRps, 0),
@@ -62,6 +65,11 @@ export async function run(): Promise<Record<string, number | string>> {
       direct_ttft_p50_ms: round(directTtft),
       gateway_ttft_p50_ms: round(gatewayTtft),
       'added time to first SSE token ms (target <= 0.5)': round(gatewayTtft - directTtft),
+      'bare relay added time to first SSE token ms': round(plainTtft - directTtft),
+      'gateway first token beyond the bare relay ms (target <= 0.2)': round(gatewayTtft - plainTtft),
+      'added p99 latency ms at c=1': round(gatewayP99 - directP99),
+      'bare relay added p99 latency ms at c=1': round(plainP99 - directP99),
+      'gateway p99 beyond the bare relay ms (target <= 1)': round(gatewayP99 - plainP99),
     };
   } finally {
     await gateway.stop();
