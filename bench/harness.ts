@@ -185,7 +185,7 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-/** Sequential requests at concurrency 1; returns per-request times in ms to the full body (or first chunk). */
+/** Sequential requests at concurrency 1 on one keep-alive connection; returns per-request times in ms to the full body (or to the first event). */
 export async function sequentialTimes(url: string, headers: Record<string, string>, body: string, count: number, firstChunkOnly = false): Promise<number[]> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: 1 });
@@ -196,11 +196,13 @@ export async function sequentialTimes(url: string, headers: Record<string, strin
       const res = await pool.request({ method: 'POST', path: target.pathname, headers: { 'content-type': 'application/json', ...headers }, body });
       if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${await res.body.text()}`);
       if (firstChunkOnly) {
+        // The time of the first event, but the stream is read to its end: leaving it early would close the connection,
+        // and every sample would then include a new TCP connection (and the relay's abort of its upstream call).
+        let first = 0;
         for await (const chunk of res.body) {
-          if (String(chunk).includes('data:')) break;
+          if (!first && String(chunk).includes('data:')) first = performance.now();
         }
-        times.push(performance.now() - started);
-        await res.body.dump();
+        times.push(first - started);
       } else {
         await res.body.text();
         times.push(performance.now() - started);
