@@ -59,6 +59,14 @@ export class SseWriter {
     for (const event of events) this.pending += sseFrame(event);
   }
 
+  /** Ends the response with what is still pending: the last frames and the end of the body in one write. */
+  end(): void {
+    const last = this.pending;
+    this.pending = '';
+    if (last) this.res.end(last);
+    else this.res.end();
+  }
+
   async flush(): Promise<void> {
     if (!this.pending) return;
     const ok = this.res.write(this.pending);

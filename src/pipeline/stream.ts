@@ -85,17 +85,15 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     }
     if (!call.signal.aborted) await relay(reader.end());
     if (call.timedOut) throw deadlineError(sent.route);
-    if (!call.clientGone) {
-      out.add(mapper.end());
-      await out.flush();
-    }
+    // The closing events go out with the end of the response (below), in one write.
+    if (!call.clientGone) out.add(mapper.end());
   } catch (err) {
     if (!call.clientGone) {
       const failure = readFailure(err, sent);
       const error = failure instanceof GatewayError ? failure : internalError(failure);
       req.log.warn({ err, channel }, 'upstream stream failed');
+      // Written with the end of the response, below.
       out.add(mapper.fail(error));
-      await out.flush().catch(() => undefined);
     }
     body.destroy();
   } finally {
@@ -103,7 +101,7 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     // the stream), and nothing in it may keep the response from ending.
     const settling = settleFromUsage(charge, sent.route, usage, req.log).catch((err: unknown) => req.log.error({ err }, 'settling a stream failed'));
     if (!answerBeforeCommit(call)) await settling;
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded) out.end();
     // The answer is complete: the runtime snapshot may go while the settlement commits.
     call.dispose();
     await settling;
