@@ -77,13 +77,17 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
   writeFileSync(pidFile, String(process.pid));
 
   const handlers = primaryHandlers();
+  /** Workers alive (cluster.workers may still list one whose exit is being reported). */
+  const live = new Set<Worker>();
   let stopping = false;
+  let exitCode = 0;
   let announced = false;
   const listened = new WeakSet<Worker>();
   const reloadPending = new WeakSet<Worker>();
 
   const fork = () => {
     const worker = cluster.fork();
+    live.add(worker);
     serveWorker(worker, handlers);
     worker.once('listening', (address) => {
       listened.add(worker);
@@ -100,16 +104,18 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
   };
 
   cluster.on('exit', (worker, code, signal) => {
+    live.delete(worker);
     if (stopping) {
-      if (!Object.keys(cluster.workers ?? {}).length) {
+      if (!live.size) {
         rmSync(pidFile, { force: true });
-        process.exit(0);
+        process.exit(exitCode);
       }
       return;
     }
     if (!listened.has(worker)) {
       // It died starting (a port in use, a store it cannot open): another would too. Stop rather than fork in a loop.
       log.error(`worker ${worker.process.pid} exited (${signal ?? code}) before it listened; stopping`);
+      exitCode = 1;
       stop('SIGTERM');
       return;
     }
@@ -120,21 +126,22 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    log.info(`${signal}: draining ${Object.keys(cluster.workers ?? {}).length} worker(s), then closing`);
+    log.info(`${signal}: draining ${live.size} worker(s), then closing`);
     setTimeout(() => {
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      for (const worker of live) worker.process.kill('SIGKILL');
       rmSync(pidFile, { force: true });
       process.exit(1);
     }, PRIMARY_GRACE_MS).unref();
-    const workers = Object.values(cluster.workers ?? {});
-    if (!workers.length) process.exit(0);
-    for (const worker of workers) worker?.process.kill('SIGTERM');
+    if (!live.size) {
+      rmSync(pidFile, { force: true });
+      process.exit(exitCode);
+    }
+    for (const worker of live) worker.process.kill('SIGTERM');
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
   // A worker reloads once it listens (before that, SIGHUP would end it): one still starting gets it then.
   process.on('SIGHUP', () => {
-    for (const worker of Object.values(cluster.workers ?? {})) {
-      if (!worker) continue;
+    for (const worker of live) {
       if (listened.has(worker)) worker.process.kill('SIGHUP');
       else reloadPending.add(worker);
     }

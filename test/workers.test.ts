@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,4 +113,21 @@ describe('server.workers: 2', () => {
     expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200, 200]);
     await vi.waitFor(() => expect([primary, ...workers].filter(alive)).toEqual([]), { timeout: 20_000 });
   }, 180_000);
+
+  it('stops with exit code 1, forking no more, when its workers cannot start (the port is taken)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const failing = join(dir, 'failing');
+    mkdirSync(failing);
+    writeFileSync(join(failing, 'config.yaml'), `server:\n  workers: 2\nstorage:\n  dataDir: ${failing}/data\nchannels:\n  dir: ${dir}/channels\n  protocolsDir: ${repoRoot}/channels/protocols\n`);
+    const primary = spawnGateway(join(repoRoot, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(failing, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' } });
+    try {
+      expect(await primary.exited).toBe(1);
+      expect(primary.lines.filter((l) => l.includes('before it listened; stopping')).length).toBeGreaterThanOrEqual(1);
+      expect(primary.lines.some((l) => l.includes('starting another'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
 });
