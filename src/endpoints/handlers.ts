@@ -12,6 +12,7 @@ import health from './health.js';
 import imagesEdits from './images-edits.js';
 import imagesGenerations from './images-generations.js';
 import messages from './messages.js';
+import messagesCountTokens from './messages-count-tokens.js';
 import metrics from './metrics.js';
 import models from './models.js';
 import readiness from './readiness.js';
