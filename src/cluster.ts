@@ -17,7 +17,7 @@ import { openConfiguredDatabase } from './store/open.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { passwordLinkUrl } from './dashboard/password-links.js';
 import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
-import { PID_FILE } from './reload.js';
+import { PID_FILE, pidFileContents } from './reload.js';
 
 /** server.workers: that many processes; unset, one per core. An in-memory database cannot be shared: one. */
 export function workerCount(config: LoadedConfig): number {
@@ -74,7 +74,7 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
 
   const pidFile = dataPathFor(config)(PID_FILE);
   mkdirSync(dirname(pidFile), { recursive: true });
-  writeFileSync(pidFile, String(process.pid));
+  writeFileSync(pidFile, pidFileContents());
 
   const handlers = primaryHandlers();
   /** Workers alive (cluster.workers may still list one whose exit is being reported). */

@@ -10,7 +10,7 @@ import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { passwordLinkUrl } from './dashboard/password-links.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './metrics-server.js';
-import { PID_FILE, reloadConfig } from './reload.js';
+import { PID_FILE, pidFileContents, reloadConfig } from './reload.js';
 import { runPrimary, workerCount } from './cluster.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -68,7 +68,7 @@ async function serve(config: LoadedConfig, worker: boolean) {
   if (!worker) {
     const pidFile = services.dataPath(PID_FILE);
     mkdirSync(dirname(pidFile), { recursive: true });
-    writeFileSync(pidFile, String(process.pid));
+    writeFileSync(pidFile, pidFileContents());
     services.onClose(() => rmSync(pidFile, { force: true }));
     app.log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
   }

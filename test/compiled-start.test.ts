@@ -30,7 +30,7 @@ describe('npm start runs the compiled gateway', () => {
     const pid = Number((await gateway.waitFor(/"msg":"pid (\d+) /))[1]);
 
     // The pid it prints and writes is the node process running dist/main.js, npm's own child: no wrapper in between.
-    expect(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8')).toBe(String(pid));
+    expect(JSON.parse(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8')).pid).toBe(pid);
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('dist/main.js');
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).not.toContain('tsx');
     expect(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]).toBe(String(gateway.child.pid));

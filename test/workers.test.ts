@@ -62,7 +62,7 @@ describe('server.workers: 2', () => {
     const url = (await gateway.waitFor(/listening at (http:\/\/127\.0\.0\.1:\d+) with 2 workers/, 90_000))[1];
     await gateway.waitFor(/"msg":"pid \d+ /);
     // tsx runs the primary in a child of its launcher: the pid written is the primary's, whose children are the workers.
-    const primary = Number(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8'));
+    const primary = (JSON.parse(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8')) as { pid: number }).pid;
     await vi.waitFor(() => expect(workersOf(primary)).toHaveLength(2), { timeout: 30_000 });
     await vi.waitFor(() => expect(gateway!.lines.filter((l) => l.includes('Server listening at'))).toHaveLength(2), { timeout: 30_000 });
     expect(gateway.lines.filter((l) => l.includes('first start: created workspace'))).toHaveLength(1);

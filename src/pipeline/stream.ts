@@ -9,7 +9,8 @@ import { deadlineError, type Sent } from './send.js';
 import { answerBeforeCommit, settleFromUsage } from './settle.js';
 import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
-import { archiveOutputs } from './outputs.js';
+import { archiveOutputs, type ArchivedResult } from './outputs.js';
+import { recordResponseId } from './provider-ids.js';
 
 /** The event being relayed, its data parsed at most once, whoever asks first (the usage reader or the mapper); one per stream. */
 class CurrentEvent {
@@ -58,6 +59,8 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
   const out = new SseWriter(res);
   const current = new CurrentEvent(channel);
   const media = sent.operation.outputs?.events;
+  // Items archived so far in this stream, by id: the final event's copy of an item gets the same fields.
+  const archived = media ? new Map<string, ArchivedResult>() : undefined;
   const relay = async (events: SseEvent[]) => {
     for (let event of events) {
       if (call.signal.aborted) return;
@@ -66,10 +69,12 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
       if (archive) {
         // outputs: an event carrying media (a generated image) goes on with its archive fields added.
         const data = current.parse();
-        await archiveOutputs(call, archive, data);
+        await archiveOutputs(call, archive, data, archived);
         event = { event: event.event, data: JSON.stringify(data) };
         current.set(event, data);
       }
+      // A Responses stream names its response first: recorded for this workspace before the client sees the id.
+      if (event.event === 'response.created' && call.dialect === 'openai-responses') await recordResponseId(call, (current.parse() as { response?: unknown }).response);
       usage.fromEvent(event, current.parse);
       // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
       usage.counts();

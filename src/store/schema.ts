@@ -151,6 +151,14 @@ export interface Database {
   password_links: PasswordLinksTable;
   sign_in_failures: SignInFailuresTable;
   tasks: TasksTable;
+  provider_ids: ProviderIdsTable;
+}
+
+export interface ProviderIdsTable {
+  kind: string;
+  provider_id: string;
+  workspace_id: string;
+  created_at: number;
 }
 
 export interface LeasesTable {
@@ -183,7 +191,8 @@ export interface TasksTable {
   /** JSON of the ChargeRef reserved at creation, settled or released by whichever process finishes the task. */
   charge: string;
   file_id: string | null;
-  archive_status: 'archived' | 'failed' | null;
+  /** `expired`: the archived file expired and was swept (a deleted file's row is simply gone). */
+  archive_status: 'archived' | 'failed' | 'expired' | 'deleted' | null;
   provider_url: string | null;
   error_code: string | null;
   error_message: string | null;

@@ -60,7 +60,7 @@ export function registerKeysRoutes(app: FastifyInstance, services: Services): vo
   app.post('/settings/keys/:id/cap', { preHandler: [app.csrfProtection, managers] }, async (req, reply) => {
     const { id } = req.params as { id: string };
     if (!(await workspaceKey(db, req.dashboard!.workspace.workspaceId, id))) throw keyNotFound();
-    await setApiKeySpendCap(db, id, parseCap((req.body as Form | undefined)?.cap));
+    await setApiKeySpendCap(db, id, parseCap((req.body as Form | undefined)?.cap, true));
     req.log.info({ keyId: id, userId: req.dashboard!.user.id }, 'dashboard: API key cap changed');
     return rowOrRedirect(req, reply, id);
   });
