@@ -1,7 +1,6 @@
 // Hot reload (SIGHUP, or `npm run admin -- reload`): check the config file again and swap the runtime snapshot, or keep serving.
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import { summarize } from './config/load.js';
 import { ConfigError } from './errors.js';
 import type { Services } from './services.js';
 
@@ -26,6 +25,8 @@ export function lastReload(services: Services): ReloadOutcome | undefined {
 }
 
 export async function reloadConfig(services: Services, log: FastifyBaseLogger): Promise<boolean> {
+  // Loaded here, not at the top: the admin CLI imports PID_FILE from this module and needs none of the config loader.
+  const { summarize } = await import('./config/load.js');
   const before = services.config;
   const at = Math.floor(Date.now() / 1000);
   try {

@@ -152,6 +152,8 @@ export interface Database {
   sign_in_failures: SignInFailuresTable;
   tasks: TasksTable;
   provider_ids: ProviderIdsTable;
+  audit_log: AuditLogTable;
+  sso_logins: SsoLoginsTable;
 }
 
 export interface ProviderIdsTable {
@@ -159,6 +161,33 @@ export interface ProviderIdsTable {
   provider_id: string;
   workspace_id: string;
   created_at: number;
+}
+
+/** A single sign-on started and not yet finished (migration 014). */
+export interface SsoLoginsTable {
+  state_hash: string;
+  browser_hash: string;
+  code_verifier: string;
+  nonce: string;
+  expires_at: number;
+}
+
+export type AuditActorKind = 'user' | 'admin_token' | 'cli';
+
+/** One admin change; append-only (see migration 012). */
+export interface AuditLogTable {
+  id: string;
+  /** Unix milliseconds. */
+  at: number;
+  actor_kind: AuditActorKind;
+  actor_id: string;
+  action: string;
+  workspace_id: string | null;
+  target_id: string | null;
+  /** JSON of the record before the change (secrets never), or null. */
+  before: string | null;
+  after: string | null;
+  address: string | null;
 }
 
 export interface LeasesTable {
