@@ -1,4 +1,5 @@
 // Everything a handler may use, built once from the config: database, cache, upstream pools, meter, metrics, schemas.
+import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
@@ -25,6 +26,7 @@ import { openFileStore } from './files/service.js';
 import type { FileSettings } from './files/file-store.js';
 import { TaskRunner } from './tasks/runner.js';
 import type { TaskRunnerDeps } from './tasks/deps.js';
+import { askPrimary, shareMetrics } from './cluster-ipc.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -142,6 +144,11 @@ function createTaskRunner(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config'
 }
 
 function watchForMetrics(metrics: Metrics, runtime: Runtime, spend: SpendStore): void {
+  if (cluster.isWorker) {
+    // One of several workers (server.workers): the primary adds up every worker's metrics for a scrape.
+    shareMetrics(metrics.registry);
+    metrics.scrapeWith(() => askPrimary<string>('metrics'));
+  }
   metrics.watchCircuits(() => runtime.snapshot.upstreams.circuits());
   // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
   metrics.onScrape(async () => {
