@@ -6,6 +6,8 @@ export interface TokenUsage {
   outputTokens: number;
   /** Input tokens served from the upstream's prompt cache; counted inside inputTokens. */
   cachedInputTokens?: number;
+  /** Output tokens spent reasoning, where the upstream counts them apart; counted inside outputTokens (reported, never priced apart). */
+  reasoningTokens?: number;
 }
 
 export interface Cost {

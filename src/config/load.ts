@@ -12,6 +12,8 @@ import { familyRoutes } from '../tasks/spec.js';
 
 const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
+/** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
+const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'];
 
 /** `--config PATH`, then GATEWAY_CONFIG, then config.yaml, then config.example.yaml. */
 export function resolveConfigPath(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
@@ -135,6 +137,12 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       billingCurrency ??= { currency: model.price.currency, where: `${displayPath(path)} model "${model.id}"` };
       if (model.price.currency !== billingCurrency.currency) {
         problems.add(source, `/models/${index}/price/currency`, `model "${model.id}" is priced in ${model.price.currency}, but ${billingCurrency.where} is priced in ${billingCurrency.currency}; spending caps and totals use one currency`);
+      }
+      for (const capability of chatCapabilities) {
+        const declared = (model as unknown as Record<string, unknown>)[capability];
+        if (model.kind !== 'chat' && declared !== undefined && declared !== false) {
+          problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is a ${model.kind} model: "${capability}" describes what a chat model accepts`);
+        }
       }
       const owners = modelOwners.get(model.id) ?? [];
       owners.push({ channel, index, source });

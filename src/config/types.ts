@@ -23,6 +23,11 @@ export interface ModelConfig {
   price: PriceConfig;
   evaluation?: Record<string, unknown>;
   media?: Record<string, unknown>;
+  /** What the model accepts, read by translations (schemas/model.schema.json); never sent upstream. */
+  reasoning: boolean;
+  outputBound?: 'max_tokens' | 'max_completion_tokens';
+  thinking: boolean;
+  prefill: boolean;
 }
 
 export interface ChannelConfig {

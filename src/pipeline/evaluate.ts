@@ -25,7 +25,7 @@ interface EvaluatePlan {
 
 /** Usage summed over every upstream call of one request; one answer without usable usage makes the whole request unmetered. */
 class Spent {
-  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+  readonly usage: Required<Omit<TokenUsage, 'reasoningTokens'>> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
   answered = 0;
   unmetered = false;
   add(counts: TokenUsage) {

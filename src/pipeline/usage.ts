@@ -98,6 +98,8 @@ export class UsageReader {
     if (input === null && output === null) return undefined;
     const cached = readCount(mapped?.cachedInputTokens, 'cachedInputTokens', this.channel) ?? 0;
     this.normalised = { inputTokens: input ?? 0, outputTokens: output ?? 0, cachedInputTokens: Math.min(cached, input ?? 0) };
+    const reasoning = readCount(mapped?.reasoningTokens, 'reasoningTokens', this.channel);
+    if (reasoning !== null) this.normalised.reasoningTokens = Math.min(reasoning, output ?? 0);
     return this.normalised;
   }
 
