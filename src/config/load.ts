@@ -141,7 +141,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       for (const capability of chatCapabilities) {
         const declared = (model as unknown as Record<string, unknown>)[capability];
         if (model.kind !== 'chat' && declared !== undefined && declared !== false) {
-          problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is a ${model.kind} model: "${capability}" describes what a chat model accepts`);
+          problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is of kind ${model.kind}: "${capability}" says what a chat model accepts`);
         }
       }
       const owners = modelOwners.get(model.id) ?? [];
