@@ -31,15 +31,25 @@ export interface FieldRule {
   neutral?: unknown[];
 }
 
+/** A field rule as checked per request: neutral values compared as JSON text (`[text]`, `{}` are values too). */
+interface CheckedRule {
+  action: FieldRule['action'];
+  reason?: string;
+  neutral?: Set<string>;
+}
+
+const checkedRules = (fields: Record<string, FieldRule> = {}) =>
+  new Map<string, CheckedRule>(Object.entries(fields).map(([name, rule]) => [name, { ...rule, neutral: rule.neutral && new Set(rule.neutral.map((v) => JSON.stringify(v))) }]));
+
 /** Throws the 400 for the first client field the table refuses, or does not list at all: nothing is dropped in silence. */
-function checkFields(body: Record<string, unknown>, fields: Map<string, FieldRule>, channel: string) {
+function checkFields(body: Record<string, unknown>, fields: Map<string, CheckedRule>, channel: string) {
   for (const field in body) {
     const rule = fields.get(field);
     if (rule?.action === 'map' || rule?.action === 'ignore') continue;
     const value = body[field];
     if (value === undefined || value === null) continue;
     if (!rule) throw new TranslationError(`"${clientField(field)}" is not a field channel "${channel}" can take from this client: it is neither translated nor known to be safe to leave out`, clientField(field));
-    if (rule.neutral?.includes(value)) continue;
+    if (rule.neutral?.has(JSON.stringify(value))) continue;
     throw new TranslationError(`"${field}" cannot be sent to channel "${channel}": ${rule.reason}`, field);
   }
 }
@@ -62,7 +72,7 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
   const renderRequest = renderer(config, spec.request, `${where}/request`);
   const renderResponse = renderer(config, spec.response, `${where}/response`);
   const Machine = machines[clientDialect] ?? StreamMachine;
-  const fields = new Map(Object.entries(spec.fields ?? {}));
+  const fields = checkedRules(spec.fields);
   const stream: StreamMachineSpec = {
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
     encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
