@@ -270,6 +270,24 @@ describe('an assistant prefill', () => {
   });
 });
 
+describe('an assistant prefill from a Responses client', () => {
+  it('is refused naming input on a chat model that cannot continue it, and continued by Anthropic', async () => {
+    const input: OpenAI.Responses.ResponseInput = [
+      { role: 'user', content: 'What is the answer?' },
+      { role: 'assistant', content: 'The answer is' },
+    ];
+    const error = await openai.responses.create({ model: 'plain-vendor', input }).then(
+      () => undefined,
+      (err: unknown) => err as InstanceType<typeof OpenAI.BadRequestError>,
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error!.param).toBe('input');
+    expect(fake.requests).toHaveLength(0);
+    await openai.responses.create({ model: 'claude-plain', input });
+    expect(fake.last!.body.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'The answer is' }] });
+  });
+});
+
 describe('the Anthropic stream from a chat upstream', () => {
   it('never sends a block delta after its content_block_stop when tool-call chunks interleave', async () => {
     const call = (index: number, fields: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...fields }] });
