@@ -1,10 +1,12 @@
 // Typed views of the billing and rate-limits config sections (schemas/config/billing.json, rate-limits.json).
-import type { LoadedConfig } from '../config/types.js';
+import type { LoadedConfig, ModelLimits } from '../config/types.js';
 
 export interface BillingConfig {
   reservationTtlSeconds: number;
   sweepIntervalSeconds: number;
   settleBatchMs: number;
+  /** Limits the estimate assumes for a model that declares none (never sent upstream). */
+  defaultLimits: ModelLimits;
 }
 
 export interface RateLimitsConfig {

@@ -11,6 +11,9 @@ import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 import { familyRoutes } from '../tasks/spec.js';
 
 const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
+/** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
+const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
+
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
 /** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
 const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'];
@@ -99,6 +102,12 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       problems.add(read.source, '/id', `protocol "${read.value.id}" is already defined in ${displayPath(protocols.get(read.value.id)!.file)}`);
       continue;
     }
+    // A forwarded header must never carry the client's own credential, or a header the gateway itself sets.
+    read.value.forwardHeaders?.forEach((name, index) => {
+      if (unforwardable.has(name) || name === read.value.auth?.header.toLowerCase()) {
+        problems.add(read.source, `/forwardHeaders/${index}`, `header "${name}" cannot be forwarded: it carries credentials or is set by the gateway`);
+      }
+    });
     protocols.set(read.value.id, { ...read.value, file: path });
     protocolSources.set(read.value.id, read.source);
   }
@@ -143,6 +152,9 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
         if (model.kind !== 'chat' && declared !== undefined && declared !== false) {
           problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is of kind ${model.kind}: "${capability}" says what a chat model accepts`);
         }
+      }
+      if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
+        problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);
       }
       const owners = modelOwners.get(model.id) ?? [];
       owners.push({ channel, index, source });

@@ -5,6 +5,7 @@
 import { clientValue, LimitError, NotFoundError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
+import { forgetSourceText } from '../http/json-text.js';
 
 /** Inline images and documents a request may carry in all, as file ids resolved to bytes. */
 const INPUT_FILES_LIMIT = 25 * 1024 * 1024;
@@ -41,6 +42,8 @@ class InputFiles {
     this.used += row.bytes;
     if (this.used > INPUT_FILES_LIMIT) throw new LimitError('input files named by id may hold at most 25 MiB in all', 'request_too_large', param);
     const bytes = await readAll((await services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>);
+    // The body is about to change in place: its text no longer says what it holds.
+    forgetSourceText(this.call.body);
     return { contentType: row.content_type, base64: bytes.toString('base64'), filename: row.filename };
   }
 }
