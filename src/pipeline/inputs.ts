@@ -5,7 +5,11 @@
 import { clientValue, LimitError, NotFoundError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
+import { ownsProviderId } from '../store/provider-ids.js';
+import type { ModelRoute } from '../config/types.js';
+import { operationDialect } from '../engine/translators.js';
 import { forgetSourceText } from '../http/json-text.js';
+import { holdForCall } from './image-form.js';
 
 /** Inline images and documents a request may carry in all, as file ids resolved to bytes. */
 const INPUT_FILES_LIMIT = 25 * 1024 * 1024;
@@ -41,6 +45,8 @@ class InputFiles {
     }
     this.used += row.bytes;
     if (this.used > INPUT_FILES_LIMIT) throw new LimitError('input files named by id may hold at most 25 MiB in all', 'request_too_large', param);
+    // The bytes (and their data URL, a third larger) are held against the process-wide budget until the response is done.
+    holdForCall(this.call)(row.bytes * 2);
     const bytes = await readAll((await services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>);
     // The body is about to change in place: its text no longer says what it holds.
     forgetSourceText(this.call.body);
@@ -68,13 +74,41 @@ function namedParts(messages: unknown, named: (part: Part) => boolean): Part[] |
   return found;
 }
 
-/** Responses: `{type: "input_image", file_id}` naming a workspace file becomes `image_url: data:...`. */
-function responsesInputs(call: Call): Promise<void> | undefined {
+/**
+ * Provider-side ids a Responses request names (`previous_response_id`, an `input_file` or `input_file`'s provider
+ * `file_id`) must have been handed to this workspace by this gateway: another workspace's, or one it never handed out,
+ * is 404 before any upstream call (a provider account is shared by every workspace).
+ */
+async function checkProviderIds(call: Call, parts: Record<string, unknown>[]): Promise<void> {
+  const { db } = call.services;
+  const workspace = call.auth.workspaceId;
+  const previous = call.body.previous_response_id;
+  if (previous !== undefined && previous !== null) {
+    if (typeof previous !== 'string' || !(await ownsProviderId(db, 'response', previous, workspace))) throw new NotFoundError(`no response ${clientValue(String(previous))} in this workspace`, 'response_not_found');
+  }
+  for (const part of parts) {
+    if (!part || part.type !== 'input_file' || part.file_id === undefined || part.file_id === null) continue;
+    if (typeof part.file_id !== 'string' || !(await ownsProviderId(db, 'file', part.file_id, workspace))) throw new NotFoundError(`no file ${clientValue(String(part.file_id))} in this workspace`, 'file_not_found');
+  }
+}
+
+/** Every content part of a Responses input's messages. */
+const responsesParts = (input: unknown): Part[] =>
+  Array.isArray(input) ? input.flatMap((item) => (isObject(item) && Array.isArray(item.content) ? (item.content as Part[]) : [])) : [];
+
+/**
+ * Responses: `{type: "input_image", file_id}` naming a workspace file becomes `image_url: data:...`; on a route that
+ * passes Responses through, the provider ids it names are checked first.
+ */
+function responsesInputs(call: Call, routes: readonly ModelRoute[]): Promise<void> | undefined {
   const parts = namedParts(call.body.input, (p) => p.type === 'input_image' && isFileId(p.file_id));
-  if (!parts) return undefined;
+  // Only a route that passes Responses through forwards provider ids (a translated one refuses them with 400 itself).
+  const passedThrough = routes.some((route) => operationDialect(route, 'responses') === 'openai-responses');
+  if (!parts && !passedThrough) return undefined;
   return (async () => {
+    if (passedThrough) await checkProviderIds(call, responsesParts(call.body.input));
     const files = new InputFiles(call);
-    for (const part of parts) {
+    for (const part of parts ?? []) {
       const file = await files.read(part.file_id as string, 'image', 'input');
       delete part.file_id;
       part.image_url = `data:${file.contentType};base64,${file.base64}`;
@@ -127,13 +161,13 @@ function messagesInputs(call: Call): Promise<void> | undefined {
   })();
 }
 
-const byDialect: Record<string, (call: Call) => Promise<void> | undefined> = {
+const byDialect: Record<string, (call: Call, routes: readonly ModelRoute[]) => Promise<void> | undefined> = {
   'openai-responses': responsesInputs,
   'openai-chat': chatInputs,
   'anthropic-messages': messagesInputs,
 };
 
 /** Resolves what the request references, or returns undefined at once when it references nothing. */
-export function resolveInputs(call: Call): Promise<void> | undefined {
-  return byDialect[call.dialect]?.(call);
+export function resolveInputs(call: Call, routes: readonly ModelRoute[]): Promise<void> | undefined {
+  return byDialect[call.dialect]?.(call, routes);
 }
