@@ -101,7 +101,8 @@ const responsesParts = (input: unknown): Part[] =>
  * passes Responses through, the provider ids it names are checked first.
  */
 function responsesInputs(call: Call, routes: readonly ModelRoute[]): Promise<void> | undefined {
-  const parts = namedParts(call.body.input, (p) => p.type === 'input_image' && isFileId(p.file_id));
+  // Every input_image file_id must be a workspace file's: a provider's own ids are not taken here (harden, issue 27).
+  const parts = namedParts(call.body.input, (p) => p.type === 'input_image' && p.file_id !== undefined && p.file_id !== null);
   // Only a route that passes Responses through forwards provider ids (a translated one refuses them with 400 itself).
   const passedThrough = routes.some((route) => operationDialect(route, 'responses') === 'openai-responses');
   if (!parts && !passedThrough) return undefined;
@@ -109,7 +110,9 @@ function responsesInputs(call: Call, routes: readonly ModelRoute[]): Promise<voi
     if (passedThrough) await checkProviderIds(call, responsesParts(call.body.input));
     const files = new InputFiles(call);
     for (const part of parts ?? []) {
-      const file = await files.read(part.file_id as string, 'image', 'input');
+      const id = part.file_id;
+      if (!isFileId(id)) throw new ValidationError(`input_image file_id ${clientValue(String(id))} is not a file id`, 'input');
+      const file = await files.read(id, 'image', 'input');
       delete part.file_id;
       part.image_url = `data:${file.contentType};base64,${file.base64}`;
     }
