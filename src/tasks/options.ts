@@ -12,18 +12,8 @@ export interface TasksOptions {
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
 
-interface TasksSection {
-  tickMilliseconds: number;
-  leaseSeconds: number;
-  batchSize: number;
-  maxNotFound: number;
-  archiveMaxBytes: number;
-  timeoutSeconds?: number;
-  poll?: { firstSeconds?: number; maxSeconds?: number };
-}
-
 export function tasksOptions(config: LoadedConfig): TasksOptions {
-  const section = config.gateway.tasks as TasksSection;
+  const section = config.gateway.tasks;
   return {
     tickMs: section.tickMilliseconds,
     leaseMs: section.leaseSeconds * 1000,

@@ -254,7 +254,7 @@ export class TaskRunner {
       const ref = JSON.parse(row.charge) as ChargeRef;
       const charge = this.services.meter.resume(ref);
       const params = JSON.parse(row.params) as TaskParams;
-      const kind = task.spec.kind as TaskKind;
+      const kind = task.spec.kind;
       const units = unitsOf(kind, task.usage?.({ answer }));
       // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
       const outcome =

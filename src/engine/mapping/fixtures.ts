@@ -8,7 +8,7 @@ import type { ChannelConfig, LoadedConfig, ModelRoute, ProtocolConfig } from '..
 import { readYamlSource } from '../../config/yaml-source.js';
 import { GatewayError, UpstreamError } from '../../errors.js';
 import type { TemplateSet } from '../liquid.js';
-import { buildTranslator, type TranslationSpec } from '../translate/declared.js';
+import { buildTranslator } from '../translate/declared.js';
 import { renderer } from '../translate/render.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
 import { UsageReader } from '../../pipeline/usage.js';
@@ -106,7 +106,7 @@ export class FixtureRunner {
     const key = `${protocol.id}\n${file.client}`;
     let translator = this.translators.get(key);
     if (!translator) {
-      const spec = protocol.translations?.[file.client ?? ''] as TranslationSpec | undefined;
+      const spec = protocol.translations?.[file.client ?? ''];
       if (!spec) throw new Error(`protocol "${protocol.id}" has no translation for client "${file.client}"`);
       translator = buildTranslator(this.config, protocol, file.client!, spec, () => FIXTURE_CONTEXT.nowMs);
       this.translators.set(key, translator);

@@ -1,5 +1,5 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
-import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
+import type { LoadedConfig, ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
 import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
@@ -10,16 +10,8 @@ import { StreamMachine, type StreamMachineSpec } from './stream-machine.js';
 /** The stream machine a client dialect's events need: Responses clients get numbered events and whole items on *.done. */
 const machines: Record<string, typeof StreamMachine> = { 'openai-responses': ResponsesStreamMachine };
 
-export interface TranslationSpec {
-  description?: string;
-  operation: string;
-  fields?: Record<string, { action: 'drop' | 'refuse'; reason: string }>;
-  maps?: Record<string, Record<string, unknown>>;
-  /** Mappings: YAML trees compiled at load (src/engine/mapping/). Usage is read per protocol operation (`operations.<name>.usage`). */
-  request: unknown;
-  response: unknown;
-  stream: { decode: Record<string, unknown>; encode: Record<string, unknown> };
-}
+/** A protocol's `translations.<client>` section (schemas/translation.schema.json). Mappings are YAML trees compiled at load (src/engine/mapping/); usage is read per protocol operation (`operations.<name>.usage`). */
+export type TranslationSpec = TranslationSchema;
 
 /** A failure while rendering an upstream answer is the upstream's fault, never the client's. */
 function asUpstreamFault(err: unknown, ctx: TranslateContext): never {
@@ -76,7 +68,7 @@ export function declaredTranslator(config: LoadedConfig, clientDialect: string, 
   if (!perConfig) built.set(config, (perConfig = new Map()));
   const key = `${route.protocol.id}\n${clientDialect}`;
   if (!perConfig.has(key)) {
-    const spec = route.protocol.translations?.[clientDialect] as TranslationSpec | undefined;
+    const spec = route.protocol.translations?.[clientDialect];
     perConfig.set(key, spec ? buildTranslator(config, route.protocol, clientDialect, spec) : undefined);
   }
   return perConfig.get(key);

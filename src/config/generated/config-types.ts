@@ -1,0 +1,869 @@
+// Generated from schemas/ by `npm run gen:types` (src/cli/config-types.ts); do not edit. A test fails when it is stale.
+
+/**
+ * Routes the gateway serves. Every path answers under both /v1/... and /api/v1/...
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "catalogue".
+ */
+export type Catalogue = {
+  name: string;
+  /**
+   * @minItems 1
+   */
+  method: ('GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'PATCH')[];
+  path: string;
+  /**
+   * Also serve /api<path> for /v1 paths.
+   */
+  aliases: boolean;
+  /**
+   * Scope a key needs; null: any valid key.
+   */
+  scope: string | null;
+  /**
+   * optional: the handler accepts another credential (a signed token).
+   */
+  auth: 'key' | 'none' | 'optional';
+  /**
+   * Error envelope.
+   */
+  dialect: 'openai' | 'anthropic';
+  /**
+   * Id of a schema in schemas/requests/ the JSON body must match.
+   */
+  requestSchema?: string;
+  /**
+   * Largest request body in bytes (default: server.bodyLimitBytes). Every JSON route sets its own.
+   */
+  bodyLimit?: number;
+  /**
+   * The route reads multipart/form-data bodies. Only these routes carry the multipart parser and its per-request hooks.
+   */
+  multipart: boolean;
+  /**
+   * Module src/endpoints/<handler>.ts
+   */
+  handler: string;
+  /**
+   * Passed to the handler factory.
+   */
+  options?: {
+    [k: string]: unknown;
+  };
+}[];
+/**
+ * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "protocol-evaluate".
+ */
+export type EvaluateSpec = ProtocolEvaluate;
+
+/**
+ * The config file: one section per schemas/config/*.json.
+ */
+export interface GatewayConfigSchema {
+  billing: BillingConfig;
+  channels: ChannelsConfig;
+  evaluate: EvaluateConfig;
+  files: FilesConfig;
+  metrics: MetricsConfig;
+  network: NetworkConfig;
+  'rate-limits': RateLimitsConfig;
+  server: ServerConfig;
+  storage: StorageConfig;
+  tasks: TasksConfig;
+}
+/**
+ * Spending caps: how long a reservation holds budget for a request in flight, and how often expired ones are swept.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/billing".
+ */
+export interface BillingConfig {
+  /**
+   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included.
+   */
+  reservationTtlSeconds: number;
+  /**
+   * Embedded (SQLite) store: how long settled charges wait to be written together in one commit, off the response path. Until their commit lands, their reservations keep holding the budget, so caps stay exact; a read of the ledger by this process commits first. 0 writes each turn of the event loop. A hard crash loses the charges of at most this window.
+   */
+  settleBatchMs: number;
+  /**
+   * How often expired reservations are deleted.
+   */
+  sweepIntervalSeconds: number;
+}
+/**
+ * Where channel and protocol files are found.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/channels".
+ */
+export interface ChannelsConfig {
+  /**
+   * Folder of channel YAML files; protocols are read from its protocols/ subfolder. A relative path resolves against the folder of the config file, not the working directory.
+   */
+  dir: string;
+  /**
+   * Folder of protocol YAML files (default: <dir>/protocols). A relative path resolves against the folder of the config file.
+   */
+  protocolsDir?: string;
+}
+/**
+ * Typed evaluation (POST /api/v1/evaluate).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/evaluate".
+ */
+export interface EvaluateConfig {
+  /**
+   * Most questions one request may ask.
+   */
+  maxQuestions: number;
+}
+/**
+ * The workspace file store: upload limit, lifetime, expiry sweeper and signed content URLs. Where bytes live is storage.blobs.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/files".
+ */
+export interface FilesConfig {
+  /**
+   * Largest accepted upload, exact (25 MiB); one byte more is 413.
+   */
+  maxUploadBytes: number;
+  /**
+   * Uploaded and generated files expire this many days after creation.
+   */
+  ttlDays: number;
+  /**
+   * Purposes a client may upload with.
+   *
+   * @minItems 1
+   */
+  uploadPurposes: string[];
+  sweep: {
+    /**
+     * How often expired files are removed.
+     */
+    intervalSeconds: number;
+    batchSize: number;
+    /**
+     * Bytes with no row are removed once they are at least this old (so an upload between its bytes and its row is never touched).
+     */
+    orphanGraceSeconds: number;
+  };
+  signing: {
+    /**
+     * How long a signed content URL is valid.
+     */
+    urlLifetimeSeconds: number;
+    /**
+     * How long a retired key still verifies tokens after its retiredAt.
+     */
+    graceSeconds: number;
+    /**
+     * Signing keys. The first key without retiredAt signs; every listed key verifies (a retired one only until retiredAt + graceSeconds). Empty: a generated secret kept in the database.
+     */
+    keys: {
+      id: string;
+      /**
+       * At least 32 characters; use ${ENV_VAR} to keep it out of the file.
+       */
+      secret: string;
+      /**
+       * When this key stopped signing.
+       */
+      retiredAt?: string;
+    }[];
+  };
+}
+/**
+ * Prometheus metrics (GET /metrics) carry per-model token and cost totals, so they are never open to the world: require a bearer token, serve them on a separate address, or both. With neither, /metrics is not served.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/metrics".
+ */
+export interface MetricsConfig {
+  /**
+   * Bearer token that GET /metrics on the main address requires (`Authorization: Bearer <token>`), at least 16 characters; use ${METRICS_TOKEN} to keep it out of the file. Empty: the main address answers 404.
+   */
+  token: string;
+  /**
+   * A separate address that serves only GET /metrics, without a token; bind it where only the scraper can reach it.
+   */
+  listen?: {
+    host: string;
+    port: number;
+  };
+}
+/**
+ * Fetching URLs that clients and upstreams name (image inputs, generated results): only public https on port 443, every address checked when the connection is made.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/network".
+ */
+export interface NetworkConfig {
+  /**
+   * Exceptions, none by default: `host` exempts that host from the public-address check (an internal provider); `host:port` also allows plain http and that port for it (loopback test servers).
+   */
+  allowHosts: string[];
+  maxRedirects: number;
+  /**
+   * For one whole fetch, body included.
+   */
+  timeoutSeconds: number;
+}
+/**
+ * Requests per minute per API key and per workspace, on every authenticated route. 0 means unlimited. Refused requests get 429 with retry-after.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/rate-limits".
+ */
+export interface RateLimitsConfig {
+  perKey: {
+    requestsPerMinute: number;
+  };
+  perWorkspace: {
+    requestsPerMinute: number;
+  };
+}
+/**
+ * Where the gateway listens and how it logs. The PORT and HOST environment variables override host and port.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/server".
+ */
+export interface ServerConfig {
+  host: string;
+  port: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Base URL clients reach the gateway at (https://gateway.example.com), used in signed file links. Empty: links use a trusted Host (trustedHosts) or else the address the request arrived on, and the gateway warns at start; the Host header alone never decides.
+   */
+  publicUrl: string;
+  /**
+   * Host header values (host or host:port) that signed links may use when publicUrl is empty, for a gateway reached under several names.
+   */
+  trustedHosts: string[];
+  /**
+   * Largest request body on routes without a bodyLimit of their own in the endpoint catalogue.
+   */
+  bodyLimitBytes: number;
+}
+/**
+ * Where metadata, file bytes and counters live.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/storage".
+ */
+export interface StorageConfig {
+  /**
+   * Base folder for the embedded stores. A relative path resolves against the folder of the config file, not the working directory; database.path and blobs.path resolve against this folder.
+   */
+  dataDir: string;
+  database: {
+    /**
+     * Only sqlite is implemented so far; postgres is refused at load until it lands.
+     */
+    driver: 'sqlite' | 'postgres';
+    /**
+     * SQLite file, relative to dataDir (':memory:' for none).
+     */
+    path: string;
+    /**
+     * PostgreSQL connection URL (driver postgres); when empty, DATABASE_URL is used.
+     */
+    url?: string;
+    /**
+     * PostgreSQL schema for the gateway's tables (created when missing); default the connection's search_path.
+     */
+    schema?: string;
+  };
+  blobs: {
+    driver: 'local' | 's3';
+    /**
+     * Local folder, relative to dataDir.
+     */
+    path: string;
+    endpoint?: string;
+    region?: string;
+    bucket?: string;
+    accessKey?: string;
+    secretKey?: string;
+    useSSL?: boolean;
+    pathStyle?: boolean;
+  };
+  cache: {
+    driver: 'memory' | 'redis';
+    /**
+     * Redis URL (driver redis).
+     */
+    url?: string;
+  };
+}
+/**
+ * Asynchronous tasks (videos, model-family routes): how often the poller looks for due tasks, its leases, and overrides of what each protocol declares.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/tasks".
+ */
+export interface TasksConfig {
+  /**
+   * How often each process looks for due tasks.
+   */
+  tickMilliseconds: number;
+  /**
+   * How long a process holds a task it polls or archives (renewed while it works); a crashed holder's tasks are taken over after this.
+   */
+  leaseSeconds: number;
+  /**
+   * Due tasks claimed per look.
+   */
+  batchSize: number;
+  /**
+   * Consecutive 404 answers to a poll after which the task fails.
+   */
+  maxNotFound: number;
+  /**
+   * Largest result archived into the file store (512 MiB); a larger one completes with archive_status failed and the provider URL.
+   */
+  archiveMaxBytes: number;
+  /**
+   * Overrides every task's timeoutSeconds.
+   */
+  timeoutSeconds?: number;
+  /**
+   * Overrides every task's poll interval.
+   */
+  poll?: {
+    firstSeconds?: number;
+    maxSeconds?: number;
+  };
+}
+/**
+ * One upstream provider: where it is, how it is reached and which models it serves at what price.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "channel".
+ */
+export interface ChannelSchema {
+  id: string;
+  description?: string;
+  enabled: boolean;
+  /**
+   * Id of a protocol in channels/protocols/.
+   */
+  protocol: string;
+  baseUrl: string;
+  /**
+   * The protocol operations this vendor serves; by default every one its protocol declares. An OpenAI-compatible vendor without the Responses API lists `[chat]`: Responses requests to its models are then translated to chat (docs/translation.md), and image requests are refused.
+   *
+   * @minItems 1
+   */
+  operations?: string[];
+  /**
+   * Among channels serving a fallback model, lower is tried first.
+   */
+  priority: number;
+  credential?: {
+    /**
+     * Environment variable holding the provider key (`credential` in the protocol's auth and header templates).
+     */
+    env: string;
+    /**
+     * Environment variable holding a second secret, for providers that sign a token per request (`secret` in the auth template, e.g. `{{ credential | jwt_hs256: secret, 1800 }}`).
+     */
+    secretEnv?: string;
+  };
+  /**
+   * Extra headers sent upstream (Liquid, with `credential` in scope).
+   */
+  headers?: {
+    [k: string]: string;
+  };
+  timeouts: {
+    connectMs: number;
+    headersMs: number;
+    bodyMs: number;
+    /**
+     * Overall deadline of one upstream call, streams included (an upstream trickling a byte at a time never passes it); past it the call ends with 504. An operation may set its own.
+     */
+    deadlineMs: number;
+  };
+  /**
+   * Retries of one upstream call, made only before any byte of an answer is read: connection failures, 429 and 5xx. Off unless `max` is set.
+   */
+  retries: {
+    /**
+     * Retries per call.
+     */
+    max: number;
+    /**
+     * At most this fraction of the channel's calls may be retries (a token bucket: each call adds `budget`, each retry takes 1, up to `burst`).
+     */
+    budget: number;
+    /**
+     * Retries the budget can hold.
+     */
+    burst: number;
+    /**
+     * First back-off; doubles per retry.
+     */
+    minDelayMs: number;
+    /**
+     * Longest wait, `retry-after` included; an upstream asking for longer is not retried.
+     */
+    maxDelayMs: number;
+  };
+  /**
+   * The channel's circuit breaker: after `failures` consecutive failed calls (unreachable, timed out, 5xx) it opens and calls fail at once (503, or the next route of a fallback group); after `coolDownMs` one probe call is let through, and its success closes it.
+   */
+  breaker: {
+    failures: number;
+    coolDownMs: number;
+  };
+  pool: {
+    /**
+     * Most connections open to this channel at once. Every streaming answer holds one for its whole length, so this is also the most concurrent streams the channel serves before new requests wait for a connection.
+     */
+    connections: number;
+    pipelining: number;
+  };
+  /**
+   * @minItems 1
+   */
+  models: ModelConfig[];
+}
+/**
+ * A model a channel serves, under the id clients send.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model".
+ */
+export interface ModelConfig {
+  /**
+   * Id clients send.
+   */
+  id: string;
+  /**
+   * Id sent upstream (default: id).
+   */
+  upstream?: string;
+  kind: 'chat' | 'evaluation' | 'image' | 'video';
+  /**
+   * Several channels may serve this id when each declares fallback; they are tried by priority.
+   */
+  fallback: boolean;
+  enabled: boolean;
+  price: PriceConfig;
+  evaluation?: ModelEvaluationConfig;
+  media?: ModelMediaConfig;
+}
+/**
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one price field is required: a model with no price is a config error, never a silent zero.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "price".
+ */
+export interface PriceConfig {
+  currency: string;
+  inputPerMillion?: number;
+  outputPerMillion?: number;
+  cachedInputPerMillion?: number;
+  perRequest?: number;
+  /**
+   * Per image: one number, or a map of `<size>` / `<size>:<quality>` / `default` to a number.
+   */
+  perImage?:
+    | number
+    | {
+        [k: string]: number;
+      };
+  perVideoSecond?: number;
+}
+/**
+ * Per-model overrides of its protocol's evaluate section (logprobs mode).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model-evaluation".
+ */
+export interface ModelEvaluationConfig {
+  /**
+   * Least label probability mass accepted (protocol default 0.5).
+   */
+  labelMassThreshold?: number;
+  /**
+   * Upstream calls in flight at once per request (protocol default 8).
+   */
+  concurrency?: number;
+}
+/**
+ * Image and video settings of a model of kind image or video (owned by the media capability).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model-media".
+ */
+export interface ModelMediaConfig {
+  [k: string]: unknown;
+}
+/**
+ * Where an operation's answer reports usage and how it becomes token counts; the one place usage is read, for pass-through and translated calls alike. An answer without usage, or a stream whose final usage event never arrived, is charged the reservation.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "operation-usage".
+ */
+export interface UsageSpec {
+  /**
+   * Dot path of the raw usage object in a JSON answer (e.g. `usage`).
+   */
+  from?: string;
+  /**
+   * SSE event name (`message` when the upstream names none) to where that event carries usage. Values from later events win field by field; usage counts as final only once an event marked `final` has carried it.
+   */
+  events?: {
+    [k: string]: {
+      /**
+       * Dot path of the raw usage object in the event's data.
+       */
+      from: string;
+      /**
+       * This event carries the protocol's final usage.
+       */
+      final: boolean;
+    };
+  };
+  /**
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens, cachedInputTokens}. Each is a count, null when not reported, or a list of counts to add up (cache reads and writes counted as input). Counts must be non-negative integers, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
+   */
+  tokens: unknown;
+}
+export interface ProtocolEvaluate {
+  mode: 'native' | 'logprobs';
+  /**
+   * Operation (under `operations`) each upstream call uses.
+   */
+  operation: string;
+  /**
+   * native: question type sent upstream in place of the client's type (e.g. boolean -> noul); answers come back under the alias and are mapped back.
+   */
+  typeAliases?: {
+    [k: string]: 'boolean' | 'noul' | 'choice' | 'score';
+  };
+  /**
+   * native: mapping yielding the upstream body. Scope: model (upstream id), state, questions (by id, with aliased types).
+   */
+  request?: unknown;
+  /**
+   * native: mapping from the upstream answer to {answers: {id: answer}}. Scope: body (the upstream answer); usage is read by the operation's `usage` block.
+   */
+  response?: unknown;
+  /**
+   * logprobs: fields added to every chat request; they ask for exactly one token and its top alternatives.
+   */
+  parameters: {
+    [k: string]: unknown;
+  };
+  /**
+   * logprobs: the single-token labels the model answers with. Matched ignoring case and leading whitespace.
+   */
+  labels: {
+    yes: string;
+    no: string;
+    /**
+     * One label per option, in order (20, the most options a choice may have).
+     *
+     * @minItems 20
+     */
+    choice: string[];
+    /**
+     * One label per score level, in order (10, the most levels a score may have).
+     *
+     * @minItems 10
+     */
+    score: string[];
+  };
+  /**
+   * logprobs: Liquid prompts. The state message comes first and renders the same for every question of a request, so upstream prefix caching can reuse it. Scope: state (text), question {id, type, instructions, options [{label, key, description}], levels [{label, index, description}]}, labels {yes, no}.
+   */
+  prompts?: {
+    state: {
+      role: 'system' | 'developer' | 'user';
+      content: string;
+    };
+    /**
+     * User message for boolean and noul questions.
+     */
+    boolean: string;
+    choice: string;
+    score: string;
+  };
+  /**
+   * logprobs: least total probability the labels must hold among the top logprobs; below it the question fails instead of guessing.
+   */
+  labelMassThreshold: number;
+  /**
+   * logprobs: upstream calls in flight at once per request.
+   */
+  concurrency: number;
+}
+/**
+ * Asynchronous tasks the protocol runs (videos, model-family image routes): task name to how it is submitted once, polled with back-off, and how its result is archived and billed. A new task API is one protocol file and no code.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "protocol-tasks".
+ */
+export interface ProtocolTasks {
+  [k: string]: TaskSpec;
+}
+/**
+ * This interface was referenced by `ProtocolTasks`'s JSON-Schema
+ * via the `definition` "task".
+ */
+export interface TaskSpec {
+  /**
+   * The kind of model the task serves; a video task answers POST /api/v1/videos as `video.task`, an image task its family route as `image.task`.
+   */
+  kind: 'video' | 'image';
+  /**
+   * A model-family creation route (e.g. /v1/gen4/text_to_image, also served under /api); required for image tasks. Its tasks are read at GET /api/v1/tasks/{id}.
+   */
+  route?: string;
+  /**
+   * A task not finished this long after creation fails (nothing billed); its reservation holds budget this long. The gateway config's tasks.timeoutSeconds overrides it.
+   */
+  timeoutSeconds: number;
+  submit: {
+    /**
+     * Operation (under `operations`) that creates the upstream task; called once, never retried blindly.
+     */
+    operation: string;
+    /**
+     * Mapping to the submitted document. Scope: model (the upstream model id), body (the client's request fields, every known field present and null when not sent, so `body.size` never reads Liquid's key count; `input_reference` is a URL, or null when it travels as a file part).
+     */
+    request: unknown;
+    /**
+     * Multipart field the reference image (input_reference) travels in as a file part, for `encoding: multipart` operations; a JSON operation gets it as a URL in body.input_reference.
+     */
+    reference?: string;
+    /**
+     * Mapping to the upstream task id. Scope: answer (the submit answer).
+     */
+    id: unknown;
+  };
+  poll: {
+    /**
+     * Operation that reads the task; its path has `upstream_id` in scope.
+     */
+    operation: string;
+    /**
+     * First poll after `firstSeconds`, then doubling up to `maxSeconds`. The gateway config's tasks.poll overrides both.
+     */
+    interval: {
+      firstSeconds: number;
+      maxSeconds: number;
+    };
+    /**
+     * Mapping to the upstream's status word. Scope: answer (the status answer).
+     */
+    status: unknown;
+    /**
+     * Upstream status word to the gateway's; a word not listed is kept as in_progress and logged.
+     */
+    statusMap: {
+      [k: string]: 'queued' | 'in_progress' | 'completed' | 'failed';
+    };
+    /**
+     * Mapping to the progress in percent (0 to 100), or null. Scope: answer.
+     */
+    progress?: unknown;
+    /**
+     * Mapping to {code, message} of a failed task. Scope: answer.
+     */
+    error?: unknown;
+  };
+  /**
+   * Where a completed task's media is: a download operation (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64. It is streamed into the file store up to tasks.archiveMaxBytes.
+   */
+  result: {
+    download?: {
+      /**
+       * An operation answering the bytes (`response: binary`); its path has `upstream_id` in scope.
+       */
+      operation: string;
+    };
+    /**
+     * Mapping to the result URL (also kept as provider_url when archiving fails). Scope: answer (the completed status answer).
+     */
+    url?: unknown;
+    /**
+     * Mapping to the result as base64. Scope: answer.
+     */
+    base64?: unknown;
+    /**
+     * Mapping to what is billed: {seconds} of video or {images}. Absent or null: the reservation is charged. Scope: answer.
+     */
+    usage?: unknown;
+  };
+}
+/**
+ * How an upstream API is spoken: its dialect, auth, operation paths and the mappings from client dialects.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "protocol".
+ */
+export interface ProtocolSchema {
+  id: string;
+  description?: string;
+  /**
+   * The wire dialect this protocol speaks; a client of the same dialect is passed through.
+   */
+  dialect: string;
+  auth?: {
+    header: string;
+    /**
+     * Liquid, with `credential` and `secret` (the channel's credential.env and credential.secretEnv) in scope; rendered for every request, so a filter such as `jwt_hs256` can sign a fresh token.
+     */
+    value: string;
+  };
+  headers?: {
+    [k: string]: string;
+  };
+  /**
+   * Operation name to how it is called: method, path, body encoding, response kind, where its usage is and how an error body reads. Declared once here; translations and the evaluate section name them.
+   */
+  operations: {
+    [k: string]: {
+      method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+      /**
+       * Liquid, with `model` (the upstream model id) in scope; every value is URL-encoded.
+       */
+      path: string;
+      /**
+       * The client dialect passed through to this operation unchanged (model mapped); defaults to the protocol's dialect.
+       */
+      dialect?: string;
+      /**
+       * How the mapped request is sent: a JSON body, multipart/form-data (file parts from the inputs stage), or no body.
+       */
+      encoding: 'json' | 'multipart' | 'none';
+      /**
+       * What the upstream answers: a JSON document, server-sent events, or bytes piped on.
+       */
+      response: 'json' | 'sse' | 'binary';
+      /**
+       * A request field that, when true in the mapped request, makes a `json` operation answer server-sent events instead (chat's `stream`).
+       */
+      streamFlag?: string;
+      /**
+       * Overall deadline of one call, streams included; past it the call ends with 504. Defaults to the channel's timeouts.deadlineMs.
+       */
+      deadlineMs?: number;
+      usage?: UsageSpec;
+      /**
+       * Media the answer carries, archived into the workspace file store before the answer is sent (the outputs stage); each archived item gains svc_file_id, svc_url and archive_status (archive_error when it failed).
+       */
+      outputs?: {
+        answer?: MediaItems;
+        /**
+         * SSE event name to where media sit in that event's data.
+         */
+        events?: {
+          [k: string]: MediaItems;
+        };
+      };
+      /**
+       * How an upstream error body is read.
+       */
+      errors?: {
+        /**
+         * Mapping to the error message (a string, or null). Scope: answer (the parsed error body). The gateway bounds and scrubs it before a client sees it.
+         */
+        message: unknown;
+      };
+    };
+  };
+  /**
+   * Client dialect to the mapping that turns its requests into this protocol's and back.
+   */
+  translations?: {
+    [k: string]: TranslationSchema;
+  };
+  evaluate?: EvaluateSpec;
+  tasks?: ProtocolTasks;
+}
+/**
+ * A list (or one item) of media in a document: `list` or `item` is its dot path; each item's `url` or `base64` field holds the media; `when` keeps only items whose fields equal these values.
+ *
+ * This interface was referenced by `ProtocolSchema`'s JSON-Schema
+ * via the `definition` "mediaItems".
+ */
+export interface MediaItems {
+  list?: string;
+  item?: string;
+  url?: string;
+  base64?: string;
+  when?: {
+    [k: string]: string | number | boolean;
+  };
+  purpose: 'image_generation' | 'video_generation';
+}
+/**
+ * How one client dialect is spoken to this protocol: structural mappings (YAML trees with Liquid expressions at their leaves; docs/translation.md, Writing a mapping), a table of what happens to client fields, lookup maps, and the per-event mappings the generic SSE state machine runs.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "translation".
+ */
+export interface TranslationSchema {
+  description?: string;
+  /**
+   * Protocol operation the translated request is sent to.
+   */
+  operation: string;
+  /**
+   * Top-level client fields the upstream cannot take: `drop` (documented, left out by the request template) or `refuse` (400 naming the field).
+   */
+  fields?: {
+    [k: string]: {
+      action: 'drop' | 'refuse';
+      reason: string;
+    };
+  };
+  /**
+   * Lookup tables available to every template as `maps.<name>[key]` (stop reasons, tool choices).
+   */
+  maps?: {
+    [k: string]: {
+      [k: string]: unknown;
+    };
+  };
+  /**
+   * Mapping from the client body to the upstream body. Scope: body, model (upstream id), maps.
+   */
+  request: unknown;
+  /**
+   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
+   */
+  response: unknown;
+  stream: {
+    /**
+     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
+     */
+    decode: {
+      [k: string]: unknown;
+    };
+    /**
+     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op, message {id, model, created}, usage, cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
+     */
+    encode: {
+      start: unknown;
+      block_start: unknown;
+      delta: unknown;
+      block_stop: unknown;
+      finish: unknown;
+      error: unknown;
+    };
+  };
+}
