@@ -50,6 +50,24 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['mixed-currency', [`${fixtures}/mixed-currency/channels/b-eur.yaml:7:24 /models/0/price/currency model "m2" is priced in EUR, but ${fixtures}/mixed-currency/channels/a-usd.yaml model "m1" is priced in USD; spending caps and totals use one currency`]],
     ['unknown-operation', [`${fixtures}/unknown-operation/channels/vendor.yaml:3:20 /operations/1 protocol "openai-chat" has no operation "responses" (it has: chat)`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
+    [
+      'task-operations',
+      [
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:8:16 /translations/openai-chat/operation translation "openai-chat" names operation "chat", which protocol "clips" does not declare (it has: create, status)`,
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:14:14 /evaluate/operation the evaluate section names operation "judge", which protocol "clips" does not declare (it has: create, status)`,
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:22:18 /tasks/video/poll/operation task "video" names operation "clip_status", which protocol "clips" does not declare (it has: create, status)`,
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:26:30 /tasks/video/result/download/operation task "video" names operation "content", which protocol "clips" does not declare (it has: create, status)`,
+      ],
+    ],
+    [
+      'task-ends',
+      [
+        `${fixtures}/task-ends/channels/protocols/clips.yaml:13:18 /tasks/video/poll/statusMap task "video" never ends failed: its statusMap must map an upstream status word to each of completed and failed`,
+        `${fixtures}/task-ends/channels/protocols/clips.yaml:15:7 /tasks/video/result task "video" declares no result source: set one of download, url or base64`,
+      ],
+    ],
+    // The protocol's own error only: not a second "unknown protocol" at the channel or the fixture file that names it.
+    ['protocol-schema-error', [`${fixtures}/protocol-schema-error/channels/protocols/clips.yaml:4:37 /operations/create/encoding must be one of "json", "multipart", "none"`]],
   ];
   for (const [fixture, expected] of cases) {
     it(`reports ${fixture}`, async () => {

@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
 import { runMappingFixtures } from '../engine/mapping/fixtures.js';
+import { crossCheckProtocol } from './cross-check.js';
 import { interpolateValue } from './env.js';
 import { createSchemaRegistry, describeAjvError, type SchemaRegistry } from './schemas.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, LoadedConfig, ModelRoute, ProtocolConfig } from './types.js';
@@ -39,12 +40,12 @@ class Problems {
   }
 }
 
-/** Parses and validates one YAML file against a schema; returns its value when valid. */
-function readValidated<T>(file: string, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): { value: T; source: YamlSource } | undefined {
+/** Parses and validates one YAML file against a schema; `value` is there when it is valid. */
+function readValidated<T>(file: string, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): { value?: T; source: YamlSource } {
   const source = readYamlSource(file);
   if (source.syntaxErrors.length) {
     problems.list.push(...source.syntaxErrors);
-    return undefined;
+    return { source };
   }
   let value = interpolateValue(source.value ?? {}, env) as Record<string, unknown>;
   if (schemaId === 'config') {
@@ -57,7 +58,7 @@ function readValidated<T>(file: string, schemaId: string, registry: SchemaRegist
       const { pointer, key, message } = describeAjvError(error);
       problems.add(source, pointer, message, key);
     }
-    return undefined;
+    return { source };
   }
   return { value: value as T, source };
 }
@@ -78,9 +79,9 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
   const root = readValidated<GatewayConfig>(file, 'config', registry, problems, env);
   const baseDir = dirname(file);
-  const gateway = root?.value;
+  const gateway = root.value;
   const database = gateway?.storage.database;
-  if (root && database?.driver === 'postgres' && !database.url && !env.DATABASE_URL) {
+  if (database?.driver === 'postgres' && !database.url && !env.DATABASE_URL) {
     problems.add(root.source, '/storage/database/driver', 'database driver "postgres" needs a connection URL: set storage.database.url or DATABASE_URL');
   }
 
@@ -88,21 +89,26 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const protocolsDir = resolve(baseDir, gateway?.channels.protocolsDir ?? join(channelsDir, 'protocols'));
 
   const protocols = new Map<string, ProtocolConfig>();
-  const protocolSources = new Map<string, YamlSource>();
+  /** Ids of protocol files that did not validate: their own errors are reported, not "unknown protocol" wherever they are named. */
+  const rejected = new Set<string>();
   for (const path of yamlFiles(protocolsDir)) {
-    const read = readValidated<ProtocolConfig>(path, 'protocol', registry, problems, env);
+    const { value, source } = readValidated<ProtocolConfig>(path, 'protocol', registry, problems, env);
     problems.list.push(...templates.compilePending(path));
-    if (!read) continue;
-    if (protocols.has(read.value.id)) {
-      problems.add(read.source, '/id', `protocol "${read.value.id}" is already defined in ${displayPath(protocols.get(read.value.id)!.file)}`);
+    if (!value) {
+      const id = (source.value as { id?: unknown } | undefined)?.id;
+      if (typeof id === 'string') rejected.add(id);
       continue;
     }
-    protocols.set(read.value.id, { ...read.value, file: path });
-    protocolSources.set(read.value.id, read.source);
+    if (protocols.has(value.id)) {
+      problems.add(source, '/id', `protocol "${value.id}" is already defined in ${displayPath(protocols.get(value.id)!.file)}`);
+      continue;
+    }
+    crossCheckProtocol(value, (pointer, message, key) => problems.add(source, pointer, message, key));
+    protocols.set(value.id, { ...value, file: path });
   }
 
   // Every mapping renders its fixtures (channels/protocols/tests/) before the config is accepted.
-  problems.list.push(...runMappingFixtures({ templates }, protocols, join(protocolsDir, 'tests')));
+  problems.list.push(...runMappingFixtures({ templates }, protocols, join(protocolsDir, 'tests'), rejected));
   warnings.push(...templates.unrendered());
 
   const channels: ChannelConfig[] = [];
@@ -112,7 +118,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const channelIds = new Map<string, string>();
   for (const path of yamlFiles(channelsDir)) {
     const read = readValidated<Omit<ChannelConfig, 'file'>>(path, 'channel', registry, problems, env);
-    if (!read) continue;
+    if (!read.value) continue;
     const channel: ChannelConfig = { ...read.value, file: path };
     const { source } = read;
     if (channelIds.has(channel.id)) {
@@ -120,7 +126,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       continue;
     }
     channelIds.set(channel.id, displayPath(path));
-    if (!protocols.has(channel.protocol)) {
+    if (!protocols.has(channel.protocol) && !rejected.has(channel.protocol)) {
       const known = [...protocols.keys()].join(', ') || 'none';
       problems.add(source, '/protocol', `unknown protocol "${channel.protocol}" (known: ${known}; searched ${displayPath(protocolsDir)})`);
     }
@@ -176,7 +182,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const endpoints: EndpointConfig[] = [];
   for (const path of yamlFiles(catalogueDir)) {
     const read = readValidated<EndpointConfig[]>(path, 'catalogue', registry, problems, env);
-    if (read) endpoints.push(...read.value);
+    if (read.value) endpoints.push(...read.value);
   }
   // Model-family task routes protocols declare (tasks.<name>.route), one endpoint per path.
   for (const [path, kind] of familyRoutes(protocols.values())) {

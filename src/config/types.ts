@@ -11,6 +11,7 @@ export type {
   MediaItems,
   ModelConfig,
   PriceConfig,
+  ProtocolSchema,
   ProtocolTasks,
   TaskSpec,
   TranslationSchema,

@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { LoadedConfig, ModelRoute } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
-import { GatewayError } from '../errors.js';
+import { ChannelUnavailableError, GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { toFormData } from '../pipeline/send.js';
 import { upstreamMalformed } from '../pipeline/usage.js';
@@ -190,6 +190,7 @@ export class TaskRunner {
       const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: this.signalFor(route, task.spec.poll.operation) });
       answer = await readAnswer(response.body, route.channel.id);
     } catch (err) {
+      if (!isUpstreamTrouble(err)) return this.failOnFault(row, err, 'polling');
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
       if (status === 404) {
         const notFound = row.not_found_count + 1;
@@ -202,15 +203,22 @@ export class TaskRunner {
       return this.reschedule(row, {}, Number.isFinite(retryAfter) ? retryAfter : 0);
     }
     const scope = { answer };
-    const word = task.status(scope);
+    let word: unknown;
+    let progress: number | undefined;
+    let error: { code?: unknown; message?: unknown } = {};
+    try {
+      word = task.status(scope);
+      progress = progressOf(task.progress?.(scope));
+      if (task.spec.poll.statusMap[String(word)] === 'failed') error = (task.error?.(scope) ?? {}) as typeof error;
+    } catch (err) {
+      return this.failOnFault(row, err, 'reading the status answer');
+    }
     let status: MappedStatus = task.spec.poll.statusMap[String(word)] ?? 'in_progress';
     if (!Object.hasOwn(task.spec.poll.statusMap, String(word))) {
       this.log.warn({ task: row.id, channel: route.channel.id, status: String(word).slice(0, 64) }, 'unknown upstream task status; kept as in_progress');
       status = 'in_progress';
     }
-    const progress = progressOf(task.progress?.(scope));
     if (status === 'failed') {
-      const error = (task.error?.(scope) ?? {}) as { code?: unknown; message?: unknown };
       // The upstream's reason, bounded and scrubbed of URLs, credentials and the upstream model id like any upstream message.
       return this.fail(row, text(error.code, 'upstream_failed').replace(/[^\w.:-]/g, '_'), sanitizeUpstreamMessage(text(error.message, 'the task failed upstream'), route));
     }
@@ -278,6 +286,16 @@ export class TaskRunner {
     }
   }
 
+  /**
+   * A fault of the gateway's own while working on a task (an operation its protocol no longer declares, a mapping that
+   * cannot render the answer): waiting will not mend it, so the task fails now, logged, its charge released.
+   */
+  private async failOnFault(row: TaskRow, err: unknown, doing: string): Promise<void> {
+    this.log.error({ err, task: row.id }, `${doing} a task failed in the gateway; the task fails and its charge is released`);
+    const code = err instanceof GatewayError ? err.code : 'task_failed';
+    await this.fail(row, code, err instanceof GatewayError && err.expose ? err.message : 'the gateway could not read the task');
+  }
+
   /** Fails the task: its charge is released (nothing billed), the reason kept. */
   private async fail(row: TaskRow, code: string, message: string): Promise<void> {
     await this.services.meter.resume(JSON.parse(row.charge) as ChargeRef).release();
@@ -288,6 +306,17 @@ export class TaskRunner {
       completed_at: Math.floor(Date.now() / 1000),
     });
   }
+}
+
+/**
+ * Whether a failed call says something about the upstream that time may change: an answer it gave (any status), an
+ * unreachable or slow upstream, a malformed answer, an open circuit, a deadline. Anything else is the gateway's own fault.
+ */
+function isUpstreamTrouble(err: unknown): boolean {
+  if (err instanceof ChannelUnavailableError) return true;
+  if (err instanceof GatewayError) return err.upstreamStatus !== undefined || err.type === 'upstream_error';
+  const name = (err as Error | undefined)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
 }
 
 /** Progress in whole percent, or undefined when the upstream gave none usable. */

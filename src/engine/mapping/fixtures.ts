@@ -202,13 +202,16 @@ export function difference(expected: unknown, actual: unknown, path: string): { 
   return { path, message: `${shown(actual)} at ${path || '/'} where the fixture expects ${shown(expected)}` };
 }
 
-/** Runs every fixture under `dir`; each failure is `file:line:col /cases/N/... message` at the fixture's own position. */
-export function runMappingFixtures(config: { templates: TemplateSet }, protocols: Map<string, ProtocolConfig>, dir: string): string[] {
+/**
+ * Runs every fixture under `dir`; each failure is `file:line:col /cases/N/... message` at the fixture's own position.
+ * Fixtures of a protocol in `rejected` (its file did not validate, and said so) are skipped.
+ */
+export function runMappingFixtures(config: { templates: TemplateSet }, protocols: Map<string, ProtocolConfig>, dir: string, rejected: ReadonlySet<string> = new Set()): string[] {
   const runner = new FixtureRunner(config, protocols);
   const problems: string[] = [];
   for (const file of readFixtureFiles(dir)) {
     const protocol = protocols.get(file.protocol);
-    if (protocol && config.templates.failedFiles.has(protocol.file)) continue;
+    if (protocol ? config.templates.failedFiles.has(protocol.file) : rejected.has(file.protocol)) continue;
     const failures = protocol
       ? file.cases.map((c, i) => runner.check(file, i, c)).filter((f): f is { pointer: string; message: string } => !!f)
       : [{ pointer: '/protocol', message: `unknown protocol "${file.protocol}"` }];
