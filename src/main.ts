@@ -1,6 +1,7 @@
 // Starts the gateway: load config (exit 1 on errors), open stores, bootstrap, listen on PORT/HOST or the configured address (and metrics.listen).
 import { ConfigError } from './errors.js';
-import { loadConfig, resolveConfigPath, summarize } from './config/load.js';
+import { resolveConfigPath, summarize } from './config/load.js';
+import { loadConfig } from './compile/load-config.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';

@@ -2,9 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
-import type { LoadedConfig } from './config/types.js';
+import type { LoadedConfig } from './compile/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
-import { dataPathFor, loadConfig, type LoadOptions } from './config/load.js';
+import { dataPathFor } from './config/load.js';
+import { loadConfig, type LoadOptions } from './compile/load-config.js';
 import { Runtime } from './runtime.js';
 import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';

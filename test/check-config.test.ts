@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/errors.js';
 import { repoRoot } from './kit/gateway.js';
 

@@ -1,18 +1,8 @@
-// The one config loader: find, parse with positions, interpolate, validate, cross-check and freeze. check-config runs exactly this.
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
-import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
-import { runMappingFixtures } from '../engine/mapping/fixtures.js';
-import { crossCheckProtocol } from './cross-check.js';
-import { interpolateValue } from './env.js';
-import { createSchemaRegistry, describeAjvError, type SchemaRegistry } from './schemas.js';
-import type { ChannelConfig, EndpointConfig, GatewayConfig, LoadedConfig, ModelRoute, ProtocolConfig } from './types.js';
-import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
-import { familyRoutes } from '../tasks/spec.js';
-
-const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
-const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
+// Where the config file is, and what is said about a loaded one. Loading itself (read -> validate -> cross-check -> compile ->
+// route) is src/compile/load-config.ts: compiling mappings belongs to the layer above config.
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import type { CheckedConfig } from './types.js';
 
 /** `--config PATH`, then GATEWAY_CONFIG, then config.yaml, then config.example.yaml. */
 export function resolveConfigPath(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
@@ -25,176 +15,8 @@ export function resolveConfigPath(argv: string[] = process.argv.slice(2), env: N
   return existsSync(local) ? local : resolve(cwd, 'config.example.yaml');
 }
 
-function yamlFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
-    .sort()
-    .map((f) => join(dir, f));
-}
-
-class Problems {
-  readonly list: string[] = [];
-  add(source: YamlSource, pointer: string, message: string, key?: string) {
-    this.list.push(`${source.locate(key !== undefined ? pointer.slice(0, pointer.length - key.length - 1) : pointer, key)} ${pointer || '/'} ${message}`);
-  }
-}
-
-/** Parses and validates one YAML file against a schema; `value` is there when it is valid. */
-function readValidated<T>(file: string, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): { value?: T; source: YamlSource } {
-  const source = readYamlSource(file);
-  if (source.syntaxErrors.length) {
-    problems.list.push(...source.syntaxErrors);
-    return { source };
-  }
-  let value = interpolateValue(source.value ?? {}, env) as Record<string, unknown>;
-  if (schemaId === 'config') {
-    value = { ...value };
-    for (const section of registry.configSections) value[section.slice('config/'.length)] ??= {};
-  }
-  const validate = registry.validator(schemaId);
-  if (!validate(value)) {
-    for (const error of validate.errors ?? []) {
-      const { pointer, key, message } = describeAjvError(error);
-      problems.add(source, pointer, message, key);
-    }
-    return { source };
-  }
-  return { value: value as T, source };
-}
-
-export interface LoadOptions {
-  env?: NodeJS.ProcessEnv;
-}
-
-export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
-  const env = options.env ?? process.env;
-  const problems = new Problems();
-  const warnings: string[] = [];
-  const templates = new TemplateSet(createLiquid());
-  await loadFilters(templates.liquid);
-  templates.verify = env.MAPPING_VERIFY === '1';
-  const registry = createSchemaRegistry(templates);
-
-  if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
-  const root = readValidated<GatewayConfig>(file, 'config', registry, problems, env);
-  const baseDir = dirname(file);
-  const gateway = root.value;
-  const database = gateway?.storage.database;
-  if (database?.driver === 'postgres' && !database.url && !env.DATABASE_URL) {
-    problems.add(root.source, '/storage/database/driver', 'database driver "postgres" needs a connection URL: set storage.database.url or DATABASE_URL');
-  }
-
-  const channelsDir = resolve(baseDir, gateway?.channels.dir ?? './channels');
-  const protocolsDir = resolve(baseDir, gateway?.channels.protocolsDir ?? join(channelsDir, 'protocols'));
-
-  const protocols = new Map<string, ProtocolConfig>();
-  /** Ids of protocol files that did not validate: their own errors are reported, not "unknown protocol" wherever they are named. */
-  const rejected = new Set<string>();
-  for (const path of yamlFiles(protocolsDir)) {
-    const { value, source } = readValidated<ProtocolConfig>(path, 'protocol', registry, problems, env);
-    problems.list.push(...templates.compilePending(path));
-    if (!value) {
-      const id = (source.value as { id?: unknown } | undefined)?.id;
-      if (typeof id === 'string') rejected.add(id);
-      continue;
-    }
-    if (protocols.has(value.id)) {
-      problems.add(source, '/id', `protocol "${value.id}" is already defined in ${displayPath(protocols.get(value.id)!.file)}`);
-      continue;
-    }
-    crossCheckProtocol(value, (pointer, message, key) => problems.add(source, pointer, message, key));
-    protocols.set(value.id, { ...value, file: path });
-  }
-
-  // Every mapping renders its fixtures (channels/protocols/tests/) before the config is accepted.
-  problems.list.push(...runMappingFixtures({ templates }, protocols, join(protocolsDir, 'tests'), rejected));
-  warnings.push(...templates.unrendered());
-
-  const channels: ChannelConfig[] = [];
-  /** Caps and spent totals are kept in one currency, so every price must use it. */
-  let billingCurrency: { currency: string; where: string } | undefined;
-  const modelOwners = new Map<string, { channel: ChannelConfig; index: number; source: YamlSource }[]>();
-  const channelIds = new Map<string, string>();
-  for (const path of yamlFiles(channelsDir)) {
-    const read = readValidated<Omit<ChannelConfig, 'file'>>(path, 'channel', registry, problems, env);
-    if (!read.value) continue;
-    const channel: ChannelConfig = { ...read.value, file: path };
-    const { source } = read;
-    if (channelIds.has(channel.id)) {
-      problems.add(source, '/id', `channel "${channel.id}" is already defined in ${channelIds.get(channel.id)}`);
-      continue;
-    }
-    channelIds.set(channel.id, displayPath(path));
-    if (!protocols.has(channel.protocol) && !rejected.has(channel.protocol)) {
-      const known = [...protocols.keys()].join(', ') || 'none';
-      problems.add(source, '/protocol', `unknown protocol "${channel.protocol}" (known: ${known}; searched ${displayPath(protocolsDir)})`);
-    }
-    const declared = protocols.get(channel.protocol)?.operations;
-    channel.operations?.forEach((name, index) => {
-      if (declared && !declared[name]) problems.add(source, `/operations/${index}`, `protocol "${channel.protocol}" has no operation "${name}" (it has: ${Object.keys(declared).join(', ')})`);
-    });
-    channel.models.forEach((model, index) => {
-      if (!priceFields.some((f) => (model.price as unknown as Record<string, unknown>)[f] !== undefined)) {
-        problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
-      }
-      billingCurrency ??= { currency: model.price.currency, where: `${displayPath(path)} model "${model.id}"` };
-      if (model.price.currency !== billingCurrency.currency) {
-        problems.add(source, `/models/${index}/price/currency`, `model "${model.id}" is priced in ${model.price.currency}, but ${billingCurrency.where} is priced in ${billingCurrency.currency}; spending caps and totals use one currency`);
-      }
-      const owners = modelOwners.get(model.id) ?? [];
-      owners.push({ channel, index, source });
-      modelOwners.set(model.id, owners);
-    });
-    if (channel.credential) {
-      const value = env[channel.credential.env];
-      const secret = channel.credential.secretEnv ? env[channel.credential.secretEnv] : undefined;
-      if (value && (secret || !channel.credential.secretEnv)) {
-        channel.credentialValue = value;
-        channel.secretValue = secret;
-      } else if (value) {
-        channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${channel.credential.secretEnv} is not set`;
-        warnings.push(`${displayPath(path)}: ${channel.disabledReason}`);
-      } else {
-        channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${channel.credential.env} is not set`;
-        warnings.push(`${displayPath(path)}: ${channel.disabledReason}`);
-      }
-    }
-    if (!channel.enabled) channel.disabledReason ??= `channel "${channel.id}" is disabled in ${displayPath(path)}`;
-    channels.push(channel);
-  }
-
-  const models = new Map<string, ModelRoute[]>();
-  for (const [id, owners] of modelOwners) {
-    if (owners.length > 1) {
-      for (const owner of owners.filter((o) => !o.channel.models[o.index].fallback)) {
-        const others = owners.filter((o) => o !== owner).map((o) => `channel "${o.channel.id}"`).join(', ');
-        problems.add(owner.source, `/models/${owner.index}/id`, `model "${id}" is also served by ${others}; declare "fallback: true" on every entry to make them a fallback group`);
-      }
-    }
-    const routes = owners
-      .filter((o) => protocols.has(o.channel.protocol) && o.channel.models[o.index].enabled)
-      .sort((a, b) => a.channel.priority - b.channel.priority)
-      .map((o) => ({ model: o.channel.models[o.index], channel: o.channel, protocol: protocols.get(o.channel.protocol)! }));
-    if (routes.length) models.set(id, routes);
-  }
-
-  const endpoints: EndpointConfig[] = [];
-  for (const path of yamlFiles(catalogueDir)) {
-    const read = readValidated<EndpointConfig[]>(path, 'catalogue', registry, problems, env);
-    if (read.value) endpoints.push(...read.value);
-  }
-  // Model-family task routes protocols declare (tasks.<name>.route), one endpoint per path.
-  for (const [path, kind] of familyRoutes(protocols.values())) {
-    if (endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
-    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', dialect: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
-  }
-
-  if (problems.list.length || !gateway) throw new ConfigError(problems.list);
-  return deepFreeze({ file, baseDir, gateway, channels, protocols, models, endpoints, templates, schemas: registry, warnings }, new Set<unknown>([templates, registry]));
-}
-
-function deepFreeze<T>(value: T, skip: Set<unknown>): T {
+/** Freezes a loaded config all the way down, leaving the objects in `skip` (compiled templates, the Ajv) as they are. */
+export function deepFreeze<T>(value: T, skip: Set<unknown>): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value) || skip.has(value)) return value;
   if (value instanceof Map) {
     for (const v of value.values()) deepFreeze(v, skip);
@@ -205,7 +27,7 @@ function deepFreeze<T>(value: T, skip: Set<unknown>): T {
 }
 
 /** One line per channel kind count, for check-config and the startup log. */
-export function summarize(config: LoadedConfig): string {
+export function summarize(config: CheckedConfig & { templates: { size: number } }): string {
   const enabled = config.channels.filter((c) => !c.disabledReason).length;
   const kinds = new Map<string, number>();
   for (const routes of config.models.values()) kinds.set(routes[0].model.kind, (kinds.get(routes[0].model.kind) ?? 0) + 1);
@@ -214,7 +36,7 @@ export function summarize(config: LoadedConfig): string {
 }
 
 /** Resolves a storage path from the config: absolute paths and ':memory:' as given, others under storage.dataDir. */
-export function dataPathFor(config: LoadedConfig): (path: string) => string {
+export function dataPathFor(config: Pick<CheckedConfig, 'baseDir' | 'gateway'>): (path: string) => string {
   const dataDir = resolve(config.baseDir, config.gateway.storage.dataDir);
   return (path) => (path === ':memory:' || isAbsolute(path) ? path : resolve(dataDir, path));
 }

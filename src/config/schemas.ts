@@ -1,10 +1,9 @@
-// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that compiles text templates while validating
-// and a `mapping` keyword that hands structural mappings (with the names in their scope) to the compiler.
+// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that has text templates parsed while validating
+// and a `mapping` keyword that collects structural mappings (with the names in their scope) for the compile stage.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { TemplateSet } from '../engine/liquid.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -16,11 +15,25 @@ function walk(dir: string): string[] {
   );
 }
 
+/** A node a schema marks `mapping: [scope names]`, found while validating: compiled, with positions, by the layer above config. */
+export interface CollectedMapping {
+  pointer: string;
+  tree: unknown;
+  roots: string[];
+}
+
+/** What the layer above config lends the validator: parsing a text template (throwing what is wrong with it). */
+export interface TextTemplates {
+  compile(source: string): unknown;
+}
+
 export interface SchemaRegistry {
   ajv: Ajv;
   validator(id: string): ValidateFunction;
   /** Ids of the config section schemas (schemas/config/*.json). */
   configSections: string[];
+  /** The mappings collected since the last call (one file's, when called after each file validates). */
+  takeMappings(): CollectedMapping[];
 }
 
 /**
@@ -28,7 +41,8 @@ export interface SchemaRegistry {
  * a template that fails to parse (syntax, unknown filter) is a validation error at its own position.
  * A node marked `mapping: [scope names]` is collected, to be compiled with positions once its file has validated.
  */
-export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
+export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
+  let collected: CollectedMapping[] = [];
   const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
   addFormats(ajv);
   ajv.addKeyword({
@@ -56,7 +70,7 @@ export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
     metaSchema: { type: 'array', items: { type: 'string' } },
     errors: false,
     validate: (roots: string[], data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
-      templates.collect(cxt?.instancePath ?? '', data, roots);
+      collected.push({ pointer: cxt?.instancePath ?? '', tree: data, roots });
       return true;
     },
   });
@@ -76,6 +90,11 @@ export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
   return {
     ajv,
     configSections,
+    takeMappings() {
+      const taken = collected;
+      collected = [];
+      return taken;
+    },
     validator(id) {
       const fn = ajv.getSchema(id);
       if (!fn) throw new Error(`no schema with $id "${id}"`);

@@ -1,11 +1,11 @@
-// The shapes of a loaded, validated and frozen gateway config.
-import type { TemplateSet } from '../engine/liquid.js';
+// The shapes of a validated, cross-checked and routed gateway config.
 import type { SchemaRegistry } from './schemas.js';
 
 import type { Catalogue, ChannelSchema, GatewayConfigSchema, ModelConfig, ProtocolSchema } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
+  ChannelSchema,
   EvaluateSpec,
   FilesConfig,
   MediaItems,
@@ -51,7 +51,8 @@ export interface ModelRoute {
   protocol: ProtocolConfig;
 }
 
-export interface LoadedConfig {
+/** A config as the config layer hands it on: read, validated, cross-checked and routed. Its mappings are compiled above (src/compile). */
+export interface CheckedConfig {
   file: string;
   /** Folder the config file lives in; relative paths in it resolve from here. */
   baseDir: string;
@@ -61,7 +62,6 @@ export interface LoadedConfig {
   /** Client model id to the routes that serve it, in the order to try. */
   models: Map<string, ModelRoute[]>;
   endpoints: EndpointConfig[];
-  templates: TemplateSet;
   /** The Ajv that validated this config; request bodies are checked with it too. */
   schemas: SchemaRegistry;
   warnings: string[];

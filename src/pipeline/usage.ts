@@ -1,6 +1,7 @@
 // Reads usage the one way a protocol operation declares it (JSON answer or SSE events), validates it, and knows when it is final.
 import type { TokenUsage } from '../billing/cost.js';
-import type { LoadedConfig, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
+import type { ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { GatewayError } from '../errors.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';

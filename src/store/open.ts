@@ -1,5 +1,5 @@
 // Opens the database the config names: SQLite under storage.dataDir, or PostgreSQL at storage.database.url or DATABASE_URL.
-import type { LoadedConfig } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { dataPathFor } from '../config/load.js';
 import { openDatabase, type OpenedDatabase } from './database.js';
 

@@ -3,7 +3,8 @@
 // the result and settles the task's charge once (release on failure). Started and stopped with the services.
 import pino, { type Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
-import type { LoadedConfig, ModelRoute } from '../config/types.js';
+import type { ModelRoute } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { ChannelUnavailableError, GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';

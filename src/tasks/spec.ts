@@ -1,5 +1,6 @@
 // A protocol's task declarations (the `tasks` section, schemas/protocol-tasks.schema.json), found by route and rendered as data.
-import type { LoadedConfig, ModelRoute, ProtocolConfig, TaskSpec } from '../config/types.js';
+import type { ModelRoute, ProtocolConfig, TaskSpec } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 
 export type { TaskSpec };
@@ -59,13 +60,4 @@ export function taskFor(config: LoadedConfig, route: ModelRoute, want: { kind: T
 export function taskNamed(config: LoadedConfig, route: ModelRoute, name: string): CompiledTask | undefined {
   const spec = (route.protocol.tasks ?? {})[name];
   return spec ? compile(config, route.protocol, name, spec) : undefined;
-}
-
-/** Family routes every protocol declares: path to the kind of its tasks (one entry per path). */
-export function familyRoutes(protocols: Iterable<ProtocolConfig>): Map<string, TaskKind> {
-  const routes = new Map<string, TaskKind>();
-  for (const protocol of protocols) {
-    for (const spec of Object.values(protocol.tasks ?? {})) if (spec.route) routes.set(spec.route, spec.kind);
-  }
-  return routes;
 }

@@ -1,6 +1,6 @@
 // The shape of one admin subcommand; each file in this folder exports `commands`.
 import type { ParseArgsConfig } from 'node:util';
-import type { LoadedConfig } from '../../config/types.js';
+import type { LoadedConfig } from '../../compile/loaded-config.js';
 import type { Db } from '../../store/database.js';
 
 export interface AdminContext {

@@ -1,5 +1,6 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
-import type { LoadedConfig, ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
+import type { ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
+import type { LoadedConfig } from '../../compile/loaded-config.js';
 import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';

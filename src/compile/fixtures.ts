@@ -3,15 +3,16 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { renderCost, tokenCostMicros } from '../../billing/cost.js';
-import type { ChannelConfig, LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
-import { readYamlSource } from '../../config/yaml-source.js';
-import { GatewayError, UpstreamError } from '../../errors.js';
-import type { TemplateSet } from '../liquid.js';
-import { buildTranslator } from '../translate/declared.js';
-import { renderer } from '../translate/render.js';
-import type { ChatTranslator, TranslateContext } from '../translator.js';
-import { UsageReader } from '../../pipeline/usage.js';
+import { renderCost, tokenCostMicros } from '../billing/cost.js';
+import type { ChannelConfig, ModelRoute, ProtocolConfig } from '../config/types.js';
+import { readYamlSource } from '../config/yaml-source.js';
+import { GatewayError, UpstreamError } from '../errors.js';
+import type { TemplateSet } from '../engine/liquid.js';
+import { buildTranslator } from '../engine/translate/declared.js';
+import { renderer } from '../engine/translate/render.js';
+import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
+import { UsageReader } from '../pipeline/usage.js';
+import type { LoadedConfig } from './loaded-config.js';
 
 interface StreamEvent {
   event?: string;
