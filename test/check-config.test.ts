@@ -66,6 +66,12 @@ describe('check-config reports every error as file:line:col /pointer message', (
         `${fixtures}/task-ends/channels/protocols/clips.yaml:15:7 /tasks/video/result task "video" declares no result source: set one of download, url or base64`,
       ],
     ],
+    [
+      'undialected-operation',
+      [
+        `${fixtures}/undialected-operation/channels/protocols/clips.yaml:5:3 /operations/list operation "list" speaks no dialect and no task, translation or evaluate section names it, so nothing can call it: set the protocol's dialect (or the operation's)`,
+      ],
+    ],
     // The protocol's own error only: not a second "unknown protocol" at the channel or the fixture file that names it.
     ['protocol-schema-error', [`${fixtures}/protocol-schema-error/channels/protocols/clips.yaml:4:37 /operations/create/encoding must be one of "json", "multipart", "none"`]],
   ];

@@ -13,7 +13,6 @@ afterEach(async () => {
 
 // A task API whose progress mapping expects an object where the upstream reports a number: the status answer can never be read.
 const protocol = `id: clips
-dialect: clips
 operations:
   create: { path: /clips }
   clip: { method: GET, path: "/clips/{{ upstream_id }}", encoding: none }

@@ -35,6 +35,17 @@ function checkTask(protocol: ProtocolSchema, name: string, task: TaskSpec, repor
   }
 }
 
+/** Operations some section calls by name; any other operation is reached only by a client of its dialect. */
+function namedOperations(protocol: ProtocolSchema): Set<string> {
+  const named = new Set<string>(Object.values(protocol.translations ?? {}).map((t) => t.operation));
+  if (protocol.evaluate) named.add(protocol.evaluate.operation);
+  for (const task of Object.values(protocol.tasks ?? {})) {
+    named.add(task.submit.operation).add(task.poll.operation);
+    if (task.result.download) named.add(task.result.download.operation);
+  }
+  return named;
+}
+
 /** Reports every cross-reference of `protocol` that does not hold. */
 export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): void {
   for (const [client, translation] of Object.entries(protocol.translations ?? {})) {
@@ -42,6 +53,12 @@ export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): vo
   }
   if (protocol.evaluate) checkOperation(protocol, '/evaluate/operation', protocol.evaluate.operation, report, 'the evaluate section');
   for (const [name, task] of Object.entries(protocol.tasks ?? {})) checkTask(protocol, name, task, report);
+  if (protocol.dialect) return;
+  const named = namedOperations(protocol);
+  for (const [name, operation] of Object.entries(protocol.operations)) {
+    if (operation.dialect || named.has(name)) continue;
+    report(`/operations/${escape(name)}`, `operation "${name}" speaks no dialect and no task, translation or evaluate section names it, so nothing can call it: set the protocol's dialect (or the operation's)`, name);
+  }
 }
 
 /** The config's files, each checked against the others. */

@@ -718,9 +718,9 @@ export interface ProtocolSchema {
   id: string;
   description?: string;
   /**
-   * The wire dialect this protocol speaks; a client of the same dialect is passed through.
+   * The wire dialect this protocol speaks; a client of the same dialect is passed through. A protocol that only runs tasks needs none: an operation without a dialect (its own or this) must be named by a task, a translation or the evaluate section.
    */
-  dialect: string;
+  dialect?: string;
   auth?: {
     header: string;
     /**
