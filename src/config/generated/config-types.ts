@@ -619,6 +619,8 @@ export interface ProtocolTasks {
   [k: string]: TaskSpec;
 }
 /**
+ * One task: submitted once, polled with back-off until its statusMap says completed or failed, its result archived and billed. Every operation it names must be declared under the protocol's `operations` (check-config says where one is not).
+ *
  * This interface was referenced by `ProtocolTasks`'s JSON-Schema
  * via the `definition` "task".
  */
@@ -670,7 +672,7 @@ export interface TaskSpec {
      */
     status: unknown;
     /**
-     * Upstream status word to the gateway's; a word not listed is kept as in_progress and logged.
+     * Upstream status word to the gateway's; a word not listed is kept as in_progress and logged. Some word must map to completed and some to failed, or a task could never end.
      */
     statusMap: {
       [k: string]: 'queued' | 'in_progress' | 'completed' | 'failed';
@@ -685,7 +687,7 @@ export interface TaskSpec {
     error?: unknown;
   };
   /**
-   * Where a completed task's media is: a download operation (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64. It is streamed into the file store up to tasks.archiveMaxBytes.
+   * Where a completed task's media is: a download operation (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64; one of the three is required. It is streamed into the file store up to tasks.archiveMaxBytes.
    */
   result: {
     download?: {
