@@ -72,6 +72,16 @@ describe('check-config reports every error as file:line:col /pointer message', (
         `${fixtures}/undialected-operation/channels/protocols/clips.yaml:5:3 /operations/list operation "list" speaks no dialect and no task, translation or evaluate section names it, so nothing can call it: set the protocol's dialect (or the operation's)`,
       ],
     ],
+    // One path language: usage and outputs paths are Liquid paths like every mapping; the old dot paths say how to write them.
+    [
+      'dot-path',
+      [
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:7:13 /operations/images/usage/from "usage" is a dot path; paths are Liquid now: write "{{ answer.usage }}" (one variable, answer, then its members: .name, [0], ['name'])`,
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:9:26 /operations/images/usage/events/message/from starts at "answer", which is not in scope here: write "{{ event.usage }}" (one variable, event, then its members: .name, [0], ['name'])`,
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:12:23 /operations/images/outputs/answer/list ".first" is a property Liquid gives every list and object; a path reads members only: write [0] for the first item, or ['first'] for a member of that name`,
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:12:55 /operations/images/outputs/answer/url "url" is a dot path; paths are Liquid now: write "{{ item.url }}" (one variable, item, then its members: .name, [0], ['name'])`,
+      ],
+    ],
     // The protocol's own error only: not a second "unknown protocol" at the channel or the fixture file that names it.
     ['protocol-schema-error', [`${fixtures}/protocol-schema-error/channels/protocols/clips.yaml:4:37 /operations/create/encoding must be one of "json", "multipart", "none"`]],
   ];

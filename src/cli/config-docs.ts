@@ -20,6 +20,8 @@ interface Schema {
   maximum?: number;
   liquid?: boolean;
   mapping?: string[];
+  /** A Liquid path from this variable (src/config/paths.ts). */
+  path?: string;
   $defs?: Record<string, Schema>;
 }
 
@@ -28,7 +30,7 @@ const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 _-]/
 
 function typeOf(s: Schema): string {
   if (s.$ref) {
-    // A schema of its own (`operation-usage`), or a definition inside this one (`#/$defs/mediaItems`): each has its section.
+    // A schema of its own (`operation-usage`), or a definition inside this one (`#/$defs/answerMedia`): each has its section.
     const name = s.$ref.startsWith('#/$defs/') ? s.$ref.slice('#/$defs/'.length) : s.$ref;
     return `see [${name}](#${anchor(name)})`;
   }
@@ -38,6 +40,7 @@ function typeOf(s: Schema): string {
   if (s.type === 'object' && typeof s.additionalProperties === 'object' && !s.properties) return `map of ${typeOf(s.additionalProperties)}`;
   const base = Array.isArray(s.type) ? s.type.join(' \\| ') : (s.type ?? 'any');
   if (s.mapping) return 'mapping (docs/translation.md)';
+  if (s.path) return `Liquid path from \`${s.path}\``;
   return s.liquid ? `${base} (Liquid)` : base;
 }
 

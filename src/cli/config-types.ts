@@ -30,7 +30,7 @@ const named: Record<string, string> = {
   catalogue: 'Catalogue',
 };
 /** Named `$defs` inside a schema, by `<$id>/<def>`. */
-const namedDefs: Record<string, string> = { 'protocol/mediaItems': 'MediaItems', 'protocol-tasks/task': 'TaskSpec' };
+const namedDefs: Record<string, string> = { 'protocol/answerMedia': 'AnswerMedia', 'protocol/eventMedia': 'EventMedia', 'protocol-tasks/task': 'TaskSpec' };
 
 const pascal = (id: string) => id.replace(/(^|[-_/])([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
 

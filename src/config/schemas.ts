@@ -1,9 +1,11 @@
-// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that has text templates parsed while validating
-// and a `mapping` keyword that collects structural mappings (with the names in their scope) for the compile stage.
+// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that has text templates parsed while validating,
+// a `path` keyword for Liquid paths (`"{{ answer.usage }}"`, src/config/paths.ts) and a `mapping` keyword that collects
+// structural mappings (with the names in their scope) for the compile stage.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { parsePath } from './paths.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -62,6 +64,18 @@ export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
         ];
         return false;
       }
+    },
+  });
+  ajv.addKeyword({
+    keyword: 'path',
+    type: 'string',
+    schemaType: 'string',
+    errors: true,
+    validate: function validatePath(root: string, data: string) {
+      const parsed = parsePath(data, root);
+      if (!('problem' in parsed)) return true;
+      (validatePath as unknown as { errors: Partial<ErrorObject>[] }).errors = [{ keyword: 'path', message: parsed.problem, params: {} }];
+      return false;
     },
   });
   ajv.addKeyword({

@@ -1,14 +1,15 @@
 // The shapes of a validated, cross-checked and routed gateway config.
 import type { SchemaRegistry } from './schemas.js';
 
-import type { Catalogue, ChannelSchema, GatewayConfigSchema, ModelConfig, ProtocolSchema } from './generated/config-types.js';
+import type { AnswerMedia, Catalogue, ChannelSchema, EventMedia, GatewayConfigSchema, ModelConfig, ProtocolSchema } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
+  AnswerMedia,
   ChannelSchema,
   EvaluateSpec,
+  EventMedia,
   FilesConfig,
-  MediaItems,
   ModelConfig,
   PriceConfig,
   ProtocolSchema,
@@ -19,6 +20,9 @@ export type {
 } from './generated/config-types.js';
 
 export type ModelKind = ModelConfig['kind'];
+
+/** Where media sit in an answer or an event (`operations.<name>.outputs`); their paths are Liquid paths (src/config/paths.ts). */
+export type MediaItems = AnswerMedia | EventMedia;
 
 /** A channel file, plus what the loader learns about it. */
 export interface ChannelConfig extends ChannelSchema {

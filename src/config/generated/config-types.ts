@@ -517,7 +517,7 @@ export interface ModelMediaConfig {
  */
 export interface UsageSpec {
   /**
-   * Dot path of the raw usage object in a JSON answer (e.g. `usage`).
+   * Liquid path of the raw usage object in a JSON answer (e.g. `"{{ answer.usage }}"`).
    */
   from?: string;
   /**
@@ -526,7 +526,7 @@ export interface UsageSpec {
   events?: {
     [k: string]: {
       /**
-       * Dot path of the raw usage object in the event's data.
+       * Liquid path of the raw usage object in the event's parsed data (e.g. `"{{ event.message.usage }}"`).
        */
       from: string;
       /**
@@ -768,12 +768,12 @@ export interface ProtocolSchema {
        * Media the answer carries, archived into the workspace file store before the answer is sent (the outputs stage); each archived item gains svc_file_id, svc_url and archive_status (archive_error when it failed).
        */
       outputs?: {
-        answer?: MediaItems;
+        answer?: AnswerMedia;
         /**
          * SSE event name to where media sit in that event's data.
          */
         events?: {
-          [k: string]: MediaItems;
+          [k: string]: EventMedia;
         };
       };
       /**
@@ -797,12 +797,28 @@ export interface ProtocolSchema {
   tasks?: ProtocolTasks;
 }
 /**
- * A list (or one item) of media in a document: `list` or `item` is its dot path; each item's `url` or `base64` field holds the media; `when` keeps only items whose fields equal these values.
+ * A list (or one item) of media in a JSON answer: `list` or `item` is its Liquid path (`"{{ answer.data }}"`); each item's `url` or `base64` (`"{{ item.b64_json }}"`) holds the media; `when` keeps only items whose fields equal these values.
  *
  * This interface was referenced by `ProtocolSchema`'s JSON-Schema
- * via the `definition` "mediaItems".
+ * via the `definition` "answerMedia".
  */
-export interface MediaItems {
+export interface AnswerMedia {
+  list?: string;
+  item?: string;
+  url?: string;
+  base64?: string;
+  when?: {
+    [k: string]: string | number | boolean;
+  };
+  purpose: 'image_generation' | 'video_generation';
+}
+/**
+ * A list (or one item) of media in an SSE event's parsed data: as answerMedia, with `list` or `item` a path from `event` (`"{{ event.item }}"`).
+ *
+ * This interface was referenced by `ProtocolSchema`'s JSON-Schema
+ * via the `definition` "eventMedia".
+ */
+export interface EventMedia {
   list?: string;
   item?: string;
   url?: string;
