@@ -6,12 +6,13 @@ import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Upstreams } from '../engine/upstream.js';
-import { ChannelUnavailableError, GatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { toFormData } from '../pipeline/send.js';
 import { upstreamMalformed } from '../pipeline/usage.js';
 import type { Services } from '../services.js';
 import { archiveTaskResult } from './archive.js';
+import { faultReason, isUpstreamTrouble } from './faults.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
@@ -287,14 +288,11 @@ export class TaskRunner {
     }
   }
 
-  /**
-   * A fault of the gateway's own while working on a task (an operation its protocol no longer declares, a mapping that
-   * cannot render the answer): waiting will not mend it, so the task fails now, logged, its charge released.
-   */
+  /** A fault of the gateway's own (faults.ts): waiting will not mend it, so the task fails now, logged, its charge released. */
   private async failOnFault(row: TaskRow, err: unknown, doing: string): Promise<void> {
     this.log.error({ err, task: row.id }, `${doing} a task failed in the gateway; the task fails and its charge is released`);
-    const code = err instanceof GatewayError ? err.code : 'task_failed';
-    await this.fail(row, code, err instanceof GatewayError && err.expose ? err.message : 'the gateway could not read the task');
+    const { code, message } = faultReason(err);
+    await this.fail(row, code, message);
   }
 
   /** Fails the task: its charge is released (nothing billed), the reason kept. */
@@ -307,17 +305,6 @@ export class TaskRunner {
       completed_at: Math.floor(Date.now() / 1000),
     });
   }
-}
-
-/**
- * Whether a failed call says something about the upstream that time may change: an answer it gave (any status), an
- * unreachable or slow upstream, a malformed answer, an open circuit, a deadline. Anything else is the gateway's own fault.
- */
-function isUpstreamTrouble(err: unknown): boolean {
-  if (err instanceof ChannelUnavailableError) return true;
-  if (err instanceof GatewayError) return err.upstreamStatus !== undefined || err.type === 'upstream_error';
-  const name = (err as Error | undefined)?.name;
-  return name === 'AbortError' || name === 'TimeoutError';
 }
 
 /** Progress in whole percent, or undefined when the upstream gave none usable. */
