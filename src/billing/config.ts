@@ -1,10 +1,13 @@
 // Typed views of the billing and rate-limits config sections (schemas/config/billing.json, rate-limits.json).
+import type { ModelLimits } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 
 export interface BillingConfig {
   reservationTtlSeconds: number;
   sweepIntervalSeconds: number;
   settleBatchMs: number;
+  /** Limits the estimate assumes for a model that declares none (never sent upstream). */
+  defaultLimits: ModelLimits;
 }
 
 export interface RateLimitsConfig {

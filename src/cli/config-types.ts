@@ -21,6 +21,7 @@ const named: Record<string, string> = {
   model: 'ModelConfig',
   price: 'PriceConfig',
   'model-evaluation': 'ModelEvaluationConfig',
+  'model-limits': 'ModelLimits',
   'model-media': 'ModelMediaConfig',
   protocol: 'ProtocolSchema',
   'operation-usage': 'UsageSpec',

@@ -8,6 +8,8 @@ import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'] as const;
+/** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
+const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 
 /** A problem at a JSON pointer into the file; `key` places it at that member's key instead of its value. */
 export type Report = (pointer: string, message: string, key?: string) => void;
@@ -48,6 +50,12 @@ function namedOperations(protocol: ProtocolSchema): Set<string> {
 
 /** Reports every cross-reference of `protocol` that does not hold. */
 export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): void {
+  // A forwarded header must never carry the client's own credential, or a header the gateway itself sets.
+  protocol.forwardHeaders?.forEach((name, index) => {
+    if (unforwardable.has(name) || name === protocol.auth?.header.toLowerCase()) {
+      report(`/forwardHeaders/${index}`, `header "${name}" cannot be forwarded: it carries credentials or is set by the gateway`);
+    }
+  });
   for (const [client, translation] of Object.entries(protocol.translations ?? {})) {
     checkOperation(protocol, `/translations/${escape(client)}/operation`, translation.operation, report, `translation "${client}"`);
   }
@@ -113,6 +121,9 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
   channel.models.forEach((model, index) => {
     if (!priceFields.some((f) => model.price[f] !== undefined)) {
       problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
+    }
+    if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
+      problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);
     }
   });
 }

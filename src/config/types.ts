@@ -11,6 +11,7 @@ export type {
   EventMedia,
   FilesConfig,
   ModelConfig,
+  ModelLimits,
   PriceConfig,
   ProtocolSchema,
   ProtocolTasks,

@@ -6,6 +6,7 @@ import type { MediaItems } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
 import type { Call } from './call.js';
+import { forgetSourceText } from '../http/json-text.js';
 import { readPath } from './paths.js';
 
 const describe = (err: unknown) => (err instanceof GatewayError ? err.message : 'the result could not be stored').slice(0, 300);
@@ -70,6 +71,8 @@ export async function archiveOutputs(call: Call, spec: MediaItems | undefined, d
   if (!spec) return 0;
   const paths = pathsOf(spec);
   const items = itemsOf(spec, paths, document);
+  // Items gain archive fields in place: the answer's text no longer says what it holds.
+  if (items.length && document && typeof document === 'object') forgetSourceText(document);
   for (const [index, item] of items.entries()) {
     const source = { url: paths.url && readPath(item, paths.url), base64: paths.base64 && readPath(item, paths.base64) };
     Object.assign(item, await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${index}`, spec.purpose ?? 'image_generation'));

@@ -94,6 +94,19 @@ export interface BillingConfig {
    * How often expired reservations are deleted.
    */
   sweepIntervalSeconds: number;
+  /**
+   * Limits assumed by the estimate for a chat model that declares no `limits` (channel model field). Used for the reservation only, never sent upstream: a model that answers more is still charged its reported usage (the overage is recorded).
+   */
+  defaultLimits: {
+    /**
+     * Input reserved for a request that references input the gateway cannot measure.
+     */
+    contextTokens: number;
+    /**
+     * Output reserved per choice when the client sets no output bound.
+     */
+    maxOutputTokens: number;
+  };
 }
 /**
  * Where channel and protocol files are found.
@@ -461,18 +474,47 @@ export interface ModelConfig {
   price: PriceConfig;
   evaluation?: ModelEvaluationConfig;
   media?: ModelMediaConfig;
+  limits?: ModelLimits;
 }
 /**
- * What a model costs, in currency units (USD unless currency says otherwise). At least one price field is required: a model with no price is a config error, never a silent zero.
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "price".
  */
 export interface PriceConfig {
   currency: string;
+  /**
+   * Per million input tokens not billed in another class below (uncached, not written to a cache, not audio).
+   */
   inputPerMillion?: number;
+  /**
+   * Per million output tokens (reasoning tokens included), audio output aside.
+   */
   outputPerMillion?: number;
+  /**
+   * Per million input tokens read from the prompt cache (OpenAI `prompt_tokens_details.cached_tokens`, `input_tokens_details.cached_tokens`; Anthropic `cache_read_input_tokens`). Default: inputPerMillion.
+   */
   cachedInputPerMillion?: number;
+  /**
+   * Per million input tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`; the 5-minute write, 1.25x input on Anthropic's price list). Default: inputPerMillion.
+   */
+  cacheWritePerMillion?: number;
+  /**
+   * Per million input tokens written to the 1-hour cache, where the vendor prices them apart (Anthropic: 2x input), read from usage `cache_creation.ephemeral_1h_input_tokens`. Default: cacheWritePerMillion.
+   */
+  cacheWrite1hPerMillion?: number;
+  /**
+   * Per million audio input tokens (`prompt_tokens_details.audio_tokens`), for a model that declares an audio price. Default: inputPerMillion.
+   */
+  audioInputPerMillion?: number;
+  /**
+   * Per million audio output tokens (`completion_tokens_details.audio_tokens`). Default: outputPerMillion.
+   */
+  audioOutputPerMillion?: number;
+  /**
+   * Per request, added to the token cost.
+   */
   perRequest?: number;
   /**
    * Per image: one number, or a map of `<size>` / `<size>:<quality>` / `default` to a number.
@@ -510,6 +552,22 @@ export interface ModelMediaConfig {
   [k: string]: unknown;
 }
 /**
+ * What the model can take and give, from the vendor's model card. Read by the estimate (the worst case reserved against spending caps) and by the check of reported usage; never sent upstream. A model without limits is estimated with `billing.defaultLimits`.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model-limits".
+ */
+export interface ModelLimits {
+  /**
+   * The context window in tokens (input, cached input and output together). A request referencing input the gateway cannot measure (`previous_response_id`, a conversation, remote images or files, server-side tools) reserves this much input. Reported usage above contextTokens + maxOutputTokens per choice is upstream_malformed.
+   */
+  contextTokens: number;
+  /**
+   * The most output tokens one answer may have: the output bound of the estimate when the client sets none. No bound is ever added to the request itself.
+   */
+  maxOutputTokens: number;
+}
+/**
  * Where an operation's answer reports usage and how it becomes token counts; the one place usage is read, for pass-through and translated calls alike. An answer without usage, or a stream whose final usage event never arrived, is charged the reservation.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -536,7 +594,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens, cachedInputTokens}. Each is a count, null when not reported, or a list of counts to add up (cache reads and writes counted as input). Counts must be non-negative integers, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
    */
   tokens: unknown;
 }
@@ -732,6 +790,16 @@ export interface ProtocolSchema {
   };
   headers?: {
     [k: string]: string;
+  };
+  /**
+   * Client request headers (lower-case names) a pass-through forwards to this protocol's upstream when the client sends them, overriding the protocol's and the channel's `headers` of the same name (which stay the default). Only on pass-through routes (the client's dialect is the operation's); each value at most 1,024 characters, else 400.
+   */
+  forwardHeaders?: string[];
+  /**
+   * How `POST /v1/messages/count_tokens` counts locally for channels of this protocol that declare no `count_tokens` operation: the vendor's BPE encoding (gpt-tokenizer). The answer is marked `x-token-count: approximate`. Default: o200k_base.
+   */
+  tokenizer?: {
+    encoding: 'o200k_base' | 'cl100k_base' | 'p50k_base' | 'r50k_base';
   };
   /**
    * Operation name to how it is called: method, path, body encoding, response kind, where its usage is and how an error body reads. Declared once here; translations and the evaluate section name them.
