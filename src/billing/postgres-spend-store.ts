@@ -45,6 +45,10 @@ export function createPostgresSpendStore(db: Db): SpendStore {
       return rows[0].settled;
     },
 
+    renew: async (reservationId, expiresAt, now) =>
+      Number(
+        (await db.updateTable('spend_reservations').set({ expires_at: sql`greatest(expires_at, ${expiresAt})` }).where('id', '=', reservationId).where('expires_at', '>', now).executeTakeFirst()).numUpdatedRows,
+      ) > 0,
     release: async (reservationId) => void (await db.deleteFrom('spend_reservations').where('id', '=', reservationId).execute()),
     sweep: async (now) => Number((await db.deleteFrom('spend_reservations').where('expires_at', '<=', now).executeTakeFirst()).numDeletedRows),
     balance: (scope, id, now) => balanceOf(scope, id, now),

@@ -54,6 +54,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
   const insertLedger = sqlite.prepare(
     `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map(() => '?').join(', ')}) on conflict do nothing`,
   );
+  const extendReservation = sqlite.prepare<[number, string, number]>('update spend_reservations set expires_at = max(expires_at, ?) where id = ? and expires_at > ?');
   const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
   const addSpent = sqlite.prepare<[string, string, number]>(
     'insert into spend_totals (scope, subject_id, spent_micros) values (?, ?, ?) on conflict (scope, subject_id) do update set spent_micros = spent_micros + excluded.spent_micros',
@@ -169,6 +170,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     settle: (reservationId, entry, held = true) => enqueue(() => settleOne(reservationId, entry, held), false),
     commitQueued,
     release: async (reservationId) => void deleteReservation.run(reservationId),
+    renew: async (reservationId, expiresAt, now) => extendReservation.run(expiresAt, reservationId, now).changes > 0,
     sweep: async (now) => deleteExpired.run(now).changes,
     balance: async (scope, id, now) => {
       commitQueued();

@@ -1,11 +1,10 @@
 // Admin commands for spending caps and usage: caps apply to the next request, no restart needed.
 import { formatMoney } from '../../billing/spend-caps.js';
 import { parseUsageRange, usageReport, usageTotals } from '../../billing/usage-report.js';
-import { NotFoundError, ValidationError } from '../../errors.js';
-import { setApiKeySpendCap } from '../../store/api-keys.js';
-import { setWorkspaceSpendCap } from '../../store/workspaces.js';
-import type { AdminCommand } from './command.js';
-import { parseMoney, workspaceNamed } from './keys.js';
+import { ValidationError } from '../../errors.js';
+import type { KeyInput } from '../../admin/service.js';
+import { adminOf, type AdminCommand } from './command.js';
+import { expiryFrom, parseMoney, parseScopeList, workspaceNamed } from './keys.js';
 
 /** `--spend-cap 25.00` sets a cap; `--spend-cap none` removes it. */
 function parseCap(value: unknown): number | null {
@@ -18,14 +17,24 @@ const capText = (micros: number | null) => (micros === null ? 'none' : `${format
 export const commands: AdminCommand[] = [
   {
     name: 'key update',
-    usage: 'ID --spend-cap AMOUNT|none',
-    options: { 'spend-cap': { type: 'string' } },
+    usage: 'ID [--spend-cap AMOUNT|none] [--scopes a,b|all] [--expires-in 30d|never]',
+    options: { 'spend-cap': { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' } },
     async run(ctx) {
       const id = ctx.positionals[0];
       if (!id) throw new ValidationError('key update needs a key ID', 'id');
-      const cap = parseCap(ctx.values['spend-cap']);
-      if (!(await setApiKeySpendCap(ctx.db, id, cap))) throw new NotFoundError(`no key with id "${id}"`);
-      ctx.print(`key ${id}: spend cap ${capText(cap)}`);
+      const { scopes, 'expires-in': expiresIn, 'spend-cap': spendCap } = ctx.values;
+      if (scopes === undefined && expiresIn === undefined && spendCap === undefined) throw new ValidationError('key update needs --spend-cap, --scopes or --expires-in', 'spend-cap');
+      const input: KeyInput = {};
+      if (spendCap !== undefined) input.spend_cap = ((cap) => (cap === null ? null : cap / 1e6))(parseCap(spendCap));
+      if (scopes !== undefined) input.scopes = scopes === 'all' ? [] : parseScopeList(scopes);
+      if (expiresIn !== undefined) input.expires_at = expiresIn === 'never' ? null : expiryFrom(expiresIn);
+      const key = await adminOf(ctx).updateKey(id, input);
+      const changed = [
+        spendCap !== undefined ? `spend cap ${capText(key.spend_cap === null ? null : Math.round(key.spend_cap * 1e6))}` : '',
+        scopes !== undefined ? `scopes ${key.scopes.join(',') || 'all'}` : '',
+        expiresIn !== undefined ? `expires ${key.expires_at === null ? 'never' : new Date(key.expires_at * 1000).toISOString()}` : '',
+      ];
+      ctx.print(`key ${id}: ${changed.filter(Boolean).join(', ')}`);
     },
   },
   {
@@ -35,7 +44,7 @@ export const commands: AdminCommand[] = [
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.positionals[0]);
       const cap = parseCap(ctx.values['spend-cap']);
-      await setWorkspaceSpendCap(ctx.db, workspace.id, cap);
+      await adminOf(ctx).updateWorkspace(workspace.id, { spend_cap: cap === null ? null : cap / 1e6 });
       ctx.print(`workspace ${workspace.name}: spend cap ${capText(cap)}`);
     },
   },

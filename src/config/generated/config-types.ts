@@ -64,8 +64,10 @@ export type EvaluateSpec = ProtocolEvaluate;
  * The config file: one section per schemas/config/*.json.
  */
 export interface GatewayConfigSchema {
+  admin: AdminConfig;
   billing: BillingConfig;
   channels: ChannelsConfig;
+  dashboard: DashboardConfig;
   evaluate: EvaluateConfig;
   files: FilesConfig;
   metrics: MetricsConfig;
@@ -74,6 +76,29 @@ export interface GatewayConfigSchema {
   server: ServerConfig;
   storage: StorageConfig;
   tasks: TasksConfig;
+}
+/**
+ * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/admin".
+ */
+export interface AdminConfig {
+  /**
+   * Admin tokens. Each reaches every workspace and may create workspaces and reload the config; its id names the actor in the audit log. Empty: only owners' dashboard sessions reach the admin API.
+   *
+   * @maxItems 64
+   */
+  tokens: {
+    /**
+     * The token's name, shown as the actor of the changes it makes.
+     */
+    id: string;
+    /**
+     * Lower-case hex SHA-256 of the token; the token itself is never in the config.
+     */
+    sha256: string;
+  }[];
 }
 /**
  * Spending caps: how long a reservation holds budget for a request in flight, and how often expired ones are swept.
@@ -123,6 +148,68 @@ export interface ChannelsConfig {
    * Folder of protocol YAML files (default: <dir>/protocols). A relative path resolves against the folder of the config file.
    */
   protocolsDir?: string;
+}
+/**
+ * How people sign in to the dashboard (/dashboard): by password, by single sign-on with an OpenID Connect provider, or both.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/dashboard".
+ */
+export interface DashboardConfig {
+  /**
+   * Offer email and password sign-in. false: only single sign-on (sso must be set); the password form is gone and a posted password is refused.
+   */
+  passwordSignIn: boolean;
+  /**
+   * Single sign-on with OpenID Connect (authorization code flow with PKCE, through openid-client). Register the gateway at the provider with the redirect URI <server.publicUrl>/dashboard/sso/callback.
+   */
+  sso?: {
+    /**
+     * The provider's issuer URL; its /.well-known/openid-configuration is read at the first sign-in.
+     */
+    issuer: string;
+    clientId: string;
+    /**
+     * Use ${OIDC_CLIENT_SECRET} to keep it out of the file.
+     */
+    clientSecret: string;
+    /**
+     * The sign-in button's text.
+     */
+    label: string;
+    /**
+     * Scopes asked for; openid and email are needed.
+     */
+    scopes: string[];
+    /**
+     * Let the issuer be plain http (a provider on loopback in tests). Never in production.
+     */
+    allowHttp: boolean;
+    /**
+     * Who may sign in, and as what. A rule matches when every condition it sets holds; each matching rule gives the user its role in its workspace (the role is set again at every sign-in). A user no rule matches is refused. The provider must report the email as verified.
+     *
+     * @minItems 1
+     * @maxItems 100
+     */
+    rules: {
+      /**
+       * The email's domain, e.g. example.com (case-insensitive, exact: sub.example.com does not match).
+       */
+      emailDomain?: string;
+      /**
+       * An ID token (or userinfo) claim that must equal value, or contain it when the claim is a list (e.g. groups).
+       */
+      claim?: {
+        name: string;
+        value: string;
+      };
+      /**
+       * Workspace name (it must exist).
+       */
+      workspace: string;
+      role: 'owner' | 'admin' | 'member';
+    }[];
+  };
 }
 /**
  * Typed evaluation (POST /api/v1/evaluate).
@@ -265,6 +352,14 @@ export interface ServerConfig {
    * Largest request body on routes without a bodyLimit of their own in the endpoint catalogue.
    */
   bodyLimitBytes: number;
+  /**
+   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (64 MiB).
+   */
+  upstreamAnswerMaxBytes: number;
+  /**
+   * Most bytes of reference images (video input_reference uploads, image edit images and image_url references, Responses input images by file id) the process holds in memory at once, until each is sent upstream; a request that would pass it is refused with 503 and retry-after (256 MiB). A workspace file on the local blob store is streamed from disk and never counts.
+   */
+  referenceBytesInFlight: number;
 }
 /**
  * Where metadata, file bytes and counters live.
@@ -341,13 +436,21 @@ export interface TasksConfig {
    */
   maxNotFound: number;
   /**
-   * Largest result archived into the file store (512 MiB); a larger one completes with archive_status failed and the provider URL.
+   * Largest result archived into the file store (512 MiB); a larger one completes with archive_status failed and the provider URL, or fails the task (nothing billed) when there is none.
    */
   archiveMaxBytes: number;
+  /**
+   * An archive ends by the task's deadline, or this long after it starts when that is later (a task that finishes just before its deadline still gets this long); transient download failures are tried again with back-off until then.
+   */
+  archiveGraceSeconds: number;
   /**
    * Overrides every task's timeoutSeconds.
    */
   timeoutSeconds?: number;
+  /**
+   * Most tasks one key may have unfinished (submitting, queued, in progress); another is refused with 429 and retry-after until one finishes.
+   */
+  maxInFlightPerKey: number;
   /**
    * Overrides every task's poll interval.
    */
@@ -517,7 +620,7 @@ export interface PriceConfig {
    */
   perRequest?: number;
   /**
-   * Per image: one number, or a map of `<size>` / `<size>:<quality>` / `default` to a number.
+   * Per image: one number, or a map of `<size>` / `<size>:<quality>` / `default` to a number. A size or quality the map does not list, `auto`, or none at all is priced at the priciest entry it could be (never 0), at the estimate and at settlement; a model that declares `media.sizes` refuses any other size with 400.
    */
   perImage?:
     | number
