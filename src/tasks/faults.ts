@@ -2,15 +2,14 @@
 import { ChannelUnavailableError, GatewayError } from '../errors.js';
 
 /**
- * Whether a failed call says something about the upstream that time may change: an answer it gave (any status), an
- * unreachable or slow upstream, a malformed answer, an open circuit, a deadline. Anything else is the gateway's own fault
- * (an operation its protocol does not declare, a mapping that cannot render the answer), which waiting will not mend.
+ * Whether a failed upstream call says something about the upstream that time may change: an answer it gave (any status),
+ * a malformed answer, an open circuit, or a transport failure (unreachable, reset, aborted, past a deadline: whatever
+ * undici or the socket threw, which is not a GatewayError). A GatewayError of any other kind is the gateway's own fault
+ * (an operation the protocol does not declare, a mapping that cannot render), which waiting will not mend.
  */
 export function isUpstreamTrouble(err: unknown): boolean {
-  if (err instanceof ChannelUnavailableError) return true;
-  if (err instanceof GatewayError) return err.upstreamStatus !== undefined || err.type === 'upstream_error';
-  const name = (err as Error | undefined)?.name;
-  return name === 'AbortError' || name === 'TimeoutError';
+  if (!(err instanceof GatewayError)) return true;
+  return err instanceof ChannelUnavailableError || err.upstreamStatus !== undefined || err.type === 'upstream_error';
 }
 
 /** The code and the message a task failed by a fault of the gateway's own shows its client. */
