@@ -42,7 +42,7 @@ export type Catalogue = {
    */
   multipart: boolean;
   /**
-   * Module src/endpoints/<handler>.ts
+   * A handler named in src/endpoints/handlers.ts (module src/endpoints/<handler>.ts)
    */
   handler: string;
   /**
@@ -360,6 +360,10 @@ export interface ServerConfig {
    * Most bytes of reference images (video input_reference uploads, image edit images and image_url references, Responses input images by file id) the process holds in memory at once, until each is sent upstream; a request that would pass it is refused with 503 and retry-after (256 MiB). A workspace file on the local blob store is streamed from disk and never counts.
    */
   referenceBytesInFlight: number;
+  /**
+   * Gateway processes serving on one port (node:cluster), sharing the database, the file store and the counters; spending caps and rate limits stay exact across them. Unset: one per CPU core; 1: a single process. A worker that dies is replaced; SIGTERM drains them all. An in-memory database (':memory:') runs one.
+   */
+  workers?: number;
 }
 /**
  * Where metadata, file bytes and counters live.
