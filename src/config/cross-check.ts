@@ -8,6 +8,8 @@ import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'] as const;
+/** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
+const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'] as const;
 /** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
 const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 
@@ -121,6 +123,12 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
   channel.models.forEach((model, index) => {
     if (!priceFields.some((f) => model.price[f] !== undefined)) {
       problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
+    }
+    for (const capability of chatCapabilities) {
+      const declared = model[capability];
+      if (model.kind !== 'chat' && declared !== undefined && declared !== false) {
+        problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is of kind ${model.kind}: "${capability}" says what a chat model accepts`);
+      }
     }
     if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
       problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);

@@ -581,6 +581,22 @@ export interface ModelConfig {
   price: PriceConfig;
   evaluation?: ModelEvaluationConfig;
   media?: ModelMediaConfig;
+  /**
+   * Chat models: an OpenAI-style reasoning model. Translated requests carry `reasoning_effort` (from an Anthropic `thinking` budget or a Responses `reasoning.effort`, by the bands in the protocol's translation) and bound output with `max_completion_tokens` unless outputBound says otherwise. Never sent upstream (docs/translation.md).
+   */
+  reasoning: boolean;
+  /**
+   * Chat models on an OpenAI chat protocol: the field a translated request bounds output with (default: max_completion_tokens for a reasoning model, else max_tokens). Never sent upstream.
+   */
+  outputBound?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * Chat models on an Anthropic Messages protocol: takes extended thinking. A translated `reasoning_effort` (or Responses `reasoning.effort`) becomes a `thinking` budget by the protocol's table, with max_tokens raised above it. Never sent upstream.
+   */
+  thinking: boolean;
+  /**
+   * Chat models on an OpenAI chat protocol: continues a final assistant message sent with `prefix: true` (DeepSeek, Mistral). Without it a translated request ending in an assistant turn is refused (400), since the model would start a new message. Never sent upstream.
+   */
+  prefill: boolean;
   limits?: ModelLimits;
 }
 /**
@@ -701,7 +717,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
    */
   tokens: unknown;
 }
@@ -1016,12 +1032,20 @@ export interface TranslationSchema {
    */
   operation: string;
   /**
-   * Top-level client fields the upstream cannot take: `drop` (documented, left out by the request template) or `refuse` (400 naming the field).
+   * Translated answers and streams are named this prefix and the request id's key (`msg_` + `01J...`), the same in both modes. Without it a stream adopts the upstream's id.
+   */
+  idPrefix?: string;
+  /**
+   * Every top-level client field the route takes, and what happens to it: `map` (the request mapping carries it), `ignore` (left out: it cannot change the answer; `reason` says why) or `refuse` (400 naming the field, unless its value is null or one of `neutral`). A field the table does not list is refused (400 naming it), so nothing is dropped in silence; docs/translation.md lists them and test/translate-fields.test.ts checks the table against the official SDK's request type.
    */
   fields?: {
     [k: string]: {
-      action: 'drop' | 'refuse';
-      reason: string;
+      action: 'map' | 'ignore' | 'refuse';
+      reason?: string;
+      /**
+       * refuse: values that change nothing (a penalty of 0) and are ignored.
+       */
+      neutral?: unknown[];
     };
   };
   /**
@@ -1033,7 +1057,7 @@ export interface TranslationSchema {
     };
   };
   /**
-   * Mapping from the client body to the upstream body. Scope: body, model (upstream id), maps.
+   * Mapping from the client body to the upstream body. Scope: body, model (upstream id), target (the model entry: what it accepts, e.g. target.reasoning, target.outputBound, target.thinking, target.prefill), maps.
    */
   request: unknown;
   /**
@@ -1042,13 +1066,13 @@ export interface TranslationSchema {
   response: unknown;
   stream: {
     /**
-     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
+     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
      */
     decode: {
       [k: string]: unknown;
     };
     /**
-     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op, message {id, model, created}, usage, cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
+     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
      */
     encode: {
       start: unknown;
