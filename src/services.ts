@@ -18,6 +18,7 @@ import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
 import { changeVersion } from './store/change-version.js';
 import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
+import { BudgetCalendar } from './billing/periods.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
 import { createFileServices, type FileServices } from './files/service.js';
@@ -37,6 +38,8 @@ export interface Services {
   meter: Meter;
   /** Spending-cap reservations and spent totals. */
   spend: SpendStore;
+  /** Where budget periods begin and end (billing.timeZone). */
+  calendar: BudgetCalendar;
   rateLimits: RateLimiter;
   metrics: Metrics;
   schemas: SchemaRegistry;
@@ -66,6 +69,8 @@ export interface ServiceOverrides {
   meter?: Meter;
   spend?: SpendStore;
   rateLimits?: RateLimiter;
+  /** The meter's clock (Unix milliseconds): which budget period a reservation falls in. Tests move it across midnight. */
+  now?: () => number;
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -75,7 +80,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
-  const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs);
+  const calendar = new BudgetCalendar(billingConfig(config).timeZone);
+  const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await createFileServices(config, database.db, dataPath);
   const services: Services = {
@@ -89,8 +95,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     instanceId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     db: database.db,
     cache,
-    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics }),
+    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now }),
     spend,
+    calendar,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: config.schemas,
@@ -133,9 +140,9 @@ function networkOptions(config: LoadedConfig) {
   return { allowHosts: network.allowHosts, maxRedirects: network.maxRedirects, timeoutMs: network.timeoutSeconds * 1000 };
 }
 
-function spendStoreFor(database: OpenedDatabase, settleBatchMs: number): SpendStore {
-  if (!database.sqlite) return createPostgresSpendStore(database.db);
-  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs });
+function spendStoreFor(database: OpenedDatabase, settleBatchMs: number, calendar: BudgetCalendar): SpendStore {
+  if (!database.sqlite) return createPostgresSpendStore(database.db, calendar);
+  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs, calendar });
   // Reads of this process see every settlement it accepted: a query through the Db commits the queue first.
   database.beforeQuery?.(() => spend.commitQueued?.());
   return spend;

@@ -5,6 +5,8 @@ export interface BillingConfig {
   reservationTtlSeconds: number;
   sweepIntervalSeconds: number;
   settleBatchMs: number;
+  /** IANA zone of the calendar budget periods follow. */
+  timeZone: string;
 }
 
 export interface RateLimitsConfig {
