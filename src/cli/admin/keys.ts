@@ -1,6 +1,7 @@
 // Admin commands for workspaces and API keys.
 import { issueApiKey, parseDuration } from '../../auth/keys.js';
 import { toMicros } from '../../billing/cost.js';
+import { parseBudgetPeriod } from '../../billing/periods.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { listApiKeys, revokeApiKey } from '../../store/api-keys.js';
 import { createWorkspace, findWorkspaceByName } from '../../store/workspaces.js';
@@ -36,8 +37,8 @@ export const commands: AdminCommand[] = [
   },
   {
     name: 'key create',
-    usage: '--workspace NAME [--scopes a,b] [--expires-in 30d] [--spend-cap 10.00] [--name LABEL] [--json]',
-    options: { workspace: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' }, 'spend-cap': { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
+    usage: '--workspace NAME [--scopes a,b] [--expires-in 30d] [--spend-cap 10.00 [--period daily|weekly|monthly]] [--name LABEL] [--json]',
+    options: { workspace: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' }, 'spend-cap': { type: 'string' }, period: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);
       const scopes = typeof ctx.values.scopes === 'string' ? ctx.values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : [];
@@ -46,6 +47,7 @@ export const commands: AdminCommand[] = [
         scopes,
         expiresAt: typeof expiresIn === 'string' ? Math.floor(Date.now() / 1000) + parseDuration(expiresIn) : null,
         spendCapMicros: ctx.values['spend-cap'] !== undefined ? parseMoney(ctx.values['spend-cap'], 'spend-cap') : null,
+        spendCapPeriod: parseBudgetPeriod(ctx.values.period, 'period'),
         name: typeof ctx.values.name === 'string' ? ctx.values.name : null,
       });
       if (ctx.values.json) ctx.print(JSON.stringify(issued));
@@ -71,10 +73,11 @@ export const commands: AdminCommand[] = [
         expires_at: k.expires_at,
         revoked: k.revoked_at !== null,
         spend_cap: k.spend_cap_micros === null ? null : k.spend_cap_micros / 1e6,
+        spend_cap_period: k.spend_cap_period,
       }));
       if (ctx.values.json) return ctx.print(JSON.stringify(rows));
       for (const r of rows) {
-        ctx.print(`${r.id}  ${r.prefix}…  scopes=${r.scopes.join(',') || 'all'}  expires=${iso(r.expires_at)}  cap=${r.spend_cap ?? '-'}${r.revoked ? '  REVOKED' : ''}`);
+        ctx.print(`${r.id}  ${r.prefix}…  scopes=${r.scopes.join(',') || 'all'}  expires=${iso(r.expires_at)}  cap=${r.spend_cap === null ? '-' : `${r.spend_cap}${r.spend_cap_period === 'total' ? '' : ` ${r.spend_cap_period}`}`}${r.revoked ? '  REVOKED' : ''}`);
       }
       if (!rows.length) ctx.print('no keys');
     },
