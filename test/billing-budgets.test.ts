@@ -179,3 +179,36 @@ describe('budgets that reset', () => {
     expect(usage.at(-1)).toBe('workspace cli-budgets: spend cap none, spent in all 0.03 USD');
   });
 });
+
+describe('budget periods in the operator\'s time zone', () => {
+  let zoned: TestGateway;
+  beforeAll(async () => {
+    zoned = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models }) }, extraConfig: 'billing:\n  timeZone: America/New_York\n', overrides: { now } });
+  });
+  afterAll(() => zoned.close());
+
+  it('resets a daily cap at the zone\'s midnight, not UTC\'s', async () => {
+    // 03:00 UTC on Nov 24 is still Nov 23 in New York (UTC-5): the day resets at 05:00 UTC.
+    clock.at = Date.parse('2026-11-24T03:00:00Z');
+    const key = await issueApiKey(zoned.services.db, zoned.workspace, { spendCapMicros: 0, spendCapPeriod: 'daily' });
+    const refused = await chat(zoned.app, key.key);
+    expect(refused.statusCode).toBe(402);
+    expect(refused.headers['x-budget-reset']).toBe('2026-11-24T05:00:00.000Z');
+  });
+
+  it('follows daylight saving time: a month that changes offset ends at the new offset\'s midnight', () => {
+    const calendar = zoned.services.calendar;
+    // New York leaves daylight saving time on 2026-11-01: October began at UTC-4, December begins at UTC-5.
+    expect(new Date(calendar.start('monthly', Date.parse('2026-10-15T12:00:00Z'))).toISOString()).toBe('2026-10-01T04:00:00.000Z');
+    expect(new Date(calendar.resetsAt('monthly', Date.parse('2026-11-15T12:00:00Z'))!).toISOString()).toBe('2026-12-01T05:00:00.000Z');
+    // The week of Sunday 2026-11-01 began on Monday 2026-10-26, before the change.
+    expect(new Date(calendar.start('weekly', Date.parse('2026-11-01T12:00:00Z'))).toISOString()).toBe('2026-10-26T04:00:00.000Z');
+    expect(calendar.resetsAt('total', Date.now())).toBeNull();
+  });
+
+  it('refuses an unknown time zone when the config loads, naming where', async () => {
+    await expect(startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models }) }, extraConfig: 'billing:\n  timeZone: Mars/Olympus_Mons\n' })).rejects.toThrow(
+      /config\.yaml:\d+:\d+ \/billing\/timeZone unknown time zone "Mars\/Olympus_Mons"/,
+    );
+  });
+});
