@@ -44,7 +44,7 @@ describe('the openai SDK against billing refusals', () => {
     expect(err).toBeInstanceOf(OpenAI.APIError);
     const error = err as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(402);
-    const reset = error.headers.get('x-budget-reset')!;
+    const reset = error.headers!.get('x-budget-reset')!;
     expect(reset).toBe(new Date(Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000).toISOString());
     expect(error.message).toContain(`daily spending cap of this API key is exhausted`);
     expect(error.message).toContain(`it resets at ${reset}`);
