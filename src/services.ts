@@ -19,6 +19,7 @@ import { changeVersion } from './store/change-version.js';
 import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
 import { BudgetCalendar } from './billing/periods.js';
+import { startTracing, type Tracing } from './telemetry/tracing.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
 import { createFileServices, type FileServices } from './files/service.js';
@@ -40,6 +41,8 @@ export interface Services {
   spend: SpendStore;
   /** Where budget periods begin and end (billing.timeZone). */
   calendar: BudgetCalendar;
+  /** OpenTelemetry tracing; undefined (and its SDK never loaded) unless telemetry.otlp.endpoint is set. */
+  tracing?: Tracing;
   rateLimits: RateLimiter;
   metrics: Metrics;
   schemas: SchemaRegistry;
@@ -84,6 +87,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await createFileServices(config, database.db, dataPath);
+  const tracing = await startTracing(config);
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -98,6 +102,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now }),
     spend,
     calendar,
+    tracing,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: config.schemas,
@@ -127,6 +132,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     await new Promise((resolve) => setImmediate(resolve));
   });
   services.onClose(() => blobs.close());
+  // Registered first, so it runs last: spans of the work finished on close are exported too.
+  if (tracing) closers.unshift(() => tracing.shutdown());
   services.onClose(() => services.remote.close());
   services.tasks = new TaskRunner(services);
   services.tasks.start();
