@@ -161,6 +161,7 @@ describe('budgets that reset', () => {
     expect(await run(commands, 'key update', [key.id], { 'spend-cap': '0.01', period: 'daily' })).toEqual([`key ${key.id}: spend cap 0.01 USD daily`]);
     expect((await chat(gw.app, key.key)).statusCode).toBe(200);
     expect((await chat(gw.app, key.key)).statusCode).toBe(402);
+    expect(await run(commands, 'key update', [key.id], { 'spend-cap': '0.03' })).toEqual([`key ${key.id}: spend cap 0.03 USD daily`]);
     expect(await run(commands, 'key update', [key.id], { 'spend-cap': 'none' })).toEqual([`key ${key.id}: spend cap none`]);
     expect(await run(commands, 'workspace update', ['cli-budgets'], { 'spend-cap': '0.01', period: 'monthly', model: 'other-chat' })).toEqual([
       'workspace cli-budgets: spend cap on model other-chat 0.01 USD monthly',

@@ -36,7 +36,9 @@ async function updateBudget(ctx: AdminContext, scope: BudgetScope, id: string): 
     return `spend cap on model ${model} ${capText(cap, period)}`;
   }
   await setSubjectBudget(ctx.db, scope, id, { capMicros: cap, period });
-  return `spend cap ${capText(cap, period)}`;
+  // Without --period the cap keeps its period: say which.
+  const row = await ctx.db.selectFrom(scope === 'key' ? 'api_keys' : 'workspaces').select('spend_cap_period').where('id', '=', id).executeTakeFirstOrThrow();
+  return `spend cap ${capText(cap, row.spend_cap_period)}`;
 }
 
 const budgetOptions = { 'spend-cap': { type: 'string' }, period: { type: 'string' }, model: { type: 'string' } } as const;
