@@ -181,6 +181,21 @@ describe('budgets that reset', () => {
   });
 });
 
+describe('period rows', () => {
+  it('sweeps the spend kept for periods long over, and starts a current one again from the ledger', async () => {
+    clock.at = nov23('15:00:00.000');
+    const key = await issueApiKey(gw.services.db, gw.workspace, { spendCapMicros: 20_000, spendCapPeriod: 'daily' });
+    expect((await chat(gw.app, key.key)).statusCode).toBe(200);
+    const periodRows = async () => Number((await gw.services.db.selectFrom('spend_periods').select((eb) => eb.fn.countAll<number>().as('n')).where('subject_id', '=', key.id).executeTakeFirstOrThrow()).n);
+    expect(await periodRows()).toBe(1);
+    await gw.services.spend.sweep(nov23('15:00:00.000') + 36 * 86_400_000);
+    expect(await periodRows()).toBe(0);
+    // The row was a copy of the ledger: the day's spend is still counted once the next request brings it back.
+    expect((await chat(gw.app, key.key)).statusCode).toBe(200);
+    expect((await chat(gw.app, key.key)).json().error.cap).toMatchObject({ period: 'daily', spent: 0.02 });
+  });
+});
+
 describe('budget periods in the operator\'s time zone', () => {
   let zoned: TestGateway;
   beforeAll(async () => {

@@ -33,6 +33,9 @@ interface WallDate {
 
 const DAY_MS = 86_400_000;
 
+/** Spend kept per period outlives the longest period (a month, a daylight-saving hour included); older rows are swept. */
+export const PERIOD_ROWS_KEPT_MS = 35 * DAY_MS;
+
 /** Whether Intl knows a time zone by this name. */
 export function isTimeZone(name: string): boolean {
   try {

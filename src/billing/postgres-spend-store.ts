@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
-import { BudgetCalendar, type BudgetPeriod } from './periods.js';
+import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from './periods.js';
 import type { Balance, CapScope, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
 
 const notHeld: ReserveOutcome = Object.freeze({ ok: true, held: false });
@@ -76,7 +76,10 @@ export function createPostgresSpendStore(db: Db, calendar = new BudgetCalendar()
     },
 
     release: async (reservationId) => void (await db.deleteFrom('spend_reservations').where('id', '=', reservationId).execute()),
-    sweep: async (now) => Number((await db.deleteFrom('spend_reservations').where('expires_at', '<=', now).executeTakeFirst()).numDeletedRows),
+    sweep: async (now) => {
+      await db.deleteFrom('spend_periods').where('period', '<>', 'total').where('period_start', '<', now - PERIOD_ROWS_KEPT_MS).execute();
+      return Number((await db.deleteFrom('spend_reservations').where('expires_at', '<=', now).executeTakeFirst()).numDeletedRows);
+    },
     balance: (scope, id, now) => balanceOf(scope, id, now),
   };
 }

@@ -67,7 +67,7 @@ export interface SpendStore {
   commitQueued?(): void;
   /** Drops the reservation, charging nothing. */
   release(reservationId: string): Promise<void>;
-  /** Drops reservations expired at `now`; returns how many. */
+  /** Drops reservations expired at `now` (returns how many) and the spend kept for periods long over. */
   sweep(now: number): Promise<number>;
   /** All-model lifetime spend of a key or workspace, and what unexpired reservations hold. */
   balance(scope: CapScope, id: string, now: number): Promise<Balance>;

@@ -2,7 +2,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { ChangeCache } from '../store/change-version.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
-import { BudgetCalendar, type BudgetPeriod } from './periods.js';
+import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from './periods.js';
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
 
 interface ModelCap {
@@ -106,6 +106,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map(() => '?').join(', ')}) on conflict do nothing`,
   );
   const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
+  const deleteEndedPeriods = sqlite.prepare<[number]>("delete from spend_periods where period <> 'total' and period_start < ?");
   const addSpent = sqlite.prepare<[string, string, number]>(
     'insert into spend_totals (scope, subject_id, spent_micros) values (?, ?, ?) on conflict (scope, subject_id) do update set spent_micros = spent_micros + excluded.spent_micros',
   );
@@ -258,7 +259,10 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     settle: (reservationId, entry, held = true) => enqueue(() => settleOne(reservationId, entry, held), false),
     commitQueued,
     release: async (reservationId) => void deleteReservation.run(reservationId),
-    sweep: async (now) => deleteExpired.run(now).changes,
+    sweep: async (now) => {
+      deleteEndedPeriods.run(now - PERIOD_ROWS_KEPT_MS);
+      return deleteExpired.run(now).changes;
+    },
     balance: async (scope, id, now) => {
       commitQueued();
       return balanceOf(scope, id, now);
