@@ -137,6 +137,19 @@ describe('tracing over OTLP/HTTP', () => {
     expect(attr(child('auth')!, 'gateway.key.id')).toBe(key.id);
   });
 
+  it('ends a stream\'s span once the stream is over and its charge settled, with the streamed usage', async () => {
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { authorization: `Bearer ${gw.key}` },
+      payload: { model: 'fake-chat', max_tokens: 16, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(res.body).toContain('data: [DONE]');
+    const { root, children } = await treeOf(gw, res.headers['x-request-id'] as string);
+    expect(children.map((s) => s.name).sort()).toEqual(['POST', 'auth', 'reserve', 'settle']);
+    expect({ stream: attr(root, 'gateway.stream'), input: attr(root, 'gen_ai.usage.input_tokens'), output: attr(root, 'gen_ai.usage.output_tokens') }).toEqual({ stream: true, input: 12, output: 7 });
+  });
+
   it('exports no prompt or completion text unless asked to', async () => {
     fake.chat = { ...fake.chat, text: 'the secret completion' };
     const res = await chat(gw, gw.key);
