@@ -125,6 +125,7 @@ describe('tracing over OTLP/HTTP', () => {
     expect({
       operation: attr(root, 'gen_ai.operation.name'),
       model: attr(root, 'gen_ai.request.model'),
+      provider: attr(root, 'gen_ai.provider.name'),
       maxTokens: attr(root, 'gen_ai.request.max_tokens'),
       input: attr(root, 'gen_ai.usage.input_tokens'),
       output: attr(root, 'gen_ai.usage.output_tokens'),
@@ -132,7 +133,7 @@ describe('tracing over OTLP/HTTP', () => {
       key: attr(root, 'gateway.key.id'),
       cost: attr(root, 'gateway.cost'),
       status: attr(root, 'http.response.status_code'),
-    }).toEqual({ operation: 'chat', model: 'fake-chat', maxTokens: 16, input: 12, output: 7, workspace: gw.workspace.id, key: key.id, cost, status: 200 });
+    }).toEqual({ operation: 'chat', model: 'fake-chat', provider: 'fake', maxTokens: 16, input: 12, output: 7, workspace: gw.workspace.id, key: key.id, cost, status: 200 });
     expect(attr(child('settle')!, 'gen_ai.usage.output_tokens')).toBe(7);
     expect(attr(child('auth')!, 'gateway.key.id')).toBe(key.id);
   });

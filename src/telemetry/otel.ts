@@ -217,6 +217,8 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
       const genAi: Record<string, string | number> = {
         'gen_ai.operation.name': operationOfKind[route.model.kind] ?? route.model.kind,
         'gen_ai.request.model': route.model.id,
+        // The operator's name for the provider: the channel's id (channels are data; nothing here knows a vendor).
+        'gen_ai.provider.name': route.channel.id,
         'gateway.channel.id': route.channel.id,
       };
       const maxTokens = call.body.max_tokens ?? call.body.max_completion_tokens ?? call.body.max_output_tokens;
