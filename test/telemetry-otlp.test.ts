@@ -2,8 +2,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway, testModels } from './kit/gateway.js';
+import { chatChannel, repoRoot, startGateway, type TestGateway, testModels } from './kit/gateway.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -198,7 +200,31 @@ describe('tracing with content capture', () => {
   });
 });
 
+/** Starts a gateway in a child process, sends one chat request and lists the OpenTelemetry packages the process loaded. */
+async function otelPackagesLoaded(telemetry: string): Promise<string[]> {
+  const script = `
+    const { startGateway, chatChannel } = await import('./test/kit/gateway.ts');
+    const gw = await startGateway({ channels: { fake: chatChannel('fake', process.argv[1] + '/v1') }, extraConfig: process.argv[2] });
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: 'Bearer ' + gw.key }, payload: { model: 'fake-chat', messages: [{ role: 'user', content: 'hi' }] } });
+    if (res.statusCode !== 200) throw new Error('status ' + res.statusCode);
+    const loaded = await globalThis.loadedModules();
+    await gw.close();
+    console.log(JSON.stringify([...new Set(loaded.map((u) => /node_modules\\/(@opentelemetry\\/[^/]+)/.exec(u)?.[1]).filter(Boolean))]));
+  `;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', './test/kit/loaded-modules.ts', '--input-type=module', '-e', script, fake.url, telemetry], {
+    cwd: repoRoot,
+    env: { ...process.env, GATEWAY_TEST_DATABASE: 'sqlite' },
+  });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as string[];
+}
+
 describe('tracing off', () => {
+  it('loads no OpenTelemetry SDK when off, and the SDK with its exporter and undici instrumentation when on', async () => {
+    const [off, on] = await Promise.all([otelPackagesLoaded(''), otelPackagesLoaded(`telemetry:\n  otlp:\n    endpoint: ${receiver.url}\n`)]);
+    expect(off.filter((p) => p !== '@opentelemetry/api')).toEqual([]);
+    expect(on).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/instrumentation-undici']));
+  });
+
   it('is off by default: no tracing service, no span exported', async () => {
     const gw = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`) } });
     try {
