@@ -34,7 +34,8 @@ export async function spendInPeriod(db: Db, calendar: BudgetCalendar, scope: 'ke
   if (model !== undefined) query = query.where('model', '=', model);
   if (period !== 'total') {
     const reservedAt = sql<number>`coalesce(reserved_at, created_at * 1000)`;
-    query = query.where(reservedAt, '>=', periodStart).where(reservedAt, '<', resetsAt!);
+    // A row settles no earlier than it was reserved: created_at (seconds, an hour of clock skew allowed) narrows the index range.
+    query = query.where('created_at', '>=', Math.floor(periodStart / 1000) - 3600).where(reservedAt, '>=', periodStart).where(reservedAt, '<', resetsAt!);
   }
   const row = await query.executeTakeFirstOrThrow();
   return { period, periodStart, resetsAt, spentMicros: Number(row.spent) };

@@ -83,9 +83,11 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     workspace: sqlite.prepare<[PeriodQuery], number>("select coalesce(sum(amount_micros), 0) from spend_reservations where workspace_id = @id and expires_at > @now and created_at >= @start and (@model = '' or model = @model)").pluck(),
   };
   // A period's spend starts from the ledger rows reserved in it: a budget set mid-period counts what the period already spent.
+  // A row settles no earlier than it was reserved, so `created_at` (seconds, an hour of clock skew between replicas
+  // allowed) bounds the index range.
   const ledgerSince = {
-    key: sqlite.prepare<[Omit<PeriodQuery, 'now'>], number>("select coalesce(sum(cost_micros), 0) from usage_ledger where key_id = @id and (@model = '' or model = @model) and coalesce(reserved_at, created_at * 1000) >= @start").pluck(),
-    workspace: sqlite.prepare<[Omit<PeriodQuery, 'now'>], number>("select coalesce(sum(cost_micros), 0) from usage_ledger where workspace_id = @id and (@model = '' or model = @model) and coalesce(reserved_at, created_at * 1000) >= @start").pluck(),
+    key: sqlite.prepare<[Omit<PeriodQuery, 'now'>], number>("select coalesce(sum(cost_micros), 0) from usage_ledger where key_id = @id and (@model = '' or model = @model) and created_at >= @start / 1000 - 3600 and coalesce(reserved_at, created_at * 1000) >= @start").pluck(),
+    workspace: sqlite.prepare<[Omit<PeriodQuery, 'now'>], number>("select coalesce(sum(cost_micros), 0) from usage_ledger where workspace_id = @id and (@model = '' or model = @model) and created_at >= @start / 1000 - 3600 and coalesce(reserved_at, created_at * 1000) >= @start").pluck(),
   };
   const periodSpentOf = sqlite.prepare<[CapScope, string, string, BudgetPeriod, number], number>(
     'select spent_micros from spend_periods where scope = ? and subject_id = ? and model = ? and period = ? and period_start = ?',

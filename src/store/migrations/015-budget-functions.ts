@@ -23,10 +23,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       end if;
       if p_scope = 'key' then
         select coalesce(sum(l.cost_micros), 0) into spent_now from usage_ledger l
-          where l.key_id = p_subject and (p_model = '' or l.model = p_model) and coalesce(l.reserved_at, l.created_at * 1000) >= p_start;
+          where l.key_id = p_subject and (p_model = '' or l.model = p_model) and l.created_at >= p_start / 1000 - 3600 and coalesce(l.reserved_at, l.created_at * 1000) >= p_start;
       else
         select coalesce(sum(l.cost_micros), 0) into spent_now from usage_ledger l
-          where l.workspace_id = p_subject and (p_model = '' or l.model = p_model) and coalesce(l.reserved_at, l.created_at * 1000) >= p_start;
+          where l.workspace_id = p_subject and (p_model = '' or l.model = p_model) and l.created_at >= p_start / 1000 - 3600 and coalesce(l.reserved_at, l.created_at * 1000) >= p_start;
       end if;
       insert into spend_periods (scope, subject_id, model, period, period_start, spent_micros) values (p_scope, p_subject, p_model, p_period, p_start, spent_now)
         on conflict do nothing;
