@@ -23,6 +23,9 @@ interface Caps {
   periodic: boolean;
 }
 
+/** An uncapped key in an uncapped workspace: admitted, nothing held. Shared, so that answer allocates nothing. */
+const notHeld: ReserveOutcome = Object.freeze({ ok: true, held: false });
+
 const ledgerColumns = [
   'request_id', 'workspace_id', 'key_id', 'model', 'channel', 'kind', 'input_tokens', 'output_tokens',
   'cached_input_tokens', 'units', 'cost_micros', 'overage_micros', 'currency', 'price', 'created_at', 'reserved_at', 'reservation_id',
@@ -33,8 +36,6 @@ const ledgerColumns = [
  * process; IMMEDIATE takes the write lock up front, so other processes on the same file (WAL,
  * busy_timeout) wait their turn instead of failing to upgrade a read.
  */
-const notHeld: ReserveOutcome = Object.freeze({ ok: true, held: false });
-
 /** Most operations one commit takes; a fuller queue commits on the next turn. */
 const MAX_BATCH = 512;
 
@@ -164,7 +165,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
   const reserveOne = (r: ReservationRequest): ReserveOutcome => {
     const caps = capsOf(r.keyId);
     // Nothing to hold against: an uncapped key in an uncapped workspace is admitted without a reservation row.
-    if (uncapped(caps)) return { ok: true, held: false };
+    if (uncapped(caps)) return notHeld;
     const { keyCap, keyPeriod, workspaceCap, workspacePeriod } = caps!;
     const refusedBy =
       (keyCap === null ? undefined : standing('key', r.keyId, '', keyPeriod, keyCap, r)) ??
