@@ -4,6 +4,10 @@ export interface ErrorDetails {
   param?: string | null;
   headers?: Record<string, string>;
   extra?: Record<string, unknown>;
+  /** The Anthropic error type, when the status alone does not say it (an upstream's own type). */
+  anthropicType?: string;
+  /** The status on Anthropic-dialect routes, when it differs (an upstream overload is 529 there, 503 elsewhere). */
+  anthropicStatus?: number;
 }
 
 export class GatewayError extends Error {
@@ -15,6 +19,8 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
+  readonly anthropicType?: string;
+  readonly anthropicStatus?: number;
   /** The upstream's HTTP status when this error reports an upstream answer (the task poller tells 404 from 429 and 5xx by it); never shown. */
   upstreamStatus?: number;
 
@@ -28,6 +34,13 @@ export class GatewayError extends Error {
     this.param = details.param ?? null;
     this.headers = details.headers ?? {};
     this.extra = details.extra ?? {};
+    this.anthropicType = details.anthropicType;
+    this.anthropicStatus = details.anthropicStatus;
+  }
+
+  /** The HTTP status in a dialect: the same everywhere unless the error says otherwise for Anthropic's. */
+  statusIn(dialect: ErrorDialect): number {
+    return dialect === 'anthropic' ? (this.anthropicStatus ?? this.statusCode) : this.statusCode;
   }
 }
 
@@ -88,8 +101,9 @@ export class RateLimitError extends GatewayError {
 }
 
 export class ChannelUnavailableError extends GatewayError {
-  constructor(message: string) {
-    super('channel_unavailable', 503, 'server_error', message);
+  /** `retryAfterSeconds`: when the channel is known to be tried again (an open circuit's next probe). */
+  constructor(message: string, retryAfterSeconds?: number) {
+    super('channel_unavailable', 503, 'server_error', message, retryAfterSeconds ? { headers: { 'retry-after': String(retryAfterSeconds) } } : {});
   }
 }
 
@@ -143,7 +157,7 @@ export function anthropicEnvelope(err: GatewayError) {
   return {
     type: 'error',
     error: {
-      type: anthropicTypes[err.statusCode] ?? 'api_error',
+      type: err.anthropicType ?? anthropicTypes[err.statusIn('anthropic')] ?? 'api_error',
       message: err.expose ? err.message : 'internal error',
       code: err.code,
       ...err.extra,
@@ -175,7 +189,7 @@ export function boundedError(err: GatewayError): GatewayError {
   const param = err.param;
   if (err.message.length <= MESSAGE_LIMIT && (param === null || param.length <= PARAM_LIMIT)) return err;
   const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
-  const bounded = new GatewayError(err.code, err.statusCode, err.type, cut(err.message, MESSAGE_LIMIT), { param: param === null ? null : cut(param, PARAM_LIMIT), headers: err.headers, extra: err.extra }, err.expose);
+  const bounded = new GatewayError(err.code, err.statusCode, err.type, cut(err.message, MESSAGE_LIMIT), { param: param === null ? null : cut(param, PARAM_LIMIT), headers: err.headers, extra: err.extra, anthropicType: err.anthropicType, anthropicStatus: err.anthropicStatus }, err.expose);
   bounded.stack = err.stack;
   return bounded;
 }

@@ -62,7 +62,7 @@ export class Metrics {
   private readonly cost = countedCounter(this.registry, 'gateway_cost_micros_total', 'Cost billed in micro-units, by model and currency', ['model', 'currency']);
   readonly overage = new Counter({
     name: 'gateway_overage_micros_total',
-    help: 'Cost upstreams reported beyond the reservation (recorded, not charged), by model and channel',
+    help: 'Cost upstreams reported beyond the reservation (charged, and recorded as overage), by model and channel',
     labelNames: ['model', 'channel'],
     registers: [this.registry],
   });

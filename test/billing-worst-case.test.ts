@@ -28,10 +28,10 @@ const chat = (key: string, body: Record<string, unknown>) =>
   gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, payload: { model: 'flat-chat', messages: [{ role: 'user', content: 'hi' }], ...body } });
 
 describe('worst cases are bounded', () => {
-  it('sends the default output bound upstream when the client sets none, so the reservation is the real worst case', async () => {
+  it('adds no output bound upstream when the client sets none: the default bound is for the estimate alone', async () => {
     fake.reset();
     expect((await chat(gw.key, {})).statusCode).toBe(200);
-    expect(fake.last!.body.max_tokens).toBe(4096);
+    expect(fake.last!.body).toEqual({ model: 'hidden-upstream-id', messages: [{ role: 'user', content: 'hi' }] });
   });
 
   it('reserves max_tokens for each of n choices', async () => {
@@ -62,16 +62,20 @@ describe('upstream work is never free', () => {
   it('charges the reservation when the upstream answers without usage', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace);
     fake.next({ kind: 'json', body: { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] } });
-    expect((await chat(key.key, { max_tokens: 100 })).statusCode).toBe(200);
+    const res = await chat(key.key, { max_tokens: 100 });
+    expect(res.statusCode).toBe(200);
     expect((await ledgerOf(key.id)).map((r) => r.cost_micros)).toEqual([10_100]);
+    // The answer's cost is what was charged.
+    expect(res.json().cost).toEqual({ amount: 0.0101, currency: 'USD' });
   });
 });
 
 describe('upstream detail stays private', () => {
-  it('answers 502 when the upstream does not know the channel model, without its words', async () => {
-    fake.next({ kind: 'status', status: 404, body: { error: { message: 'The model `hidden-upstream-id` does not exist at https://internal.example/v1' } } });
+  it('keeps an upstream 404 model_not_found (status and code), without the upstream model id or its URLs', async () => {
+    fake.next({ kind: 'status', status: 404, body: { error: { message: 'The model `hidden-upstream-id` does not exist at https://internal.example/v1', type: 'invalid_request_error', code: 'model_not_found' } } });
     const res = await chat(gw.key, {});
-    expect(res.statusCode).toBe(502);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('model_not_found');
     expect(res.body).not.toContain('hidden-upstream-id');
     expect(res.body).not.toContain('internal.example');
   });

@@ -68,19 +68,26 @@ describe('the estimate bounds the whole request body', () => {
   });
 });
 
-describe('settlement never charges more than the reservation', () => {
-  it('charges the reservation when the upstream reports 1M/1M tokens, and records the overage', async () => {
+describe('billing follows the usage the upstream reports', () => {
+  it('charges reported usage above the reservation in full, records the overage, and refuses the next request: the cap is overshot by that one request', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace, { spendCapMicros: 10_000 });
     fake.next({ kind: 'json', body: { id: 'c', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 } } });
     const res = await chat(key.key, {});
     expect(res.statusCode).toBe(200);
     const [row] = await ledgerOf(res.headers['x-request-id'] as string);
-    // 1M input at 2.0 + 1M output at 10.0 = 12 USD reported; the reservation (a few hundred micro-USD) is what is charged.
-    expect(row.cost_micros).toBeGreaterThan(0);
-    expect(row.cost_micros).toBeLessThan(10_000);
-    expect(row.cost_micros + Number(row.overage_micros)).toBe(12_000_000);
-    expect((await balance(key.id)).spentMicros).toBe(row.cost_micros);
-    expect(await gw.services.metrics.registry.getSingleMetricAsString('gateway_overage_micros_total')).toContain(`model="fake-chat",channel="fake"} ${12_000_000 - row.cost_micros}`);
+    // 1M input at 2.0 + 1M output at 10.0 = 12 USD reported, and charged; the answer's cost is the ledger's charge.
+    expect(row.cost_micros).toBe(12_000_000);
+    expect(res.json().cost).toEqual({ amount: 12, currency: 'USD' });
+    const overage = Number(row.overage_micros);
+    expect(overage).toBeGreaterThan(12_000_000 - 10_000);
+    expect(overage).toBeLessThan(12_000_000);
+    expect((await balance(key.id)).spentMicros).toBe(12_000_000);
+    expect(await gw.services.metrics.registry.getSingleMetricAsString('gateway_overage_micros_total')).toContain(`model="fake-chat",channel="fake"} ${overage}`);
+    // The cap is spent: the next request is refused before anything is sent.
+    fake.reset();
+    const next = await chat(key.key, {});
+    expect(next.statusCode).toBe(402);
+    expect(fake.requests).toHaveLength(0);
   });
 });
 
@@ -175,6 +182,17 @@ describe('a native evaluate channel', () => {
     expect((await ledgerOf(res.headers['x-request-id'] as string))[0]).toMatchObject({ input_tokens: 200, output_tokens: 5, cost_micros: 220 });
   });
 
+  it('charges 1,000 reported input tokens in full, above the reservation, and answers that cost', async () => {
+    native.usage = () => ({ input_tokens: 1000, output_tokens: 2 }) as never;
+    const res = await evaluate();
+    expect(res.statusCode).toBe(200);
+    const [row] = await ledgerOf(res.headers['x-request-id'] as string);
+    // 1,000 x 1.0 + 2 x 4.0 = 1,008 micro-USD, whatever the small body reserved.
+    expect(row.cost_micros).toBe(1008);
+    expect(res.json().cost).toEqual({ amount: 0.001008, currency: 'USD' });
+    expect(res.json().usage).toEqual({ inputTokens: 1000, outputTokens: 2 });
+  });
+
   it('charges the reservation when the upstream reports no usage, never zero in silence', async () => {
     native.usage = () => ({}) as never;
     const res = await evaluate();
@@ -182,6 +200,27 @@ describe('a native evaluate channel', () => {
     const [row] = await ledgerOf(res.headers['x-request-id'] as string);
     expect(row.cost_micros).toBeGreaterThan(0);
     expect(res.json().cost.amount).toBe(row.cost_micros / 1e6);
+  });
+});
+
+describe('input the gateway cannot see', () => {
+  it('an Anthropic image by URL: reported usage charged in full, the answer cost equal to the charge', async () => {
+    fake.next({
+      kind: 'json',
+      body: { id: 'msg_img', type: 'message', role: 'assistant', model: 'upstream-claude', content: [{ type: 'text', text: 'a cat' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1600, output_tokens: 10 } },
+    });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/messages',
+      headers: { 'x-api-key': gw.key },
+      payload: { model: 'fake-claude', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://images.example/cat.png' } }, { type: 'text', text: 'what?' }] }] },
+    });
+    expect(res.statusCode).toBe(200);
+    const [row] = await ledgerOf(res.headers['x-request-id'] as string);
+    // 1,600 x 3.0 + 10 x 15.0 = 4,950 micro-USD.
+    expect(row.cost_micros).toBe(4950);
+    expect(res.json().cost).toEqual({ amount: 0.00495, currency: 'USD' });
+    expect(Number(row.overage_micros)).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
 // Typed views of the billing and rate-limits config sections (schemas/config/billing.json, rate-limits.json).
-import type { LoadedConfig } from '../config/types.js';
+import type { LoadedConfig, ModelLimits } from '../config/types.js';
 
 export interface BillingConfig {
   reservationTtlSeconds: number;
@@ -7,6 +7,8 @@ export interface BillingConfig {
   settleBatchMs: number;
   /** IANA zone of the calendar budget periods follow. */
   timeZone: string;
+  /** Limits the estimate assumes for a model that declares none (never sent upstream). */
+  defaultLimits: ModelLimits;
 }
 
 export interface RateLimitsConfig {

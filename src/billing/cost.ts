@@ -2,10 +2,20 @@
 import type { PriceConfig } from '../config/types.js';
 
 export interface TokenUsage {
+  /** Every input token, whatever its class: the classes below are counted inside it. */
   inputTokens: number;
+  /** Output tokens, reasoning and audio included. */
   outputTokens: number;
-  /** Input tokens served from the upstream's prompt cache; counted inside inputTokens. */
+  /** Input tokens read from the upstream's prompt cache. */
   cachedInputTokens?: number;
+  /** Input tokens written to the prompt cache (every write, the 1-hour ones included). */
+  cacheWriteTokens?: number;
+  /** Of the cache writes, those to the 1-hour cache. */
+  cacheWrite1hTokens?: number;
+  /** Input tokens that were audio. */
+  audioInputTokens?: number;
+  /** Output tokens that were audio. */
+  audioOutputTokens?: number;
 }
 
 export interface Cost {
@@ -13,14 +23,46 @@ export interface Cost {
   currency: string;
 }
 
-/** Cost of tokens plus the per-request price. Cached input tokens use their own price when one is set. */
+/** Takes up to `want` of what is left, so a class never counts more tokens than the total it is part of. */
+function share(want: number | undefined, left: { n: number }): number {
+  const n = Math.min(Math.max(0, want ?? 0), left.n);
+  left.n -= n;
+  return n;
+}
+
+/** Cost of tokens plus the per-request price: each token class at its own price, falling back to the base input or output price. */
 export function tokenCostMicros(price: PriceConfig, usage: TokenUsage): number {
-  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
-  const cachedPrice = price.cachedInputPerMillion ?? price.inputPerMillion ?? 0;
+  const input = price.inputPerMillion ?? 0;
+  const output = price.outputPerMillion ?? 0;
+  const write = price.cacheWritePerMillion ?? input;
+  const left = { n: usage.inputTokens };
+  const cached = share(usage.cachedInputTokens, left);
+  const writes = share(usage.cacheWriteTokens, left);
+  const writes1h = Math.min(Math.max(0, usage.cacheWrite1hTokens ?? 0), writes);
+  const audioIn = share(usage.audioInputTokens, left);
+  const outLeft = { n: usage.outputTokens };
+  const audioOut = share(usage.audioOutputTokens, outLeft);
   const perMillionUnits =
-    (usage.inputTokens - cached) * (price.inputPerMillion ?? 0) + cached * cachedPrice + usage.outputTokens * (price.outputPerMillion ?? 0);
+    left.n * input +
+    cached * (price.cachedInputPerMillion ?? input) +
+    (writes - writes1h) * write +
+    writes1h * (price.cacheWrite1hPerMillion ?? write) +
+    audioIn * (price.audioInputPerMillion ?? input) +
+    outLeft.n * output +
+    audioOut * (price.audioOutputPerMillion ?? output);
   // Prices are per million tokens in currency units, so the sum is already in micro-units.
   return Math.round(perMillionUnits + (price.perRequest ?? 0) * 1e6);
+}
+
+/** The highest price per million of any input class and of any output class: the worst case of tokens whose class is unknown yet. */
+export function dearestTokenPrices(price: PriceConfig): { input: number; output: number } {
+  const input = price.inputPerMillion ?? 0;
+  const output = price.outputPerMillion ?? 0;
+  const write = price.cacheWritePerMillion ?? input;
+  return {
+    input: Math.max(input, price.cachedInputPerMillion ?? 0, write, price.cacheWrite1hPerMillion ?? write, price.audioInputPerMillion ?? 0),
+    output: Math.max(output, price.audioOutputPerMillion ?? 0),
+  };
 }
 
 export function renderCost(cost: Cost): { amount: number; currency: string } {

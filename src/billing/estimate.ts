@@ -1,11 +1,9 @@
 // Worst-case cost of a request before it is sent, reserved against spending caps: a true upper bound for an honest upstream.
-import type { ModelRoute } from '../config/types.js';
-import { tokenCostMicros } from './cost.js';
+import type { ModelLimits, ModelRoute } from '../config/types.js';
+import { dearestTokenPrices, tokenCostMicros } from './cost.js';
 
 /** Bytes per token assumed when estimating input size: low, so the estimate errs high. */
 const BYTES_PER_TOKEN = 3;
-/** Output bound applied when a chat client sets none, so every request has a finite worst case. */
-export const DEFAULT_MAX_TOKENS = 4096;
 
 export const tokensForBytes = (bytes: number) => Math.ceil(bytes / BYTES_PER_TOKEN);
 
@@ -35,17 +33,72 @@ export function jsonBytes(value: unknown): number {
   return bytes;
 }
 
-/** The priciest of `routes` for this usage: a fallback route may be the one that serves. */
-export function worstCostMicros(routes: readonly ModelRoute[], usage: { inputTokens: number; outputTokens: number }): number {
-  return Math.max(...routes.map((route) => tokenCostMicros(route.model.price, usage)));
+/** Top-level members that name input the upstream keeps (a stored response, conversation or prompt, MCP servers, a container). */
+const storedInputMembers = ['previous_response_id', 'conversation', 'prompt', 'mcp_servers', 'container'];
+/** Tool types the client defines itself; any other type is a server-side tool whose input the gateway never sees. */
+const clientToolTypes = new Set(['function', 'custom']);
+const isRemote = (v: unknown) => typeof v === 'string' && /^https?:\/\//i.test(v);
+
+/**
+ * Whether the upstream may run tools itself (web search, code execution, MCP servers): it then makes several model
+ * calls for one request, and the usage it reports may add up to more than one context window.
+ */
+export function usesServerTools(body: Record<string, unknown>): boolean {
+  if (body.web_search_options !== undefined || body.mcp_servers !== undefined) return true;
+  return Array.isArray(body.tools) && body.tools.some((t) => t && typeof t === 'object' && typeof (t as { type?: unknown }).type === 'string' && !clientToolTypes.has((t as { type: string }).type));
 }
 
-/** A chat (or Responses) request: every byte of the body counts as input, plus max tokens for each of `n` choices. */
-export function estimateChatMicros(routes: readonly ModelRoute[], body: Record<string, unknown>, bodyBytes: number): number {
-  const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? DEFAULT_MAX_TOKENS);
+/**
+ * Whether the request references input the gateway cannot measure from its bytes: stored state upstream, a remote
+ * image or file (by URL or by the upstream's file id), or a server-side tool. Walks the body without recursion.
+ */
+export function referencesUnmeasuredInput(body: Record<string, unknown>): boolean {
+  for (const name of storedInputMembers) if (body[name] !== undefined && body[name] !== null && body[name] !== '') return true;
+  if (usesServerTools(body)) return true;
+  const stack: unknown[] = [body.messages, body.input, body.system];
+  while (stack.length) {
+    const v = stack.pop();
+    if (!v || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    if (isRemote(o.url) || isRemote(o.image_url) || isRemote(o.file_url) || (typeof o.file_id === 'string' && o.file_id)) return true;
+    for (const key in o) if (o[key] && typeof o[key] === 'object') stack.push(o[key]);
+  }
+  return false;
+}
+
+/** The client's output bound: OpenAI's max_completion_tokens or max_tokens, Responses' max_output_tokens, Anthropic's max_tokens. */
+function clientOutputBound(body: Record<string, unknown>): number | undefined {
+  const bound = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens;
+  return typeof bound === 'number' && Number.isFinite(bound) && bound >= 0 ? Math.ceil(bound) : undefined;
+}
+
+/**
+ * A chat (or Responses, or Messages) request's worst case on the priciest of its routes, every input token at the
+ * dearest input class (a cache write costs more than plain input). Input: the bytes of the whole body (every field
+ * counts), at most the model's context; or the whole context when the request references input the gateway cannot
+ * measure. Output: the client's bound, else the model's maxOutputTokens, for each of `n` choices. A model without
+ * limits is estimated with `defaults`, which are never sent upstream.
+ */
+export function estimateChatMicros(routes: readonly ModelRoute[], body: Record<string, unknown>, bodyBytes: number, defaults: ModelLimits): number {
   const choices = Number.isInteger(body.n) && (body.n as number) > 0 ? (body.n as number) : 1;
-  const outputTokens = (Number.isFinite(maxTokens) && maxTokens >= 0 ? maxTokens : DEFAULT_MAX_TOKENS) * choices;
-  return worstCostMicros(routes, { inputTokens: tokensForBytes(bodyBytes), outputTokens });
+  const bound = clientOutputBound(body);
+  const unmeasured = referencesUnmeasuredInput(body);
+  const bodyTokens = tokensForBytes(bodyBytes);
+  return Math.max(
+    ...routes.map((route) => {
+      const limits = route.model.limits;
+      const context = (limits ?? defaults).contextTokens;
+      const maxOutput = (limits ?? defaults).maxOutputTokens;
+      const inputTokens = unmeasured ? Math.max(context, limits ? 0 : bodyTokens) : limits ? Math.min(bodyTokens, context) : bodyTokens;
+      const outputTokens = (bound === undefined ? maxOutput : limits ? Math.min(bound, maxOutput) : bound) * choices;
+      const dearest = dearestTokenPrices(route.model.price);
+      return Math.round(inputTokens * dearest.input + outputTokens * dearest.output + (route.model.price.perRequest ?? 0) * 1e6);
+    }),
+  );
 }
 
 /** Template text around each evaluate prompt, in tokens: generous, so the estimate errs high. */

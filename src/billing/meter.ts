@@ -21,7 +21,7 @@ export interface SettleOutcome {
   /** False when the charge had already ended (settled or released) and this call charged nothing. */
   charged: boolean;
   chargedMicros: number;
-  /** What the usage cost beyond the reservation: recorded on the ledger row, never charged. */
+  /** What the usage cost beyond the reservation: charged, and recorded on the ledger row (and a metric) as overage. */
   overageMicros: number;
 }
 
@@ -45,8 +45,8 @@ export interface ChargeRef {
 }
 
 /**
- * One guard object per billed request. It ends exactly once: settled (usage charged, never more than the
- * reservation), settled at the reservation, or released. `close()` in a `finally` releases whatever was not settled.
+ * One guard object per billed request. It ends exactly once: settled (reported usage charged in full, any excess
+ * over the reservation recorded as overage), settled at the reservation, or released. `close()` in a `finally` releases whatever was not settled.
  */
 export interface Charge {
   readonly ref: ChargeRef;
@@ -111,9 +111,10 @@ class ReservedCharge implements Charge {
     this.ended = true;
     const ref = this.ref;
     const cost = Number.isFinite(s.costMicros) ? Math.max(0, Math.round(s.costMicros)) : ref.amountMicros;
-    // The reservation is the most a request may cost: a cap is a promise that holds whatever the upstream reports.
-    const chargedMicros = Math.min(cost, ref.amountMicros);
-    const overageMicros = cost - chargedMicros;
+    // Billing follows the usage the upstream reported (the operator pays the provider's invoice): charged in full. What it
+    // cost beyond the reservation (input the estimate could not see) is recorded; the cap may be overshot by this request alone.
+    const chargedMicros = cost;
+    const overageMicros = Math.max(0, cost - ref.amountMicros);
     const served = s.route;
     const charged = await this.store.settle(ref.id, {
       request_id: ref.requestId,

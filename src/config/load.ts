@@ -12,6 +12,9 @@ import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 import { familyRoutes } from '../tasks/spec.js';
 
 const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
+/** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
+const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
+
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
 
 /** `--config PATH`, then GATEWAY_CONFIG, then config.yaml, then config.example.yaml. */
@@ -102,6 +105,12 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       problems.add(read.source, '/id', `protocol "${read.value.id}" is already defined in ${displayPath(protocols.get(read.value.id)!.file)}`);
       continue;
     }
+    // A forwarded header must never carry the client's own credential, or a header the gateway itself sets.
+    read.value.forwardHeaders?.forEach((name, index) => {
+      if (unforwardable.has(name) || name === read.value.auth?.header.toLowerCase()) {
+        problems.add(read.source, `/forwardHeaders/${index}`, `header "${name}" cannot be forwarded: it carries credentials or is set by the gateway`);
+      }
+    });
     protocols.set(read.value.id, { ...read.value, file: path });
     protocolSources.set(read.value.id, read.source);
   }
@@ -140,6 +149,9 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       billingCurrency ??= { currency: model.price.currency, where: `${displayPath(path)} model "${model.id}"` };
       if (model.price.currency !== billingCurrency.currency) {
         problems.add(source, `/models/${index}/price/currency`, `model "${model.id}" is priced in ${model.price.currency}, but ${billingCurrency.where} is priced in ${billingCurrency.currency}; spending caps and totals use one currency`);
+      }
+      if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
+        problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);
       }
       const owners = modelOwners.get(model.id) ?? [];
       owners.push({ channel, index, source });

@@ -9,6 +9,10 @@ export interface PriceConfig {
   inputPerMillion?: number;
   outputPerMillion?: number;
   cachedInputPerMillion?: number;
+  cacheWritePerMillion?: number;
+  cacheWrite1hPerMillion?: number;
+  audioInputPerMillion?: number;
+  audioOutputPerMillion?: number;
   perRequest?: number;
   perImage?: number | Record<string, number>;
   perVideoSecond?: number;
@@ -23,6 +27,13 @@ export interface ModelConfig {
   price: PriceConfig;
   evaluation?: Record<string, unknown>;
   media?: Record<string, unknown>;
+  /** From the vendor's model card: read by the estimate and the usage check, never sent upstream. */
+  limits?: ModelLimits;
+}
+
+export interface ModelLimits {
+  contextTokens: number;
+  maxOutputTokens: number;
 }
 
 export interface ChannelConfig {
@@ -89,6 +100,10 @@ export interface ProtocolConfig {
   dialect: string;
   auth?: { header: string; value: string };
   headers?: Record<string, string>;
+  /** Client headers a pass-through forwards (lower-case names). */
+  forwardHeaders?: string[];
+  /** The encoding count_tokens uses locally for this protocol's channels. */
+  tokenizer?: { encoding: string };
   operations: Record<string, OperationConfig>;
   translations?: Record<string, Record<string, unknown>>;
   evaluate?: Record<string, unknown>;

@@ -1,22 +1,20 @@
-// Same dialect on both sides: an OpenAI chat client to an OpenAI chat operation. The model id and the cost change; usage is the pipeline's.
+// Same dialect on both sides: an OpenAI chat client to an OpenAI chat operation. The model id is mapped (and usage asked for on a
+// stream), the client's bytes otherwise relayed as sent; the answer gets its cost. Usage is the pipeline's.
 import type { ChatTranslator, StreamMapper } from './translator.js';
 import type { SseEvent } from './sse.js';
 import type { GatewayError } from '../errors.js';
 import { openaiEnvelope } from '../errors.js';
-import { DEFAULT_MAX_TOKENS } from '../billing/estimate.js';
-import { costOf, jsonObject, scrubbedError, upstreamModelOf } from './passthrough.js';
+import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError, upstreamModelOf } from './passthrough.js';
 
 export const openaiChatPassthrough: ChatTranslator = {
   operation: 'chat',
   request(body, ctx) {
-    const upstream: Record<string, unknown> = { ...body, model: upstreamModelOf(ctx) };
-    // The reservation assumed this bound; without it upstream the worst case would be unbounded.
-    if (body.max_tokens == null && body.max_completion_tokens == null) upstream.max_tokens = DEFAULT_MAX_TOKENS;
-    // Billing needs usage even when the client did not ask for it on a stream.
-    if (body.stream) upstream.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
-    return upstream;
+    // Billing needs usage even when the client did not ask for it on a stream (the usage chunk is then not passed on).
+    const options = body.stream_options as { include_usage?: unknown } | undefined;
+    if (body.stream !== true || options?.include_usage === true) return relayedBody(body, ctx);
+    return relayedBody(body, ctx, { stream_options: { ...(options && typeof options === 'object' ? options : {}), include_usage: true } });
   },
-  response: (body, ctx) => ({ ...body, model: ctx.clientModel, ...costOf(ctx) }),
+  response: (body, ctx) => relayedAnswer(body, ctx),
   stream(ctx, clientBody) {
     const clientWantsUsage = (clientBody.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     const renameModel = upstreamModelOf(ctx) !== ctx.clientModel;

@@ -1,17 +1,17 @@
 // Same dialect on both sides: a Responses client to a Responses operation. The model id and the cost change; usage is the pipeline's.
-import { DEFAULT_MAX_TOKENS } from '../billing/estimate.js';
 import { openaiEnvelope, type GatewayError } from '../errors.js';
 import type { SseEvent } from './sse.js';
 import type { ChatTranslator, StreamMapper } from './translator.js';
-import { costOf, jsonObject, scrubbedError, upstreamModelOf } from './passthrough.js';
+import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError } from './passthrough.js';
+
+/** Events that end a response with its final usage: each carries the cost that was charged. */
+const finalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 export const responsesPassthrough: ChatTranslator = {
   operation: 'responses',
-  request(body, ctx) {
-    // The reservation assumed this bound; without it upstream the worst case would be unbounded.
-    return { ...body, model: upstreamModelOf(ctx), ...(body.max_output_tokens == null ? { max_output_tokens: DEFAULT_MAX_TOKENS } : {}) };
-  },
-  response: (body, ctx) => ({ ...body, model: ctx.clientModel, ...costOf(ctx) }),
+  // The client's request, model mapped: no output bound is added (the estimate reads the model's limits instead).
+  request: (body, ctx) => relayedBody(body, ctx),
+  response: (body, ctx) => relayedAnswer(body, ctx),
   stream(ctx) {
     const mapper: StreamMapper = {
       push(event: SseEvent, parse) {
@@ -19,7 +19,7 @@ export const responsesPassthrough: ChatTranslator = {
         if (event.data.includes('"response":{')) {
           const data = jsonObject(parse(), ctx);
           const response = jsonObject(data.response, ctx);
-          data.response = { ...response, model: ctx.clientModel, ...(event.event === 'response.completed' ? costOf(ctx) : {}) };
+          data.response = { ...response, model: ctx.clientModel, ...(finalEvents.has(event.event ?? '') ? costOf(ctx) : {}) };
           return [{ event: event.event, data: JSON.stringify(data) }];
         }
         if (event.event === 'error') return [{ event: event.event, data: JSON.stringify(scrubbedError({ error: jsonObject(parse(), ctx) }, ctx).error) }];

@@ -15,6 +15,8 @@ export interface TranslateContext {
   usage(): TokenUsage | undefined;
   /** Renders the cost of usage for an answer. */
   costOf(usage: TokenUsage): { amount: number; currency: string };
+  /** The reservation, rendered: what an answer without usage is charged. */
+  reservedCost?(): { amount: number; currency: string };
 }
 
 export interface StreamMapper {

@@ -13,6 +13,9 @@ const passthroughs: Record<string, ChatTranslator> = {
   'openai-responses': responsesPassthrough,
 };
 
+/** Whether a translator is a same-dialect pass-through (the client's request relayed, its vendor headers forwarded). */
+export const isPassthrough = (translator: ChatTranslator) => Object.values(passthroughs).includes(translator);
+
 /** Whether the route's channel serves `operation`: its protocol declares it and the channel does not leave it out. */
 export const servesOperation = (route: ModelRoute, operation: string) =>
   !!route.protocol.operations[operation] && (!route.channel.operations || route.channel.operations.includes(operation));

@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
 import type { ChannelConfig, LoadedConfig, ModelRoute } from '../config/types.js';
-import { ChannelUnavailableError, GatewayError, RateLimitError, UpstreamError } from '../errors.js';
+import { ChannelUnavailableError, GatewayError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
@@ -93,7 +93,10 @@ export class Upstreams {
     const { method, path } = this.pathFor(route, request.operation, request.pathScope);
     const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
     // An open circuit fails at once (503), so a fallback group moves on without waiting on a channel that is down.
-    if (!client.breaker.admit()) throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${client.breaker.retryInSeconds()} s`);
+    if (!client.breaker.admit()) {
+      const wait = client.breaker.retryInSeconds();
+      throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${wait} s`, wait);
+    }
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
@@ -110,7 +113,9 @@ export class Upstreams {
       else client.breaker.failure();
       throw upstreamTransportError(err, channel.id);
     }
-    if (response.statusCode >= 500) client.breaker.failure();
+    // Overload (529; 429 is below 500) slows a channel down, it does not mean the channel is broken: the circuit stays as it is.
+    if (response.statusCode === 529) client.breaker.abandon();
+    else if (response.statusCode >= 500) client.breaker.failure();
     else client.breaker.success();
     this.metrics?.observeUpstream(channel.id, response.statusCode, (performance.now() - started) / 1000);
     if (response.statusCode >= 400) throw await upstreamHttpError(response, route, this.errorMessage(route, request.operation));
@@ -177,13 +182,33 @@ function commonErrorMessage(answer: unknown): unknown {
   return (typeof json.error === 'string' ? json.error : json.error?.message) ?? json.message;
 }
 
+/** What an upstream error body says besides its message, in the common shapes (OpenAI `{error: {type, code, param}}`, Anthropic `{type: "error", error: {type}}`). */
+interface UpstreamErrorFields {
+  type?: string;
+  code?: string;
+  param?: string;
+}
+
+/** An identifier-like value (a type or code) as the client may see it: short, and only word characters, dots and dashes. */
+const identifier = (v: unknown) => (typeof v === 'string' && /^[\w.-]{1,64}$/.test(v) ? v : undefined);
+
+function commonErrorFields(answer: unknown): UpstreamErrorFields {
+  const error = (answer as { error?: unknown } | null)?.error;
+  if (!error || typeof error !== 'object') return {};
+  const e = error as Record<string, unknown>;
+  return { type: identifier(e.type), code: identifier(e.code) ?? (typeof e.code === 'number' ? String(e.code) : undefined), param: typeof e.param === 'string' ? e.param : undefined };
+}
+
 export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute, readMessage: (answer: unknown) => unknown = commonErrorMessage): Promise<GatewayError> {
   let message = '';
+  let fields: UpstreamErrorFields = {};
   try {
     const text = await readBoundedText(response.body);
     try {
-      const found = readMessage(JSON.parse(text));
+      const answer = JSON.parse(text);
+      const found = readMessage(answer);
       message = typeof found === 'string' ? found : '';
+      fields = commonErrorFields(answer);
     } catch {
       message = '';
     }
@@ -191,22 +216,51 @@ export async function upstreamHttpError(response: UpstreamResponse, route: Model
     // body unreadable: the status says enough
   }
   message = sanitizeUpstreamMessage(String(message), route);
-  const error = upstreamStatusError(response, route, message);
+  if (fields.param) fields.param = sanitizeUpstreamMessage(fields.param, route).slice(0, 128);
+  const error = upstreamStatusError(response, route, message, fields);
   error.upstreamStatus = response.statusCode;
   return error;
 }
 
-function upstreamStatusError(response: UpstreamResponse, route: ModelRoute, message: string): GatewayError {
+/** Seconds of an upstream's `retry-after` (seconds or an HTTP date), or undefined when it gave none. */
+function upstreamRetryAfter(response: UpstreamResponse): Record<string, string> | undefined {
+  const value = response.headers['retry-after'];
+  if (typeof value !== 'string' || !value) return undefined;
+  const seconds = Number(value);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : new Date(value).getTime() - Date.now();
+  return Number.isFinite(ms) && ms > 0 ? { 'retry-after': String(Math.ceil(ms / 1000)) } : undefined;
+}
+
+/** Anthropic's overload status: on the Messages route it stays 529 (the SDK's OverloadedError); elsewhere it is 503. */
+const OVERLOADED = 529;
+
+/**
+ * An upstream's error answer in the gateway's terms, keeping its meaning: the status class, the upstream's type or code
+ * (context_length_exceeded, model_not_found, insufficient_quota, rate_limit_exceeded, overloaded_error) and param, and
+ * `retry-after` only when the upstream gave one. Credential refusals and server failures are the gateway's problem (502).
+ */
+function upstreamStatusError(response: UpstreamResponse, route: ModelRoute, message: string, fields: UpstreamErrorFields): GatewayError {
   const channel = route.channel.id;
   const status = response.statusCode;
-  if (status === 429) {
-    const retryAfter = Number(response.headers['retry-after']);
-    return new RateLimitError(`channel "${channel}" is rate limited upstream`, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 1);
+  const said = (fallback: string) => (message ? `${fallback}: ${message}` : fallback);
+  const retryAfter = upstreamRetryAfter(response);
+  if (status === OVERLOADED || fields.type === 'overloaded_error') {
+    return new GatewayError(fields.code ?? 'overloaded', 503, 'server_error', said(`channel "${channel}" is overloaded`), { headers: retryAfter, anthropicType: 'overloaded_error', anthropicStatus: OVERLOADED });
   }
-  // 404 means the channel points at a path or model the upstream does not have: the gateway's fault, not the client's.
+  if (status === 429) {
+    // A quota that is spent stays spent: no retry-after, and the SDKs are told not to retry.
+    if (fields.code === 'insufficient_quota' || fields.type === 'insufficient_quota') {
+      return new GatewayError('insufficient_quota', 429, 'insufficient_quota', said(`channel "${channel}" has exhausted its upstream quota`), { headers: { 'x-should-retry': 'false' }, anthropicType: 'rate_limit_error' });
+    }
+    return new GatewayError(fields.code ?? 'rate_limit_exceeded', 429, fields.type && fields.type !== 'error' ? fields.type : 'rate_limit_error', said(`channel "${channel}" is rate limited upstream`), { headers: retryAfter, anthropicType: 'rate_limit_error' });
+  }
   if (status === 400 || status === 409 || status === 413 || status === 422) {
-    return new GatewayError('upstream_rejected', status === 413 ? 413 : 400, 'invalid_request_error', `upstream rejected the request${message ? `: ${message}` : ''}`);
+    return new GatewayError(fields.code ?? 'upstream_rejected', status === 413 ? 413 : 400, 'invalid_request_error', said('upstream rejected the request'), { param: fields.param ?? null });
+  }
+  if (status === 404) {
+    return new GatewayError(fields.code ?? 'not_found', 404, 'invalid_request_error', said('upstream did not find what the request names'), { param: fields.param ?? null, anthropicType: 'not_found_error' });
   }
   if (status === 401 || status === 403) return new UpstreamError(`channel "${channel}" refused the gateway's credentials`, 502, 'upstream_auth_failed');
+  if (status === 503) return new GatewayError(fields.code ?? 'upstream_unavailable', 503, 'server_error', `channel "${channel}" is unavailable (status 503)`, { headers: retryAfter });
   return new UpstreamError(`channel "${channel}" failed (status ${status})`, 502);
 }

@@ -2,6 +2,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { ValidationError } from '../errors.js';
+import { keepSourceText } from './json-text.js';
 
 /** Deepest object/array nesting a request body may have; mapping code recurses, so depth is a resource like size. */
 export const MAX_JSON_DEPTH = 64;
@@ -42,6 +43,8 @@ export function registerJsonBodyParser(app: FastifyInstance, maxDepth = MAX_JSON
       if (err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' && parsesAsPlainJson(text)) {
         return done(new ValidationError('request body uses a forbidden key ("__proto__" or "constructor.prototype")', null, 'forbidden_key'), undefined);
       }
+      // The text is kept beside the value: a pass-through relays the client's own bytes (numbers keep their digits).
+      if (!err) keepSourceText(value, text);
       done(err, value);
     });
   });

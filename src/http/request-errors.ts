@@ -86,7 +86,7 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
 
 /** Sends a typed error in the route's dialect. */
 export function sendError(reply: FastifyReply, error: GatewayError, dialect: ErrorDialect): FastifyReply {
-  return reply.code(error.statusCode).headers(error.headers).send(errorBody(error, dialect));
+  return reply.code(error.statusIn(dialect)).headers(error.headers).send(errorBody(error, dialect));
 }
 
 /** The error dialect of a request: its endpoint's, else guessed from the path. */

@@ -1,16 +1,17 @@
 // The chat dialects (OpenAI chat, Anthropic Messages, Responses): inputs, map request, send, decode, outputs, map the answer or the stream, settle.
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
-import { estimateChatMicros } from '../billing/estimate.js';
+import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
+import { billingConfig } from '../billing/config.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
 import type { TokenUsage } from '../billing/cost.js';
-import { translatorFor } from '../engine/translators.js';
+import { isPassthrough, translatorFor } from '../engine/translators.js';
 import type { Call } from './call.js';
 import { expectEventStream, readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
-import { send, type Sent } from './send.js';
+import { forwardedHeaders, send, type Sent } from './send.js';
 import { settleAfterFailure, settleFromUsage } from './settle.js';
 import { relayStream } from './stream.js';
 import { usageReaderFor, type UsageReader } from './usage.js';
@@ -34,10 +35,15 @@ class ChatContext implements TranslateContext {
   constructor(
     call: Call,
     readonly route: ModelRoute,
+    private readonly charge: Charge,
   ) {
     this.clientModel = call.body.model as string;
     this.requestId = call.req.id;
     this.request = call.body;
+  }
+
+  reservedCost() {
+    return renderCost({ micros: this.charge.ref.amountMicros, currency: this.charge.ref.currency });
   }
 
   usage() {
@@ -57,7 +63,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },
     inputs: (call) => resolveInputs(call),
-    estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes),
+    estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes, billingConfig(call.config).defaultLimits),
     async execute(call, plan, charge: Charge) {
       // map request, route by route as the send stage reaches it (a translation refusal is a 400 before anything is sent), and send.
       // The route that answers is the last one mapped.
@@ -67,9 +73,9 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       try {
         sent = await send(call, plan.routes, (route, index) => {
           const translator = plan.translators[index];
-          ctx = new ChatContext(call, route);
+          ctx = new ChatContext(call, route, charge);
           document = translator.request(call.body, ctx);
-          return { operation: translator.operation, document };
+          return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.req.headers, route) : undefined };
         });
       } catch (err) {
         // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
@@ -77,7 +83,9 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         throw err;
       }
       const translator = plan.translators[plan.routes.indexOf(sent.route)];
-      const usage = usageReaderFor(call.config, sent, translator.operation);
+      // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
+      const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
+      const usage = usageReaderFor(call.config, sent, translator.operation, choices);
       ctx.reader = usage;
       const streamFlag = sent.operation.streamFlag;
       const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true);

@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.js';
 import { upstreamTransportError } from '../engine/upstream.js';
 import { deadlineError, type Sent } from './send.js';
 import { upstreamMalformed } from './usage.js';
+import { keepSourceText } from '../http/json-text.js';
 
 export const isEventStream = (sent: Sent) => String(sent.response.headers['content-type'] ?? '').toLowerCase().includes('text/event-stream');
 
@@ -21,12 +22,16 @@ export async function readJsonObject(sent: Sent): Promise<Record<string, unknown
     throw upstreamMalformed(sent.route.channel.id, 'it answered an event stream where JSON was expected');
   }
   let answer: unknown;
+  let text: string;
   try {
-    answer = await sent.response.body.json();
+    text = await sent.response.body.text();
+    answer = JSON.parse(text);
   } catch (err) {
     throw readFailure(err, sent);
   }
   if (!answer || typeof answer !== 'object' || Array.isArray(answer)) throw upstreamMalformed(sent.route.channel.id, `its answer is ${Array.isArray(answer) ? 'an array' : 'not a JSON object'}`);
+  // The text is kept beside the answer: a pass-through relays the upstream's own bytes (numbers keep their digits).
+  keepSourceText(answer, text);
   return answer as Record<string, unknown>;
 }
 

@@ -25,13 +25,11 @@ interface EvaluatePlan {
 
 /** Usage summed over every upstream call of one request; one answer without usable usage makes the whole request unmetered. */
 class Spent {
-  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0 };
   answered = 0;
   unmetered = false;
   add(counts: TokenUsage) {
-    this.usage.inputTokens += counts.inputTokens;
-    this.usage.outputTokens += counts.outputTokens;
-    this.usage.cachedInputTokens += counts.cachedInputTokens ?? 0;
+    for (const name of Object.keys(this.usage) as (keyof TokenUsage)[]) this.usage[name] += counts[name] ?? 0;
   }
 }
 

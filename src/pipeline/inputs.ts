@@ -3,6 +3,7 @@
 import { clientValue, LimitError, NotFoundError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
+import { forgetSourceText } from '../http/json-text.js';
 
 /** Inline images a request may carry in all, as file ids resolved to bytes. */
 const INPUT_IMAGES_LIMIT = 25 * 1024 * 1024;
@@ -29,6 +30,8 @@ async function responsesFileInputs(call: Call): Promise<void> {
     used += row.bytes;
     if (used > INPUT_IMAGES_LIMIT) throw new LimitError('input images named by file_id may hold at most 25 MiB in all', 'request_too_large', 'input');
     const bytes = await readAll((await call.services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>);
+    // The body changes in place: its text no longer says what it holds.
+    forgetSourceText(call.body);
     delete part.file_id;
     part.image_url = `data:${row.content_type};base64,${bytes.toString('base64')}`;
   }

@@ -5,6 +5,7 @@ import type { MediaItems } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
 import type { Call } from './call.js';
+import { forgetSourceText } from '../http/json-text.js';
 import { readPath } from './paths.js';
 
 const describe = (err: unknown) => (err instanceof GatewayError ? err.message : 'the result could not be stored').slice(0, 300);
@@ -50,6 +51,8 @@ function itemsOf(spec: MediaItems, document: unknown): Record<string, unknown>[]
 export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown): Promise<number> {
   if (!spec) return 0;
   const items = itemsOf(spec, document);
+  // Items gain archive fields in place: the answer's text no longer says what it holds.
+  if (items.length && document && typeof document === 'object') forgetSourceText(document);
   for (const [index, item] of items.entries()) {
     const source = { url: spec.url ? item[spec.url] : undefined, base64: spec.base64 ? item[spec.base64] : undefined };
     Object.assign(item, await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${index}`, spec.purpose ?? 'image_generation'));

@@ -1,5 +1,7 @@
 // The one path every billed upstream call takes: read -> resolve -> inputs -> estimate -> reserve -> execute; the Charge closes last.
+import type { FastifyReply } from 'fastify';
 import type { RouteHandler } from '../endpoints/types.js';
+import { encodedTextOf } from '../http/json-text.js';
 import type { Services } from '../services.js';
 import { openCall } from './call.js';
 import { chatDialect } from './chat.js';
@@ -24,6 +26,14 @@ function dialectFor(endpoint: PipelineEndpoint): Dialect<any> {
   return chatDialect(endpoint.operation);
 }
 
+/** What goes out for an answer: the upstream's own JSON text when a pass-through relays it, else the answer to serialise. */
+function payloadOf(reply: FastifyReply, answer: unknown): unknown {
+  const text = encodedTextOf(answer);
+  if (text === undefined) return answer;
+  reply.header('content-type', 'application/json; charset=utf-8');
+  return text;
+}
+
 /** A route handler that runs `endpoint`'s requests through the pipeline. Handlers hold no billing of their own. */
 export function pipelineHandler(services: Services, endpoint: PipelineEndpoint): RouteHandler {
   const dialect = dialectFor(endpoint);
@@ -37,7 +47,7 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
       if (inputs) await inputs;
       const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan));
       try {
-        const answer = await dialect.execute(call, plan, charge);
+        const answer = payloadOf(reply, await dialect.execute(call, plan, charge));
         if (!call.settling) return reply.sent ? undefined : answer;
         if (!answerBeforeCommit(call)) {
           await call.settling;

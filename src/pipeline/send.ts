@@ -1,9 +1,11 @@
 // The send stage: encode the mapped document as the operation declares, send it under an overall deadline, fall back in order.
+import type { IncomingHttpHeaders } from 'node:http';
 import { FormData } from 'undici';
 import type { ModelRoute, OperationConfig } from '../config/types.js';
-import { UpstreamError } from '../errors.js';
+import { UpstreamError, ValidationError } from '../errors.js';
 import type { UpstreamResponse } from '../engine/upstream.js';
 import type { Call } from './call.js';
+import { encodedTextOf } from '../http/json-text.js';
 
 export interface Outgoing {
   operation: string;
@@ -11,6 +13,29 @@ export interface Outgoing {
   document?: unknown;
   /** Values for the operation's path besides `model` (e.g. an upstream task id). */
   pathScope?: Record<string, unknown>;
+  /** Client headers the route's protocol forwards (pass-through only). */
+  headers?: Record<string, string>;
+}
+
+/** Longest value of a forwarded client header. */
+const FORWARDED_HEADER_LIMIT = 1024;
+
+/**
+ * The client headers a route's protocol declares it forwards (`forwardHeaders`), as the client sent them: a
+ * pass-through's upstream gets the client's anthropic-version, anthropic-beta, OpenAI-Beta. Undefined when none.
+ */
+export function forwardedHeaders(client: IncomingHttpHeaders, route: ModelRoute): Record<string, string> | undefined {
+  const names = route.protocol.forwardHeaders;
+  if (!names) return undefined;
+  let headers: Record<string, string> | undefined;
+  for (const name of names) {
+    const raw = client[name];
+    if (raw === undefined) continue;
+    const value = Array.isArray(raw) ? raw.join(',') : raw;
+    if (value.length > FORWARDED_HEADER_LIMIT) throw new ValidationError(`header ${name} is longer than ${FORWARDED_HEADER_LIMIT} characters`, name, 'header_too_long');
+    (headers ??= {})[name] = value;
+  }
+  return headers;
 }
 
 export interface Sent {
@@ -37,7 +62,7 @@ export function toFormData(document: unknown): FormData {
   return form;
 }
 
-function encode(op: OperationConfig, document: unknown): { body?: string | FormData; headers: Readonly<Record<string, string>> } {
+export function encode(op: OperationConfig, document: unknown): { body?: string | FormData; headers: Readonly<Record<string, string>> } {
   switch (op.encoding) {
     case 'none':
       return noBody;
@@ -45,7 +70,7 @@ function encode(op: OperationConfig, document: unknown): { body?: string | FormD
       // undici sets the multipart content-type with its boundary.
       return { body: toFormData(document), headers: {} };
     default:
-      return { body: JSON.stringify(document), headers: jsonHeaders };
+      return { body: encodedTextOf(document) ?? JSON.stringify(document), headers: jsonHeaders };
   }
 }
 
@@ -66,7 +91,7 @@ export async function send(call: Call, routes: readonly ModelRoute[], build: (ro
       operation = route.protocol.operations[outgoing.operation];
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers, pathScope: outgoing.pathScope, signal: call.signal };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, signal: call.signal };
     });
     return new SentCall(call, route, response, operation);
   } catch (err) {

@@ -1,4 +1,5 @@
-// The settle stage: usage mapped once per operation becomes the charge. No final usage: the reservation. Never more than it.
+// The settle stage: usage mapped once per operation becomes the charge. No final usage: the reservation. Usage above the
+// reservation is charged in full; the overage is recorded (ledger, metric, warning).
 import type { FastifyBaseLogger } from 'fastify';
 import { tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
@@ -30,7 +31,7 @@ export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: 
   }
   const outcome = await charge.settle({ costMicros: tokenCostMicros(route.model.price, counts), ...counts, route });
   if (outcome.overageMicros > 0) {
-    log.warn({ channel: route.channel.id, model: route.model.id, overageMicros: outcome.overageMicros, reservedMicros: charge.ref.amountMicros }, 'upstream usage cost more than the reservation; charged the reservation');
+    log.warn({ channel: route.channel.id, model: route.model.id, overageMicros: outcome.overageMicros, reservedMicros: charge.ref.amountMicros }, 'upstream usage cost more than the reservation; charged in full, overage recorded');
   }
 }
 

@@ -1,6 +1,6 @@
 // Reads usage the one way a protocol operation declares it (JSON answer or SSE events), validates it, and knows when it is final.
 import type { TokenUsage } from '../billing/cost.js';
-import type { LoadedConfig, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
+import type { LoadedConfig, ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
@@ -9,6 +9,9 @@ import { readPath } from './paths.js';
 export function upstreamMalformed(channel: string, detail: string): GatewayError {
   return new GatewayError('upstream_malformed', 502, 'upstream_error', `channel "${channel}" sent a malformed answer: ${detail}`);
 }
+
+/** The classes a usage mapping may report besides inputTokens and outputTokens (docs/config.md, price). */
+const tokenClasses = ['cachedInputTokens', 'cacheWriteTokens', 'cacheWrite1hTokens', 'audioInputTokens', 'audioOutputTokens'] as const;
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
@@ -60,6 +63,9 @@ export class UsageReader {
     spec: UsageSpec | undefined,
     where: string,
     private readonly channel: string,
+    /** The model's declared limits and the choices asked for: usage beyond them is impossible for an honest upstream. */
+    private readonly limits?: ModelLimits,
+    private readonly choices = 1,
   ) {
     this.spec = spec && compile(config, spec, where);
   }
@@ -96,9 +102,24 @@ export class UsageReader {
     const input = readCount(mapped?.inputTokens, 'inputTokens', this.channel);
     const output = readCount(mapped?.outputTokens, 'outputTokens', this.channel);
     if (input === null && output === null) return undefined;
-    const cached = readCount(mapped?.cachedInputTokens, 'cachedInputTokens', this.channel) ?? 0;
-    this.normalised = { inputTokens: input ?? 0, outputTokens: output ?? 0, cachedInputTokens: Math.min(cached, input ?? 0) };
-    return this.normalised;
+    const counts: TokenUsage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
+    // Token classes billed at their own prices, each counted inside inputTokens or outputTokens.
+    for (const name of tokenClasses) {
+      const n = readCount(mapped?.[name], name, this.channel);
+      if (n !== null) counts[name] = n;
+    }
+    counts.cachedInputTokens = Math.min(counts.cachedInputTokens ?? 0, counts.inputTokens);
+    this.checkLimits(counts);
+    this.normalised = counts;
+    return counts;
+  }
+
+  private checkLimits(counts: TokenUsage): void {
+    if (!this.limits) return;
+    const most = (this.limits.contextTokens + this.limits.maxOutputTokens) * this.choices;
+    if (counts.inputTokens + counts.outputTokens > most) {
+      throw upstreamMalformed(this.channel, `usage reports ${counts.inputTokens + counts.outputTokens} tokens, more than the model's limits allow (${most})`);
+    }
   }
 
   private merge(usage: Record<string, unknown>) {
@@ -110,6 +131,8 @@ export class UsageReader {
 }
 
 /** The usage reader for one sent call: the operation's usage spec, named by where it is declared. */
-export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string): UsageReader {
-  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id);
+/** `choices`: the answers asked for, which the model's limits bound; null when nothing bounds the usage. */
+export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string, choices: number | null = 1): UsageReader {
+  const limits = choices === null ? undefined : sent.route.model.limits;
+  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id, limits, choices ?? 1);
 }

@@ -46,7 +46,7 @@ export interface UsageLedgerTable {
   created_at: number;
   /** The spend reservation this row billed; unique, so a charge counts once. */
   reservation_id: ColumnType<string | null, string | null | undefined, string | null>;
-  /** Cost the upstream reported beyond the reservation: recorded, never charged. */
+  /** What the reported usage cost beyond the reservation: charged (it is part of cost_micros) and recorded here. */
   overage_micros: ColumnType<number, number | undefined, number>;
   /** Unix milliseconds of the reservation this row billed: the budget period it counts in. Null on rows from before periods. */
   reserved_at: ColumnType<number | null, number | null | undefined, number | null>;

@@ -3,12 +3,12 @@
 import { anthropicEnvelope, type GatewayError } from '../../errors.js';
 import type { SseEvent } from '../sse.js';
 import type { ChatTranslator, StreamMapper } from '../translator.js';
-import { costOf, jsonObject, scrubbedError, upstreamModelOf } from '../passthrough.js';
+import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError } from '../passthrough.js';
 
 export const anthropicMessagesPassthrough: ChatTranslator = {
   operation: 'chat',
-  request: (body, ctx) => ({ ...body, model: upstreamModelOf(ctx) }),
-  response: (body, ctx) => ({ ...body, model: ctx.clientModel, ...costOf(ctx) }),
+  request: (body, ctx) => relayedBody(body, ctx),
+  response: (body, ctx) => relayedAnswer(body, ctx),
   stream(ctx) {
     const mapper: StreamMapper = {
       push(event: SseEvent, parse) {

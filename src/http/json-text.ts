@@ -1,0 +1,112 @@
+// A request body's own JSON text, kept beside its parsed value, so a pass-through can relay the client's bytes with only
+// top-level members replaced: numbers keep their digits (2^53 + 1 stays ...993), spelling and order stay the client's.
+
+/** The JSON text each parsed request body was read from; dropped when a stage changes the parsed body in place. */
+const sourceText = new WeakMap<object, string>();
+
+export function keepSourceText(body: unknown, text: string): void {
+  if (body && typeof body === 'object' && !Array.isArray(body)) sourceText.set(body, text);
+}
+
+/** The client's JSON text of `body`, or undefined when it has none (not JSON, or changed since it was parsed). */
+export function sourceTextOf(body: object): string | undefined {
+  return sourceText.get(body);
+}
+
+/** Forget the text of a body a stage changed in place (its text no longer says what the body holds). */
+export function forgetSourceText(body: object): void {
+  sourceText.delete(body);
+}
+
+/** The JSON text an outgoing document is sent as, when it is not `JSON.stringify(document)`. */
+const encodedText = new WeakMap<object, string>();
+
+export function sendAsText(document: object, text: string): void {
+  encodedText.set(document, text);
+}
+
+export function encodedTextOf(document: unknown): string | undefined {
+  return document && typeof document === 'object' ? encodedText.get(document) : undefined;
+}
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Index just past the string that starts at `i` (a quote). */
+function skipString(text: string, i: number): number {
+  for (i++; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i + 1;
+  }
+  return -1;
+}
+
+/** Index just past the value that starts at `i`: a string, an object or array (strings inside skipped), or a literal. */
+function skipValue(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 0x22) return skipString(text, i);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    for (; i < text.length; i++) {
+      const d = text.charCodeAt(i);
+      if (d === 0x22) {
+        i = skipString(text, i) - 1;
+        if (i < 0) return -1;
+      } else if (d === 0x7b || d === 0x5b) depth++;
+      else if (d === 0x7d || d === 0x5d) {
+        if (--depth === 0) return i + 1;
+      }
+    }
+    return -1;
+  }
+  while (i < text.length) {
+    const d = text.charCodeAt(i);
+    if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
+    i++;
+  }
+  return i;
+}
+
+/**
+ * `text` (a JSON object, already parsed once, so well formed) with the values of the top-level members named in
+ * `values` replaced by the given JSON texts; a name the object lacks is appended as a new member. Everything else,
+ * byte for byte, as it was. Undefined when the text is not an object (the caller then serialises the parsed value).
+ */
+export function replaceTopLevel(text: string, values: Record<string, string>): string | undefined {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 0x7b) return undefined;
+  const missing = new Set(Object.keys(values));
+  let out = '';
+  let copied = 0;
+  let members = 0;
+  i = skipSpace(text, i + 1);
+  while (i < text.length && text.charCodeAt(i) !== 0x7d) {
+    if (text.charCodeAt(i) !== 0x22) return undefined;
+    const keyEnd = skipString(text, i);
+    if (keyEnd < 0) return undefined;
+    const raw = text.slice(i + 1, keyEnd - 1);
+    const key = raw.includes('\\') ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
+    i = skipSpace(text, keyEnd);
+    if (text.charCodeAt(i) !== 0x3a) return undefined;
+    const start = skipSpace(text, i + 1);
+    const end = skipValue(text, start);
+    if (end < 0) return undefined;
+    members++;
+    if (Object.hasOwn(values, key)) {
+      out += text.slice(copied, start) + values[key];
+      copied = end;
+      missing.delete(key);
+    }
+    i = skipSpace(text, end);
+    if (text.charCodeAt(i) === 0x2c) i = skipSpace(text, i + 1);
+  }
+  if (i >= text.length) return undefined;
+  let added = '';
+  for (const key of missing) added += `${members++ === 0 ? '' : ','}${JSON.stringify(key)}:${values[key]}`;
+  return out + text.slice(copied, i) + added + text.slice(i);
+}
