@@ -13,6 +13,7 @@ import type { HandlerFactory } from './endpoints/types.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
 import { registerDashboard } from './dashboard/index.js';
+import { registerAdminApi } from './admin/routes.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 import { sortableId } from './store/sortable-id.js';
@@ -97,7 +98,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   app.addHook('onResponse', (req, reply, done) => {
     const endpoint = req.routeOptions.config?.endpoint;
     // Catalogue routes by name; the dashboard's pages as one route; anything else (404s) as unmatched.
-    const route = endpoint?.name ?? (req.routeOptions.url?.startsWith('/dashboard') ? 'dashboard' : 'unmatched');
+    const route = endpoint?.name ?? (req.routeOptions.url?.startsWith('/dashboard') ? 'dashboard' : req.routeOptions.url?.startsWith('/admin/') ? 'admin' : 'unmatched');
     services.metrics.countRequest(route, req.method, reply.statusCode);
     done();
   });
@@ -147,6 +148,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     for (const endpoint of config.endpoints) if (endpoint.multipart) await addEndpoint(forms, endpoint);
   });
   await registerDashboard(app, services);
+  await registerAdminApi(app, services);
   app.addHook('onClose', async () => services.close());
   return app;
 }

@@ -7,7 +7,7 @@ import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { passwordLinkUrl } from './dashboard/password-links.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './metrics-server.js';
-import { PID_FILE, reloadConfig } from './reload.js';
+import { PID_FILE, pidFileContents, reloadConfig } from './reload.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -50,7 +50,7 @@ async function main() {
   // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
   const pidFile = services.dataPath(PID_FILE);
   mkdirSync(dirname(pidFile), { recursive: true });
-  writeFileSync(pidFile, String(process.pid));
+  writeFileSync(pidFile, pidFileContents());
   services.onClose(() => rmSync(pidFile, { force: true }));
   process.on('SIGHUP', () => void reloadConfig(services, app.log));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,6 +1,6 @@
 // Hot reload (SIGHUP, or `npm run admin -- reload`): check the config file again and swap the runtime snapshot, or keep serving.
+import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import { summarize } from './config/load.js';
 import { ConfigError } from './errors.js';
 import type { Services } from './services.js';
 
@@ -9,16 +9,37 @@ function sectionsNeedingRestart(before: Record<string, unknown>, after: Record<s
   return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((s) => s !== 'channels' && JSON.stringify(before[s]) !== JSON.stringify(after[s]));
 }
 
+/** How the last reload went, for /readyz: a refused one is reported until a good one replaces it. */
+export interface ReloadOutcome {
+  ok: boolean;
+  /** Unix seconds. */
+  at: number;
+  /** Why it was refused (the config's problems, bounded). */
+  problems?: string[];
+}
+
+const lastReloads = new WeakMap<Services, ReloadOutcome>();
+
+export function lastReload(services: Services): ReloadOutcome | undefined {
+  return lastReloads.get(services);
+}
+
 export async function reloadConfig(services: Services, log: FastifyBaseLogger): Promise<boolean> {
+  // Loaded here, not at the top: the admin CLI imports PID_FILE from this module and needs none of the config loader.
+  const { summarize } = await import('./config/load.js');
   const before = services.config;
+  const at = Math.floor(Date.now() / 1000);
   try {
     const next = await services.reload();
     for (const warning of next.warnings) log.warn(warning);
     log.info(`reloaded ${before.file}: ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
     const restart = sectionsNeedingRestart(before.gateway, next.gateway);
     if (restart.length) log.warn({ sections: restart }, `config sections ${restart.join(', ')} changed; they apply at the next restart (a reload swaps channels, protocols and models)`);
+    lastReloads.set(services, { ok: true, at });
     return true;
   } catch (err) {
+    const problems = err instanceof ConfigError ? err.problems : ['the config could not be loaded; see the log'];
+    lastReloads.set(services, { ok: false, at, problems: problems.slice(0, 20).map((p) => p.slice(0, 300)) });
     if (err instanceof ConfigError) log.error({ problems: err.problems }, `reload refused, the running config keeps serving:\n${err.problems.join('\n')}`);
     else log.error({ err }, 'reload failed; the running config keeps serving');
     return false;
@@ -27,3 +48,41 @@ export async function reloadConfig(services: Services, log: FastifyBaseLogger): 
 
 /** Where a running gateway writes its pid, so `npm run admin -- reload` can signal it. */
 export const PID_FILE = 'gateway.pid';
+
+/** When a process started, in clock ticks since boot (Linux /proc), or undefined where there is no /proc. */
+export function processStartTime(pid: number | 'self'): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing parenthesis.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the gateway writes to its pid file: its pid, and when it started, so a stale file can never name another process. */
+export function pidFileContents(pid = process.pid): string {
+  return `${JSON.stringify({ pid, started: processStartTime('self') ?? null, gateway: 'relay-gateway' })}\n`;
+}
+
+/** The pid a pid file names, once it is checked to be that gateway still running; else why not. */
+export function gatewayPid(text: string): { pid: number } | { refused: string } {
+  let named: { pid?: unknown; started?: unknown; gateway?: unknown };
+  try {
+    named = JSON.parse(text) as typeof named;
+  } catch {
+    return { refused: 'it is not a pid file this gateway wrote (restart the gateway to write one)' };
+  }
+  const pid = named.pid;
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 1 || named.gateway !== 'relay-gateway') return { refused: 'it names no gateway process' };
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return { refused: `process ${pid} is not running (the gateway stopped without removing its pid file)` };
+  }
+  const started = processStartTime(pid);
+  if (typeof named.started === 'string' && started !== undefined && started !== named.started) {
+    return { refused: `process ${pid} is not the gateway that wrote the file (it started at another time; the file is stale)` };
+  }
+  return { pid };
+}

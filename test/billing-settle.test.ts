@@ -55,6 +55,7 @@ function observeCharges(services: Services) {
           return outcome;
         },
         release: async () => end((await charge.release(), 'release')),
+        renew: (ttlMs) => charge.renew(ttlMs),
         close: () => observed.release(),
       };
       return observed;

@@ -145,6 +145,19 @@ describe('Settings > API keys', () => {
     expect(newRow).toContain('<td data-label="Spent">$0.00 this month</td>');
   });
 
+  it('refuses a cap sent twice, as cap[], or not at all with 400 and keeps the cap (issue 27 item 9)', async () => {
+    const client = await owner();
+    await client.get('/dashboard/settings/keys');
+    const id = (await gw.services.db.selectFrom('api_keys').select('id').where('workspace_id', '=', gw.workspace.id).executeTakeFirstOrThrow()).id;
+    expect((await client.post(`/dashboard/settings/keys/${id}/cap`, { cap: '3' })).status).toBe(303);
+    const capOf = async () => (await gw.services.db.selectFrom('api_keys').select('spend_cap_micros').where('id', '=', id).executeTakeFirstOrThrow()).spend_cap_micros;
+    for (const fields of [{ cap: ['1', '2'] }, { 'cap[]': '1' }, { 'cap[0]': '1' }, {}, { cap: ['', ''] }] as Record<string, string | string[]>[]) {
+      const res = await client.post(`/dashboard/settings/keys/${id}/cap`, fields, { headers: { 'hx-request': 'true' } });
+      expect(res.status).toBe(400);
+      expect(Number(await capOf())).toBe(3_000_000);
+    }
+  });
+
   it("answers 404 for another workspace's key and leaves it alone", async () => {
     const foreign = await gw.newKey({ workspace: second });
     const row = await gw.services.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', second.id).executeTakeFirstOrThrow();

@@ -106,6 +106,24 @@ describe('npm run admin -- user', () => {
     expect((await new DashboardClient(url).signIn('member@example.com', 'member password two')).status).toBe(303);
   });
 
+  it('ends every other outstanding link when a link is issued or a password is set any way (issue 27 item 7)', { timeout: 60_000 }, async () => {
+    const linkOf = (stdout: string) => new URL(/(http:\/\/\S+\/dashboard\/setup\?token=\S+)/.exec(stdout)![1]);
+    const open = async (link: URL) => (await new DashboardClient(url).get(`${link.pathname}${link.search}`)).status;
+    const first = linkOf((await admin(['user', 'create', '--email', 'links@example.com', '--workspace', 'default', '--role', 'member'])).stdout);
+    const second = linkOf((await admin(['user', 'set-password', '--email', 'links@example.com'])).stdout);
+    expect(await open(first)).toBe(404);
+    expect(await open(second)).toBe(200);
+    // Set from stdin: the outstanding link ends.
+    await admin(['user', 'set-password', '--email', 'links@example.com', '--password-stdin'], 'links password one\n');
+    expect(await open(second)).toBe(404);
+    // Set through a link: no other link of theirs stays usable, even one issued before it.
+    const third = linkOf((await admin(['user', 'set-password', '--email', 'links@example.com'])).stdout);
+    const client = new DashboardClient(url);
+    await client.get(`${third.pathname}${third.search}`);
+    expect((await client.post('/dashboard/setup', { token: third.searchParams.get('token')!, password: 'links password two', confirm: 'links password two' })).status).toBe(303);
+    expect(await open(third)).toBe(404);
+  });
+
   it('refuses an unknown role or workspace', async () => {
     const role = await admin(['user', 'create', '--email', 'x@example.com', '--workspace', 'default', '--role', 'god']).catch((e: { stderr: string }) => e);
     expect((role as { stderr: string }).stderr).toContain('--role must be one of owner, admin, member');

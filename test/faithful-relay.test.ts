@@ -7,6 +7,7 @@ import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
+import { recordProviderId } from '../src/store/provider-ids.js';
 import { captureLogs } from './kit/log-capture.js';
 
 const logs = captureLogs();
@@ -52,6 +53,8 @@ beforeAll(async () => {
   });
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: gw.url, maxRetries: 0 });
+  // A response this workspace was handed earlier: only such an id may be continued (issue 27 item 5).
+  await recordProviderId(gw.services.db, 'response', 'resp_prev', gw.workspace.id);
 });
 afterAll(async () => {
   await gw.close();

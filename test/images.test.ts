@@ -74,13 +74,14 @@ describe('POST /v1/images/generations', () => {
     const [item] = res.json().data;
     expect(item).toMatchObject({ url: `${fake.url}/missing.png`, archive_status: 'failed' });
     expect(item.archive_error).toMatch(/404/);
-    expect(item.svc_file_id).toBeUndefined();
+    // Every result carries all three archive fields, null when absent (issue 27 item 12).
+    expect(item).toMatchObject({ svc_file_id: null, svc_url: null });
   });
 
   it('refuses a result URL on a private address, archiving nothing', async () => {
     fake.next({ kind: 'json', body: { created: 1, data: [{ url: 'https://169.254.169.254/latest/meta-data/' }] } });
     const res = await gw.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-image', prompt: 'x' } });
-    expect(res.json().data[0]).toMatchObject({ archive_status: 'failed', archive_error: expect.stringMatching(/linkLocal/) });
+    expect(res.json().data[0]).toMatchObject({ archive_status: 'failed', svc_file_id: null, svc_url: null, archive_error: expect.stringMatching(/linkLocal/) });
   });
 
   it('admits exactly the images a cap covers, reserving n x the priciest size and quality asked for', async () => {
@@ -100,7 +101,7 @@ describe('POST /v1/images/generations', () => {
   });
 
   it('refuses n above the model limit, a size it does not know, and a chat model, with 400 before calling the upstream', async () => {
-    for (const payload of [{ n: 5 }, { size: '512x512' }, { model: 'nope' }]) {
+    for (const payload of [{ n: 5 }, { size: '640x480' }, { model: 'nope' }]) {
       const res = await gw.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-image', prompt: 'x', ...payload } });
       expect(res.statusCode).toBe(400);
     }

@@ -6,6 +6,13 @@ import { FakeUpstream } from './kit/fake-upstream.js';
 import { pausedChatStream } from './kit/streams.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { ConfigError } from '../src/errors.js';
+import { spawn } from 'node:child_process';
+import { dataPathFor } from '../src/config/load.js';
+import { commands as reloadCommands } from '../src/cli/admin/reload.js';
+import { pidFileContents, PID_FILE, reloadConfig } from '../src/reload.js';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import pino from 'pino';
 
 let before: FakeUpstream;
 let after: FakeUpstream;
@@ -58,5 +65,46 @@ describe('hot reload', () => {
     expect((refused as ConfigError).problems[0]).toMatch(/fake\.yaml:\d+:\d+ /);
     expect((await chat()).statusCode).toBe(200);
     expect(after.requests.length).toBeGreaterThan(1);
+  });
+
+  it('reports a refused reload in /readyz until a good one (issue 27 item 10)', async () => {
+    const log = pino({ level: 'silent' });
+    writeChannel('id: fake\nprotocol: openai-chat\nbaseUrl: [not, a, url\n');
+    expect(await reloadConfig(gw.services, log)).toBe(false);
+    const degraded = await gw.app.inject({ method: 'GET', url: '/readyz' });
+    expect(degraded.json()).toMatchObject({ status: 'degraded', reload: { status: 'failed', problems: [expect.stringMatching(/fake\.yaml/)] } });
+    expect((await chat()).statusCode).toBe(200);
+    writeChannel(chatChannel('fake', `${after.url}/v1`));
+    expect(await reloadConfig(gw.services, log)).toBe(true);
+    expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ status: 'ready', reload: { status: 'ok' } });
+  });
+
+  it('admin reload signals nothing when the pid file is stale and names another process (issue 27 item 10)', async () => {
+    const pidFile = dataPathFor(gw.services.config)(PID_FILE);
+    mkdirSync(dirname(pidFile), { recursive: true });
+    const bystander = spawn('sleep', ['30']);
+    const exited = new Promise((resolve) => bystander.once('exit', (code, signal) => resolve(signal ?? code)));
+    const run = (text: string) => {
+      writeFileSync(pidFile, text);
+      return reloadCommands[0].run({ db: gw.services.db, config: gw.services.config, values: {}, positionals: [], print: () => undefined }).catch((err: Error) => err);
+    };
+    try {
+      // A pid file of an older gateway (a bare number), and one whose start time is not the bystander's.
+      for (const text of [String(bystander.pid), pidFileContents(bystander.pid!).replace(/"started":"\d+"/, '"started":"1"')]) {
+        const refused = await run(text);
+        expect(refused).toBeInstanceOf(Error);
+        expect((refused as Error).message).toContain('no running gateway found');
+      }
+      expect(await Promise.race([exited, new Promise((r) => setTimeout(r, 300, 'alive'))])).toBe('alive');
+      // The file the gateway writes names this process, and checks out.
+      const messages: string[] = [];
+      process.once('SIGHUP', () => messages.push('hup'));
+      writeFileSync(pidFile, pidFileContents());
+      await reloadCommands[0].run({ db: gw.services.db, config: gw.services.config, values: {}, positionals: [], print: (line) => messages.push(line) });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(messages).toContain('hup');
+    } finally {
+      bystander.kill();
+    }
   });
 });

@@ -89,6 +89,44 @@ describe('POST /v1/responses', () => {
     expect(await download(archived!.svc_url!)).toEqual(script.image);
   });
 
+  it('carries the archive fields on the same item in response.completed, so finalResponse() has them, archived once (issue 27 item 13)', async () => {
+    const files = async () => (await gw.services.db.selectFrom('files').select('id').execute()).length;
+    const before = await files();
+    const stream = client.responses.stream({ model: 'fake-chat', input: 'Draw a cat', tools: [{ type: 'image_generation' }] });
+    let streamed: { svc_file_id?: string } | undefined;
+    stream.on('response.output_item.done', (event) => {
+      if (event.item.type === 'image_generation_call') streamed = event.item as unknown as typeof streamed;
+    });
+    const final = await stream.finalResponse();
+    const call = final.output.find((o) => o.type === 'image_generation_call') as unknown as { svc_file_id: string; svc_url: string; archive_status: string };
+    expect(call).toMatchObject({ archive_status: 'archived', svc_file_id: streamed?.svc_file_id });
+    expect(await download(call.svc_url)).toEqual(script.image);
+    expect(await files()).toBe(before + 1);
+  });
+
+  it("refuses another workspace's previous_response_id, or a provider file id it was never handed, with 404 before any upstream call (issue 27 item 5)", async () => {
+    const mine = await client.responses.create({ model: 'fake-chat', input: 'first turn' });
+    // The stream names its response as well: recorded before the client sees it.
+    const streamed = await client.responses.create({ model: 'fake-chat', input: 'first turn', stream: true });
+    for await (const _event of streamed) void _event;
+    const other = await gw.newWorkspace('provider-ids-other');
+    const otherClient = new OpenAI({ apiKey: await gw.newKey({ workspace: other }), baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
+    fake.reset();
+    for (const body of [
+      { previous_response_id: mine.id },
+      { previous_response_id: 'resp_never_handed_out' },
+      { input: [{ role: 'user' as const, content: [{ type: 'input_file' as const, file_id: 'file-provider123' }] }] },
+    ]) {
+      const error = await otherClient.responses.create({ model: 'fake-chat', input: 'next turn', ...body } as OpenAI.Responses.ResponseCreateParamsNonStreaming).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    }
+    expect(fake.requests).toHaveLength(0);
+    // The workspace it was handed to continues its own conversation.
+    const next = await client.responses.create({ model: 'fake-chat', input: 'next turn', previous_response_id: mine.id });
+    expect(next.output_text).toBe(script.text);
+    expect(sentBody()).toMatchObject({ previous_response_id: mine.id });
+  });
+
   it('refuses an evaluation model with 400, and writes one ledger row per response', async () => {
     await expect(client.responses.create({ model: 'fake-eval', input: 'x' })).rejects.toMatchObject({ status: 400 });
     const res = await gw.app.inject({ method: 'POST', url: '/v1/responses', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-chat', input: 'x' } });

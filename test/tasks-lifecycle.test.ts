@@ -142,14 +142,15 @@ describe('video tasks on the OpenAI protocol', () => {
     expect(await ledger(gw)).toHaveLength(0);
   });
 
-  it('a result over the archive limit still completes, marked failed, billed', async () => {
+  it('a result over the archive limit, with no provider URL to offer instead, fails the task and bills nothing', async () => {
     const { gw } = await start('openai', { resultBytes: 200_000, seconds: '4' }, '  archiveMaxBytes: 100000\n');
     const id = (await post(gw, '/api/v1/videos', { model: 'sora-2', prompt: 'Too big' })).json().id;
     const done = await waitFor(() => get(gw, `/api/v1/videos/${id}`), finished);
-    expect(done.body).toMatchObject({ status: 'completed', archive_status: 'failed', file_id: null, url: null, cost: { amount: 0.4 } });
-    expect(done.body.archive_error).toContain('100000');
+    expect(done.body).toMatchObject({ status: 'failed', error: { code: 'result_unavailable' } });
+    expect(done.body.error.message).toContain('100000');
+    expect(await ledger(gw)).toHaveLength(0);
     const content = await gw.app.inject({ method: 'GET', url: `/api/v1/videos/${id}/content`, headers: { authorization: `Bearer ${gw.key}` } });
-    expect(content.statusCode).toBe(404);
+    expect(content.statusCode).toBe(409);
   });
 
   it('sends an input_reference file of the workspace as the image part', async () => {

@@ -16,5 +16,5 @@ export interface RateLimitsConfig {
   perWorkspace: { requestsPerMinute: number };
 }
 
-export const billingConfig = (config: LoadedConfig) => config.gateway.billing as BillingConfig;
+export const billingConfig = (config: Pick<LoadedConfig, 'gateway'>) => config.gateway.billing as BillingConfig;
 export const rateLimitsConfig = (config: LoadedConfig) => config.gateway['rate-limits'] as RateLimitsConfig;

@@ -56,6 +56,12 @@ export interface Charge {
   settleReserved(): Promise<SettleOutcome>;
   /** Charges nothing (the upstream failed before doing billable work). */
   release(): Promise<void>;
+  /**
+   * Keeps the reservation holding for `ttlMs` more (a task's, renewed with its lease). When it has lapsed meanwhile,
+   * the budget it held may be someone else's now: the charge is admitted against the caps again, for as much as they
+   * still allow (down to nothing), so its settlement can never take spend past a cap. False when it had lapsed.
+   */
+  renew(ttlMs: number): Promise<boolean>;
   /** Releases the charge unless it already ended. */
   close(): Promise<void>;
 }
@@ -98,6 +104,8 @@ function priceText(price: object): string {
 /** The guard of one reservation; one object a request, its methods shared. */
 class ReservedCharge implements Charge {
   ended = false;
+  /** Set when a lapsed reservation was admitted again for less than it held: the most the settlement may charge. */
+  private ceiling?: number;
 
   constructor(
     readonly ref: ChargeRef,
@@ -113,8 +121,10 @@ class ReservedCharge implements Charge {
     const cost = Number.isFinite(s.costMicros) ? Math.max(0, Math.round(s.costMicros)) : ref.amountMicros;
     // Billing follows the usage the upstream reported (the operator pays the provider's invoice): charged in full. What it
     // cost beyond the reservation (input the estimate could not see) is recorded; the cap may be overshot by this request alone.
-    const chargedMicros = cost;
-    const overageMicros = Math.max(0, cost - ref.amountMicros);
+    // A reservation that lapsed and could be admitted again only in part sets a ceiling: past it nothing is charged (it
+    // is recorded as overage), so such a settlement never takes spend past a cap.
+    const chargedMicros = this.ceiling === undefined ? cost : Math.min(cost, this.ceiling);
+    const overageMicros = this.ceiling === undefined ? Math.max(0, cost - ref.amountMicros) : cost - chargedMicros;
     const served = s.route;
     const charged = await this.store.settle(ref.id, {
       request_id: ref.requestId,
@@ -150,6 +160,27 @@ class ReservedCharge implements Charge {
 
   close(): Promise<void> {
     return this.release();
+  }
+
+  async renew(ttlMs: number): Promise<boolean> {
+    const ref = this.ref;
+    if (this.ended || ref.held === false) return true;
+    const at = this.now();
+    if (await this.store.renew(ref.id, at + ttlMs, at)) return true;
+    // Lapsed: whatever is left of the row goes, and the amount is reserved again under the same id, or what still fits.
+    await this.store.release(ref.id);
+    const request = { id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId: ref.requestId, now: at, expiresAt: at + ttlMs };
+    let outcome = await this.store.reserve({ ...request, amountMicros: ref.amountMicros });
+    if (!outcome.ok) {
+      const { capMicros, spentMicros, reservedMicros } = outcome.refusedBy;
+      const room = Math.max(0, Math.min(ref.amountMicros, capMicros - spentMicros - reservedMicros));
+      outcome = room > 0 ? await this.store.reserve({ ...request, amountMicros: room }) : outcome;
+      // The settlement charges at most this (the rest is recorded as overage, never charged).
+      ref.amountMicros = outcome.ok ? room : 0;
+      this.ceiling = ref.amountMicros;
+    }
+    ref.held = outcome.ok ? outcome.held : false;
+    return false;
   }
 }
 

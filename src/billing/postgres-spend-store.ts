@@ -75,6 +75,10 @@ export function createPostgresSpendStore(db: Db, calendar = new BudgetCalendar()
       return rows[0].settled;
     },
 
+    renew: async (reservationId, expiresAt, now) =>
+      Number(
+        (await db.updateTable('spend_reservations').set({ expires_at: sql`greatest(expires_at, ${expiresAt})` }).where('id', '=', reservationId).where('expires_at', '>', now).executeTakeFirst()).numUpdatedRows,
+      ) > 0,
     release: async (reservationId) => void (await db.deleteFrom('spend_reservations').where('id', '=', reservationId).execute()),
     sweep: async (now) => {
       await db.deleteFrom('spend_periods').where('period', '<>', 'total').where('period_start', '<', now - PERIOD_ROWS_KEPT_MS).execute();

@@ -65,6 +65,11 @@ export interface SpendStore {
    * presence also means answers may be sent before their settlement commits (see `answerBeforeCommit`).
    */
   commitQueued?(): void;
+  /**
+   * Moves a live reservation's expiry to `expiresAt` (never earlier than it was); false when it has lapsed (expired or
+   * swept at `now`), so the budget it held may have been handed to others: its settlement must be admitted again.
+   */
+  renew(reservationId: string, expiresAt: number, now: number): Promise<boolean>;
   /** Drops the reservation, charging nothing. */
   release(reservationId: string): Promise<void>;
   /** Drops reservations expired at `now` (returns how many) and the spend kept for periods long over. */

@@ -108,6 +108,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
   const insertLedger = sqlite.prepare(
     `insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map(() => '?').join(', ')}) on conflict do nothing`,
   );
+  const extendReservation = sqlite.prepare<[number, string, number]>('update spend_reservations set expires_at = max(expires_at, ?) where id = ? and expires_at > ?');
   const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
   const deleteEndedPeriods = sqlite.prepare<[number]>("delete from spend_periods where period <> 'total' and period_start < ?");
   const addSpent = sqlite.prepare<[string, string, number]>(
@@ -262,6 +263,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     settle: (reservationId, entry, held = true) => enqueue(() => settleOne(reservationId, entry, held), false),
     commitQueued,
     release: async (reservationId) => void deleteReservation.run(reservationId),
+    renew: async (reservationId, expiresAt, now) => extendReservation.run(expiresAt, reservationId, now).changes > 0,
     sweep: async (now) => {
       deleteEndedPeriods.run(now - PERIOD_ROWS_KEPT_MS);
       return deleteExpired.run(now).changes;

@@ -1,9 +1,12 @@
-// npm run admin -- <group> <action> [options]: workspaces, keys and the like, against the configured database.
+// npm run admin -- <group> <action> [options]: workspaces, keys, users, the audit log, against the configured database.
+// A thin client of the admin service (src/admin/service.ts): it reads only the config's server, storage and admin
+// sections, so a command answers without loading a channel or compiling a mapping. `reload` alone checks the whole config.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { resolveConfigPath } from '../config/locate.js';
+import { loadOperatorConfig } from '../config/operator.js';
 import { ConfigError, GatewayError } from '../errors.js';
 import { openConfiguredDatabase } from '../store/open.js';
 import type { AdminCommand } from './admin/command.js';
@@ -11,12 +14,9 @@ import type { AdminCommand } from './admin/command.js';
 const commandsDir = join(import.meta.dirname, 'admin');
 
 async function loadCommands(): Promise<AdminCommand[]> {
-  const commands: AdminCommand[] = [];
-  for (const file of readdirSync(commandsDir).filter((f) => /\.(ts|js)$/.test(f) && f !== 'command.ts').sort()) {
-    const mod = (await import(pathToFileURL(join(commandsDir, file)).href)) as { commands?: AdminCommand[] };
-    commands.push(...(mod.commands ?? []));
-  }
-  return commands;
+  const files = readdirSync(commandsDir).filter((f) => /\.(ts|js)$/.test(f) && f !== 'command.ts').sort();
+  const modules = await Promise.all(files.map((file) => import(pathToFileURL(join(commandsDir, file)).href) as Promise<{ commands?: AdminCommand[] }>));
+  return modules.flatMap((mod) => mod.commands ?? []);
 }
 
 function usage(commands: AdminCommand[]): string {
@@ -35,7 +35,8 @@ async function main() {
   const depth = command.name.split(' ').length;
   const rest = argv.slice(argv.indexOf(words[depth - 1]) + 1);
   const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, config: { type: 'string' } }, allowPositionals: true, strict: true });
-  const config = await loadConfig(resolveConfigPath(values.config ? ['--config', String(values.config)] : []));
+  const file = resolveConfigPath(values.config ? ['--config', String(values.config)] : []);
+  const config = command.checksConfig ? await (await import('../config/load.js')).loadConfig(file) : loadOperatorConfig(file);
   const database = await openConfiguredDatabase(config);
   try {
     await command.run({ db: database.db, config, values: values as Record<string, string | boolean | undefined>, positionals, print: (line) => console.log(line) });

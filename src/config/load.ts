@@ -1,6 +1,6 @@
 // The one config loader: find, parse with positions, interpolate, validate, cross-check and freeze. check-config runs exactly this.
 import { existsSync, readdirSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { clientValue, ConfigError } from '../errors.js';
 import { isTimeZone } from '../billing/periods.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
@@ -11,22 +11,13 @@ import type { ChannelConfig, EndpointConfig, GatewayConfig, LoadedConfig, ModelR
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 import { familyRoutes } from '../tasks/spec.js';
 
+export { dataPathFor, resolveConfigPath } from './locate.js';
+
 const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
 /** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
 const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
-
-/** `--config PATH`, then GATEWAY_CONFIG, then config.yaml, then config.example.yaml. */
-export function resolveConfigPath(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  const flag = argv.indexOf('--config');
-  if (flag >= 0 && argv[flag + 1]) return resolve(cwd, argv[flag + 1]);
-  const inline = argv.find((a) => a.startsWith('--config='));
-  if (inline) return resolve(cwd, inline.slice('--config='.length));
-  if (env.GATEWAY_CONFIG) return resolve(cwd, env.GATEWAY_CONFIG);
-  const local = resolve(cwd, 'config.yaml');
-  return existsSync(local) ? local : resolve(cwd, 'config.example.yaml');
-}
 
 function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -222,10 +213,4 @@ export function summarize(config: LoadedConfig): string {
   for (const routes of config.models.values()) kinds.set(routes[0].model.kind, (kinds.get(routes[0].model.kind) ?? 0) + 1);
   const perKind = [...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return `${config.channels.length} channel(s) (${enabled} enabled), ${config.protocols.size} protocol(s), ${config.models.size} model(s): ${perKind}; ${config.endpoints.length} endpoint(s), ${config.templates.size} template(s)`;
-}
-
-/** Resolves a storage path from the config: absolute paths and ':memory:' as given, others under storage.dataDir. */
-export function dataPathFor(config: LoadedConfig): (path: string) => string {
-  const dataDir = resolve(config.baseDir, config.gateway.storage.dataDir);
-  return (path) => (path === ':memory:' || isAbsolute(path) ? path : resolve(dataDir, path));
 }

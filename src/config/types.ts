@@ -129,7 +129,7 @@ export interface EndpointConfig {
 
 /** Top-level config sections. Sections added by later capabilities appear as extra keys. */
 export interface GatewayConfig {
-  server: { host: string; port: number; logLevel: string; publicUrl: string; bodyLimitBytes: number };
+  server: { host: string; port: number; logLevel: string; publicUrl: string; bodyLimitBytes: number; upstreamAnswerMaxBytes: number; referenceBytesInFlight: number };
   storage: {
     dataDir: string;
     database: { driver: 'sqlite' | 'postgres'; path: string; url?: string; schema?: string };

@@ -16,7 +16,9 @@ import { registerAuthRoutes } from './routes/auth.js';
 import { registerFilesRoutes } from './routes/files.js';
 import { registerKeysRoutes } from './routes/keys.js';
 import { registerUsageRoutes } from './routes/usage.js';
-import { SESSION_SECONDS, sessionKey } from './session.js';
+import { registerSsoRoutes } from './routes/sso.js';
+import { registerAuditRoutes } from './routes/audit.js';
+import { SESSION_COOKIE, SESSION_SECONDS, sessionKey } from './session.js';
 
 const viewsDir = join(import.meta.dirname, 'views');
 const publicDir = join(import.meta.dirname, 'public');
@@ -48,9 +50,9 @@ export async function registerDashboard(app: FastifyInstance, services: Services
       });
       await dashboard.register(secureSession, {
         key: await sessionKey(services.db),
-        cookieName: 'gw_dashboard',
+        cookieName: SESSION_COOKIE,
         expiry: SESSION_SECONDS,
-        cookie: { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure: https ? true : 'auto', maxAge: SESSION_SECONDS },
+        cookie: { path: '/', httpOnly: true, sameSite: 'strict', secure: https ? true : 'auto', maxAge: SESSION_SECONDS },
       });
       await dashboard.register(csrf, { sessionPlugin: '@fastify/secure-session' });
       await dashboard.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
@@ -76,10 +78,12 @@ export async function registerDashboard(app: FastifyInstance, services: Services
       dashboard.setNotFoundHandler(async (req, reply) => renderError(req, reply, new GatewayError('not_found', 404, 'not_found_error', 'no such page')));
 
       dashboard.get('/', async (_req, reply) => reply.redirect('/dashboard/files', 303));
+      registerSsoRoutes(dashboard, services);
       registerAuthRoutes(dashboard, services);
       registerFilesRoutes(dashboard, services);
       registerKeysRoutes(dashboard, services);
       registerUsageRoutes(dashboard, services);
+      registerAuditRoutes(dashboard, services);
     },
     { prefix: '/dashboard' },
   );

@@ -97,9 +97,14 @@ export async function workspaceKey(db: Db, workspaceId: string, id: string): Pro
   return row?.workspace_id === workspaceId ? row : undefined;
 }
 
-/** "" means no cap; otherwise US dollars with up to 6 decimals. */
-export function parseCap(value: unknown): number | null {
-  const text = typeof value === 'string' ? value.trim().replace(/^\$/, '') : '';
+/**
+ * The cap field: one string, "" meaning no cap, otherwise US dollars with up to 6 decimals. Anything else (the field
+ * repeated, `cap[]`, or absent where it is `required`) is a 400: only an explicit empty value removes a cap.
+ */
+export function parseCap(value: unknown, required = false): number | null {
+  if (value === undefined && !required) return null;
+  if (typeof value !== 'string') throw new ValidationError('send the spending cap once, as the field "cap" (empty for no cap)', 'cap');
+  const text = value.trim().replace(/^\$/, '');
   if (!text) return null;
   if (!/^\d{1,7}(\.\d{1,6})?$/.test(text) || Number(text) > MAX_CAP_USD) throw new ValidationError(`the spending cap must be an amount in USD like 25.00, at most ${MAX_CAP_USD}`, 'cap');
   return toMicros(Number(text));

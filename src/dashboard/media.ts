@@ -3,6 +3,7 @@ import { signContentUrl } from '../files/file-object.js';
 import { isFileId } from '../files/ids.js';
 import { deleteFile, type FileRow } from '../files/repository.js';
 import type { Services } from '../services.js';
+import { appendAudit, type Actor } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 
 export const KINDS = { image: 'image_generation', video: 'video_generation' } as const;
@@ -42,10 +43,20 @@ export async function findGeneratedMedia(db: Db, workspaceId: string, id: string
     .executeTakeFirst();
 }
 
-/** Removes the row, then the bytes (bytes a failed delete leaves behind go with the next orphan sweep). */
-export async function deleteGeneratedMedia(services: Services, workspaceId: string, id: string, log: { warn(obj: object, msg: string): void }): Promise<boolean> {
+/**
+ * Removes the row and writes its audit row in one transaction, then the bytes (bytes a failed delete leaves behind go
+ * with the next orphan sweep).
+ */
+export async function deleteGeneratedMedia(services: Services, workspaceId: string, id: string, log: { warn(obj: object, msg: string): void }, actor: Actor): Promise<boolean> {
   if (!(await findGeneratedMedia(services.db, workspaceId, id))) return false;
-  const row = await deleteFile(services.db, workspaceId, id);
+  const row = await services.db.transaction().execute(async (trx) => {
+    const deleted = await deleteFile(trx, workspaceId, id);
+    if (deleted) {
+      const { id: fileId, filename, purpose, content_type, bytes, model, request_id, task_id, created_at } = deleted;
+      await appendAudit(trx, actor, { action: 'file.delete', workspaceId, targetId: fileId, before: { filename, purpose, content_type, bytes, model, request_id, task_id, created_at }, after: null });
+    }
+    return deleted;
+  });
   if (!row) return false;
   await services.blobs.delete(row.blob_key).catch((err: unknown) => log.warn({ err, fileId: id }, 'file bytes not deleted; the orphan sweep will remove them'));
   return true;

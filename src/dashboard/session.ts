@@ -5,8 +5,13 @@ import { GatewayError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';
+import type { Actor } from '../store/audit.js';
+import { AdminService } from '../admin/service.js';
 import { getOrInitSetting } from '../store/settings.js';
 import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession, membershipsOf, type User, type WorkspaceMembership } from '../store/users.js';
+
+/** The session cookie; sent site-wide, so an owner's session also reaches the admin API (/admin/v1). */
+export const SESSION_COOKIE = 'gw_dashboard';
 
 /** A session lasts this long from sign-in, however active it is. */
 export const SESSION_SECONDS = 12 * 3600;
@@ -99,6 +104,16 @@ export function requireUser(services: Services, roles?: readonly Role[]): preHan
     if (roles && !roles.includes(workspace.role)) throw new RoleError(roles);
     req.dashboard = { user, memberships, workspace, csrfToken: reply.generateCsrf() };
   };
+}
+
+/** The signed-in user as the actor of the changes they make, for the audit log. */
+export function dashboardActor(req: FastifyRequest): Actor {
+  return { kind: 'user', id: req.dashboard!.user.id, address: req.ip };
+}
+
+/** The admin service as a dashboard page uses it: this user, in the workspace the page acts on. */
+export function dashboardAdmin(services: Services, req: FastifyRequest): AdminService {
+  return new AdminService(services.db, dashboardActor(req), new Set([req.dashboard!.workspace.workspaceId]));
 }
 
 export const MANAGERS: readonly Role[] = ['owner', 'admin'];

@@ -1,8 +1,8 @@
 // POST /v1/files: a multipart `file` and `purpose`, streamed into the blob store; answers the file object.
-import type { Multipart } from '@fastify/multipart';
 import { UnsupportedMediaError, ValidationError, clientValue, ECHO_LIMIT } from '../errors.js';
 import { publicBaseUrl, toFileObject } from '../files/file-object.js';
 import { commitFile, discardFileBytes, writeFileBytes, type StoredBytes } from '../files/store-file.js';
+import { namedParts } from '../http/multipart-parts.js';
 import type { HandlerFactory } from './types.js';
 
 const create: HandlerFactory = ({ services }) => {
@@ -18,7 +18,7 @@ const create: HandlerFactory = ({ services }) => {
     let filename: string | undefined;
     try {
       // The openai SDK sends `file` before `purpose`, so the bytes are stored first and the row only once both are known.
-      for await (const part of req.parts() as AsyncIterable<Multipart>) {
+      for await (const part of namedParts(req)) {
         if (part.type === 'file') {
           if (part.fieldname !== 'file') throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send the file as "file"`, part.fieldname.slice(0, ECHO_LIMIT));
           if (stored) throw new ValidationError('send exactly one file', 'file');

@@ -1,5 +1,7 @@
-// GET /readyz: the database answers, so requests can be served; and each channel's state (enabled, circuit).
+// GET /readyz: the database answers, so requests can be served; each channel's state (enabled, circuit); and, when the last
+// reload was refused, that it was and why (until a good one), with status "degraded": the running config still serves.
 import { sql } from 'kysely';
+import { lastReload } from '../reload.js';
 import type { HandlerFactory } from './types.js';
 
 const create: HandlerFactory = ({ services }) => async (_req, reply) => {
@@ -7,7 +9,9 @@ const create: HandlerFactory = ({ services }) => async (_req, reply) => {
   const channels = Object.fromEntries(services.config.channels.map((c) => [c.id, { enabled: !c.disabledReason, circuit: circuits[c.id] }]));
   try {
     await sql`select 1`.execute(services.db);
-    return { status: 'ready', channels };
+    const reload = lastReload(services);
+    if (reload && !reload.ok) return { status: 'degraded', reason: 'the last config reload was refused; the previous config keeps serving', reload: { status: 'failed', at: reload.at, problems: reload.problems }, channels };
+    return { status: 'ready', channels, ...(reload ? { reload: { status: 'ok', at: reload.at } } : {}) };
   } catch {
     reply.code(503);
     return { status: 'not ready', reason: 'database unavailable', channels };

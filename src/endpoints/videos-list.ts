@@ -1,7 +1,7 @@
 // GET /v1/videos: the workspace's video tasks as a cursor page ({object, data, first_id, last_id, has_more}), newest first.
 import { ValidationError } from '../errors.js';
 import { listTasks, taskIdPattern } from '../tasks/store.js';
-import { toTaskObject } from '../tasks/wire.js';
+import { toTaskObjects } from '../tasks/wire.js';
 import type { HandlerFactory } from './types.js';
 
 const DEFAULT_LIMIT = 20;
@@ -15,7 +15,7 @@ const create: HandlerFactory = ({ services }) => async (req) => {
   if (order !== 'asc' && order !== 'desc') throw new ValidationError('order must be "asc" or "desc"', 'order');
   if (query.after !== undefined && !(typeof query.after === 'string' && taskIdPattern.test(query.after))) throw new ValidationError('after must be a video id from a previous page', 'after');
   const { rows, hasMore } = await listTasks(services.db, { workspaceId: req.auth!.workspaceId, object: 'video.task', limit, order, after: query.after });
-  const data = rows.map((row) => toTaskObject(services, req, row));
+  const data = await toTaskObjects(services, req, rows);
   return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
 };
 

@@ -20,6 +20,8 @@ export interface BlobStore {
   /** Streams body under key; the key then holds every byte or, on any failure, nothing. Returns the byte count. */
   put(key: string, body: AsyncIterable<Uint8Array>, contentType: string): Promise<number>;
   get(key: string, range?: ByteRange): Promise<Readable>;
+  /** The bytes as a Blob read from storage as it is sent (never copied into memory), where the store can (a local file). */
+  openBlob?(key: string): Promise<Blob>;
   stat(key: string): Promise<BlobInfo | undefined>;
   /** Idempotent: deleting a missing key is not an error. */
   delete(key: string): Promise<void>;

@@ -1,5 +1,5 @@
 // Blob store on a local directory: writes go to a partial file and are renamed into place only when complete.
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -16,6 +16,10 @@ export class LocalBlobStore implements BlobStore {
 
   private path(key: string): string {
     return join(this.root, checkBlobKey(key));
+  }
+
+  openBlob(key: string): Promise<Blob> {
+    return openAsBlob(this.path(key));
   }
 
   async put(key: string, body: AsyncIterable<Uint8Array>, _contentType: string): Promise<number> {

@@ -22,6 +22,8 @@ export async function sweepExpiredFiles(services: Services, now = Date.now()): P
     const batch = await expiredFiles(services.db, now, batchSize);
     for (const file of batch) {
       if (!(await deleteFileRowById(services.db, file.id))) continue;
+      // A task whose result this was says so: its file expired (a deleted file's task reads "deleted").
+      await services.db.updateTable('tasks').set({ archive_status: 'expired' }).where('file_id', '=', file.id).execute();
       await services.blobs.delete(file.blob_key);
       removed++;
     }

@@ -7,6 +7,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import { AllowList, refusedAddress } from './address-policy.js';
 import { SNIFF_BYTES, sniffContentType } from '../files/sniff.js';
+import { clearWhenDone, Deadline } from './deadline.js';
 
 /** Resolves a host name to its addresses (tests inject one; nothing connects out from a test). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -15,7 +16,14 @@ const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
 
 export class RemoteFetchError extends GatewayError {
-  constructor(url: string, reason: string) {
+  constructor(
+    url: string,
+    reason: string,
+    /** The status the remote answered, when it answered one other than 200. */
+    readonly remoteStatus?: number,
+    /** True when trying again later may succeed (unreachable, too slow, 408, 425, 429, 5xx). */
+    readonly transient = false,
+  ) {
     super('remote_url_refused', 400, 'invalid_request_error', `cannot fetch ${JSON.stringify(url.slice(0, 200))}: ${reason}`);
   }
 }
@@ -91,8 +99,20 @@ export class RemoteFetcher {
     } catch {
       throw new RemoteFetchError(input, 'it is not a URL');
     }
-    const deadline = AbortSignal.timeout(this.timeoutMs);
-    const abort = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    // For the whole fetch, body included: cleared once the body ends, held by its timer until then.
+    const deadline = new Deadline(this.timeoutMs, signal);
+    try {
+      const fetched = await this.follow(input, url, deadline);
+      clearWhenDone(deadline, fetched.body);
+      return fetched;
+    } catch (err) {
+      deadline.clear();
+      throw err;
+    }
+  }
+
+  private async follow(input: string, url: URL, deadline: Deadline): Promise<FetchedBody> {
+    const abort = deadline.signal;
     for (let hop = 0; ; hop++) {
       const refused = this.check(url);
       if (refused) throw new RemoteFetchError(input, hop ? `a redirect leads to ${url.origin}: ${refused}` : refused);
@@ -103,8 +123,8 @@ export class RemoteFetcher {
         const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
         const message = (err as Error).message ?? '';
         if (code === 'EREFUSED_ADDRESS' || message.includes('resolves to')) throw new RemoteFetchError(input, message.slice(0, 200));
-        if (deadline.aborted) throw new RemoteFetchError(input, 'it took too long');
-        throw new RemoteFetchError(input, `it could not be reached (${code ?? 'connection failed'})`);
+        if (deadline.expired) throw new RemoteFetchError(input, 'it took too long', undefined, true);
+        throw new RemoteFetchError(input, `it could not be reached (${code ?? 'connection failed'})`, undefined, true);
       }
       if (response.statusCode >= 300 && response.statusCode < 400 && response.headers.location) {
         await response.body.dump();
@@ -114,7 +134,8 @@ export class RemoteFetcher {
       }
       if (response.statusCode !== 200) {
         await response.body.dump().catch(() => undefined);
-        throw new RemoteFetchError(input, `it answered ${response.statusCode}`);
+        const status = response.statusCode;
+        throw new RemoteFetchError(input, `it answered ${status}`, status, status >= 500 || status === 408 || status === 425 || status === 429);
       }
       return { url: url.href, body: response.body as FetchedBody['body'], declaredType: response.headers['content-type'] as string | undefined };
     }
@@ -125,13 +146,20 @@ export class RemoteFetcher {
     const { body } = await this.fetch(url, signal);
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
-      if (size > maxBytes) {
-        body.destroy();
-        throw new RemoteFetchError(url, `its body is over the ${maxBytes}-byte limit`);
+    try {
+      for await (const chunk of body) {
+        size += (chunk as Buffer).length;
+        if (size > maxBytes) {
+          body.destroy();
+          throw new RemoteFetchError(url, `its body is over the ${maxBytes}-byte limit`);
+        }
+        chunks.push(chunk as Buffer);
       }
-      chunks.push(chunk as Buffer);
+    } catch (err) {
+      if (err instanceof RemoteFetchError) throw err;
+      const { name, code } = err as { name?: string; code?: string };
+      const aborted = name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_ABORTED';
+      throw new RemoteFetchError(url, aborted ? 'it took too long' : 'its body could not be read', undefined, true);
     }
     return Buffer.concat(chunks);
   }

@@ -17,6 +17,7 @@ import { relayStream } from './stream.js';
 import { usageReaderFor, type UsageReader } from './usage.js';
 import { resolveInputs } from './inputs.js';
 import { archiveOutputs } from './outputs.js';
+import { recordResponseId } from './provider-ids.js';
 
 interface ChatPlan {
   routes: ModelRoute[];
@@ -62,7 +63,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       const routes = resolveModel(call.config, call.body.model, 'chat');
       return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },
-    inputs: (call) => resolveInputs(call),
+    inputs: (call, plan) => resolveInputs(call, plan.routes),
     estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes, billingConfig(call.config).defaultLimits),
     async execute(call, plan, charge: Charge) {
       // map request, route by route as the send stage reaches it (a translation refusal is a 400 before anything is sent), and send.
@@ -96,6 +97,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         }
         // decode and map the answer; it is sent while its settlement commits.
         const answer = await readJsonObject(sent);
+        await recordResponseId(call, answer);
         usage.fromAnswer(answer);
         usage.counts();
         // outputs: media the answer carries are archived before it is mapped and sent.

@@ -15,6 +15,28 @@ export function readFailure(err: unknown, sent: Sent): Error {
   return upstreamTransportError(err, sent.route.channel.id);
 }
 
+/** The answer's text, read while it arrives and refused once it passes the configured limit (never buffered whole). */
+async function readBounded(sent: Sent): Promise<string> {
+  const body = sent.response.body;
+  const limit = sent.answerLimit;
+  const declared = Number(sent.response.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    body.destroy();
+    throw upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      body.destroy();
+      throw upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** The upstream's JSON answer, which must be an object (an array or a scalar is malformed, never passed on reshaped). */
 export async function readJsonObject(sent: Sent): Promise<Record<string, unknown>> {
   if (isEventStream(sent)) {
@@ -24,7 +46,7 @@ export async function readJsonObject(sent: Sent): Promise<Record<string, unknown
   let answer: unknown;
   let text: string;
   try {
-    text = await sent.response.body.text();
+    text = await readBounded(sent);
     answer = JSON.parse(text);
   } catch (err) {
     throw readFailure(err, sent);

@@ -4,6 +4,7 @@ import type { Multipart } from '@fastify/multipart';
 import { clientValue, ECHO_LIMIT, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
+import { bytesInFlight } from '../http/bytes-in-flight.js';
 
 const EDIT_LIMIT_WORDS = '25 MiB';
 import { sniffContentType, SNIFF_BYTES } from '../files/sniff.js';
@@ -25,26 +26,33 @@ export interface ImageForm {
 const FIELDS = new Set(['model', 'prompt', 'size', 'quality', 'n', 'response_format', 'output_format', 'output_compression', 'background', 'input_fidelity', 'moderation', 'user', 'image_url', 'image_url[]']);
 const NUMBERS = new Set(['n', 'output_compression']);
 
-/** Reads a part's bytes, refusing the request as soon as the whole passes `budget`. */
-async function readCapped(stream: AsyncIterable<Buffer>, used: number, budget: number): Promise<Buffer> {
+/** Reads a part's bytes, refusing the request as soon as the whole passes `budget`; each chunk is `hold`-ed as it arrives. */
+async function readCapped(stream: AsyncIterable<Buffer>, used: number, budget: number, hold: (bytes: number) => void = () => undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = used;
   for await (const chunk of stream) {
     total += chunk.length;
     if (total > budget) throw new LimitError(`an image edit request may carry at most ${EDIT_LIMIT_WORDS}, URL references included`, 'request_too_large');
+    hold(chunk.length);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
 }
 
-export async function readImageForm(parts: AsyncIterable<Multipart>, budget: number): Promise<ImageForm> {
+/** Holds image bytes against the process-wide budget (server.referenceBytesInFlight) until the response is done. */
+export function holdForCall(call: Call): (bytes: number) => void {
+  const budget = bytesInFlight(call.config.gateway.server.referenceBytesInFlight);
+  return (bytes) => void call.reply.raw.once('close', budget.hold(bytes));
+}
+
+export async function readImageForm(parts: AsyncIterable<Multipart>, budget: number, hold?: (bytes: number) => void): Promise<ImageForm> {
   const form: ImageForm = { fields: {}, images: [], used: 0 };
   for await (const part of parts) {
     if (part.type === 'file') {
       const field = part.fieldname === 'image' || part.fieldname === 'image[]' ? 'image' : part.fieldname === 'mask' ? 'mask' : undefined;
       if (!field) throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send images as "image" or "image[]" and a mask as "mask"`, part.fieldname.slice(0, ECHO_LIMIT));
       if (field === 'mask' && form.images.some((i) => i.field === 'mask')) throw new ValidationError('send at most one mask', 'mask');
-      const bytes = await readCapped(part.file, form.used, budget);
+      const bytes = await readCapped(part.file, form.used, budget, hold);
       form.used += bytes.length;
       const contentType = await sniffContentType(bytes.subarray(0, SNIFF_BYTES));
       if (!contentType?.startsWith('image/')) throw new UnsupportedMediaError(`${field} ${clientValue(part.filename ?? '')} is not a PNG, JPEG, WebP or GIF image (the type is read from its bytes)`, field);
@@ -77,10 +85,11 @@ export async function resolveImageReference(call: Call, reference: string, budge
     if (!row) throw new NotFoundError(`no file ${clientValue(reference)} in this workspace`, 'file_not_found');
     if (!row.content_type.startsWith('image/')) throw new UnsupportedMediaError(`file ${clientValue(reference)} is ${row.content_type}, not an image`, 'image_url');
     if (row.bytes > budget) throw new LimitError(`an image edit request may carry at most ${EDIT_LIMIT_WORDS}, URL references included`, 'request_too_large');
-    const bytes = await readCapped((await services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>, 0, budget);
+    const bytes = await readCapped((await services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>, 0, budget, holdForCall(call));
     return { field: 'image', filename: row.filename, contentType: row.content_type, bytes };
   }
   if (budget <= 0) throw new LimitError(`an image edit request may carry at most ${EDIT_LIMIT_WORDS}, URL references included`, 'request_too_large');
+  holdForCall(call)(budget);
   const { bytes, contentType } = await services.remote.fetchImage(reference, budget, call.signal);
   return { field: 'image', filename: 'image_url.png', contentType, bytes };
 }

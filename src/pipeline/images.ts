@@ -1,13 +1,13 @@
 // The image dialect (generations and edits): resolve, estimate n x the priciest image asked for, send, archive every result,
 // settle per image. Edits read their multipart form first and fetch their image_url references in the inputs stage.
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
-import { imagePriceMicros } from '../billing/image-price.js';
+import { declaredSizes, imagePriceMicros } from '../billing/image-price.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
-import type { Multipart } from '@fastify/multipart';
+import { namedParts } from '../http/multipart-parts.js';
 import { TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
-import { readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
+import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
 import { schemaError } from '../http/schema-error.js';
 import { operationDialect } from '../engine/translators.js';
 import type { Call } from './call.js';
@@ -38,6 +38,15 @@ function imagesCostMicros(route: ModelRoute, count: number, size: unknown, quali
   return count * each + tokenCostMicros(route.model.price, tokens ?? { inputTokens: 0, outputTokens: 0 });
 }
 
+/** A model that declares the sizes it makes refuses any other (a size it does not list is never priced by a guess). */
+export function checkDeclaredSize(routes: readonly ModelRoute[], size: unknown): void {
+  if (typeof size !== 'string' || size === 'auto') return;
+  for (const route of routes) {
+    const sizes = declaredSizes(route.model.media);
+    if (sizes && !sizes.includes(size)) throw new ValidationError(`size ${JSON.stringify(size.slice(0, 32))}: model "${route.model.id}" makes ${sizes.join(', ')}`, 'size', 'unsupported_size');
+  }
+}
+
 /** Blobs for the multipart body: several images travel as `image[]`, one as `image`, the mask as `mask`. */
 function formDocument(form: ImageForm, model: string): Record<string, unknown> {
   const { image_url: _references, ...fields } = form.fields;
@@ -51,7 +60,7 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
   return {
     read: options.form ? async (call) => {
       if (!call.req.isMultipart()) throw new UnsupportedMediaError('send multipart/form-data: "image" (or "image[]") files and/or "image_url", "prompt", "model"');
-      call.form = await readImageForm(call.req.parts() as AsyncIterable<Multipart>, EDIT_REQUEST_LIMIT);
+      call.form = await readImageForm(namedParts(call.req), EDIT_REQUEST_LIMIT, holdForCall(call));
       call.body = call.form.fields;
       const validate = call.services.schemas.validator('requests/images-edits');
       if (!validate(call.body)) throw schemaError(validate.errors![0]);
@@ -64,6 +73,7 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
       const count = call.body.n === undefined || call.body.n === null ? 1 : Number(call.body.n);
       const max = Math.min(...routes.map(maxImagesOf));
       if (count > max) throw new ValidationError(`n=${count}: model "${routes[0].model.id}" makes at most ${max} images per request`, 'n');
+      checkDeclaredSize(routes, call.body.size);
       return { routes, count, form: call.form };
     },
     // inputs: each image_url (an https URL through the SSRF guard, or a file of this workspace) becomes an image part.

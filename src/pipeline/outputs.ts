@@ -15,9 +15,10 @@ function* base64Chunks(text: string, charsPerChunk = 1 << 20): Generator<Uint8Ar
   for (let i = 0; i < text.length; i += charsPerChunk) yield Buffer.from(text.slice(i, i + charsPerChunk), 'base64');
 }
 
+/** The three archive fields every result carries (the ids null when the archive failed), and why it failed. */
 export interface ArchivedResult {
-  svc_file_id?: string;
-  svc_url?: string;
+  svc_file_id: string | null;
+  svc_url: string | null;
   archive_status: 'archived' | 'failed';
   archive_error?: string;
 }
@@ -29,14 +30,14 @@ export async function archiveMedia(call: Call, source: { url?: unknown; base64?:
     let stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
     if (typeof source.base64 === 'string') stream = base64Chunks(source.base64);
     else if (typeof source.url === 'string') stream = (await services.remote.fetch(source.url, call.signal)).body as Readable;
-    else return { archive_status: 'failed', archive_error: 'the result carries neither a URL nor base64 data' };
+    else return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: 'the result carries neither a URL nor base64 data' };
     const model = call.body?.model ?? call.form?.fields.model;
     const labels = { filename, purpose, source: 'generated' as const, model: typeof model === 'string' ? model : null, requestId: call.req.id };
     const row = await storeFile(services, { workspaceId: call.auth.workspaceId, stream, ...labels });
     return { svc_file_id: row.id, svc_url: signContentUrl(services, row.id, publicBaseUrl(services, call.req)).url, archive_status: 'archived' };
   } catch (err) {
     call.req.log.warn({ err }, 'archiving a generated result failed');
-    return { archive_status: 'failed', archive_error: describe(err) };
+    return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: describe(err) };
   }
 }
 
@@ -47,15 +48,27 @@ function itemsOf(spec: MediaItems, document: unknown): Record<string, unknown>[]
   return found.filter((item): item is Record<string, unknown> => !!item && typeof item === 'object' && Object.entries(spec.when ?? {}).every(([k, v]) => item[k] === v));
 }
 
-/** Archives every media item of `document` in place, in order. Returns how many items there were. */
-export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown): Promise<number> {
+/**
+ * Archives every media item of `document` in place, in order. Returns how many items there were. With `archived`
+ * (one map per stream), an item whose `id` was archived before in the same answer (a streamed item, then the same item
+ * in the final event) gets the same archive fields again, not a second file.
+ */
+export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown, archived?: Map<string, ArchivedResult>): Promise<number> {
   if (!spec) return 0;
   const items = itemsOf(spec, document);
   // Items gain archive fields in place: the answer's text no longer says what it holds.
   if (items.length && document && typeof document === 'object') forgetSourceText(document);
   for (const [index, item] of items.entries()) {
+    const id = typeof item.id === 'string' ? item.id : undefined;
+    const known = id !== undefined ? archived?.get(id) : undefined;
+    if (known) {
+      Object.assign(item, known);
+      continue;
+    }
     const source = { url: spec.url ? item[spec.url] : undefined, base64: spec.base64 ? item[spec.base64] : undefined };
-    Object.assign(item, await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${index}`, spec.purpose ?? 'image_generation'));
+    const result = await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation');
+    if (id !== undefined) archived?.set(id, result);
+    Object.assign(item, result);
   }
   return items.length;
 }

@@ -44,6 +44,8 @@ export interface Sent {
   operation: OperationConfig;
   /** True when the deadline, not the client, ended the call. */
   timedOut(): boolean;
+  /** The most bytes a JSON answer may have (server.upstreamAnswerMaxBytes). */
+  readonly answerLimit: number;
 }
 
 /** Multipart fields from a mapped document: Blobs become file parts, arrays repeat their field, objects travel as JSON. */
@@ -77,6 +79,9 @@ export function encode(op: OperationConfig, document: unknown): { body?: string 
 const noBody = Object.freeze({ body: undefined, headers: Object.freeze({}) });
 const jsonHeaders = Object.freeze({ 'content-type': 'application/json' });
 
+/** 64 MiB: the most a JSON answer may have when the config says nothing. */
+export const DEFAULT_ANSWER_LIMIT = 64 * 1024 * 1024;
+
 export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "${route.channel.id}" did not finish within its deadline`, 504, 'upstream_timeout');
 
 /**
@@ -109,5 +114,9 @@ class SentCall implements Sent {
 
   timedOut(): boolean {
     return this.call.timedOut;
+  }
+
+  get answerLimit(): number {
+    return this.call.config.gateway.server.upstreamAnswerMaxBytes ?? DEFAULT_ANSWER_LIMIT;
   }
 }

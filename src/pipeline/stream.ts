@@ -10,7 +10,8 @@ import { deadlineError, type Sent } from './send.js';
 import { answerBeforeCommit, settleFromUsage } from './settle.js';
 import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
-import { archiveOutputs } from './outputs.js';
+import { archiveOutputs, type ArchivedResult } from './outputs.js';
+import { recordResponseId } from './provider-ids.js';
 
 /** Parses an event's data at most once, whoever asks first (the usage reader or the mapper). */
 function parserFor(event: SseEvent, channel: string): () => unknown {
@@ -55,6 +56,8 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
   res.flushHeaders();
   try {
     const media = sent.operation.outputs?.events;
+    // Items archived so far in this stream, by id: the final event's copy of an item gets the same fields.
+    const archived = media ? new Map<string, ArchivedResult>() : undefined;
     for await (let event of readSse(sent.response.body)) {
       if (call.signal.aborted) break;
       let parse = parserFor(event, channel);
@@ -62,10 +65,12 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
       if (archive) {
         // outputs: an event carrying media (a generated image) goes on with its archive fields added.
         const data = parse();
-        await archiveOutputs(call, archive, data);
+        await archiveOutputs(call, archive, data, archived);
         event = { event: event.event, data: JSON.stringify(data) };
         parse = () => data;
       }
+      // A Responses stream names its response first: recorded for this workspace before the client sees the id.
+      if (event.event === 'response.created' && call.dialect === 'openai-responses') await recordResponseId(call, (parse() as { response?: unknown }).response);
       usage.fromEvent(event, parse);
       // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
       usage.counts();

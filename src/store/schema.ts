@@ -183,6 +183,43 @@ export interface Database {
   password_links: PasswordLinksTable;
   sign_in_failures: SignInFailuresTable;
   tasks: TasksTable;
+  provider_ids: ProviderIdsTable;
+  audit_log: AuditLogTable;
+  sso_logins: SsoLoginsTable;
+}
+
+export interface ProviderIdsTable {
+  kind: string;
+  provider_id: string;
+  workspace_id: string;
+  created_at: number;
+}
+
+/** A single sign-on started and not yet finished (migration 014). */
+export interface SsoLoginsTable {
+  state_hash: string;
+  browser_hash: string;
+  code_verifier: string;
+  nonce: string;
+  expires_at: number;
+}
+
+export type AuditActorKind = 'user' | 'admin_token' | 'cli';
+
+/** One admin change; append-only (see migration 012). */
+export interface AuditLogTable {
+  id: string;
+  /** Unix milliseconds. */
+  at: number;
+  actor_kind: AuditActorKind;
+  actor_id: string;
+  action: string;
+  workspace_id: string | null;
+  target_id: string | null;
+  /** JSON of the record before the change (secrets never), or null. */
+  before: string | null;
+  after: string | null;
+  address: string | null;
 }
 
 export interface LeasesTable {
@@ -215,7 +252,8 @@ export interface TasksTable {
   /** JSON of the ChargeRef reserved at creation, settled or released by whichever process finishes the task. */
   charge: string;
   file_id: string | null;
-  archive_status: 'archived' | 'failed' | null;
+  /** `expired`: the archived file expired and was swept (a deleted file's row is simply gone). */
+  archive_status: 'archived' | 'failed' | 'expired' | 'deleted' | null;
   provider_url: string | null;
   error_code: string | null;
   error_message: string | null;

@@ -14,8 +14,9 @@ export function isRole(value: unknown): value is Role {
 const seconds = (now: number) => Math.floor(now / 1000);
 
 /** Emails compare case-insensitively: stored trimmed and lower-cased. */
+/** Lower case, trimmed, control characters dropped (no address has one, and PostgreSQL text takes no NUL). */
 export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
+  return email.replace(/[\u0000-\u001f\u007f]/g, '').trim().toLowerCase();
 }
 
 export async function createUser(db: Db, email: string, now = Date.now()): Promise<User> {
@@ -32,8 +33,10 @@ export async function findUserById(db: Db, id: string): Promise<User | undefined
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Sets the user's password, by whatever route: every one-time link of theirs still outstanding ends with it. */
 export async function setPasswordHash(db: Db, userId: string, hash: string): Promise<void> {
   await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+  await db.deleteFrom('password_links').where('user_id', '=', userId).execute();
 }
 
 /** Adds the user to the workspace, or changes the role they have there. */
@@ -91,8 +94,10 @@ export async function deleteExpiredSessions(db: Db, now = Date.now()): Promise<v
   await db.deleteFrom('user_sessions').where('expires_at', '<=', seconds(now)).execute();
 }
 
+/** Stores a link; a link for a user ends every other link of theirs (only the newest one works). */
 export async function insertPasswordLink(db: Db, row: PasswordLink): Promise<void> {
   await db.deleteFrom('password_links').where('expires_at', '<=', row.created_at).execute();
+  if (row.user_id) await db.deleteFrom('password_links').where('user_id', '=', row.user_id).execute();
   await db.insertInto('password_links').values(row).execute();
 }
 

@@ -1,10 +1,15 @@
 // Archives a completed task's result into the file store, streamed and capped (tasks.archiveMaxBytes): from an authenticated
 // download operation, a URL through the remote-fetch guard, or base64. Never throws: a failure is archive_status "failed".
+// The whole archive ends by its deadline (a timer, see net/deadline.ts); a transient failure (unreachable, too slow for one
+// attempt, 408, 425, 429, 5xx, a body that breaks off) is tried again with back-off until that deadline.
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelRoute } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { storeFile } from '../files/index.js';
+import type { Deadline } from '../net/deadline.js';
+import { RemoteFetchError } from '../net/remote-fetch.js';
 import type { Services } from '../services.js';
 import type { CompiledTask } from './spec.js';
 import type { TaskRow } from './store.js';
@@ -14,7 +19,13 @@ export interface ArchiveOutcome {
   status: 'archived' | 'failed';
   providerUrl?: string;
   error?: string;
+  /** How many times the bytes were asked for. */
+  attempts?: number;
 }
+
+/** Waits before attempt n+1: 0.5 s doubling to 8 s. */
+const backoffMs = (attempt: number) => Math.min(8000, 500 * 2 ** Math.min(attempt - 1, 10));
+const TOLERATED = new Set([408, 425, 429]);
 
 /** Base64 decoded a slice at a time (a multiple of 4 characters), so a large result never sits in memory twice. */
 function* base64Chunks(text: string, charsPerChunk = 1 << 20): Generator<Uint8Array> {
@@ -23,41 +34,69 @@ function* base64Chunks(text: string, charsPerChunk = 1 << 20): Generator<Uint8Ar
 
 const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
 
-export async function archiveTaskResult(services: Services, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, signal: AbortSignal): Promise<ArchiveOutcome> {
+/** Whether trying again may get the bytes: the source was unreachable, slow or overloaded, or its body broke off. */
+function isTransient(err: unknown): boolean {
+  if (err instanceof RemoteFetchError) return err.transient;
+  if (err instanceof GatewayError) {
+    const status = err.upstreamStatus;
+    if (status !== undefined) return status >= 500 || TOLERATED.has(status);
+    // The gateway's own 502/504 for an upstream it could not reach or that timed out.
+    return err.statusCode === 502 || err.statusCode === 504;
+  }
+  // A stream that broke off while it was stored.
+  return true;
+}
+
+class PermanentFailure extends Error {}
+
+export async function archiveTaskResult(services: Services, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
   const scope = { answer };
   const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
-  try {
-    let stream: Readable | Iterable<Uint8Array>;
-    const download = task.spec.result.download;
+  const download = task.spec.result.download;
+  const base64 = !download && !providerUrl ? task.base64?.(scope) : undefined;
+  if (!download && !providerUrl && (typeof base64 !== 'string' || !base64)) return { status: 'failed', error: 'the result carries neither a URL nor base64 data' };
+  const signal = deadline.signal;
+
+  const open = async (): Promise<Readable | Iterable<Uint8Array>> => {
     if (download) {
       const response = await upstreams.send(route, { operation: download.operation, pathScope: { upstream_id: row.upstream_id }, signal });
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
         await response.body.dump().catch(() => undefined);
-        return { status: 'failed', providerUrl, error: `the result is larger than the ${maxBytes}-byte archive limit` };
+        throw new PermanentFailure(`the result is larger than the ${maxBytes}-byte archive limit`);
       }
-      stream = response.body as Readable;
-    } else if (providerUrl) {
-      stream = (await services.remote.fetch(providerUrl, signal)).body;
-    } else {
-      const base64 = task.base64?.(scope);
-      if (typeof base64 !== 'string' || !base64) return { status: 'failed', error: 'the result carries neither a URL nor base64 data' };
-      stream = base64Chunks(base64);
+      return response.body as Readable;
     }
-    const file = await storeFile(services, {
-      workspaceId: row.workspace_id,
-      stream,
-      maxBytes,
-      filename: `${task.spec.kind}-${row.id}`,
-      purpose: task.spec.kind === 'video' ? 'video_generation' : 'image_generation',
-      source: 'generated',
-      // The dashboard's Files page shows what made it.
-      model: row.model,
-      taskId: row.id,
-    });
-    return { fileId: file.id, status: 'archived' };
-  } catch (err) {
-    const reason = err instanceof GatewayError ? err.message : 'the result could not be stored';
-    return { status: 'failed', providerUrl, error: reason.slice(0, 300) };
+    if (providerUrl) return (await services.remote.fetch(providerUrl, signal)).body;
+    return base64Chunks(base64 as string);
+  };
+
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const file = await storeFile(services, {
+        workspaceId: row.workspace_id,
+        stream: await open(),
+        maxBytes,
+        filename: `${task.spec.kind}-${row.id}`,
+        purpose: task.spec.kind === 'video' ? 'video_generation' : 'image_generation',
+        source: 'generated',
+        // The dashboard's Files page shows what made it.
+        model: row.model,
+        taskId: row.id,
+      });
+      return { fileId: file.id, status: 'archived', attempts: attempt };
+    } catch (err) {
+      const again = !(err instanceof PermanentFailure) && !base64 && isTransient(err) && !signal.aborted;
+      if (again) {
+        try {
+          await sleep(backoffMs(attempt), undefined, { signal });
+          continue;
+        } catch {
+          // The deadline passed while waiting: the last failure stands.
+        }
+      }
+      const reason = deadline.expired ? 'the result could not be fetched before the task deadline' : err instanceof GatewayError || err instanceof PermanentFailure ? err.message : 'the result could not be stored';
+      return { status: 'failed', providerUrl, error: reason.slice(0, 300), attempts: attempt };
+    }
   }
 }

@@ -1,21 +1,23 @@
 // Creating a task (POST /api/v1/videos, a family route): the pipeline's stages up to the reservation (read, resolve,
 // inputs, estimate, reserve), then a task row and a background submit. The answer is the task, at once, `submitting`;
 // the charge outlives the request: the runner settles it once on completion or releases it on failure.
-import type { Multipart } from '@fastify/multipart';
+import { namedParts } from '../http/multipart-parts.js';
 import type { ModelRoute } from '../config/types.js';
 import type { RouteHandler } from '../endpoints/types.js';
-import { clientValue, ECHO_LIMIT, LimitError, TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { bytesInFlight } from '../http/bytes-in-flight.js';
 import { sniffContentType } from '../files/index.js';
 import { SNIFF_BYTES } from '../files/sniff.js';
 import { schemaError } from '../http/schema-error.js';
 import { resolveModel } from '../engine/models.js';
 import { openCall, type Call } from '../pipeline/call.js';
+import { checkDeclaredSize } from '../pipeline/images.js';
 import type { Services } from '../services.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
 import { timeoutMsOf, tasksOptions } from './options.js';
-import { resolveReference, type ReferenceInput } from './reference.js';
+import { referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
 import { objectOf, taskFor, type CompiledTask, type TaskKind } from './spec.js';
-import { insertTask, newTaskId } from './store.js';
+import { countTasksInFlight, insertTask, newTaskId } from './store.js';
 import { toTaskObject } from './wire.js';
 
 /** A reference image upload, and the whole form, stay within this many bytes. */
@@ -30,18 +32,38 @@ export interface TaskEndpoint {
   schema: string;
 }
 
+/** Task creations in progress in this process, per key: counted with the stored unfinished tasks, so a burst cannot slip past the bound. */
+const creatingByKey = new Map<string, number>();
+function admitCreation(keyId: string): { before: number; end(): void } {
+  const before = creatingByKey.get(keyId) ?? 0;
+  creatingByKey.set(keyId, before + 1);
+  let ended = false;
+  return {
+    before,
+    end() {
+      if (ended) return;
+      ended = true;
+      const left = (creatingByKey.get(keyId) ?? 1) - 1;
+      if (left > 0) creatingByKey.set(keyId, left);
+      else creatingByKey.delete(keyId);
+    },
+  };
+}
+
 /** The official SDK sends videos as multipart: fields, and input_reference as a file part or `input_reference[file_id]`. */
-async function readForm(call: Call): Promise<{ fields: Record<string, unknown>; upload?: ReferenceInput }> {
+async function readForm(call: Call, hold: (bytes: number) => void): Promise<{ fields: Record<string, unknown>; upload?: ReferenceInput }> {
   const fields: Record<string, unknown> = {};
   let upload: ReferenceInput | undefined;
   let used = 0;
-  for await (const part of call.req.parts() as AsyncIterable<Multipart>) {
+  for await (const part of namedParts(call.req)) {
     if (part.type === 'file') {
       if (part.fieldname !== 'input_reference' || upload) throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send one reference image as "input_reference"`, part.fieldname.slice(0, ECHO_LIMIT));
       const chunks: Buffer[] = [];
       for await (const chunk of part.file as AsyncIterable<Buffer>) {
         used += chunk.length;
         if (used > FORM_LIMIT) throw new LimitError('a video request may carry at most 25 MiB', 'request_too_large', 'input_reference');
+        // Held against the process-wide budget as it arrives, until the task is submitted.
+        hold(chunk.length);
         chunks.push(chunk);
       }
       const bytes = Buffer.concat(chunks);
@@ -87,11 +109,23 @@ function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint): { routes: ModelR
 export function taskCreateHandler(services: Services, endpoint: TaskEndpoint): RouteHandler {
   return async (req, reply) => {
     const call = openCall(services, req, reply, 'tasks');
+    // Reference bytes this request holds in memory, released once its submit ends (or the request fails before it).
+    const budget = bytesInFlight(call.config.gateway.server.referenceBytesInFlight);
+    const releases: (() => void)[] = [];
+    const hold = (bytes: number) => void releases.push(budget.hold(bytes));
+    const releaseBytes = () => releases.splice(0).forEach((release) => release());
+    let submitted = false;
+    const creating = admitCreation(call.auth.keyId);
     try {
+      // A key has at most tasks.maxInFlightPerKey tasks unfinished (those being created count too).
+      const options = tasksOptions(call.config);
+      if ((await countTasksInFlight(services.db, call.auth.keyId)) + creating.before >= options.maxInFlightPerKey) {
+        throw new RateLimitError(`this key has ${options.maxInFlightPerKey} tasks unfinished, the most it may; try again when one finishes`, 5);
+      }
       // read: JSON, or the SDK's multipart form; either way checked against the one request schema.
       let upload: ReferenceInput | undefined;
       if (req.isMultipart()) {
-        const form = await readForm(call);
+        const form = await readForm(call, hold);
         call.body = form.fields;
         upload = form.upload;
       }
@@ -105,20 +139,22 @@ export function taskCreateHandler(services: Services, endpoint: TaskEndpoint): R
       const params: TaskParams = { prompt: String(body.prompt) };
       if (body.seconds !== undefined) params.seconds = Number(body.seconds);
       if (typeof body.size === 'string') params.size = body.size;
+      if (endpoint.kind === 'image') checkDeclaredSize(routes, params.size);
       if (params.seconds !== undefined && params.seconds > maxSecondsOf(route)) throw new ValidationError(`seconds=${params.seconds}: model ${clientValue(route.model.id)} makes at most ${maxSecondsOf(route)} seconds`, 'seconds');
       // inputs: the reference image, as the first route's submit operation takes it.
       const reference = referenceOf(body, upload);
       const multipart = route.protocol.operations[task.spec.submit.operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
-      const resolved = reference ? await resolveReference(call, reference, multipart ? 'bytes' : 'url', FORM_LIMIT) : {};
+      const resolved = reference ? await resolveReference(call, reference, multipart ? 'bytes' : 'url', FORM_LIMIT, hold) : {};
+      // A JSON operation takes a URL: an uploaded image's bytes were refused above, nothing stays held.
+      if (!resolved.image) releaseBytes();
       // map request, before anything is reserved (a mapping failure leaves nothing behind). Every known field is present
       // (null when not sent), so Liquid's `size` of an absent field is never a key count.
       const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: resolved.url ?? null };
       const document = { ...(task.request({ model: route.model.upstream ?? route.model.id, body: scopeBody }) as Record<string, unknown>) };
       if (resolved.image && task.spec.submit.reference) {
-        document[task.spec.submit.reference] = new File([new Uint8Array(resolved.image.bytes)], resolved.image.filename, { type: resolved.image.contentType });
+        document[task.spec.submit.reference] = new File([referenceBlob(resolved.image)], resolved.image.filename, { type: resolved.image.contentType });
       }
       // estimate and reserve: the worst case over the routes, held for the task's whole lifetime.
-      const options = tasksOptions(call.config);
       const timeoutMs = timeoutMsOf(options, task.spec);
       const estimate = Math.max(...routes.map((r) => taskEstimateMicros(r, endpoint.kind, params)));
       const charge = await services.meter.begin({ auth: call.auth, route, requestId: req.id, estimateMicros: estimate, reservationTtlMs: timeoutMs + options.leaseMs });
@@ -159,9 +195,12 @@ export function taskCreateHandler(services: Services, endpoint: TaskEndpoint): R
         await charge.release();
         throw err;
       }
-      services.tasks.submit({ row, routes: [route], task, document });
+      services.tasks.submit({ row, routes: [route], task, document, done: releaseBytes });
+      submitted = true;
       return toTaskObject(services, req, row);
     } finally {
+      creating.end();
+      if (!submitted) releaseBytes();
       call.dispose();
     }
   };

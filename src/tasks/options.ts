@@ -8,6 +8,8 @@ export interface TasksOptions {
   batchSize: number;
   maxNotFound: number;
   archiveMaxBytes: number;
+  archiveGraceMs: number;
+  maxInFlightPerKey: number;
   timeoutSeconds?: number;
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
@@ -18,6 +20,8 @@ interface TasksSection {
   batchSize: number;
   maxNotFound: number;
   archiveMaxBytes: number;
+  archiveGraceSeconds: number;
+  maxInFlightPerKey: number;
   timeoutSeconds?: number;
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
@@ -30,6 +34,8 @@ export function tasksOptions(config: LoadedConfig): TasksOptions {
     batchSize: section.batchSize,
     maxNotFound: section.maxNotFound,
     archiveMaxBytes: section.archiveMaxBytes,
+    archiveGraceMs: section.archiveGraceSeconds * 1000,
+    maxInFlightPerKey: section.maxInFlightPerKey,
     timeoutSeconds: section.timeoutSeconds,
     poll: section.poll,
   };

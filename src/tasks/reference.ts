@@ -8,17 +8,26 @@ import type { Call } from '../pipeline/call.js';
 export interface ReferenceImage {
   filename: string;
   contentType: string;
-  bytes: Buffer;
+  /** In memory (an upload, a fetched URL, a file of a store that cannot stream one), held against the bytes-in-flight budget. */
+  bytes?: Buffer;
+  /** A workspace file read from storage as it is sent upstream: never copied into memory. */
+  blob?: Blob;
 }
+
+/** The Blob a multipart operation sends: the stored file itself, or the bytes in memory (not copied again). */
+export const referenceBlob = (image: ReferenceImage) => image.blob ?? new Blob([image.bytes as Uint8Array<ArrayBuffer>]);
 
 /** What the client named: an uploaded part, or a string (file id or URL). */
 export type ReferenceInput = { upload: ReferenceImage } | { named: string };
 
 const signedPath = /^\/api\/v1\/files\/(file_[0-9a-f]{28})\/content$/;
 
-async function readFile(call: Call, row: FileRow, maxBytes: number): Promise<ReferenceImage> {
+async function readFile(call: Call, row: FileRow, maxBytes: number, hold: (bytes: number) => void): Promise<ReferenceImage> {
   if (!row.content_type.startsWith('image/')) throw new UnsupportedMediaError(`file ${clientValue(row.id)} is ${row.content_type}, not an image`, 'input_reference');
   if (row.bytes > maxBytes) throw new LimitError(`input_reference is larger than ${maxBytes} bytes`, 'request_too_large', 'input_reference');
+  const { blobs } = call.services;
+  if (blobs.openBlob) return { filename: row.filename, contentType: row.content_type, blob: await blobs.openBlob(row.blob_key) };
+  hold(row.bytes);
   const chunks: Buffer[] = [];
   for await (const chunk of (await call.services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>) chunks.push(chunk);
   return { filename: row.filename, contentType: row.content_type, bytes: Buffer.concat(chunks) };
@@ -39,7 +48,7 @@ async function ownSignedFile(call: Call, url: URL): Promise<FileRow | undefined>
  * The reference as the operation takes it: bytes for a multipart operation, a URL for a JSON one (a file of the
  * workspace becomes a signed URL of this gateway, which the provider may fetch within the hour).
  */
-export async function resolveReference(call: Call, input: ReferenceInput, as: 'bytes' | 'url', maxBytes: number): Promise<{ image?: ReferenceImage; url?: string }> {
+export async function resolveReference(call: Call, input: ReferenceInput, as: 'bytes' | 'url', maxBytes: number, hold: (bytes: number) => void): Promise<{ image?: ReferenceImage; url?: string }> {
   const { services } = call;
   if ('upload' in input) {
     if (as === 'bytes') return { image: input.upload };
@@ -49,7 +58,7 @@ export async function resolveReference(call: Call, input: ReferenceInput, as: 'b
   if (isFileId(named)) {
     const row = await findFile(services.db, call.auth.workspaceId, named);
     if (!row) throw new NotFoundError(`no file ${clientValue(named)} in this workspace`, 'file_not_found');
-    if (as === 'bytes') return { image: await readFile(call, row, maxBytes) };
+    if (as === 'bytes') return { image: await readFile(call, row, maxBytes, hold) };
     if (!row.content_type.startsWith('image/')) throw new UnsupportedMediaError(`file ${clientValue(named)} is ${row.content_type}, not an image`, 'input_reference');
     return { url: signContentUrl(services, row.id, publicBaseUrl(services, call.req)).url };
   }
@@ -60,10 +69,11 @@ export async function resolveReference(call: Call, input: ReferenceInput, as: 'b
     throw new ValidationError('input_reference must be a file id ("file_...") or an https URL', 'input_reference');
   }
   const own = await ownSignedFile(call, url);
-  if (own) return as === 'bytes' ? { image: await readFile(call, own, maxBytes) } : { url: url.href };
+  if (own) return as === 'bytes' ? { image: await readFile(call, own, maxBytes, hold) } : { url: url.href };
   const refused = services.remote.check(url);
   if (refused) throw new ValidationError(`input_reference ${clientValue(named)} cannot be used: ${refused}`, 'input_reference');
   if (as === 'url') return { url: url.href };
+  hold(maxBytes);
   const { bytes, contentType } = await services.remote.fetchImage(url.href, maxBytes, call.signal);
   return { image: { filename: 'input_reference', contentType, bytes } };
 }

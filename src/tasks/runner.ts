@@ -7,6 +7,7 @@ import type { LoadedConfig, ModelRoute } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
+import { Deadline } from '../net/deadline.js';
 import { toFormData } from '../pipeline/send.js';
 import { upstreamMalformed } from '../pipeline/usage.js';
 import type { Services } from '../services.js';
@@ -22,6 +23,8 @@ export interface Submission {
   routes: ModelRoute[];
   task: CompiledTask;
   document: Record<string, unknown>;
+  /** Called once the submit has ended, however it ended (lets go of the reference bytes the document holds). */
+  done?: () => void;
 }
 
 const TOLERATED = new Set([408, 425, 429]);
@@ -117,13 +120,14 @@ export class TaskRunner {
     void this.track(this.runSubmit(submission));
   }
 
-  private signalFor(route: ModelRoute, operation: string): AbortSignal {
-    const deadline = route.protocol.operations[operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
-    return AbortSignal.any([this.abort.signal, AbortSignal.timeout(deadline)]);
+  /** The deadline of one upstream call, body included, held by its timer; the caller clears it when the call ends. */
+  private deadlineFor(route: ModelRoute, operation: string): Deadline {
+    return new Deadline(route.protocol.operations[operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs, this.abort.signal);
   }
 
-  private async runSubmit({ row, routes, task, document }: Submission): Promise<void> {
+  private async runSubmit({ row, routes, task, document, done }: Submission): Promise<void> {
     const held = this.services.runtime.hold();
+    const deadlines: Deadline[] = [];
     try {
       const operation = task.spec.submit.operation;
       const { route, response } = await held.snapshot.upstreams.sendFirst(routes, (route) => {
@@ -133,7 +137,7 @@ export class TaskRunner {
           operation,
           body: multipart ? toFormData(document) : JSON.stringify(document),
           headers: (multipart ? {} : { 'content-type': 'application/json' }) as Record<string, string>,
-          signal: this.signalFor(route, operation),
+          signal: deadlines[deadlines.push(this.deadlineFor(route, operation)) - 1].signal,
         };
       });
       const answer = await readAnswer(response.body, route.channel.id);
@@ -156,6 +160,8 @@ export class TaskRunner {
       this.log.warn({ err, task: row.id }, 'submitting a task failed');
       await this.fail(row, error?.code ?? 'submit_failed', error?.expose ? error.message : 'the task could not be submitted upstream');
     } finally {
+      for (const deadline of deadlines) deadline.clear();
+      done?.();
       held.release();
     }
   }
@@ -186,8 +192,9 @@ export class TaskRunner {
     const task = route && taskNamed(config, route, row.task);
     if (!route || !task) return this.fail(row, 'channel_unavailable', `model "${row.model}" is no longer served by the channel that runs this task`);
     let answer: unknown;
+    const deadline = this.deadlineFor(route, task.spec.poll.operation);
     try {
-      const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: this.signalFor(route, task.spec.poll.operation) });
+      const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: deadline.signal });
       answer = await readAnswer(response.body, route.channel.id);
     } catch (err) {
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
@@ -200,6 +207,8 @@ export class TaskRunner {
       if (status !== undefined && status < 500 && !TOLERATED.has(status)) this.log.warn({ task: row.id, status }, 'a task poll was refused; trying again later');
       const retryAfter = err instanceof GatewayError ? Number(err.headers['retry-after']) * 1000 : NaN;
       return this.reschedule(row, {}, Number.isFinite(retryAfter) ? retryAfter : 0);
+    } finally {
+      deadline.clear();
     }
     const scope = { answer };
     const word = task.status(scope);
@@ -233,26 +242,42 @@ export class TaskRunner {
     });
   }
 
-  /** Archives the result, settles the charge once from the mapped usage, then marks the task completed. */
+  /**
+   * Archives the result, settles the charge once from the mapped usage, then marks the task completed. The archive ends by
+   * the task's deadline (or tasks.archiveGraceSeconds after it starts, when that is later); the reservation is renewed with the lease meanwhile, and
+   * one that lapsed anyway is admitted again for what the caps still allow. A result whose bytes could not be obtained and
+   * that has no provider URL the client could use instead fails the task: nothing is billed for what nobody can get.
+   */
   private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown, upstreams: Upstreams): Promise<void> {
-    const { leaseMs, archiveMaxBytes } = this.options;
+    const { leaseMs, archiveMaxBytes, archiveGraceMs } = this.options;
+    const reservationMs = 3 * leaseMs;
+    const charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef);
+    const deadline = new Deadline(Math.max(row.deadline_at - Date.now(), archiveGraceMs), this.abort.signal);
     // The lease is renewed while the result streams; if it is lost anyway (this process stalled), the archive stops and
-    // whoever holds the task now finishes it.
-    const lost = new AbortController();
+    // whoever holds the task now finishes it. Renewals of the reservation run one after another.
+    let lost = false;
+    let renewing: Promise<unknown> = charge.renew(reservationMs).catch(() => undefined);
     const renew = setInterval(() => {
-      renewTask(this.services.db, row.id, this.owner, leaseMs).then((held) => held || lost.abort(), () => undefined);
+      renewTask(this.services.db, row.id, this.owner, leaseMs).then((held) => held || ((lost = true), deadline.cancel()), () => undefined);
+      renewing = renewing.then(() => charge.renew(reservationMs)).catch(() => undefined);
     }, Math.max(50, leaseMs / 3));
     try {
-      const archived = await archiveTaskResult(this.services, upstreams, route, task, row, answer, archiveMaxBytes, AbortSignal.any([this.abort.signal, lost.signal]));
-      if (lost.signal.aborted) return;
+      const archived = await archiveTaskResult(this.services, upstreams, route, task, row, answer, archiveMaxBytes, deadline);
+      clearInterval(renew);
+      await renewing;
+      if (lost) return;
       if (archived.status === 'failed' && this.abort.signal.aborted) {
         // Shutting down mid-archive is not an archive failure: the lease is given back for the next process to finish.
         await updateLeasedTask(this.services.db, row.id, this.owner, {});
         return;
       }
-      if (archived.status === 'failed') this.log.warn({ task: row.id, reason: archived.error }, 'archiving a task result failed');
-      const ref = JSON.parse(row.charge) as ChargeRef;
-      const charge = this.services.meter.resume(ref);
+      if (archived.status === 'failed') this.log.warn({ task: row.id, reason: archived.error, attempts: archived.attempts }, 'archiving a task result failed');
+      if (archived.status === 'failed' && !archived.providerUrl) {
+        return this.fail(row, 'result_unavailable', `the result could not be archived and the provider gave no URL for it, so nothing is billed: ${archived.error ?? 'unknown reason'}`, charge);
+      }
+      // The last word on the reservation before settling: still held, or admitted again for what the caps allow.
+      await charge.renew(reservationMs);
+      const ref = charge.ref;
       const params = JSON.parse(row.params) as TaskParams;
       const kind = task.spec.kind as TaskKind;
       const units = unitsOf(kind, task.usage?.({ answer }));
@@ -266,7 +291,7 @@ export class TaskRunner {
         file_id: archived.fileId ?? null,
         archive_status: archived.status,
         provider_url: archived.status === 'failed' ? (archived.providerUrl ?? null) : null,
-        error_message: archived.status === 'failed' ? (archived.error ?? null) : null,
+        error_message: archived.status === 'failed' ? `${archived.error ?? 'archiving failed'}; the result is at provider_url` : null,
         cost_micros: costMicros,
         completed_at: Math.floor(Date.now() / 1000),
       });
@@ -275,12 +300,13 @@ export class TaskRunner {
       await this.reschedule(row, {}).catch(() => undefined);
     } finally {
       clearInterval(renew);
+      deadline.clear();
     }
   }
 
   /** Fails the task: its charge is released (nothing billed), the reason kept. */
-  private async fail(row: TaskRow, code: string, message: string): Promise<void> {
-    await this.services.meter.resume(JSON.parse(row.charge) as ChargeRef).release();
+  private async fail(row: TaskRow, code: string, message: string, charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef)): Promise<void> {
+    await charge.release();
     await updateLeasedTask(this.services.db, row.id, this.owner, {
       status: 'failed',
       error_code: code.slice(0, 100),

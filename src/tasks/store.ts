@@ -84,3 +84,14 @@ export async function updateLeasedTask(db: Db, id: string, owner: string, patch:
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** Tasks of this key not yet finished (submitting, queued, in progress). */
+export async function countTasksInFlight(db: Db, keyId: string): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('key_id', '=', keyId)
+    .where('status', 'in', ['submitting', 'queued', 'in_progress'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,5 +1,6 @@
-// A task as clients see it: status and progress; on completion the archived file with a fresh signed URL and the cost;
-// the provider's URL when archiving failed; the reason on failure.
+// A task as clients see it: status and progress; on completion the archived file with a fresh signed URL and the cost
+// (archive_status "expired" or "deleted", and no URL, once that file is gone); the provider's URL when archiving failed;
+// the reason on failure.
 import type { FastifyRequest } from 'fastify';
 import type { ChargeRef } from '../billing/meter.js';
 import { renderCost } from '../billing/cost.js';
@@ -7,8 +8,31 @@ import { publicBaseUrl, signContentUrl } from '../files/index.js';
 import type { Services } from '../services.js';
 import type { TaskParams } from './cost.js';
 import type { TaskRow } from './store.js';
+import type { Db } from '../store/database.js';
 
-export function toTaskObject(services: Services, req: FastifyRequest, row: TaskRow): Record<string, unknown> {
+/** When each archived file expires, for the files that still have a row. */
+async function fileExpiries(db: Db, rows: readonly TaskRow[]): Promise<Map<string, number>> {
+  const ids = rows.filter((r) => r.status === 'completed' && r.file_id).map((r) => r.file_id!);
+  if (!ids.length) return new Map();
+  const files = await db.selectFrom('files').select(['id', 'expires_at']).where('id', 'in', ids).execute();
+  return new Map(files.map((f) => [f.id, Number(f.expires_at)]));
+}
+
+/** Tasks as clients see them, each archived file checked: one query for the lot. */
+export async function toTaskObjects(services: Services, req: FastifyRequest, rows: readonly TaskRow[]): Promise<Record<string, unknown>[]> {
+  const expiries = await fileExpiries(services.db, rows);
+  const now = Math.floor(Date.now() / 1000);
+  return rows.map((row) => taskObject(services, req, row, (id) => {
+    const expires = expiries.get(id);
+    return expires === undefined ? (row.archive_status === 'expired' ? 'expired' : 'deleted') : expires <= now ? 'expired' : 'archived';
+  }));
+}
+
+export async function toTaskObject(services: Services, req: FastifyRequest, row: TaskRow): Promise<Record<string, unknown>> {
+  return (await toTaskObjects(services, req, [row]))[0];
+}
+
+function taskObject(services: Services, req: FastifyRequest, row: TaskRow, fileState: (id: string) => 'archived' | 'expired' | 'deleted'): Record<string, unknown> {
   const params = JSON.parse(row.params) as TaskParams;
   const task: Record<string, unknown> = {
     id: row.id,
@@ -23,9 +47,10 @@ export function toTaskObject(services: Services, req: FastifyRequest, row: TaskR
   if (params.size !== undefined) task.size = params.size;
   if (row.completed_at !== null) task.completed_at = row.completed_at;
   if (row.status === 'completed') {
+    const state = row.file_id ? fileState(row.file_id) : undefined;
     task.file_id = row.file_id;
-    task.url = row.file_id ? signContentUrl(services, row.file_id, publicBaseUrl(services, req)).url : null;
-    task.archive_status = row.archive_status;
+    task.url = row.file_id && state === 'archived' ? signContentUrl(services, row.file_id, publicBaseUrl(services, req)).url : null;
+    task.archive_status = state ?? row.archive_status;
     if (row.provider_url) task.provider_url = row.provider_url;
     if (row.archive_status === 'failed' && row.error_message) task.archive_error = row.error_message;
     const { currency } = JSON.parse(row.charge) as ChargeRef;

@@ -77,6 +77,10 @@ class TracedCharge implements Charge {
     return this.traced(undefined, () => this.inner.settleReserved());
   }
 
+  renew(ttlMs: number): Promise<boolean> {
+    return this.inner.renew(ttlMs);
+  }
+
   async release(): Promise<void> {
     try {
       await this.inner.release();

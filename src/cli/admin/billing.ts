@@ -1,14 +1,14 @@
 // Admin commands for spending caps and usage: caps apply to the next request, no restart needed.
 import { formatMoney } from '../../billing/spend-caps.js';
 import { parseUsageRange, usageReport, usageTotals } from '../../billing/usage-report.js';
-import { NotFoundError, ValidationError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
+import type { KeyInput } from '../../admin/service.js';
 import { spendInPeriod } from '../../billing/budgets.js';
-import { BudgetCalendar, parseBudgetPeriod, type BudgetPeriod } from '../../billing/periods.js';
 import { billingConfig } from '../../billing/config.js';
-import { findApiKeyById } from '../../store/api-keys.js';
-import { setModelCap, setSubjectBudget, type BudgetScope } from '../../store/budgets.js';
-import type { AdminCommand, AdminContext } from './command.js';
-import { parseMoney, workspaceNamed } from './keys.js';
+import { BudgetCalendar, parseBudgetPeriod, type BudgetPeriod } from '../../billing/periods.js';
+import { writeModelCap } from '../../store/budgets.js';
+import { adminOf, type AdminCommand, type AdminContext } from './command.js';
+import { expiryFrom, parseMoney, parseScopeList, workspaceNamed } from './keys.js';
 
 /** `--spend-cap 25.00` sets a cap; `--spend-cap none` removes it. */
 function parseCap(value: unknown): number | null {
@@ -17,53 +17,66 @@ function parseCap(value: unknown): number | null {
 }
 
 const capText = (micros: number | null, period: BudgetPeriod = 'total') => (micros === null ? 'none' : `${formatMoney(micros)} USD${period === 'total' ? '' : ` ${period}`}`);
+const periodNoun = { daily: 'day', weekly: 'week', monthly: 'month' } as const;
 
-/** The model a `--model` flag names: one the config serves, so a typo cannot set a cap that never applies. */
+const parsePeriod = (ctx: AdminContext) => (ctx.values.period === undefined ? undefined : parseBudgetPeriod(ctx.values.period, 'period'));
+
+/** `--model ID`: a model id as the channels name it (the CLI does not load channels, so it is not looked up). */
 function parseModel(ctx: AdminContext): string | undefined {
   const model = ctx.values.model;
   if (model === undefined) return undefined;
-  if (typeof model !== 'string' || !ctx.config.models.has(model)) throw new ValidationError(`--model must name a configured model; "${String(model).slice(0, 64)}" is not one`, 'model');
+  if (typeof model !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(model)) throw new ValidationError('--model must be a model id (1 to 128 printable characters)', 'model');
   return model;
 }
 
-/** Sets the cap `--spend-cap`, `--period` and `--model` describe on an existing key or workspace; returns what it now reads. */
-async function updateBudget(ctx: AdminContext, scope: BudgetScope, id: string): Promise<string> {
+/** `--spend-cap X --model M [--period P]`: the cap of a key or a workspace on one model. */
+async function updateModelCap(ctx: AdminContext, scope: 'key' | 'workspace', id: string, model: string): Promise<string> {
   const cap = parseCap(ctx.values['spend-cap']);
-  const period = ctx.values.period === undefined ? undefined : parseBudgetPeriod(ctx.values.period, 'period');
-  const model = parseModel(ctx);
-  if (model !== undefined) {
-    await setModelCap(ctx.db, scope, id, model, { capMicros: cap, period });
-    return `spend cap on model ${model} ${capText(cap, period)}`;
-  }
-  await setSubjectBudget(ctx.db, scope, id, { capMicros: cap, period });
-  // Without --period the cap keeps its period: say which.
-  const row = await ctx.db.selectFrom(scope === 'key' ? 'api_keys' : 'workspaces').select('spend_cap_period').where('id', '=', id).executeTakeFirstOrThrow();
-  return `spend cap ${capText(cap, row.spend_cap_period)}`;
+  const period = parsePeriod(ctx);
+  await ctx.db.transaction().execute((trx) => writeModelCap(trx, scope, id, model, { capMicros: cap, period }));
+  return `spend cap on model ${model} ${capText(cap, period)}`;
 }
-
-const budgetOptions = { 'spend-cap': { type: 'string' }, period: { type: 'string' }, model: { type: 'string' } } as const;
-
-const periodNoun = { daily: 'day', weekly: 'week', monthly: 'month' } as const;
 
 export const commands: AdminCommand[] = [
   {
     name: 'key update',
-    usage: 'ID --spend-cap AMOUNT|none [--period total|daily|weekly|monthly] [--model MODEL]',
-    options: budgetOptions,
+    usage: 'ID [--spend-cap AMOUNT|none [--period total|daily|weekly|monthly] [--model MODEL]] [--scopes a,b|all] [--expires-in 30d|never]',
+    options: { 'spend-cap': { type: 'string' }, period: { type: 'string' }, model: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' } },
     async run(ctx) {
       const id = ctx.positionals[0];
       if (!id) throw new ValidationError('key update needs a key ID', 'id');
-      if (!(await findApiKeyById(ctx.db, id))) throw new NotFoundError(`no key with id "${id}"`);
-      ctx.print(`key ${id}: ${await updateBudget(ctx, 'key', id)}`);
+      const { scopes, 'expires-in': expiresIn, 'spend-cap': spendCap, period } = ctx.values;
+      const model = parseModel(ctx);
+      if (model !== undefined) {
+        await adminOf(ctx).getKey(id);
+        return ctx.print(`key ${id}: ${await updateModelCap(ctx, 'key', id, model)}`);
+      }
+      if (scopes === undefined && expiresIn === undefined && spendCap === undefined && period === undefined) throw new ValidationError('key update needs --spend-cap, --period, --scopes or --expires-in', 'spend-cap');
+      const input: KeyInput = {};
+      if (spendCap !== undefined) input.spend_cap = ((cap) => (cap === null ? null : cap / 1e6))(parseCap(spendCap));
+      input.spend_cap_period = parsePeriod(ctx);
+      if (scopes !== undefined) input.scopes = scopes === 'all' ? [] : parseScopeList(scopes);
+      if (expiresIn !== undefined) input.expires_at = expiresIn === 'never' ? null : expiryFrom(expiresIn);
+      const key = await adminOf(ctx).updateKey(id, input);
+      const changed = [
+        spendCap !== undefined || period !== undefined ? `spend cap ${capText(key.spend_cap === null ? null : Math.round(key.spend_cap * 1e6), key.spend_cap_period)}` : '',
+        scopes !== undefined ? `scopes ${key.scopes.join(',') || 'all'}` : '',
+        expiresIn !== undefined ? `expires ${key.expires_at === null ? 'never' : new Date(key.expires_at * 1000).toISOString()}` : '',
+      ];
+      ctx.print(`key ${id}: ${changed.filter(Boolean).join(', ')}`);
     },
   },
   {
     name: 'workspace update',
     usage: 'NAME --spend-cap AMOUNT|none [--period total|daily|weekly|monthly] [--model MODEL]',
-    options: budgetOptions,
+    options: { 'spend-cap': { type: 'string' }, period: { type: 'string' }, model: { type: 'string' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.positionals[0]);
-      ctx.print(`workspace ${workspace.name}: ${await updateBudget(ctx, 'workspace', workspace.id)}`);
+      const model = parseModel(ctx);
+      if (model !== undefined) return ctx.print(`workspace ${workspace.name}: ${await updateModelCap(ctx, 'workspace', workspace.id, model)}`);
+      const cap = parseCap(ctx.values['spend-cap']);
+      const view = await adminOf(ctx).updateWorkspace(workspace.id, { spend_cap: cap === null ? null : cap / 1e6, spend_cap_period: parsePeriod(ctx) });
+      ctx.print(`workspace ${workspace.name}: spend cap ${capText(cap, view.spend_cap_period)}`);
     },
   },
   {

@@ -1,17 +1,13 @@
-// Admin commands for workspaces and API keys.
-import { issueApiKey, parseDuration } from '../../auth/keys.js';
+// Admin commands for workspaces and API keys, through the admin service (each change writes its audit row).
+import { parseDuration } from '../../auth/keys.js';
 import { toMicros } from '../../billing/cost.js';
 import { parseBudgetPeriod } from '../../billing/periods.js';
-import { NotFoundError, ValidationError } from '../../errors.js';
-import { listApiKeys, revokeApiKey } from '../../store/api-keys.js';
-import { createWorkspace, findWorkspaceByName } from '../../store/workspaces.js';
-import type { AdminCommand, AdminContext } from './command.js';
+import { ValidationError } from '../../errors.js';
+import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 
 export async function workspaceNamed(ctx: AdminContext, name: unknown) {
   if (typeof name !== 'string' || !name) throw new ValidationError('--workspace NAME is required', 'workspace');
-  const workspace = await findWorkspaceByName(ctx.db, name);
-  if (!workspace) throw new NotFoundError(`no workspace named "${name}"`);
-  return workspace;
+  return adminOf(ctx).workspace(name, true);
 }
 
 export function parseMoney(text: unknown, flag: string): number {
@@ -19,6 +15,11 @@ export function parseMoney(text: unknown, flag: string): number {
   if (typeof text !== 'string' || !/^\d+(\.\d{1,6})?$/.test(text) || !Number.isFinite(amount)) throw new ValidationError(`${flag} must be an amount like 10.00`, flag);
   return toMicros(amount);
 }
+
+export const parseScopeList = (text: unknown) => (typeof text === 'string' ? text.split(',').map((s) => s.trim()).filter(Boolean) : []);
+
+/** `--expires-in 30d` as unix seconds from now. */
+export const expiryFrom = (text: unknown) => (typeof text === 'string' ? Math.floor(Date.now() / 1000) + parseDuration(text) : null);
 
 const iso = (seconds: number | null) => (seconds === null ? '-' : new Date(seconds * 1000).toISOString());
 
@@ -30,8 +31,7 @@ export const commands: AdminCommand[] = [
     async run(ctx) {
       const name = ctx.positionals[0];
       if (!name) throw new ValidationError('workspace create needs a NAME', 'name');
-      if (await findWorkspaceByName(ctx.db, name)) throw new ValidationError(`workspace "${name}" already exists`, 'name');
-      const workspace = await createWorkspace(ctx.db, name);
+      const workspace = await adminOf(ctx).createWorkspace({ name });
       ctx.print(`created workspace ${workspace.name} (${workspace.id})`);
     },
   },
@@ -41,19 +41,18 @@ export const commands: AdminCommand[] = [
     options: { workspace: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' }, 'spend-cap': { type: 'string' }, period: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);
-      const scopes = typeof ctx.values.scopes === 'string' ? ctx.values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : [];
-      const expiresIn = ctx.values['expires-in'];
-      const issued = await issueApiKey(ctx.db, workspace, {
+      const scopes = parseScopeList(ctx.values.scopes);
+      const created = await adminOf(ctx).createKey(workspace.id, {
         scopes,
-        expiresAt: typeof expiresIn === 'string' ? Math.floor(Date.now() / 1000) + parseDuration(expiresIn) : null,
-        spendCapMicros: ctx.values['spend-cap'] !== undefined ? parseMoney(ctx.values['spend-cap'], 'spend-cap') : null,
-        spendCapPeriod: parseBudgetPeriod(ctx.values.period, 'period'),
+        expires_at: expiryFrom(ctx.values['expires-in']),
+        spend_cap: ctx.values['spend-cap'] !== undefined ? parseMoney(ctx.values['spend-cap'], 'spend-cap') / 1e6 : null,
+        spend_cap_period: parseBudgetPeriod(ctx.values.period, 'period'),
         name: typeof ctx.values.name === 'string' ? ctx.values.name : null,
       });
-      if (ctx.values.json) ctx.print(JSON.stringify(issued));
+      if (ctx.values.json) ctx.print(JSON.stringify({ id: created.id, key: created.key, workspace: workspace.name, scopes: created.scopes, expires_at: created.expires_at }));
       else {
-        ctx.print(`key ${issued.id} for workspace ${issued.workspace} (scopes: ${scopes.join(',') || 'all'}, expires: ${iso(issued.expires_at)})`);
-        ctx.print(`  ${issued.key}`);
+        ctx.print(`key ${created.id} for workspace ${workspace.name} (scopes: ${scopes.join(',') || 'all'}, expires: ${iso(created.expires_at)})`);
+        ctx.print(`  ${created.key}`);
         ctx.print('Store it now: it is not shown again.');
       }
     },
@@ -64,15 +63,14 @@ export const commands: AdminCommand[] = [
     options: { workspace: { type: 'string' }, json: { type: 'boolean' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);
-      const keys = await listApiKeys(ctx.db, workspace.id);
-      const rows = keys.map((k) => ({
+      const rows = (await adminOf(ctx).listKeys(workspace.id)).map((k) => ({
         id: k.id,
         prefix: k.prefix,
         name: k.name,
-        scopes: JSON.parse(k.scopes) as string[],
+        scopes: k.scopes,
         expires_at: k.expires_at,
         revoked: k.revoked_at !== null,
-        spend_cap: k.spend_cap_micros === null ? null : k.spend_cap_micros / 1e6,
+        spend_cap: k.spend_cap,
         spend_cap_period: k.spend_cap_period,
       }));
       if (ctx.values.json) return ctx.print(JSON.stringify(rows));
@@ -89,7 +87,7 @@ export const commands: AdminCommand[] = [
     async run(ctx) {
       const id = ctx.positionals[0];
       if (!id) throw new ValidationError('key revoke needs a key ID', 'id');
-      if (!(await revokeApiKey(ctx.db, id))) throw new NotFoundError(`no active key with id "${id}"`);
+      await adminOf(ctx).revokeKey(id);
       ctx.print(`revoked ${id}`);
     },
   },

@@ -6,7 +6,7 @@ import { findUserByEmail, findUserById, createUser, deleteSessionsOf, membership
 import { hashToken, passwordLinkFor } from '../password-links.js';
 import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../passwords.js';
 import { endSession, requireUser, sessionUser, startSession } from '../session.js';
-import { clearSignInFailures, recordSignInFailure, signInRetryAfter } from '../sign-in-limit.js';
+import { beginSignIn, signInSucceeded } from '../sign-in-limit.js';
 
 const MAX_EMAIL_LENGTH = 254;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -28,18 +28,14 @@ export function registerAuthRoutes(app: FastifyInstance, services: Services): vo
   app.post('/login', { preHandler: app.csrfProtection }, async (req, reply) => {
     const email = normalizeEmail(field(req.body, 'email', MAX_EMAIL_LENGTH));
     const password = field(req.body, 'password', MAX_PASSWORD_LENGTH);
-    const subjects = [
-      { kind: 'email' as const, value: email },
-      { kind: 'ip' as const, value: req.ip },
-    ];
-    const wait = await signInRetryAfter(db, subjects);
-    if (wait > 0) throw new RateLimitError(`too many failed sign-ins; try again in ${Math.ceil(wait / 60)} minute(s)`, wait);
+    // Counted before the password is checked: an attempt past a limit is never verified.
+    const attempt = await beginSignIn(db, req, email);
+    if (attempt.retryAfter > 0) throw new RateLimitError(`too many sign-in attempts; try again in ${Math.ceil(attempt.retryAfter / 60)} minute(s)`, attempt.retryAfter);
     const user = email.length <= MAX_EMAIL_LENGTH ? await findUserByEmail(db, email) : undefined;
     if (!(await verifyPassword(password, user?.password_hash))) {
-      await recordSignInFailure(db, subjects);
       return reply.code(401).view('login', { title: 'Sign in', csrfToken: reply.generateCsrf(), email: email.slice(0, MAX_EMAIL_LENGTH), error: 'Wrong email or password.' });
     }
-    await clearSignInFailures(db, subjects[0]);
+    await signInSucceeded(db, reply, email, attempt);
     await startSession(services, req, user!.id);
     return reply.redirect('/dashboard/files', 303);
   });

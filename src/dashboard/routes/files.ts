@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { deleteGeneratedMedia, findGeneratedMedia, listGeneratedMedia, mediaView, parseKind } from '../media.js';
-import { canManage, MANAGERS, requireUser } from '../session.js';
+import { canManage, dashboardActor, MANAGERS, requireUser } from '../session.js';
 
 const notFound = () => new NotFoundError('no such file in this workspace (it may have expired or been deleted)', 'file_not_found');
 
@@ -37,7 +37,7 @@ export function registerFilesRoutes(app: FastifyInstance, services: Services): v
   // The role is checked here whatever the page showed: a member's forged POST gets 403.
   app.post('/files/:id/delete', { preHandler: [app.csrfProtection, requireUser(services, MANAGERS)] }, async (req, reply) => {
     const ctx = req.dashboard!;
-    if (!(await deleteGeneratedMedia(services, ctx.workspace.workspaceId, (req.params as { id: string }).id, req.log))) throw notFound();
+    if (!(await deleteGeneratedMedia(services, ctx.workspace.workspaceId, (req.params as { id: string }).id, req.log, dashboardActor(req)))) throw notFound();
     if (req.headers['hx-request'] === 'true') {
       // From the grid the card is swapped out; from the file's own page the browser goes back to the list.
       const fromGrid = req.headers['hx-target'] !== undefined;

@@ -1,13 +1,10 @@
 // Settings > API Keys: list, create (shown once), revoke, change the cap and its period. Owners and admins only.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCOPES } from '../../auth/scopes.js';
-import { issueApiKey } from '../../auth/keys.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { revokeApiKey, setApiKeySpendCap } from '../../store/api-keys.js';
-import { findWorkspaceById } from '../../store/workspaces.js';
 import { EXPIRY_CHOICES, PERIOD_CHOICES, parseCap, parseCapPeriod, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
-import { MANAGERS, requireUser } from '../session.js';
+import { dashboardAdmin, MANAGERS, requireUser } from '../session.js';
 
 const keyNotFound = () => new NotFoundError('no such key in this workspace', 'key_not_found');
 type Form = Record<string, unknown>;
@@ -38,10 +35,8 @@ export function registerKeysRoutes(app: FastifyInstance, services: Services): vo
       const spendCapMicros = parseCap(body.cap);
       const spendCapPeriod = parseCapPeriod(body.period);
       const name = parseKeyName(body.name);
-      const workspace = await findWorkspaceById(db, req.dashboard!.workspace.workspaceId);
-      if (!workspace) throw keyNotFound();
       const expiresAt = days === null ? null : Math.floor(Date.now() / 1000) + days * 86_400;
-      const issued = await issueApiKey(db, workspace, { scopes, expiresAt, spendCapMicros, spendCapPeriod, name });
+      const issued = await dashboardAdmin(services, req).createKey(req.dashboard!.workspace.workspaceId, { scopes, expires_at: expiresAt, spend_cap: spendCapMicros === null ? null : spendCapMicros / 1e6, spend_cap_period: spendCapPeriod, name });
       req.log.info({ keyId: issued.id, userId: req.dashboard!.user.id }, 'dashboard: API key created');
       return await page(req, reply.code(201), { created: { id: issued.id, key: issued.key } });
     } catch (err) {
@@ -53,7 +48,7 @@ export function registerKeysRoutes(app: FastifyInstance, services: Services): vo
   app.post('/settings/keys/:id/revoke', { preHandler: [app.csrfProtection, managers] }, async (req, reply) => {
     const { id } = req.params as { id: string };
     if (!(await workspaceKey(db, req.dashboard!.workspace.workspaceId, id))) throw keyNotFound();
-    await revokeApiKey(db, id);
+    await dashboardAdmin(services, req).revokeKey(id);
     req.log.info({ keyId: id, userId: req.dashboard!.user.id }, 'dashboard: API key revoked');
     return rowOrRedirect(req, reply, id);
   });
@@ -62,7 +57,8 @@ export function registerKeysRoutes(app: FastifyInstance, services: Services): vo
     const { id } = req.params as { id: string };
     if (!(await workspaceKey(db, req.dashboard!.workspace.workspaceId, id))) throw keyNotFound();
     const form = req.body as Form | undefined;
-    await setApiKeySpendCap(db, id, parseCap(form?.cap), parseCapPeriod(form?.period));
+    const cap = parseCap(form?.cap, true);
+    await dashboardAdmin(services, req).updateKey(id, { spend_cap: cap === null ? null : cap / 1e6, spend_cap_period: parseCapPeriod(form?.period) });
     req.log.info({ keyId: id, userId: req.dashboard!.user.id }, 'dashboard: API key cap changed');
     return rowOrRedirect(req, reply, id);
   });

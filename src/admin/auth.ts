@@ -1,0 +1,66 @@
+// Who calls the admin API: an admin token from the config (kept as its SHA-256) or the dashboard session of a workspace
+// owner. A workspace API key is refused outright, whatever it could do elsewhere.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { KEY_PREFIX } from '../auth/keys.js';
+import type { LoadedConfig } from '../config/types.js';
+import { AuthError, GatewayError } from '../errors.js';
+import type { Services } from '../services.js';
+import { membershipsOf } from '../store/users.js';
+import { sessionUser } from '../dashboard/session.js';
+import { AdminService } from './service.js';
+
+export const ADMIN_TOKEN_PREFIX = 'gwadm_';
+
+export interface AdminTokenEntry {
+  id: string;
+  sha256: string;
+}
+
+export const adminTokens = (config: Pick<LoadedConfig, 'gateway'>) => ((config.gateway.admin as { tokens?: AdminTokenEntry[] } | undefined)?.tokens ?? []);
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+/** A new admin token and the config entry that admits it. */
+export function newAdminToken(): { token: string; sha256: string } {
+  const token = `${ADMIN_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { token, sha256: sha256(token).toString('hex') };
+}
+
+/** The configured token this one is, compared in constant time against every entry. */
+export function matchAdminToken(config: Pick<LoadedConfig, 'gateway'>, token: string): AdminTokenEntry | undefined {
+  const digest = sha256(token);
+  let found: AdminTokenEntry | undefined;
+  for (const entry of adminTokens(config)) if (timingSafeEqual(digest, Buffer.from(entry.sha256, 'hex'))) found = entry;
+  return found;
+}
+
+class NotOwnerError extends GatewayError {
+  constructor() {
+    super('not_an_owner', 403, 'permission_error', 'the admin API needs an admin token or the dashboard session of a workspace owner');
+  }
+}
+
+/** The service as this request's caller may use it, or a 401/403. */
+export async function adminFor(services: Services, req: FastifyRequest): Promise<AdminService> {
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined) {
+    const token = /^Bearer\s+(\S{1,256})$/i.exec(authorization)?.[1];
+    if (!token) throw new AuthError('the Authorization header must be "Bearer <admin token>"', 'invalid_admin_token');
+    if (token.startsWith(KEY_PREFIX)) throw new AuthError('a workspace API key cannot use the admin API: use an admin token (admin.tokens)', 'workspace_key_refused');
+    const entry = matchAdminToken(services.config, token);
+    if (!entry) throw new AuthError('invalid admin token', 'invalid_admin_token');
+    return new AdminService(services.db, { kind: 'admin_token', id: entry.id, address: req.ip });
+  }
+  if (req.headers['x-api-key'] !== undefined) throw new AuthError('a workspace API key cannot use the admin API: use an admin token (admin.tokens)', 'workspace_key_refused');
+  const user = req.session ? await sessionUser(services, req) : undefined;
+  if (!user) throw new AuthError('the admin API needs "Authorization: Bearer <admin token>" or a dashboard owner\'s session', 'admin_auth_required');
+  // A cookie rides along on any request to this site: a change must come from a page of this origin.
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `${req.protocol}://${req.host}`) throw new NotOwnerError();
+  }
+  const owned = (await membershipsOf(services.db, user.id)).filter((m) => m.role === 'owner').map((m) => m.workspaceId);
+  if (!owned.length) throw new NotOwnerError();
+  return new AdminService(services.db, { kind: 'user', id: user.id, address: req.ip }, new Set(owned));
+}

@@ -1,0 +1,150 @@
+// The admin REST API under /admin/v1: thin routes over AdminService, their bodies and queries checked against the
+// schemas the OpenAPI document publishes. JSON errors in the OpenAI envelope, like the rest of the gateway.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import secureSession from '@fastify/secure-session';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { parseUsageRange } from '../billing/usage-report.js';
+import { summarize } from '../config/load.js';
+import { ConfigError, ValidationError } from '../errors.js';
+import { schemaError } from '../http/schema-error.js';
+import type { Services } from '../services.js';
+import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../dashboard/password-links.js';
+import { SESSION_COOKIE, sessionKey } from '../dashboard/session.js';
+import { adminFor } from './auth.js';
+import { openApiDocument, requestSchemas } from './openapi.js';
+import { ForbiddenError, type AdminService } from './service.js';
+
+const ajvOptions = { strict: true, strictTypes: false, allowUnionTypes: true, allErrors: false } as const;
+const bodies = new Ajv(ajvOptions);
+const queries = new Ajv({ ...ajvOptions, coerceTypes: true, useDefaults: true });
+
+function checker(ajv: Ajv, schema: object): (value: unknown) => void {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (value) => {
+    if (validate(value ?? {})) return;
+    const first = validate.errors![0];
+    // An unknown field is named as the param, like any other bad field.
+    if (first.keyword === 'additionalProperties') throw new ValidationError(schemaError(first).message, `${first.instancePath.slice(1).replace(/\//g, '.')}${first.instancePath ? '.' : ''}${first.params.additionalProperty}`.slice(0, 128));
+    throw schemaError(first);
+  };
+}
+
+const check = {
+  createWorkspace: checker(bodies, requestSchemas.createWorkspace),
+  updateWorkspace: checker(bodies, requestSchemas.updateWorkspace),
+  createKey: checker(bodies, requestSchemas.createKey),
+  updateKey: checker(bodies, requestSchemas.updateKey),
+  setMember: checker(bodies, requestSchemas.setMember),
+  usageQuery: checker(queries, requestSchemas.usageQuery),
+  auditQuery: checker(queries, requestSchemas.auditQuery),
+};
+
+type Params = Record<string, string>;
+type Body = Record<string, never>;
+
+/** The public address a password link points at. */
+function baseUrl(services: Services, req: FastifyRequest): string {
+  return services.config.gateway.server.publicUrl || `${req.protocol}://${req.host}`;
+}
+
+/** "METHOD /path" of every admin route registered (OpenAPI paths spell parameters as {name}), for the document's test. */
+export const adminRoutes = new Set<string>();
+
+export async function registerAdminApi(app: FastifyInstance, services: Services): Promise<void> {
+  await app.register(
+    async (api) => {
+      // The dashboard's session cookie, read here too, so an owner signed in to the dashboard can use the API.
+      await api.register(secureSession, { key: await sessionKey(services.db), cookieName: SESSION_COOKIE, cookie: { path: '/', httpOnly: true, sameSite: 'strict' } });
+      api.decorateRequest('admin', undefined);
+      api.addHook('onRoute', (route) => {
+        for (const method of [route.method].flat()) if (method !== 'HEAD') adminRoutes.add(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
+      });
+      // Who calls is settled before the body is read.
+      api.addHook('onRequest', async (req) => {
+        if (req.routeOptions.url === '/admin/v1/openapi.json') return;
+        req.admin = await adminFor(services, req);
+      });
+      api.addHook('onSend', async (_req, reply) => {
+        reply.header('cache-control', 'no-store');
+      });
+      const admin = (req: FastifyRequest) => req.admin!;
+
+      api.get('/openapi.json', async () => openApiDocument);
+
+      api.get('/workspaces', async (req) => ({ data: await admin(req).listWorkspaces() }));
+      api.post('/workspaces', async (req, reply) => {
+        check.createWorkspace(req.body);
+        return reply.code(201).send(await admin(req).createWorkspace(req.body as { name: string }));
+      });
+      api.get('/workspaces/:workspace_id', async (req) => admin(req).getWorkspace((req.params as Params).workspace_id));
+      api.patch('/workspaces/:workspace_id', async (req) => {
+        check.updateWorkspace(req.body);
+        return admin(req).updateWorkspace((req.params as Params).workspace_id, req.body as Body);
+      });
+
+      api.get('/workspaces/:workspace_id/keys', async (req) => ({ data: await admin(req).listKeys((req.params as Params).workspace_id) }));
+      api.post('/workspaces/:workspace_id/keys', async (req, reply) => {
+        check.createKey(req.body);
+        return reply.code(201).send(await admin(req).createKey((req.params as Params).workspace_id, (req.body ?? {}) as Body));
+      });
+      api.get('/keys/:key_id', async (req) => admin(req).getKey((req.params as Params).key_id));
+      api.patch('/keys/:key_id', async (req) => {
+        check.updateKey(req.body);
+        return admin(req).updateKey((req.params as Params).key_id, req.body as Body);
+      });
+      api.delete('/keys/:key_id', async (req) => admin(req).revokeKey((req.params as Params).key_id));
+
+      api.get('/workspaces/:workspace_id/users', async (req) => ({ data: await admin(req).listMembers((req.params as Params).workspace_id) }));
+      api.put('/workspaces/:workspace_id/users', async (req, reply) => {
+        check.setMember(req.body);
+        const { created, ...member } = await admin(req).setRole((req.params as Params).workspace_id, req.body as { email: string; role: string });
+        if (!created) return member;
+        const token = await createPasswordLink(services.db, { userId: member.user_id }, USER_LINK_SECONDS);
+        return reply.code(201).send({ ...member, password_link: passwordLinkUrl(baseUrl(services, req), token) });
+      });
+      api.delete('/workspaces/:workspace_id/users/:user_id', async (req, reply) => {
+        const { workspace_id, user_id } = req.params as Params;
+        await admin(req).removeMember(workspace_id, user_id);
+        return reply.code(204).send();
+      });
+
+      api.get('/workspaces/:workspace_id/usage', async (req) => {
+        const query = { ...(req.query as object) } as { since?: string; until?: string };
+        check.usageQuery(query);
+        return admin(req).usage((req.params as Params).workspace_id, parseUsageRange(query.since, query.until));
+      });
+      api.get('/audit', async (req) => {
+        const query = { ...(req.query as object) } as { workspace_id?: string; before?: string; limit?: number };
+        check.auditQuery(query);
+        return admin(req).audit(query);
+      });
+
+      api.post('/reload', async (req, reply) => reload(services, admin(req), req, reply));
+    },
+    { prefix: '/admin/v1' },
+  );
+}
+
+/** Loads the config file again and swaps it in; a config that does not load is a 400 listing its problems, and the running one keeps serving. */
+async function reload(services: Services, admin: AdminService, req: FastifyRequest, reply: FastifyReply) {
+  if (!admin.global) throw new ForbiddenError('only an admin token may reload the config');
+  const before = summarize(services.config);
+  try {
+    const next = await services.reload();
+    for (const warning of next.warnings) req.log.warn(warning);
+    const summary = summarize(next);
+    req.log.info(`reloaded ${next.file} through the admin API: ${summary}`);
+    await admin.record('config.reload', null, null, { summary: before }, { summary });
+    return reply.send({ reloaded: true, summary });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    const shown = err.problems.slice(0, 20).join('\n');
+    throw new ValidationError(`the config does not load, the running one keeps serving:\n${shown}${err.problems.length > 20 ? `\n(and ${err.problems.length - 20} more)` : ''}`, null, 'config_invalid');
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    admin?: AdminService;
+  }
+}
