@@ -1,11 +1,12 @@
-// npm run bench:cpu: CPU time per request (µs) of the gateway process and of the bare fastify+undici relay, for the
-// same non-streaming chat requests at c=32. CPU time, unlike req/s, barely moves when the machine is busy with something
-// else, so it compares two builds better on a shared machine. CPU_REQUESTS (default 20000) and CPU_ROUNDS (default 2).
+// npm run bench:cpu: CPU time per request (µs) of the gateway, compiled (dist/, as `npm start` runs it) and under tsx,
+// and of the bare fastify+undici relay, for the same non-streaming chat requests at c=32, measured in alternation.
+// CPU time, unlike req/s, barely moves when the machine is busy with something else, so it compares two builds better
+// on a shared machine. CPU_REQUESTS (default 20000) and CPU_ROUNDS (default 3).
 import autocannon from 'autocannon';
-import { chatBody, cpuSeconds, spawnUntil, startBenchGateway, startMock, workerOf } from './harness.js';
+import { chatBody, cpuSeconds, percentile, spawnUntil, startBenchGateway, startMock } from './harness.js';
 
 const requests = Number(process.env.CPU_REQUESTS ?? 20_000);
-const rounds = Number(process.env.CPU_ROUNDS ?? 2);
+const rounds = Number(process.env.CPU_ROUNDS ?? 3);
 async function microsPerRequest(url: string, headers: Record<string, string>, pid: number): Promise<number> {
   const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body: chatBody(), connections: 32 };
   await autocannon({ ...options, amount: 3000 }); // warm-up
@@ -16,16 +17,29 @@ async function microsPerRequest(url: string, headers: Record<string, string>, pi
 }
 
 const mock = await startMock();
-const gateway = await startBenchGateway(mock.url);
+const compiled = await startBenchGateway(mock.url, { runner: 'compiled' });
+const tsx = await startBenchGateway(mock.url, { runner: 'tsx' });
 const relay = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url }, /RELAY_URL=(\S+)/);
+const figures = { compiled: [] as number[], tsx: [] as number[], relay: [] as number[] };
 try {
   for (let round = 1; round <= rounds; round++) {
-    const gatewayMicros = await microsPerRequest(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gateway.key}` }, gateway.workerPid);
-    const relayMicros = await microsPerRequest(`${relay.match[1]}/v1/chat/completions`, {}, workerOf(relay.child.pid!));
-    console.log(`round ${round}: gateway ${gatewayMicros.toFixed(0)} µs CPU/request, bare relay ${relayMicros.toFixed(0)} µs, relay/gateway ${(relayMicros / gatewayMicros).toFixed(2)}`);
+    // Alternate the order of the two gateways, so neither always follows the other's load.
+    for (const gateway of round % 2 ? [compiled, tsx] : [tsx, compiled]) {
+      figures[gateway.runner].push(await microsPerRequest(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gateway.key}` }, gateway.pid));
+    }
+    figures.relay.push(await microsPerRequest(`${relay.match[1]}/v1/chat/completions`, {}, relay.child.pid!));
+    const [c, t, r] = [figures.compiled, figures.tsx, figures.relay].map((f) => f[f.length - 1]);
+    console.log(`round ${round}: compiled ${c.toFixed(0)} µs CPU/request, tsx ${t.toFixed(0)} µs, bare relay ${r.toFixed(0)} µs; compiled/tsx ${(c / t).toFixed(3)}, relay/compiled ${(r / c).toFixed(2)}`);
   }
+  const median = (v: number[]) => percentile(v, 50);
+  const ratios = figures.compiled.map((c, i) => c / figures.tsx[i]);
+  console.log(
+    `median: compiled ${median(figures.compiled).toFixed(0)} µs, tsx ${median(figures.tsx).toFixed(0)} µs, bare relay ${median(figures.relay).toFixed(0)} µs; ` +
+      `compiled/tsx ${median(ratios).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)})`,
+  );
 } finally {
-  await gateway.stop();
+  await compiled.stop();
+  await tsx.stop();
   await relay.stop();
   await mock.stop();
 }

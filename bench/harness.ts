@@ -1,6 +1,6 @@
 // Shared benchmark plumbing: start the mock upstream and a real gateway process, drive load, measure latency.
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, cpSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -18,7 +18,12 @@ export interface Proc {
 
 /** Spawns a TypeScript entry point of the checkout at `root` (this one by default) and waits for a log line matching `ready`. */
 export function spawnUntil(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeArgs: string[] = [], root = repoRoot): Promise<Proc & { match: RegExpExecArray }> {
-  const child = spawn(root === repoRoot ? tsx : join(root, 'node_modules', '.bin', 'tsx'), [...nodeArgs, script, ...args], { cwd: root, env: { ...process.env, ...env } });
+  return spawnCommand(root === repoRoot ? tsx : join(root, 'node_modules', '.bin', 'tsx'), [...nodeArgs, script, ...args], env, ready, root);
+}
+
+/** Spawns `command` in `root` and waits for a log line matching `ready`. */
+export function spawnCommand(command: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, root = repoRoot): Promise<Proc & { match: RegExpExecArray }> {
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env } });
   const lines: string[] = [];
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -34,7 +39,7 @@ export function spawnUntil(script: string, args: string[], env: NodeJS.ProcessEn
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${lines.slice(-5).join('\n')}`)));
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${lines.slice(-5).join('\n')}`)));
   });
 }
 
@@ -50,46 +55,85 @@ export interface BenchGateway {
   url: string;
   key: string;
   pid: number;
-  /** The node process that serves requests (tsx runs the gateway in a child of `pid`). */
-  workerPid: number;
+  /** How it runs: compiled JavaScript (dist/, as `npm start`) or TypeScript through tsx. */
+  runner: GatewayRunner;
   stop(): Promise<void>;
 }
 
+export type GatewayRunner = 'compiled' | 'tsx';
+
 const clockTicksPerSecond = 100;
 
-/** User plus system CPU of a process, in seconds (Linux /proc). */
+/** User plus system CPU of a process and all its descendants (tsx's child, cluster workers), in seconds (Linux /proc). */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+  let total = 0;
+  for (const p of [pid, ...descendants(pid)]) {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return total;
 }
 
-/** tsx runs the script in a child node process: that one does the work. */
-export function workerOf(pid: number): number {
+function descendants(pid: number): number[] {
+  let children: number[];
   try {
-    return Number(execSync(`pgrep -P ${pid}`).toString().trim().split('\n')[0]) || pid;
+    children = execSync(`pgrep -P ${pid}`).toString().trim().split('\n').map(Number).filter(Boolean);
   } catch {
-    return pid;
+    return [];
   }
+  return children.flatMap((c) => [c, ...descendants(c)]);
 }
+
+export interface GatewayOptions {
+  /** Extra channel YAML lines (appended to the bench channel's). */
+  extraChannels?: string;
+  /** Another checkout's gateway (an earlier build, for the baseline scenario) with its own shipped protocols. */
+  root?: string;
+  /** Default BENCH_GATEWAY_RUNNER, else compiled; a checkout without a build script runs under tsx. */
+  runner?: GatewayRunner;
+  /** server.workers (default 1; a checkout without the setting runs one process). */
+  workers?: number;
+  /** Config sections after server, storage and channels (YAML). */
+  extraConfig?: string;
+}
+
+/** Whether the checkout at `root` builds dist/ (scripts/build.mjs) and knows server.workers. */
+const builds = (root: string) => existsSync(join(root, 'scripts', 'build.mjs'));
+const knowsWorkers = (root: string) => existsSync(join(root, 'schemas', 'config', 'server.json')) && readFileSync(join(root, 'schemas', 'config', 'server.json'), 'utf8').includes('"workers"');
 
 /**
- * A real gateway process (src/main.ts) with one channel pointing at `upstreamUrl`, model `bench-chat`; `root` runs
- * another checkout's gateway (an earlier build, for the baseline scenario) with its own shipped protocols.
+ * A real gateway process with one channel pointing at `upstreamUrl`, model `bench-chat`: `node dist/main.js` as
+ * `npm start` runs it (built first when stale), or `tsx src/main.ts`.
  */
-export async function startBenchGateway(upstreamUrl: string, extraChannels = '', root = repoRoot): Promise<BenchGateway> {
+export async function startBenchGateway(upstreamUrl: string, options: GatewayOptions = {}): Promise<BenchGateway> {
+  const root = options.root ?? repoRoot;
+  const runner = builds(root) ? (options.runner ?? ((process.env.BENCH_GATEWAY_RUNNER as GatewayRunner | undefined) || 'compiled')) : 'tsx';
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   mkdirSync(join(dir, 'channels'));
   cpSync(join(root, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
   writeFileSync(
     join(dir, 'channels', 'bench.yaml'),
-    `id: bench\nprotocol: openai-chat\nbaseUrl: ${upstreamUrl}/v1\nmodels:\n  - id: bench-chat\n    upstream: bench-upstream\n    kind: chat\n    price: { inputPerMillion: 1.0, outputPerMillion: 2.0 }\n${extraChannels}`,
+    `id: bench\nprotocol: openai-chat\nbaseUrl: ${upstreamUrl}/v1\nmodels:\n  - id: bench-chat\n    upstream: bench-upstream\n    kind: chat\n    price: { inputPerMillion: 1.0, outputPerMillion: 2.0 }\n${options.extraChannels ?? ''}`,
   );
-  writeFileSync(join(dir, 'config.yaml'), `server:\n  logLevel: warn\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n`);
+  const workers = knowsWorkers(root) ? `  workers: ${options.workers ?? 1}\n` : '';
+  writeFileSync(join(dir, 'config.yaml'), `server:\n  logLevel: warn\n${workers}storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n${options.extraConfig ?? ''}`);
   const port = await freePort();
   // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
   // BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the gateway process; see bench/README.md.
   const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const proc = await spawnUntil('src/main.ts', [], { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' }, /(sk-gw-[A-Za-z0-9_-]+)/, nodeArgs, root);
+  const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' };
+  const ready = /(sk-gw-[A-Za-z0-9_-]+)/;
+  let proc;
+  if (runner === 'compiled') {
+    execSync(`${JSON.stringify(process.execPath)} scripts/build.mjs --if-stale`, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    proc = await spawnCommand(process.execPath, [...nodeArgs, 'dist/main.js'], env, ready, root);
+  } else {
+    proc = await spawnUntil('src/main.ts', [], env, ready, nodeArgs, root);
+  }
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(url);
   const key = proc.match[1];
@@ -97,7 +141,7 @@ export async function startBenchGateway(upstreamUrl: string, extraChannels = '',
     url,
     key,
     pid: proc.child.pid!,
-    workerPid: workerOf(proc.child.pid!),
+    runner,
     async stop() {
       await proc.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -141,7 +185,7 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-/** Sequential requests at concurrency 1; returns per-request times in ms to the full body (or first chunk). */
+/** Sequential requests at concurrency 1 on one keep-alive connection; returns per-request times in ms to the full body (or to the first event). */
 export async function sequentialTimes(url: string, headers: Record<string, string>, body: string, count: number, firstChunkOnly = false): Promise<number[]> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: 1 });
@@ -152,11 +196,13 @@ export async function sequentialTimes(url: string, headers: Record<string, strin
       const res = await pool.request({ method: 'POST', path: target.pathname, headers: { 'content-type': 'application/json', ...headers }, body });
       if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${await res.body.text()}`);
       if (firstChunkOnly) {
+        // The time of the first event, but the stream is read to its end: leaving it early would close the connection,
+        // and every sample would then include a new TCP connection (and the relay's abort of its upstream call).
+        let first = 0;
         for await (const chunk of res.body) {
-          if (String(chunk).includes('data:')) break;
+          if (!first && String(chunk).includes('data:')) first = performance.now();
         }
-        times.push(performance.now() - started);
-        await res.body.dump();
+        times.push(first - started);
       } else {
         await res.body.text();
         times.push(performance.now() - started);

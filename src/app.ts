@@ -1,6 +1,4 @@
 // buildApp(services): a fastify instance whose routes come from the endpoint catalogue; no sockets until listen().
-import { pathToFileURL } from 'node:url';
-import { join } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
@@ -9,7 +7,7 @@ import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
 import { NotFoundError, boundedError, clientValue } from './errors.js';
 import { schemaError } from './http/schema-error.js';
-import type { HandlerFactory } from './endpoints/types.js';
+import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
 import { registerDashboard } from './dashboard/index.js';
@@ -27,7 +25,6 @@ declare module 'fastify' {
   }
 }
 
-const endpointsDir = join(import.meta.dirname, 'endpoints');
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Characters of a request URL a log line keeps. */
 const LOGGED_URL_LENGTH = 2048;
@@ -119,8 +116,8 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   });
 
   const addEndpoint = async (scope: FastifyInstance, endpoint: EndpointConfig) => {
-    const modulePath = pathToFileURL(join(endpointsDir, `${endpoint.handler}.ts`)).href;
-    const factory = ((await import(modulePath)) as { default: HandlerFactory }).default;
+    const factory = Object.hasOwn(handlers, endpoint.handler) ? handlers[endpoint.handler] : undefined;
+    if (!factory) throw new Error(`endpoint "${endpoint.name}": no handler "${endpoint.handler}" in src/endpoints/handlers.ts`);
     const tracing = services.tracing;
     const made = await factory({ services, endpoint });
     const handler = tracing ? tracing.handler(made) : made;

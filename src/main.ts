@@ -1,6 +1,9 @@
 // Starts the gateway: load config (exit 1 on errors), open stores, bootstrap, listen on PORT/HOST or the configured address (and metrics.listen).
+// With server.workers above 1 this process is the cluster's primary (src/cluster.ts) and each worker runs serve().
+import cluster from 'node:cluster';
 import { ConfigError } from './errors.js';
 import { loadConfig, resolveConfigPath, summarize } from './config/load.js';
+import type { LoadedConfig } from './config/types.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
@@ -8,6 +11,7 @@ import { passwordLinkUrl } from './dashboard/password-links.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './metrics-server.js';
 import { PID_FILE, pidFileContents, reloadConfig } from './reload.js';
+import { runPrimary, workerCount } from './cluster.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -26,13 +30,26 @@ async function main() {
     }
     throw err;
   }
+  if (cluster.isWorker) return serve(config, true);
+  const workers = workerCount(config);
+  if (workers > 1) return runPrimary(config, workers);
+  return serve(config, false);
+}
+
+/** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
+async function serve(config: LoadedConfig, worker: boolean) {
   const services = await createServices(config);
   const app = await buildApp(services);
-  for (const warning of config.warnings) app.log.warn(warning);
-  app.log.info(`config ${file}: ${summarize(config)}`);
-  const issued = await bootstrapDefaultWorkspace(services.db);
+  if (!worker) {
+    for (const warning of config.warnings) app.log.warn(warning);
+    app.log.info(`config ${config.file}: ${summarize(config)}`);
+  }
+  const issued = worker ? undefined : await bootstrapDefaultWorkspace(services.db);
   if (issued) app.log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
   await startBackgroundJobs(services, app.log);
+  // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
+  // A worker gets it from the primary (whose pid is the one written), as soon as it listens: the handler is in place by then.
+  process.on('SIGHUP', () => void reloadConfig(services, app.log));
 
   const host = process.env.HOST || config.gateway.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
@@ -43,23 +60,34 @@ async function main() {
   }
   const { listen: metricsListen } = metricsOptions(config);
   if (metricsListen) {
+    // Workers share this address too (node:cluster); any of them answers with every worker's metrics.
     const metricsServer = await startMetricsServer(services.metrics, metricsListen);
     services.onClose(() => metricsServer.close());
-    app.log.info(`metrics: ${metricsServer.url}/metrics`);
+    if (!worker) app.log.info(`metrics: ${metricsServer.url}/metrics`);
   }
-  // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
-  const pidFile = services.dataPath(PID_FILE);
-  mkdirSync(dirname(pidFile), { recursive: true });
-  writeFileSync(pidFile, pidFileContents());
-  services.onClose(() => rmSync(pidFile, { force: true }));
-  process.on('SIGHUP', () => void reloadConfig(services, app.log));
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info(`${signal}: draining, then closing`);
-      // Drain: no new connections, requests and streams in flight get a grace period; a keep-alive socket must not hold the process open.
-      setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-      app.close().then(() => process.exit(0), () => process.exit(1));
-    });
+  if (!worker) {
+    const pidFile = services.dataPath(PID_FILE);
+    mkdirSync(dirname(pidFile), { recursive: true });
+    writeFileSync(pidFile, pidFileContents());
+    services.onClose(() => rmSync(pidFile, { force: true }));
+    app.log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
+  }
+  let draining = false;
+  const drain = (signal: string) => {
+    if (draining) return;
+    draining = true;
+    app.log.info(`${signal}: draining, then closing`);
+    // Drain: no new connections, requests and streams in flight get a grace period; a keep-alive socket must not hold the process open.
+    setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
+    app.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  if (worker) {
+    // Ctrl-C reaches the whole process group: the primary turns it into one SIGTERM for each worker, so a second one does no harm.
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => drain(signal));
+    // The primary is gone (killed): no one would replace or stop this worker.
+    process.on('disconnect', () => drain('primary gone'));
+  } else {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => drain(signal));
   }
 }
 

@@ -83,10 +83,18 @@ export class Metrics {
     this.beforeScrape.push(fn);
   }
 
-  /** The Prometheus text of every metric. */
+  /** Set in a cluster worker: a scrape reads every worker's metrics, added up by the primary. */
+  private addedUp: (() => Promise<string>) | undefined;
+
+  /** The Prometheus text of every metric (of every worker of the cluster). */
   async scrape(): Promise<string> {
     for (const fn of this.beforeScrape) await fn();
-    return this.registry.metrics();
+    return this.addedUp ? this.addedUp() : this.registry.metrics();
+  }
+
+  /** Scrapes answer with `addUp()` (the cluster primary's sum over the workers) instead of this process's registry. */
+  scrapeWith(addUp: () => Promise<string>): void {
+    this.addedUp = addUp;
   }
 
   /** Times an upstream call to its response headers. */

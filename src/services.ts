@@ -1,4 +1,5 @@
 // Everything a handler may use, built once from the config: database, cache, upstream pools, meter, metrics, schemas.
+import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
@@ -24,6 +25,7 @@ import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
 import { createFileServices, type FileServices } from './files/service.js';
 import { TaskRunner } from './tasks/runner.js';
+import { askPrimary, shareMetrics } from './cluster-ipc.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -80,6 +82,11 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const dataPath = dataPathFor(config);
   const database = overrides.database ?? (await openConfiguredDatabase(config));
   const metrics = new Metrics();
+  if (cluster.isWorker) {
+    // One of several workers (server.workers): the primary adds up every worker's metrics for a scrape.
+    shareMetrics(metrics.registry);
+    metrics.scrapeWith(() => askPrimary<string>('metrics'));
+  }
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });

@@ -22,7 +22,7 @@ function admin(args: string[], stdin?: string): Promise<{ stdout: string }> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gateway-dashboard-setup-'));
-  writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
+  writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
   child = spawn(tsx, ['src/main.ts'], { cwd: repoRoot, env: { ...process.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
   lines = [];
   // The owner's link is printed after the server listens.

@@ -70,7 +70,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', `${fake.url}/v1`, { models: testModels.flatChat }));
   writeFileSync(
     join(dir, 'config.yaml'),
-    `server:\n  logLevel: info\nstorage:\n  dataDir: ./data\n  database:\n    driver: postgres\n    schema: ${schema}\n${s3.blobsConfig}  cache:\n    driver: redis\n    url: ${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'}\nchannels:\n  dir: ./channels`,
+    `server:\n  logLevel: info\n  workers: 1\nstorage:\n  dataDir: ./data\n  database:\n    driver: postgres\n    schema: ${schema}\n${s3.blobsConfig}  cache:\n    driver: redis\n    url: ${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'}\nchannels:\n  dir: ./channels`,
   );
   // The operator's side: the same database, to seed a workspace, keys and files that have already expired.
   admin = await createServices(await loadConfig(join(dir, 'config.yaml')));

@@ -44,7 +44,7 @@ describe('npm start', () => {
   it('serves on PORT/HOST, creating workspace "default" and printing one all-scope key on first start only', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-start-'));
     dirs.push(dir);
-    writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
+    writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
     const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1', OPENAI_API_KEY: '' };
     const first = await startProcess('src/main.ts', env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
     const keyLine = first.lines.find((l) => l.includes('first start'));
@@ -78,7 +78,7 @@ describe('npm run admin', () => {
   it('creates a workspace and a scoped key, lists and revokes it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-admin-'));
     dirs.push(dir);
-    writeFileSync(join(dir, 'config.yaml'), `storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
+    writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
     const admin = (...args: string[]) => run(tsx, ['src/cli/admin.ts', ...args, '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
     expect((await admin('workspace', 'create', 'acme')).stdout).toContain('created workspace acme');
     const created = JSON.parse((await admin('key', 'create', '--workspace', 'acme', '--scopes', 'llm.chat,files.write', '--expires-in', '30d', '--spend-cap', '10.00', '--json')).stdout);
@@ -101,7 +101,7 @@ describe('npm run admin -- reload', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-reload-'));
     dirs.push(dir);
     cpSync(join(repoRoot, 'channels'), join(dir, 'channels'), { recursive: true });
-    writeFileSync(join(dir, 'config.yaml'), `storage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${dir}/channels\n`);
+    writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${dir}/channels\n`);
     const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' };
     const server = await startProcess('src/main.ts', env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
     const admin = () => run(tsx, ['src/cli/admin.ts', 'reload', '--config', join(dir, 'config.yaml')], { cwd: repoRoot });

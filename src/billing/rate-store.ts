@@ -1,5 +1,7 @@
 // Rate-limit state in the cache (Keyv): a generic cell-rate algorithm, atomic in memory and, through one Lua script, on Redis.
+import cluster from 'node:cluster';
 import type Keyv from 'keyv';
+import { askPrimary } from '../cluster-ipc.js';
 
 /** One counter a request draws on: at most `burst` requests, refilled one every `emissionMs`. */
 export interface RateSlot {
@@ -99,9 +101,16 @@ export class RedisRateStore implements RateStore {
   }
 }
 
-/** Redis when the cache is Redis (its client runs the script), the cache itself otherwise. */
+/** Workers of one gateway (server.workers) share in-memory counters: the primary keeps them, one IPC round trip a check. */
+export class PrimaryRateStore implements RateStore {
+  consume(slots: RateSlot[], now: number): Promise<ConsumeOutcome> {
+    return askPrimary<ConsumeOutcome>('rate-consume', { slots, now });
+  }
+}
+
+/** Redis when the cache is Redis (its client runs the script); in memory, the cluster primary's or this process's. */
 export function rateStoreFor(cache: Keyv): RateStore {
   const store = cache.store as { getClient?: () => Promise<EvalClient> };
   if (typeof store?.getClient === 'function') return new RedisRateStore(() => store.getClient!(), `${cache.namespace ?? 'gateway'}::`);
-  return new KeyvRateStore(cache);
+  return cluster.isWorker ? new PrimaryRateStore() : new KeyvRateStore(cache);
 }

@@ -1,33 +1,76 @@
 // Server-sent events in both directions: parse an upstream body into events, write frames to a client with backpressure.
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 
 export interface SseEvent {
   event?: string;
   data: string;
 }
 
-/** Yields the events of an SSE byte stream as they arrive. */
-export async function* readSse(body: AsyncIterable<Buffer | string>): AsyncGenerator<SseEvent> {
-  const pending: SseEvent[] = [];
-  const parser = createParser({ onEvent: (e: EventSourceMessage) => pending.push({ event: e.event, data: e.data }) });
-  const decoder = new TextDecoder();
-  for await (const chunk of body) {
-    parser.feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
-    while (pending.length) yield pending.shift()!;
+/**
+ * Splits an SSE byte stream into events one chunk at a time: `feed` returns the events a chunk completed (the parser's
+ * own objects, not copies), so the events of one chunk can be relayed together.
+ */
+export class SseReader {
+  private readonly parser: EventSourceParser;
+  private readonly decoder = new TextDecoder();
+  private batch: SseEvent[] = [];
+
+  constructor() {
+    this.parser = createParser({ onEvent: (e: EventSourceMessage) => this.batch.push(e) });
   }
-  parser.feed(decoder.decode());
-  while (pending.length) yield pending.shift()!;
+
+  feed(chunk: Buffer | string): SseEvent[] {
+    this.parser.feed(typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true }));
+    return this.take();
+  }
+
+  /** The body ended: whatever its last bytes completed. */
+  end(): SseEvent[] {
+    this.parser.feed(this.decoder.decode());
+    return this.take();
+  }
+
+  private take(): SseEvent[] {
+    if (!this.batch.length) return noEvents;
+    const events = this.batch;
+    this.batch = [];
+    return events;
+  }
 }
+
+const noEvents: SseEvent[] = [];
 
 export function sseFrame(event: SseEvent): string {
   return event.event ? `event: ${event.event}\ndata: ${event.data}\n\n` : `data: ${event.data}\n\n`;
 }
 
-/** Writes frames, waiting for the socket to drain when it pushes back. */
-export async function writeFrames(res: ServerResponse, frames: string[]): Promise<void> {
-  if (!frames.length) return;
-  const ok = res.write(frames.length === 1 ? frames[0] : frames.join(''));
-  if (!ok && !res.destroyed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+/**
+ * Frames gathered and written together: the events of one upstream chunk cost one write (and the first write carries
+ * the response head when it was not flushed on its own). `flush` waits for the socket to drain when it pushes back.
+ */
+export class SseWriter {
+  private pending = '';
+
+  constructor(private readonly res: ServerResponse) {}
+
+  add(events: readonly SseEvent[]): void {
+    for (const event of events) this.pending += sseFrame(event);
+  }
+
+  /** Ends the response with what is still pending: the last frames and the end of the body in one write. */
+  end(): void {
+    const last = this.pending;
+    this.pending = '';
+    if (last) this.res.end(last);
+    else this.res.end();
+  }
+
+  async flush(): Promise<void> {
+    if (!this.pending) return;
+    const ok = this.res.write(this.pending);
+    this.pending = '';
+    if (!ok && !this.res.destroyed) await Promise.race([once(this.res, 'drain'), once(this.res, 'close')]);
+  }
 }

@@ -1,7 +1,6 @@
 // Relays an upstream event stream to the client event by event, reading usage as it passes; the response always ends.
-import type { ServerResponse } from 'node:http';
 import { GatewayError, internalError } from '../errors.js';
-import { readSse, sseFrame, writeFrames, type SseEvent } from '../engine/sse.js';
+import { SseReader, SseWriter, type SseEvent } from '../engine/sse.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { Charge } from '../billing/meter.js';
 import type { Call } from './call.js';
@@ -13,39 +12,40 @@ import { upstreamMalformed } from './usage.js';
 import { archiveOutputs, type ArchivedResult } from './outputs.js';
 import { recordResponseId } from './provider-ids.js';
 
-/** Parses an event's data at most once, whoever asks first (the usage reader or the mapper). */
-function parserFor(event: SseEvent, channel: string): () => unknown {
-  let parsed: { value: unknown } | undefined;
-  return () => {
-    if (!parsed) {
+/** The event being relayed, its data parsed at most once, whoever asks first (the usage reader or the mapper); one per stream. */
+class CurrentEvent {
+  private event!: SseEvent;
+  private parsed = false;
+  private value: unknown;
+  /** Handed to the usage reader and the mapper: made once per stream, not per event. */
+  readonly parse = (): unknown => this.read();
+
+  constructor(private readonly channel: string) {}
+
+  set(event: SseEvent, value?: unknown): void {
+    this.event = event;
+    this.parsed = value !== undefined;
+    this.value = value;
+  }
+
+  private read(): unknown {
+    if (!this.parsed) {
       try {
-        parsed = { value: JSON.parse(event.data) };
+        this.value = JSON.parse(this.event.data);
       } catch {
-        throw upstreamMalformed(channel, 'a stream event is not JSON');
+        throw upstreamMalformed(this.channel, 'a stream event is not JSON');
       }
+      this.parsed = true;
     }
-    return parsed.value;
-  };
-}
-
-/**
- * Events that arrive together go out in one write: the response is corked while they are mapped and uncorked when
- * this turn of the event loop ends, so a burst costs one syscall instead of one an event, and a lone event waits no longer.
- */
-function coalesceWrites(res: ServerResponse): void {
-  if (res.writableCorked) return;
-  res.cork();
-  setImmediate(uncork, res);
-}
-
-function uncork(res: ServerResponse): void {
-  while (res.writableCorked) res.uncork();
+    return this.value;
+  }
 }
 
 export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge): Promise<void> {
   const { reply, req } = call;
   const channel = sent.route.channel.id;
   const res = reply.raw;
+  const body = sent.response.body;
   reply.hijack();
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -53,47 +53,60 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     connection: 'keep-alive',
     'x-request-id': req.id,
   });
-  res.flushHeaders();
-  try {
-    const media = sent.operation.outputs?.events;
-    // Items archived so far in this stream, by id: the final event's copy of an item gets the same fields.
-    const archived = media ? new Map<string, ArchivedResult>() : undefined;
-    for await (let event of readSse(sent.response.body)) {
-      if (call.signal.aborted) break;
-      let parse = parserFor(event, channel);
+  // The head goes out with the first events when the upstream's first bytes are already here, else on its own now.
+  if (body.readableLength === 0) res.flushHeaders();
+  const reader = new SseReader();
+  const out = new SseWriter(res);
+  const current = new CurrentEvent(channel);
+  const media = sent.operation.outputs?.events;
+  // Items archived so far in this stream, by id: the final event's copy of an item gets the same fields.
+  const archived = media ? new Map<string, ArchivedResult>() : undefined;
+  const relay = async (events: SseEvent[]) => {
+    for (let event of events) {
+      if (call.signal.aborted) return;
       const archive = media?.[event.event ?? 'message'];
+      current.set(event);
       if (archive) {
         // outputs: an event carrying media (a generated image) goes on with its archive fields added.
-        const data = parse();
+        const data = current.parse();
         await archiveOutputs(call, archive, data, archived);
         event = { event: event.event, data: JSON.stringify(data) };
-        parse = () => data;
+        current.set(event, data);
       }
       // A Responses stream names its response first: recorded for this workspace before the client sees the id.
-      if (event.event === 'response.created' && call.dialect === 'openai-responses') await recordResponseId(call, (parse() as { response?: unknown }).response);
-      usage.fromEvent(event, parse);
+      if (event.event === 'response.created' && call.dialect === 'openai-responses') await recordResponseId(call, (current.parse() as { response?: unknown }).response);
+      usage.fromEvent(event, current.parse);
       // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
       usage.counts();
-      coalesceWrites(res);
-      await writeFrames(res, mapper.push(event, parse).map(sseFrame));
+      out.add(mapper.push(event, current.parse));
     }
+    // The events of one upstream chunk go out in one write.
+    await out.flush();
+  };
+  try {
+    for await (const chunk of body) {
+      if (call.signal.aborted) break;
+      await relay(reader.feed(chunk));
+    }
+    if (!call.signal.aborted) await relay(reader.end());
     if (call.timedOut) throw deadlineError(sent.route);
-    if (!call.clientGone) await writeFrames(res, mapper.end().map(sseFrame));
+    // The closing events go out with the end of the response (below), in one write.
+    if (!call.clientGone) out.add(mapper.end());
   } catch (err) {
     if (!call.clientGone) {
       const failure = readFailure(err, sent);
       const error = failure instanceof GatewayError ? failure : internalError(failure);
       req.log.warn({ err, channel }, 'upstream stream failed');
-      await writeFrames(res, mapper.fail(error).map(sseFrame)).catch(() => undefined);
+      // Written with the end of the response, below.
+      out.add(mapper.fail(error));
     }
-    sent.response.body.destroy();
+    body.destroy();
   } finally {
     // The settlement is queued before the response ends (so it is committed before anything can read the ledger after
     // the stream), and nothing in it may keep the response from ending.
     const settling = settleFromUsage(charge, sent.route, usage, req.log).catch((err: unknown) => req.log.error({ err }, 'settling a stream failed'));
     if (!answerBeforeCommit(call)) await settling;
-    uncork(res);
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded) out.end();
     // The answer is complete: the runtime snapshot may go while the settlement commits.
     call.dispose();
     await settling;

@@ -21,6 +21,7 @@ import {
 import type { Database } from './schema.js';
 import { registerChangeDetector } from './change-version.js';
 import { isPostgres } from './dialect.js';
+import { startCheckpointer } from './checkpointer.js';
 
 export type Db = Kysely<Database>;
 
@@ -83,12 +84,19 @@ export async function openSqlite(path: string): Promise<OpenedDatabase> {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.defaultSafeIntegers(false);
+  // A file's WAL is checkpointed by a thread of its own, never inside a commit on the event loop.
+  const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path);
+  if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
   const hook = new BeforeQuery();
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins: [hook] });
   await migrate(db);
   const authVersion = sqlite.prepare("select version from change_counters where name = 'auth'").pluck();
   registerChangeDetector(db, () => authVersion.get() as number);
-  return { db, driver: 'sqlite', sqlite, beforeQuery: (fn) => (hook.run = fn), close: () => db.destroy() };
+  const close = async () => {
+    await checkpointer?.stop();
+    await db.destroy();
+  };
+  return { db, driver: 'sqlite', sqlite, beforeQuery: (fn) => (hook.run = fn), close };
 }
 
 /**

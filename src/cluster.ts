@@ -1,0 +1,151 @@
+// Several gateway processes on one port (server.workers, node:cluster). The primary serves no requests: it applies the
+// migrations and the first-start bootstrap once, forks the workers and replaces one that dies, prints the one-time
+// startup output once, passes SIGHUP on, drains every worker on SIGTERM, and keeps in memory what the workers must
+// share besides the database and the file store: the rate-limit counters (storage.cache.driver memory) and the metrics
+// they add up. Workers ask it over the cluster's IPC channel (askPrimary, src/cluster-ipc.ts).
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Keyv from 'keyv';
+import { pino, type Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import type { PrimaryReply, PrimaryRequest } from './cluster-ipc.js';
+import type { LoadedConfig } from './config/types.js';
+import { dataPathFor, summarize } from './config/load.js';
+import { openConfiguredDatabase } from './store/open.js';
+import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
+import { passwordLinkUrl } from './dashboard/password-links.js';
+import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
+import { PID_FILE, pidFileContents } from './reload.js';
+
+/** server.workers: that many processes; unset, one per core. An in-memory database cannot be shared: one. */
+export function workerCount(config: LoadedConfig): number {
+  const { driver, path } = config.gateway.storage.database;
+  if (driver === 'sqlite' && path === ':memory:') return 1;
+  return (config.gateway.server as { workers?: number }).workers ?? availableParallelism();
+}
+
+/** How long the primary waits for draining workers before it stops them (a worker's own grace is 10 s). */
+const PRIMARY_GRACE_MS = 15_000;
+
+type Handler = (payload: unknown) => Promise<unknown> | unknown;
+
+/** What the primary answers workers: the shared rate-limit counters and the metrics of every worker added up. */
+function primaryHandlers(): Record<string, Handler> {
+  const rates = new KeyvRateStore(new Keyv());
+  const aggregator = new AggregatorRegistry();
+  return {
+    'rate-consume': (payload) => {
+      const { slots, now } = payload as { slots: RateSlot[]; now: number };
+      return rates.consume(slots, now);
+    },
+    metrics: () => aggregator.clusterMetrics(),
+  };
+}
+
+function serveWorker(worker: Worker, handlers: Record<string, Handler>): void {
+  worker.on('message', (message: PrimaryRequest) => {
+    if (message?.gateway !== 'request') return;
+    const handler = handlers[message.kind];
+    Promise.resolve()
+      .then(() => (handler ? handler(message.payload) : Promise.reject(new Error(`no primary handler for ${message.kind}`))))
+      .then(
+        (result) => ({ gateway: 'reply', id: message.id, result }) satisfies PrimaryReply,
+        (err: Error) => ({ gateway: 'reply', id: message.id, error: err.message }) satisfies PrimaryReply,
+      )
+      .then((reply) => {
+        if (worker.isConnected()) worker.send(reply);
+      });
+  });
+}
+
+/** The primary of `count` workers; resolves once it has started them (it then runs until SIGTERM). */
+export async function runPrimary(config: LoadedConfig, count: number): Promise<void> {
+  const log: Logger = pino({ level: config.gateway.server.logLevel });
+  for (const warning of config.warnings) log.warn(warning);
+  log.info(`config ${config.file}: ${summarize(config)}; ${count} worker processes`);
+
+  // Migrations and the first-start bootstrap happen once, before any worker opens the database.
+  const database = await openConfiguredDatabase(config);
+  const issued = await bootstrapDefaultWorkspace(database.db);
+  await database.close();
+  if (issued) log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
+
+  const pidFile = dataPathFor(config)(PID_FILE);
+  mkdirSync(dirname(pidFile), { recursive: true });
+  writeFileSync(pidFile, pidFileContents());
+
+  const handlers = primaryHandlers();
+  /** Workers alive (cluster.workers may still list one whose exit is being reported). */
+  const live = new Set<Worker>();
+  let stopping = false;
+  let exitCode = 0;
+  let announced = false;
+  const listened = new WeakSet<Worker>();
+  const reloadPending = new WeakSet<Worker>();
+
+  const fork = () => {
+    const worker = cluster.fork();
+    live.add(worker);
+    serveWorker(worker, handlers);
+    worker.once('listening', (address) => {
+      listened.add(worker);
+      // A SIGHUP that came while it started: it may have read the config before the change.
+      if (reloadPending.delete(worker)) worker.process.kill('SIGHUP');
+      if (announced) return;
+      announced = true;
+      const host = address.address && address.address !== '::' && address.address !== '0.0.0.0' ? address.address : '127.0.0.1';
+      const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+      log.info(`listening at ${url} with ${count} workers`);
+      if (issued) log.warn(`first start: set the owner's dashboard password within 7 days (one-time link): ${passwordLinkUrl(config.gateway.server.publicUrl || url, issued.ownerLinkToken)}`);
+      log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
+    });
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    live.delete(worker);
+    if (stopping) {
+      if (!live.size) {
+        rmSync(pidFile, { force: true });
+        process.exit(exitCode);
+      }
+      return;
+    }
+    if (!listened.has(worker)) {
+      // It died starting (a port in use, a store it cannot open): another would too. Stop rather than fork in a loop.
+      log.error(`worker ${worker.process.pid} exited (${signal ?? code}) before it listened; stopping`);
+      exitCode = 1;
+      stop('SIGTERM');
+      return;
+    }
+    log.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
+    fork();
+  });
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: draining ${live.size} worker(s), then closing`);
+    setTimeout(() => {
+      for (const worker of live) worker.process.kill('SIGKILL');
+      rmSync(pidFile, { force: true });
+      process.exit(1);
+    }, PRIMARY_GRACE_MS).unref();
+    if (!live.size) {
+      rmSync(pidFile, { force: true });
+      process.exit(exitCode);
+    }
+    for (const worker of live) worker.process.kill('SIGTERM');
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  // A worker reloads once it listens (before that, SIGHUP would end it): one still starting gets it then.
+  process.on('SIGHUP', () => {
+    for (const worker of live) {
+      if (listened.has(worker)) worker.process.kill('SIGHUP');
+      else reloadPending.add(worker);
+    }
+  });
+
+  for (let i = 0; i < count; i++) fork();
+}

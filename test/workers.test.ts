@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { FakeUpstream, json } from './kit/fake-upstream.js';
+import { chatChannel, repoRoot, testModels } from './kit/gateway.js';
+import { alive, spawnGateway, type GatewayProcess } from './kit/process.js';
+import { openSqlite } from '../src/store/database.js';
+import { issueApiKey } from '../src/auth/keys.js';
+
+const METRICS_TOKEN = 'workers-metrics-token-0123456789';
+const dir = mkdtempSync(join(tmpdir(), 'gateway-workers-'));
+let gateway: GatewayProcess | undefined;
+let upstream: FakeUpstream | undefined;
+afterAll(async () => {
+  if (gateway) for (const pid of [gateway.child.pid!, ...treeOf(gateway.child.pid!)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  await upstream?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').map(Number).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** The primary's workers: its children running the gateway (tsx's esbuild service is a child too). */
+const workersOf = (pid: number) => childrenOf(pid).filter((child) => {
+  try {
+    return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('src/main.ts');
+  } catch {
+    return false;
+  }
+});
+
+const treeOf = (pid: number): number[] => childrenOf(pid).flatMap((child) => [child, ...treeOf(child)]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const completion = { id: 'chatcmpl-w', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
+
+describe('server.workers: 2', () => {
+  it('serves on one port from two processes: one-time output once, caps and rate limits exact across them, metrics added up, a dead worker replaced, SIGHUP passed on, SIGTERM drains', async () => {
+    upstream = await FakeUpstream.start();
+    // Slow answers, so the requests of the burst below overlap in both workers.
+    upstream.route(async (req, res) => {
+      if (!req.path.endsWith('/chat/completions')) return false;
+      await sleep(Number(req.body?.metadata?.delay ?? 150));
+      json(res, 200, completion);
+      return true;
+    });
+    mkdirSync(join(dir, 'channels'));
+    writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', `${upstream.url}/v1`, { models: testModels.flatChat }));
+    writeFileSync(
+      join(dir, 'config.yaml'),
+      `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n` +
+        `rate-limits:\n  perKey:\n    requestsPerMinute: 6\nmetrics:\n  token: ${METRICS_TOKEN}\n`,
+    );
+    gateway = spawnGateway(join(repoRoot, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
+    const url = (await gateway.waitFor(/listening at (http:\/\/127\.0\.0\.1:\d+) with 2 workers/, 90_000))[1];
+    await gateway.waitFor(/"msg":"pid \d+ /);
+    // tsx runs the primary in a child of its launcher: the pid written is the primary's, whose children are the workers.
+    const primary = (JSON.parse(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8')) as { pid: number }).pid;
+    await vi.waitFor(() => expect(workersOf(primary)).toHaveLength(2), { timeout: 30_000 });
+    await vi.waitFor(() => expect(gateway!.lines.filter((l) => l.includes('Server listening at'))).toHaveLength(2), { timeout: 30_000 });
+    expect(gateway.lines.filter((l) => l.includes('first start: created workspace'))).toHaveLength(1);
+    expect(gateway.lines.filter((l) => l.includes('one-time link'))).toHaveLength(1);
+
+    // A key capped at five requests' worth (one cent each), rate-limited to six a minute: 20 at once on 20 connections.
+    const database = await openSqlite(join(dir, 'data', 'gateway.db'));
+    const workspace = await database.db.selectFrom('workspaces').select(['id', 'name']).where('name', '=', 'default').executeTakeFirstOrThrow();
+    const capped = await issueApiKey(database.db, workspace as never, { spendCapMicros: 50_000 });
+    await database.close();
+    const chat = (key: string, delay = 150) =>
+      fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' }, body: JSON.stringify({ model: 'flat-chat', messages: [{ role: 'user', content: 'hi' }], metadata: { delay } }) });
+    const statuses = (await Promise.all(Array.from({ length: 20 }, () => chat(capped.key).then(async (r) => (await r.arrayBuffer(), r.status))))).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(14);
+    expect(upstream.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(5);
+
+    // /metrics, whichever worker answers, counts every worker's requests.
+    await vi.waitFor(async () => {
+      const text = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}`, connection: 'close' } }).then((r) => r.text());
+      const count = (status: number) => Number(new RegExp(`gateway_requests_total\\{route="chat-completions",method="POST",status="${status}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+      expect([count(200), count(402), count(429)]).toEqual([5, 1, 14]);
+    });
+
+    // A worker that dies is replaced; the port keeps answering meanwhile.
+    const [victim] = workersOf(primary);
+    process.kill(victim, 'SIGKILL');
+    await gateway.waitFor(new RegExp(`worker ${victim} exited \\(SIGKILL\\); starting another`));
+    await vi.waitFor(() => expect(workersOf(primary).filter((p) => p !== victim)).toHaveLength(2), { timeout: 30_000 });
+    expect((await fetch(`${url}/healthz`, { headers: { connection: 'close' } })).status).toBe(200);
+
+    // SIGHUP to the written pid reloads every worker.
+    process.kill(primary, 'SIGHUP');
+    await vi.waitFor(() => expect(gateway!.lines.filter((l) => l.includes('"msg":"reloaded '))).toHaveLength(2), { timeout: 30_000 });
+
+    // SIGTERM drains: requests in flight in any worker are answered, then every process exits.
+    const workers = workersOf(primary);
+    const { key } = await (async () => {
+      const db = await openSqlite(join(dir, 'data', 'gateway.db'));
+      const issued = await issueApiKey(db.db, workspace as never, {});
+      await db.close();
+      return issued;
+    })();
+    const inFlight = [chat(key, 1500), chat(key, 1500)];
+    await vi.waitFor(() => expect(upstream!.requests.filter((r) => r.body?.metadata?.delay === 1500)).toHaveLength(2));
+    process.kill(primary, 'SIGTERM');
+    expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200, 200]);
+    await vi.waitFor(() => expect([primary, ...workers].filter(alive)).toEqual([]), { timeout: 20_000 });
+  }, 180_000);
+
+  it('stops with exit code 1, forking no more, when its workers cannot start (the port is taken)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const failing = join(dir, 'failing');
+    mkdirSync(failing);
+    writeFileSync(join(failing, 'config.yaml'), `server:\n  workers: 2\nstorage:\n  dataDir: ${failing}/data\nchannels:\n  dir: ${dir}/channels\n  protocolsDir: ${repoRoot}/channels/protocols\n`);
+    const primary = spawnGateway(join(repoRoot, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(failing, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' } });
+    try {
+      expect(await primary.exited).toBe(1);
+      expect(primary.lines.filter((l) => l.includes('before it listened; stopping')).length).toBeGreaterThanOrEqual(1);
+      expect(primary.lines.some((l) => l.includes('starting another'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
+});
