@@ -49,6 +49,7 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['mapping-fixture', [`${fixtures}/mapping-fixture/channels/protocols/tests/judge.yaml:14:7 /cases/1/out/answers "answers are read from the upstream body" renders null at /answers where the fixture expects {"q1":{"type":"noul","noul":0.5}}`]],
     ['impossible-limits', [`${fixtures}/impossible-limits/channels/small.yaml:7:53 /models/0/limits/maxOutputTokens model "m1" declares maxOutputTokens 16000, more than its contextTokens 8000`]],
     ['mixed-currency', [`${fixtures}/mixed-currency/channels/b-eur.yaml:7:24 /models/0/price/currency model "m2" is priced in EUR, but ${fixtures}/mixed-currency/channels/a-usd.yaml model "m1" is priced in USD; spending caps and totals use one currency`]],
+    ['capability-kind', [`${fixtures}/capability-kind/channels/vendor.yaml:12:16 /models/1/reasoning model "judge" is of kind evaluation: "reasoning" says what a chat model accepts`]],
     ['unknown-operation', [`${fixtures}/unknown-operation/channels/vendor.yaml:3:20 /operations/1 protocol "openai-chat" has no operation "responses" (it has: chat)`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
   ];

@@ -59,18 +59,21 @@ describe('POST /v1/messages to an openai-chat channel', () => {
     expect(res.statusCode).toBe(200);
   });
 
-  it('drops top_k and thinking as the mapping declares', async () => {
-    const res = await post(hi('fake-chat', { top_k: 5, thinking: { type: 'enabled', budget_tokens: 1024 } }));
+  it('sends no thinking to a model that does not reason, and refuses top_k by name', async () => {
+    const res = await post(hi('fake-chat', { thinking: { type: 'enabled', budget_tokens: 1024 } }));
     expect(res.statusCode).toBe(200);
-    expect(fake.last!.body).not.toHaveProperty('top_k');
     expect(fake.last!.body).not.toHaveProperty('thinking');
+    expect(fake.last!.body).not.toHaveProperty('reasoning_effort');
+    const refused = await post(hi('fake-chat', { top_k: 5 }));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.message).toContain('"top_k"');
   });
 
   it('refuses an untranslatable block with an Anthropic 400 before calling the upstream', async () => {
-    const res = await post({ model: 'fake-chat', max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] });
+    const res = await post({ model: 'fake-chat', max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'search_result', source: 'https://example.com', title: 't', content: [] }] }] });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
-    expect(res.json().error.message).toContain('document');
+    expect(res.json().error.message).toContain('search_result');
     expect(fake.requests).toHaveLength(0);
   });
 

@@ -16,6 +16,8 @@ export interface TokenUsage {
   audioInputTokens?: number;
   /** Output tokens that were audio. */
   audioOutputTokens?: number;
+  /** Output tokens spent reasoning, where the upstream counts them apart; counted inside outputTokens (reported, never priced apart). */
+  reasoningTokens?: number;
 }
 
 export interface Cost {

@@ -18,6 +18,8 @@ const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
 const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'];
+/** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
+const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'];
 
 function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -140,6 +142,12 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
       billingCurrency ??= { currency: model.price.currency, where: `${displayPath(path)} model "${model.id}"` };
       if (model.price.currency !== billingCurrency.currency) {
         problems.add(source, `/models/${index}/price/currency`, `model "${model.id}" is priced in ${model.price.currency}, but ${billingCurrency.where} is priced in ${billingCurrency.currency}; spending caps and totals use one currency`);
+      }
+      for (const capability of chatCapabilities) {
+        const declared = (model as unknown as Record<string, unknown>)[capability];
+        if (model.kind !== 'chat' && declared !== undefined && declared !== false) {
+          problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is of kind ${model.kind}: "${capability}" says what a chat model accepts`);
+        }
       }
       if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
         problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);

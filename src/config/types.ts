@@ -27,6 +27,11 @@ export interface ModelConfig {
   price: PriceConfig;
   evaluation?: Record<string, unknown>;
   media?: Record<string, unknown>;
+  /** What the model accepts, read by translations (schemas/model.schema.json); never sent upstream. */
+  reasoning: boolean;
+  outputBound?: 'max_tokens' | 'max_completion_tokens';
+  thinking: boolean;
+  prefill: boolean;
   /** From the vendor's model card: read by the estimate and the usage check, never sent upstream. */
   limits?: ModelLimits;
 }

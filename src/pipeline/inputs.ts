@@ -1,5 +1,7 @@
-// The inputs stage: what a body references is fetched and checked before anything is reserved or mapped. Responses
-// `input_image` parts naming a `file_id` become data URLs of the workspace file's bytes (another workspace's id is 404).
+// The inputs stage: what a body references is fetched and checked before anything is reserved or mapped. A workspace file
+// id (`file_...`) in an image or document input becomes the file's bytes, in the client dialect's own inline form, so a
+// pass-through and a translation alike send the upstream the contents (another workspace's or an unknown id is 404).
+// Ids that are not this gateway's (a vendor's own file store, `file-...`) are left as they are.
 import { clientValue, LimitError, NotFoundError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
@@ -9,13 +11,67 @@ import { operationDialect } from '../engine/translators.js';
 import { forgetSourceText } from '../http/json-text.js';
 import { holdForCall } from './image-form.js';
 
-/** Inline images a request may carry in all, as file ids resolved to bytes. */
-const INPUT_IMAGES_LIMIT = 25 * 1024 * 1024;
+/** Inline images and documents a request may carry in all, as file ids resolved to bytes. */
+const INPUT_FILES_LIMIT = 25 * 1024 * 1024;
+
+type Part = Record<string, unknown>;
+type Accepts = 'image' | 'image or pdf' | 'pdf';
+
+const acceptsType: Record<Accepts, (type: string) => boolean> = {
+  image: (type) => type.startsWith('image/'),
+  'image or pdf': (type) => type.startsWith('image/') || type === 'application/pdf',
+  pdf: (type) => type === 'application/pdf',
+};
 
 async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk);
   return Buffer.concat(chunks);
+}
+
+/** Reads workspace files named by inputs, keeping count of the bytes a request inlines. */
+class InputFiles {
+  private used = 0;
+
+  constructor(private readonly call: Call) {}
+
+  /** The file `id` of the key's workspace, which must be of a type `accepts`: its content type and base64 bytes. */
+  async read(id: string, accepts: Accepts, param: string): Promise<{ contentType: string; base64: string; filename: string }> {
+    const { services, auth } = this.call;
+    const row = await findFile(services.db, auth.workspaceId, id);
+    if (!row) throw new NotFoundError(`no file ${clientValue(id)} in this workspace`, 'file_not_found');
+    if (!acceptsType[accepts](row.content_type)) {
+      throw new ValidationError(`file ${clientValue(id)} is ${row.content_type}, not ${accepts === 'image' ? 'an image' : `an ${accepts}`}, so it cannot be used here`, param, 'not_an_image');
+    }
+    this.used += row.bytes;
+    if (this.used > INPUT_FILES_LIMIT) throw new LimitError('input files named by id may hold at most 25 MiB in all', 'request_too_large', param);
+    // The bytes (and their data URL, a third larger) are held against the process-wide budget until the response is done.
+    holdForCall(this.call)(row.bytes * 2);
+    const bytes = await readAll((await services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>);
+    // The body is about to change in place: its text no longer says what it holds.
+    forgetSourceText(this.call.body);
+    return { contentType: row.content_type, base64: bytes.toString('base64'), filename: row.filename };
+  }
+}
+
+const isObject = (v: unknown): v is Part => !!v && typeof v === 'object';
+
+/** The content parts of each message (and of Anthropic tool results) that `named` says name a workspace file. */
+function namedParts(messages: unknown, named: (part: Part) => boolean): Part[] | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  let found: Part[] | undefined;
+  for (const message of messages) {
+    const content = isObject(message) ? message.content : undefined;
+    if (!Array.isArray(content)) continue;
+    for (const part of content) {
+      if (!isObject(part)) continue;
+      if (named(part)) (found ??= []).push(part);
+      else if (part.type === 'tool_result' && Array.isArray(part.content)) {
+        for (const inner of part.content) if (isObject(inner) && named(inner)) (found ??= []).push(inner);
+      }
+    }
+  }
+  return found;
 }
 
 /**
@@ -36,37 +92,85 @@ async function checkProviderIds(call: Call, parts: Record<string, unknown>[]): P
   }
 }
 
-/** Every `{type: "input_image", file_id}` in a Responses input, resolved in place to `image_url: data:...`. */
-async function responsesFileInputs(call: Call, routes: readonly ModelRoute[]): Promise<void> {
-  const input = call.body.input;
-  const parts = Array.isArray(input) ? input.flatMap((item) => (item && typeof item === 'object' && Array.isArray((item as { content?: unknown }).content) ? ((item as { content: unknown[] }).content as Record<string, unknown>[]) : [])) : [];
+/** Every content part of a Responses input's messages. */
+const responsesParts = (input: unknown): Part[] =>
+  Array.isArray(input) ? input.flatMap((item) => (isObject(item) && Array.isArray(item.content) ? (item.content as Part[]) : [])) : [];
+
+/**
+ * Responses: `{type: "input_image", file_id}` naming a workspace file becomes `image_url: data:...`; on a route that
+ * passes Responses through, the provider ids it names are checked first.
+ */
+function responsesInputs(call: Call, routes: readonly ModelRoute[]): Promise<void> | undefined {
+  // Every input_image file_id must be a workspace file's: a provider's own ids are not taken here (harden, issue 27).
+  const parts = namedParts(call.body.input, (p) => p.type === 'input_image' && p.file_id !== undefined && p.file_id !== null);
   // Only a route that passes Responses through forwards provider ids (a translated one refuses them with 400 itself).
-  if (routes.some((route) => operationDialect(route, 'responses') === 'openai-responses')) await checkProviderIds(call, parts);
-  let used = 0;
-  for (const part of parts) {
-    if (!part || part.type !== 'input_image' || part.file_id === undefined || part.file_id === null) continue;
-    const id = part.file_id;
-    if (typeof id !== 'string' || !isFileId(id)) throw new ValidationError(`input_image file_id ${clientValue(String(id))} is not a file id`, 'input');
-    const row = await findFile(call.services.db, call.auth.workspaceId, id);
-    if (!row) throw new NotFoundError(`no file ${clientValue(id)} in this workspace`, 'file_not_found');
-    if (!row.content_type.startsWith('image/')) throw new ValidationError(`file ${clientValue(id)} is ${row.content_type}, not an image, so it cannot be an input_image`, 'input', 'not_an_image');
-    used += row.bytes;
-    if (used > INPUT_IMAGES_LIMIT) throw new LimitError('input images named by file_id may hold at most 25 MiB in all', 'request_too_large', 'input');
-    // The bytes (and their data URL, a third larger) are held against the process-wide budget until the response is done.
-    holdForCall(call)(row.bytes * 2);
-    const bytes = await readAll((await call.services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>);
-    // The body changes in place: its text no longer says what it holds.
-    forgetSourceText(call.body);
-    delete part.file_id;
-    part.image_url = `data:${row.content_type};base64,${bytes.toString('base64')}`;
-  }
+  const passedThrough = routes.some((route) => operationDialect(route, 'responses') === 'openai-responses');
+  if (!parts && !passedThrough) return undefined;
+  return (async () => {
+    if (passedThrough) await checkProviderIds(call, responsesParts(call.body.input));
+    const files = new InputFiles(call);
+    for (const part of parts ?? []) {
+      const id = part.file_id;
+      if (!isFileId(id)) throw new ValidationError(`input_image file_id ${clientValue(String(id))} is not a file id`, 'input');
+      const file = await files.read(id, 'image', 'input');
+      delete part.file_id;
+      part.image_url = `data:${file.contentType};base64,${file.base64}`;
+    }
+  })();
 }
 
-const byDialect: Record<string, (call: Call, routes: readonly ModelRoute[]) => Promise<void>> = {
-  'openai-responses': responsesFileInputs,
+const chatNamed = (p: Part) =>
+  (p.type === 'image_url' && isObject(p.image_url) && isFileId(p.image_url.url)) || (p.type === 'file' && isObject(p.file) && isFileId(p.file.file_id));
+
+/**
+ * OpenAI chat: a workspace file id in `image_url.url` becomes a data URL; a `file` part naming one becomes an image_url
+ * part (an image) or `file_data` (a PDF), the forms chat takes inline.
+ */
+function chatInputs(call: Call): Promise<void> | undefined {
+  const parts = namedParts(call.body.messages, chatNamed);
+  if (!parts) return undefined;
+  return (async () => {
+    const files = new InputFiles(call);
+    for (const part of parts) {
+      if (part.type === 'image_url') {
+        const image = part.image_url as Part;
+        const file = await files.read(image.url as string, 'image', 'messages');
+        image.url = `data:${file.contentType};base64,${file.base64}`;
+        continue;
+      }
+      const file = await files.read((part.file as Part).file_id as string, 'image or pdf', 'messages');
+      if (file.contentType === 'application/pdf') part.file = { filename: file.filename, file_data: `data:application/pdf;base64,${file.base64}` };
+      else {
+        delete part.file;
+        part.type = 'image_url';
+        part.image_url = { url: `data:${file.contentType};base64,${file.base64}` };
+      }
+    }
+  })();
+}
+
+const messagesNamed = (p: Part) => (p.type === 'image' || p.type === 'document') && isObject(p.source) && p.source.type === 'file' && isFileId(p.source.file_id);
+
+/** Anthropic Messages: an image or document block whose `source` is `{type: "file", file_id}` of the workspace becomes a base64 source. */
+function messagesInputs(call: Call): Promise<void> | undefined {
+  const parts = namedParts(call.body.messages, messagesNamed);
+  if (!parts) return undefined;
+  return (async () => {
+    const files = new InputFiles(call);
+    for (const part of parts) {
+      const file = await files.read((part.source as Part).file_id as string, part.type === 'image' ? 'image' : 'pdf', 'messages');
+      part.source = { type: 'base64', media_type: file.contentType, data: file.base64 };
+    }
+  })();
+}
+
+const byDialect: Record<string, (call: Call, routes: readonly ModelRoute[]) => Promise<void> | undefined> = {
+  'openai-responses': responsesInputs,
+  'openai-chat': chatInputs,
+  'anthropic-messages': messagesInputs,
 };
 
-/** Resolves what the request references, or returns undefined at once when its dialect references nothing. */
+/** Resolves what the request references, or returns undefined at once when it references nothing. */
 export function resolveInputs(call: Call, routes: readonly ModelRoute[]): Promise<void> | undefined {
   return byDialect[call.dialect]?.(call, routes);
 }

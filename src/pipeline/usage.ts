@@ -109,6 +109,9 @@ export class UsageReader {
       if (n !== null) counts[name] = n;
     }
     counts.cachedInputTokens = Math.min(counts.cachedInputTokens ?? 0, counts.inputTokens);
+    // Reasoning is output, reported back to clients and never priced apart.
+    const reasoning = readCount(mapped?.reasoningTokens, 'reasoningTokens', this.channel);
+    if (reasoning !== null) counts.reasoningTokens = Math.min(reasoning, counts.outputTokens);
     this.checkLimits(counts);
     this.normalised = counts;
     return counts;

@@ -19,6 +19,8 @@ interface StreamEvent {
 }
 export interface FixtureCase {
   name: string;
+  /** What the fixture model accepts (`reasoning: true`, `thinking: true`, ...), merged into its model entry. */
+  model?: Record<string, unknown>;
   request?: { in: Record<string, unknown>; out?: unknown; error?: string };
   /** `request`: the client body the answer may echo (a Responses object repeats instructions and tools). */
   response?: { in: Record<string, unknown>; request?: Record<string, unknown>; out?: unknown; error?: string };
@@ -86,10 +88,10 @@ export class FixtureRunner {
     return new UsageReader(this.config as LoadedConfig, protocol.operations[operation]?.usage, `${protocol.file} /operations/${operation}`, FIXTURE_CONTEXT.channel);
   }
 
-  context(protocol: ProtocolConfig, reader?: UsageReader): TranslateContext {
+  context(protocol: ProtocolConfig, reader?: UsageReader, capabilities?: Record<string, unknown>): TranslateContext {
     const { price } = FIXTURE_CONTEXT;
     const route = {
-      model: { id: FIXTURE_CONTEXT.clientModel, upstream: FIXTURE_CONTEXT.upstreamModel, kind: 'chat', fallback: false, enabled: true, price },
+      model: { id: FIXTURE_CONTEXT.clientModel, upstream: FIXTURE_CONTEXT.upstreamModel, kind: 'chat', fallback: false, enabled: true, price, reasoning: false, thinking: false, prefill: false, ...capabilities },
       channel: { id: FIXTURE_CONTEXT.channel } as ChannelConfig,
       protocol,
     } as ModelRoute;
@@ -126,7 +128,7 @@ export class FixtureRunner {
     }
     const translator = this.translator(file, protocol);
     const reader = this.usageReader(protocol, translator.operation);
-    const ctx = this.context(protocol, reader);
+    const ctx = this.context(protocol, reader, c.model);
     if (c.request) return { out: translator.request(c.request.in, ctx) };
     if (c.response) {
       reader.fromAnswer(c.response.in);

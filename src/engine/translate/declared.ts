@@ -13,13 +13,49 @@ const machines: Record<string, typeof StreamMachine> = { 'openai-responses': Res
 export interface TranslationSpec {
   description?: string;
   operation: string;
-  fields?: Record<string, { action: 'drop' | 'refuse'; reason: string }>;
+  /** Prefix of translated answer and stream ids (the request id's key follows it). */
+  idPrefix?: string;
+  fields?: Record<string, FieldRule>;
   maps?: Record<string, Record<string, unknown>>;
   /** Mappings: YAML trees compiled at load (src/engine/mapping/). Usage is read per protocol operation (`operations.<name>.usage`). */
   request: unknown;
   response: unknown;
   stream: { decode: Record<string, unknown>; encode: Record<string, unknown> };
 }
+
+/** What happens to one top-level client field (schemas/translation.schema.json `fields`). */
+export interface FieldRule {
+  action: 'map' | 'ignore' | 'refuse';
+  reason?: string;
+  /** Values of a refused field that change nothing, ignored instead. */
+  neutral?: unknown[];
+}
+
+/** A field rule as checked per request: neutral values compared as JSON text (`[text]`, `{}` are values too). */
+interface CheckedRule {
+  action: FieldRule['action'];
+  reason?: string;
+  neutral?: Set<string>;
+}
+
+const checkedRules = (fields: Record<string, FieldRule> = {}) =>
+  new Map<string, CheckedRule>(Object.entries(fields).map(([name, rule]) => [name, { ...rule, neutral: rule.neutral && new Set(rule.neutral.map((v) => JSON.stringify(v))) }]));
+
+/** Throws the 400 for the first client field the table refuses, or does not list at all: nothing is dropped in silence. */
+function checkFields(body: Record<string, unknown>, fields: Map<string, CheckedRule>, channel: string) {
+  for (const field in body) {
+    const rule = fields.get(field);
+    if (rule?.action === 'map' || rule?.action === 'ignore') continue;
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    if (!rule) throw new TranslationError(`"${clientField(field)}" is not a field channel "${channel}" can take from this client: it is neither translated nor known to be safe to leave out`, clientField(field));
+    if (rule.neutral?.has(JSON.stringify(value))) continue;
+    throw new TranslationError(`"${field}" cannot be sent to channel "${channel}": ${rule.reason}`, field);
+  }
+}
+
+/** A client's field name as shown back: bounded, never echoed whole. */
+const clientField = (name: string) => (name.length > 64 ? `${name.slice(0, 64)}...` : name);
 
 /** A failure while rendering an upstream answer is the upstream's fault, never the client's. */
 function asUpstreamFault(err: unknown, ctx: TranslateContext): never {
@@ -36,23 +72,20 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
   const renderRequest = renderer(config, spec.request, `${where}/request`);
   const renderResponse = renderer(config, spec.response, `${where}/response`);
   const Machine = machines[clientDialect] ?? StreamMachine;
-  const refused = Object.entries(spec.fields ?? {}).filter(([, rule]) => rule.action === 'refuse');
+  const fields = checkedRules(spec.fields);
   const stream: StreamMachineSpec = {
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
     encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
     maps,
     clock,
+    idPrefix: spec.idPrefix,
   };
 
   const translator: ChatTranslator = {
     operation: spec.operation,
     request(body, ctx) {
-      for (const [field, rule] of refused) {
-        if (body[field] !== undefined && body[field] !== null) {
-          throw new TranslationError(`"${field}" cannot be sent to channel "${ctx.route.channel.id}": ${rule.reason}`, field);
-        }
-      }
-      return renderRequest({ body, model: ctx.route.model.upstream ?? ctx.route.model.id, maps }) as Record<string, unknown>;
+      checkFields(body, fields, ctx.route.channel.id);
+      return renderRequest({ body, model: ctx.route.model.upstream ?? ctx.route.model.id, target: ctx.route.model, maps }) as Record<string, unknown>;
     },
     response(body, ctx) {
       try {

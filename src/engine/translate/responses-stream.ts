@@ -3,8 +3,7 @@
 // text or arguments accumulated, because its *.done events and the final response repeat them whole.
 import type { GatewayError } from '../../errors.js';
 import type { SseEvent } from '../sse.js';
-import type { TranslateContext } from '../translator.js';
-import { StreamMachine, type Block, type EncodeStep, type StreamMachineSpec } from './stream-machine.js';
+import { StreamMachine, type Block, type EncodeStep } from './stream-machine.js';
 
 /** An output item as the encode mappings see it (`op` of block_stop, each entry of `output`). */
 interface OutputItem extends Block {
@@ -20,23 +19,12 @@ export class ResponsesStreamMachine extends StreamMachine {
   private readonly items: OutputItem[] = [];
   private sequence = 0;
 
-  constructor(spec: StreamMachineSpec, ctx: TranslateContext, request: Record<string, unknown>) {
-    super(spec, ctx, request);
-    // A Responses id, whatever the upstream calls its message: item ids are derived from it by the mappings.
-    this.message.id = `resp_${ctx.requestId.replace(/^req_/, '')}`;
-  }
-
   /** A failure before the first event still opens the response, so clients that accumulate events have one to fail. */
   override fail(error: GatewayError): SseEvent[] {
     if (this.finished) return [];
     const out: SseEvent[] = [];
     if (!this.started) this.begin(undefined, out);
     return out.concat(super.fail(error));
-  }
-
-  protected override begin(_id: string | undefined, out: SseEvent[]) {
-    // The upstream's message id is not a response id: it is never adopted.
-    super.begin(undefined, out);
   }
 
   protected override emit(step: EncodeStep, scope: Record<string, unknown>, out: SseEvent[]) {

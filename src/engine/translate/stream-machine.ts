@@ -11,6 +11,7 @@ type Key = string | number | null | undefined;
 type UpstreamOp =
   | { op: 'start'; id?: string }
   | { op: 'text'; key?: Key; text?: string }
+  | { op: 'refusal'; key?: Key; text?: string }
   | { op: 'tool_start'; key: Key; id: string; name: string }
   | { op: 'tool_args'; key: Key; json?: string }
   | { op: 'block_stop'; key?: Key }
@@ -22,12 +23,21 @@ export type EncodeStep = 'start' | 'block_start' | 'delta' | 'block_stop' | 'fin
 
 export interface Block {
   index: number;
-  type: 'text' | 'tool_use';
+  /** `refusal`: the model's refusal text (chat `refusal`), which each client dialect frames its own way. */
+  type: 'text' | 'refusal' | 'tool_use';
   key: Key;
   /** Position among tool blocks only (OpenAI numbers tool calls on their own). */
   tool_index?: number;
   id?: string;
   name?: string;
+}
+
+/** A tool call started while another was open: kept whole until its turn. */
+interface HeldTool {
+  key: Key;
+  id: string;
+  name: string;
+  json: string;
 }
 
 export interface StreamMachineSpec {
@@ -36,6 +46,8 @@ export interface StreamMachineSpec {
   maps: Record<string, unknown>;
   /** Milliseconds since the epoch; chunks carry its seconds as `created`. */
   clock?: () => number;
+  /** The message is named this prefix and the request id's key, as the translated answer is; else the upstream's id. */
+  idPrefix?: string;
 }
 
 export class StreamMachine implements StreamMapper {
@@ -43,9 +55,13 @@ export class StreamMachine implements StreamMapper {
   protected started = false;
   protected finished = false;
   private current: Block | undefined;
-  private readonly tools = new Map<Key, Block>();
+  /** Open tool calls by upstream key: the live one (`current`), and those started while it was open, held until it closes. */
+  private readonly tools = new Map<Key, Block | HeldTool>();
+  /** Tool calls the upstream started while another was open, in order: they go out whole once the open one closes. */
+  private held: HeldTool[] | undefined;
   private nextIndex = 0;
   private nextToolIndex = 0;
+  private refused = false;
   private stop: { reason?: string; sequence?: string | null } | undefined;
 
   constructor(
@@ -53,7 +69,8 @@ export class StreamMachine implements StreamMapper {
     private readonly ctx: TranslateContext,
     private readonly request: Record<string, unknown>,
   ) {
-    this.message = { id: `msg_${ctx.requestId}`, model: ctx.clientModel, created: Math.floor((spec.clock ?? Date.now)() / 1000) };
+    const id = spec.idPrefix === undefined ? `msg_${ctx.requestId}` : `${spec.idPrefix}${ctx.requestId.replace(/^req_/, '')}`;
+    this.message = { id, model: ctx.clientModel, created: Math.floor((spec.clock ?? Date.now)() / 1000) };
   }
 
   push(event: SseEvent, parse: () => unknown): SseEvent[] {
@@ -92,29 +109,44 @@ export class StreamMachine implements StreamMapper {
     if (op.op === 'error') throw new UpstreamError(`channel "${this.ctx.route.channel.id}" failed mid-stream${op.type ? ` (${op.type})` : ''}`);
     if (!this.started) this.begin(op.op === 'start' ? op.id : undefined, out);
     switch (op.op) {
-      case 'text': {
+      case 'text':
+      case 'refusal': {
         let block = this.current;
-        if (!block || block.type !== 'text' || block.key !== op.key) block = this.open({ type: 'text', key: op.key }, out);
+        if (!block || block.type !== op.op || block.key !== op.key) {
+          this.release(out);
+          block = this.open({ type: op.op, key: op.key }, out);
+        }
+        if (op.op === 'refusal') this.refused = true;
         if (op.text) this.emit('delta', { op: { ...block, text: op.text } }, out);
         return;
       }
       case 'tool_start': {
-        const block = this.open({ type: 'tool_use', key: op.key, tool_index: this.nextToolIndex++, id: op.id, name: op.name }, out);
-        this.tools.set(op.key, block);
+        // Anthropic numbers blocks one after another: a call started while another is open waits until that one closes,
+        // so no block's deltas ever follow its stop, whatever order the upstream interleaves argument chunks in.
+        if (this.current?.type === 'tool_use') {
+          const held: HeldTool = { key: op.key, id: op.id, name: op.name, json: '' };
+          (this.held ??= []).push(held);
+          this.tools.set(op.key, held);
+          return;
+        }
+        this.tools.set(op.key, this.open({ type: 'tool_use', key: op.key, tool_index: this.nextToolIndex++, id: op.id, name: op.name }, out));
         return;
       }
       case 'tool_args': {
         const block = this.tools.get(op.key);
         if (!block) throw new UpstreamError(`channel "${this.ctx.route.channel.id}" streamed arguments for a tool call it never started`);
-        if (op.json) this.emit('delta', { op: { ...block, json: op.json } }, out);
+        if (!op.json) return;
+        if ('json' in block) block.json += op.json;
+        else if (block === this.current) this.emit('delta', { op: { ...block, json: op.json } }, out);
+        else throw new UpstreamError(`channel "${this.ctx.route.channel.id}" streamed arguments for a tool call it had already ended`);
         return;
       }
       case 'block_stop':
-        if (this.current && (op.key === undefined || op.key === null || op.key === this.current.key)) this.close(out);
+        if (this.current && (op.key === undefined || op.key === null || op.key === this.current.key)) this.release(out);
         return;
       case 'stop':
         this.stop = { reason: op.reason, sequence: op.sequence ?? null };
-        this.close(out);
+        this.release(out);
         return;
       case 'done':
         this.finish(out);
@@ -122,9 +154,23 @@ export class StreamMachine implements StreamMapper {
     }
   }
 
+  /** Closes the open block, then sends each held tool call whole: its start, its arguments in one delta, its stop. */
+  private release(out: SseEvent[]) {
+    this.close(out);
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    for (const tool of held) {
+      const block = this.open({ type: 'tool_use', key: tool.key, tool_index: this.nextToolIndex++, id: tool.id, name: tool.name }, out);
+      this.tools.set(tool.key, block);
+      if (tool.json) this.emit('delta', { op: { ...block, json: tool.json } }, out);
+      this.close(out);
+    }
+  }
+
   protected begin(id: string | undefined, out: SseEvent[]) {
     this.started = true;
-    if (id) this.message.id = id;
+    if (id && this.spec.idPrefix === undefined) this.message.id = id;
     this.emit('start', {}, out);
   }
 
@@ -143,10 +189,10 @@ export class StreamMachine implements StreamMapper {
 
   private finish(out: SseEvent[]) {
     if (!this.started) this.begin(undefined, out);
-    this.close(out);
+    this.release(out);
     this.finished = true;
     const usage = this.usage();
-    this.emit('finish', { op: { reason: this.stop?.reason ?? null, sequence: this.stop?.sequence ?? null }, cost: usage ? this.ctx.costOf(usage) : null }, out);
+    this.emit('finish', { op: { reason: this.stop?.reason ?? null, sequence: this.stop?.sequence ?? null, refused: this.refused }, cost: usage ? this.ctx.costOf(usage) : null }, out);
   }
 
   /** Renders one step's client events; a subclass may add to the scope or stamp the events before they are framed. */
