@@ -1,7 +1,8 @@
 // The one config loader: find, parse with positions, interpolate, validate, cross-check and freeze. check-config runs exactly this.
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { clientValue, ConfigError } from '../errors.js';
+import { isTimeZone } from '../billing/periods.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
 import { runMappingFixtures } from '../engine/mapping/fixtures.js';
 import { interpolateValue } from './env.js';
@@ -78,6 +79,10 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const database = gateway?.storage.database;
   if (root && database?.driver === 'postgres' && !database.url && !env.DATABASE_URL) {
     problems.add(root.source, '/storage/database/driver', 'database driver "postgres" needs a connection URL: set storage.database.url or DATABASE_URL');
+  }
+  const timeZone = (gateway?.billing as { timeZone?: string } | undefined)?.timeZone;
+  if (root && timeZone !== undefined && !isTimeZone(timeZone)) {
+    problems.add(root.source, '/billing/timeZone', `unknown time zone ${clientValue(timeZone)}: use an IANA name such as "UTC" or "Europe/Berlin"`);
   }
 
   const channelsDir = resolve(baseDir, gateway?.channels.dir ?? './channels');
