@@ -20,6 +20,8 @@ import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
 import { changeVersion } from './store/change-version.js';
 import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
+import { BudgetCalendar } from './billing/periods.js';
+import { startTracing, type Tracing } from './telemetry/tracing.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
 import { createFileServices, type FileServices } from './files/service.js';
@@ -40,6 +42,10 @@ export interface Services {
   meter: Meter;
   /** Spending-cap reservations and spent totals. */
   spend: SpendStore;
+  /** Where budget periods begin and end (billing.timeZone). */
+  calendar: BudgetCalendar;
+  /** OpenTelemetry tracing; undefined (and its SDK never loaded) unless telemetry.otlp.endpoint is set. */
+  tracing?: Tracing;
   rateLimits: RateLimiter;
   metrics: Metrics;
   schemas: SchemaRegistry;
@@ -69,6 +75,8 @@ export interface ServiceOverrides {
   meter?: Meter;
   spend?: SpendStore;
   rateLimits?: RateLimiter;
+  /** The meter's clock (Unix milliseconds): which budget period a reservation falls in. Tests move it across midnight. */
+  now?: () => number;
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -83,9 +91,11 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
-  const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs);
+  const calendar = new BudgetCalendar(billingConfig(config).timeZone);
+  const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await createFileServices(config, database.db, dataPath);
+  const tracing = await startTracing(config);
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -97,8 +107,10 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     instanceId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     db: database.db,
     cache,
-    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics }),
+    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now }),
     spend,
+    calendar,
+    tracing,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: config.schemas,
@@ -128,6 +140,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     await new Promise((resolve) => setImmediate(resolve));
   });
   services.onClose(() => blobs.close());
+  // Registered first, so it runs last: spans of the work finished on close are exported too.
+  if (tracing) closers.unshift(() => tracing.shutdown());
   services.onClose(() => services.remote.close());
   services.tasks = new TaskRunner(services);
   services.tasks.start();
@@ -141,9 +155,9 @@ function networkOptions(config: LoadedConfig) {
   return { allowHosts: network.allowHosts, maxRedirects: network.maxRedirects, timeoutMs: network.timeoutSeconds * 1000 };
 }
 
-function spendStoreFor(database: OpenedDatabase, settleBatchMs: number): SpendStore {
-  if (!database.sqlite) return createPostgresSpendStore(database.db);
-  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs });
+function spendStoreFor(database: OpenedDatabase, settleBatchMs: number, calendar: BudgetCalendar): SpendStore {
+  if (!database.sqlite) return createPostgresSpendStore(database.db, calendar);
+  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs, calendar });
   // Reads of this process see every settlement it accepted: a query through the Db commits the queue first.
   database.beforeQuery?.(() => spend.commitQueued?.());
   return spend;

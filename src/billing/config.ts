@@ -6,6 +6,8 @@ export interface BillingConfig {
   reservationTtlSeconds: number;
   sweepIntervalSeconds: number;
   settleBatchMs: number;
+  /** IANA zone of the calendar budget periods follow. */
+  timeZone: string;
   /** Limits the estimate assumes for a model that declares none (never sent upstream). */
   defaultLimits: ModelLimits;
 }
@@ -15,5 +17,5 @@ export interface RateLimitsConfig {
   perWorkspace: { requestsPerMinute: number };
 }
 
-export const billingConfig = (config: LoadedConfig) => config.gateway.billing as BillingConfig;
+export const billingConfig = (config: Pick<LoadedConfig, 'gateway'>) => config.gateway.billing as BillingConfig;
 export const rateLimitsConfig = (config: LoadedConfig) => config.gateway['rate-limits'] as RateLimitsConfig;

@@ -2,6 +2,8 @@
 // and evaluate section name is declared, each task can end (its statusMap reaches completed and failed) and says where its
 // result is. Across files: ids unique, every channel's protocol and operations exist, every model priced, in one currency,
 // and a model served twice only as a declared fallback group.
+import { isTimeZone } from '../billing/periods.js';
+import { clientValue } from '../errors.js';
 import type { Problems } from './problems.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema, TaskSpec } from './types.js';
 import type { ValidatedConfig } from './validate.js';
@@ -82,10 +84,14 @@ export interface CheckedFiles {
   endpoints: EndpointConfig[];
 }
 
-function checkStorage(valid: ValidatedConfig, problems: Problems, env: NodeJS.ProcessEnv): void {
+function checkRoot(valid: ValidatedConfig, problems: Problems, env: NodeJS.ProcessEnv): void {
   const database = valid.root.value?.storage.database;
   if (database?.driver === 'postgres' && !database.url && !env.DATABASE_URL) {
     problems.add(valid.root.source, '/storage/database/driver', 'database driver "postgres" needs a connection URL: set storage.database.url or DATABASE_URL');
+  }
+  const timeZone = valid.root.value?.billing.timeZone;
+  if (timeZone !== undefined && !isTimeZone(timeZone)) {
+    problems.add(valid.root.source, '/billing/timeZone', `unknown time zone ${clientValue(timeZone)}: use an IANA name such as "UTC" or "Europe/Berlin"`);
   }
 }
 
@@ -162,7 +168,7 @@ function checkModelOwners(channels: CheckedFiles['channels'], problems: Problems
 }
 
 export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env: NodeJS.ProcessEnv): CheckedFiles {
-  checkStorage(valid, problems, env);
+  checkRoot(valid, problems, env);
   const known = checkProtocols(valid, problems);
   const channels: CheckedFiles['channels'] = [];
   const ids = new Map<string, string>();

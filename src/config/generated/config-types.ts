@@ -76,6 +76,7 @@ export interface GatewayConfigSchema {
   server: ServerConfig;
   storage: StorageConfig;
   tasks: TasksConfig;
+  telemetry: TelemetryConfig;
 }
 /**
  * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here.
@@ -101,7 +102,7 @@ export interface AdminConfig {
   }[];
 }
 /**
- * Spending caps: how long a reservation holds budget for a request in flight, and how often expired ones are swept.
+ * Spending caps: how long a reservation holds budget for a request in flight, how often expired ones are swept, and the time zone budget periods follow.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/billing".
@@ -119,6 +120,10 @@ export interface BillingConfig {
    * How often expired reservations are deleted.
    */
   sweepIntervalSeconds: number;
+  /**
+   * IANA time zone (e.g. "Europe/Berlin") whose calendar daily, weekly (from Monday) and monthly budgets follow: they reset at its midnight. Read at start; a change needs a restart.
+   */
+  timeZone: string;
   /**
    * Limits assumed by the estimate for a chat model that declares no `limits` (channel model field). Used for the reservation only, never sent upstream: a model that answers more is still charged its reported usage (the overage is recorded).
    */
@@ -462,6 +467,38 @@ export interface TasksConfig {
     firstSeconds?: number;
     maxSeconds?: number;
   };
+}
+/**
+ * OpenTelemetry traces over OTLP/HTTP: a span per request with children for auth, reserve, the upstream call and settle, in the GenAI semantic conventions. Off unless otlp.endpoint is set; when off no OpenTelemetry code is loaded and requests do no tracing work.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/telemetry".
+ */
+export interface TelemetryConfig {
+  otlp: {
+    /**
+     * Base URL of the OTLP/HTTP collector (e.g. http://127.0.0.1:4318); spans are POSTed as JSON to <endpoint>/v1/traces (a URL already ending in /v1/traces is used as is). Unset or empty: tracing is off.
+     */
+    endpoint?: string;
+    /**
+     * Headers sent with every export, e.g. an authorization token for the collector (use ${ENV} to keep it out of the file).
+     */
+    headers: {
+      [k: string]: string;
+    };
+    /**
+     * How long one export may take.
+     */
+    timeoutSeconds: number;
+  };
+  /**
+   * The service.name resource attribute of every span.
+   */
+  serviceName: string;
+  /**
+   * Export prompts and completions (gen_ai.input.messages, gen_ai.output.messages: the request and answer JSON of a non-streamed call, each cut at 16 KiB). Off: no prompt or completion text leaves the gateway in a span.
+   */
+  captureContent: boolean;
 }
 /**
  * One upstream provider: where it is, how it is reached and which models it serves at what price.
