@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { createServices } from '../src/services.js';
 import { buildApp } from '../src/app.js';
 import { issueApiKey } from '../src/auth/keys.js';

@@ -1,5 +1,6 @@
 // Typed views of the billing and rate-limits config sections (schemas/config/billing.json, rate-limits.json).
-import type { LoadedConfig, ModelLimits } from '../config/types.js';
+import type { ModelLimits } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 
 export interface BillingConfig {
   reservationTtlSeconds: number;

@@ -7,10 +7,10 @@ import { Ajv } from 'ajv';
 import { ConfigError } from '../errors.js';
 import { interpolateValue } from './env.js';
 import { describeAjvError, schemasDir } from './schemas.js';
-import type { GatewayConfig, LoadedConfig } from './types.js';
+import type { CheckedConfig, GatewayConfig } from './types.js';
 import { readYamlSource } from './yaml-source.js';
 
-export type OperatorConfig = Pick<LoadedConfig, 'file' | 'baseDir' | 'gateway'>;
+export type OperatorConfig = Pick<CheckedConfig, 'file' | 'baseDir' | 'gateway'>;
 
 const SECTIONS = ['server', 'storage', 'admin', 'billing'] as const;
 

@@ -1,6 +1,6 @@
 // Where file bytes live: one interface, a local directory (default) or S3-compatible storage, chosen in storage.blobs.
 import type { Readable } from 'node:stream';
-import type { LoadedConfig } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 
 export interface BlobInfo {
   key: string;

@@ -1,7 +1,8 @@
 // Optional OpenTelemetry tracing: the shape the app and the pipeline call, and the switch that loads it only when configured.
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Charge } from '../billing/meter.js';
-import type { LoadedConfig, ModelRoute } from '../config/types.js';
+import type { ModelRoute } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { RouteHandler } from '../endpoints/types.js';
 import type { Call } from '../pipeline/call.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/compile/load-config.js';
 import { createServices, type ServiceOverrides, type Services } from '../../src/services.js';
 import { buildApp } from '../../src/app.js';
 import { createWorkspace } from '../../src/store/workspaces.js';
