@@ -86,6 +86,8 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
   const multipartLimits = { files: 16, fields: 64, parts: 128 };
 
+  // Tracing, when configured, opens each request's span before anything else looks at it.
+  services.tracing?.register(app);
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done(req.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
@@ -116,7 +118,10 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   const addEndpoint = async (scope: FastifyInstance, endpoint: EndpointConfig) => {
     const factory = Object.hasOwn(handlers, endpoint.handler) ? handlers[endpoint.handler] : undefined;
     if (!factory) throw new Error(`endpoint "${endpoint.name}": no handler "${endpoint.handler}" in src/endpoints/handlers.ts`);
-    const handler = await factory({ services, endpoint });
+    const tracing = services.tracing;
+    const made = await factory({ services, endpoint });
+    const handler = tracing ? tracing.handler(made) : made;
+    const authHook = endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint);
     const validate = endpoint.requestSchema ? services.schemas.validator(endpoint.requestSchema) : undefined;
     for (const url of endpointPaths(endpoint)) {
       scope.route({
@@ -124,7 +129,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
         url,
         config: { endpoint },
         bodyLimit: endpoint.bodyLimit,
-        onRequest: endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint),
+        onRequest: authHook && tracing ? tracing.auth(authHook) : authHook,
         handler: async (req, reply) => {
           if (validate && !validate(req.body)) throw schemaError(validate.errors![0]);
           return handler(req, reply);

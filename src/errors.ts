@@ -77,8 +77,8 @@ export class NotFoundError extends GatewayError {
 }
 
 export class PaymentRequiredError extends GatewayError {
-  constructor(message: string, extra: Record<string, unknown>) {
-    super('spend_cap_exhausted', 402, 'insufficient_quota', message, { extra });
+  constructor(message: string, extra: Record<string, unknown>, headers?: Record<string, string>) {
+    super('spend_cap_exhausted', 402, 'insufficient_quota', message, { extra, headers });
   }
 }
 

@@ -2,8 +2,8 @@
 // With server.workers above 1 this process is the cluster's primary (src/cluster.ts) and each worker runs serve().
 import cluster from 'node:cluster';
 import { ConfigError } from './errors.js';
-import { loadConfig, resolveConfigPath, summarize } from './config/load.js';
-import type { LoadedConfig } from './config/types.js';
+import { resolveConfigPath, summarize } from './config/load.js';
+import { loadConfig, type LoadedConfig } from './compile/load-config.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from './errors.js';
-import type { LoadedConfig } from './config/types.js';
+import type { LoadedConfig } from './compile/loaded-config.js';
 
 /** The reloadable part of the assembled gateway: its current config, the swap, and the requests still on an old snapshot. */
 export interface Reloadable {

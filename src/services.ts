@@ -4,9 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
 import pino from 'pino';
-import type { LoadedConfig } from './config/types.js';
+import type { LoadedConfig } from './compile/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
-import { dataPathFor, loadConfig, type LoadOptions } from './config/load.js';
+import { dataPathFor } from './config/load.js';
+import { loadConfig, type LoadOptions } from './compile/load-config.js';
 import { Runtime } from './runtime.js';
 import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
@@ -20,6 +21,8 @@ import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
 import { changeVersion } from './store/change-version.js';
 import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
+import { BudgetCalendar } from './billing/periods.js';
+import { startTracing, type Tracing } from './telemetry/tracing.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
 import { openFileStore } from './files/service.js';
@@ -42,6 +45,10 @@ export interface Services {
   meter: Meter;
   /** Spending-cap reservations and spent totals. */
   spend: SpendStore;
+  /** Where budget periods begin and end (billing.timeZone). */
+  calendar: BudgetCalendar;
+  /** OpenTelemetry tracing; undefined (and its SDK never loaded) unless telemetry.otlp.endpoint is set. */
+  tracing?: Tracing;
   rateLimits: RateLimiter;
   metrics: Metrics;
   schemas: SchemaRegistry;
@@ -71,6 +78,8 @@ export interface ServiceOverrides {
   meter?: Meter;
   spend?: SpendStore;
   rateLimits?: RateLimiter;
+  /** The meter's clock (Unix milliseconds): which budget period a reservation falls in. Tests move it across midnight. */
+  now?: () => number;
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -80,13 +89,15 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
-  const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs);
+  const calendar = new BudgetCalendar(billingConfig(config).timeZone);
+  const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await openFileStore(config, database.db, dataPath);
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics });
+  const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now });
   const remote = new RemoteFetcher(networkOptions(config));
   const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
+  const tracing = await startTracing(config);
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -100,6 +111,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     cache,
     meter,
     spend,
+    calendar,
+    tracing,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: config.schemas,
@@ -124,6 +137,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   };
   watchForMetrics(metrics, runtime, spend);
   services.onClose(() => blobs.close());
+  // Registered first, so it runs last: spans of the work finished on close are exported too.
+  if (tracing) closers.unshift(() => tracing.shutdown());
   services.onClose(() => remote.close());
   tasks.start();
   // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
@@ -162,9 +177,9 @@ function networkOptions(config: LoadedConfig) {
   return { allowHosts: network.allowHosts, maxRedirects: network.maxRedirects, timeoutMs: network.timeoutSeconds * 1000 };
 }
 
-function spendStoreFor(database: OpenedDatabase, settleBatchMs: number): SpendStore {
-  if (!database.sqlite) return createPostgresSpendStore(database.db);
-  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs });
+function spendStoreFor(database: OpenedDatabase, settleBatchMs: number, calendar: BudgetCalendar): SpendStore {
+  if (!database.sqlite) return createPostgresSpendStore(database.db, calendar);
+  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs, calendar });
   // Reads of this process see every settlement it accepted: a query through the Db commits the queue first.
   database.beforeQuery?.(() => spend.commitQueued?.());
   return spend;

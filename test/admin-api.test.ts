@@ -223,8 +223,20 @@ describe('workspaces, users and roles', () => {
     const rows = (await auditRows()).filter((r) => r.target_id === created.body.id);
     expect(rows.map((r) => [r.action, r.before && JSON.parse(r.before), r.after && JSON.parse(r.after).spend_cap])).toEqual([
       ['workspace.create', null, 25],
-      ['workspace.cap', { spend_cap: 25 }, null],
+      ['workspace.cap', { spend_cap: 25, spend_cap_period: 'total' }, null],
     ]);
+  });
+
+  it('sets the period of a key\'s and a workspace\'s cap, and refuses an unknown period with 400', async () => {
+    const ws = (await api('POST', '/workspaces', { body: { name: 'periodic', spend_cap: 100, spend_cap_period: 'monthly' } })).body;
+    expect(ws).toMatchObject({ spend_cap: 100, spend_cap_period: 'monthly' });
+    expect((await api('PATCH', `/workspaces/${ws.id}`, { body: { spend_cap_period: 'weekly' } })).body).toMatchObject({ spend_cap: 100, spend_cap_period: 'weekly' });
+    const key = (await api('POST', `/workspaces/${ws.id}/keys`, { body: { spend_cap: 5, spend_cap_period: 'daily' } })).body;
+    expect(key).toMatchObject({ spend_cap: 5, spend_cap_period: 'daily' });
+    expect((await api('PATCH', `/keys/${key.id}`, { body: { spend_cap: 7 } })).body).toMatchObject({ spend_cap: 7, spend_cap_period: 'daily' });
+    const refused = await api('PATCH', `/keys/${key.id}`, { body: { spend_cap_period: 'hourly' } });
+    expect(refused.status).toBe(400);
+    expect((await api('GET', `/keys/${key.id}`)).body).toMatchObject({ spend_cap: 7, spend_cap_period: 'daily' });
   });
 
   it('adds a user with a one-time password link, changes the role, removes them, and keeps the last owner', async () => {

@@ -38,6 +38,18 @@ describe('the anthropic SDK against billing refusals', () => {
     expect((error.error as { error: { cap: unknown } }).error.cap).toMatchObject({ scope: 'key', amount: 0, requested: 0.01, currency: 'USD' });
   });
 
+  it('raises PaymentRequiredError for a spent monthly budget, with the reset time in x-budget-reset', async () => {
+    const key = await gw.newKey({ spendCapMicros: 0, spendCapPeriod: 'monthly' });
+    const err = await anthropic(key).messages.create(ask).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.PaymentRequiredError);
+    const error = err as InstanceType<typeof Anthropic.PaymentRequiredError>;
+    const today = new Date();
+    const nextMonth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 1)).toISOString();
+    expect(error.headers.get('x-budget-reset')).toBe(nextMonth);
+    expect(error.apiMessage).toContain(`monthly spending cap of this API key is exhausted`);
+    expect(error.apiMessage).toContain(`it resets at ${nextMonth}`);
+  });
+
   it('raises RateLimitError with retry-after once the key passes its rate limit', async () => {
     const key = await gw.newKey();
     const client = anthropic(key);

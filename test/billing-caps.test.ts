@@ -61,8 +61,10 @@ describe('spending caps', () => {
     expect(fake.requests.length).toBe(before);
     const { error } = res.json();
     expect(error).toMatchObject({ type: 'insufficient_quota', code: 'spend_cap_exhausted' });
-    expect(error.cap).toEqual({ scope: 'key', id: key.id, amount: 0.01, spent: 0.01, reserved: 0, requested: 0.01, currency: 'USD' });
+    expect(error.cap).toEqual({ scope: 'key', id: key.id, model: null, period: 'total', amount: 0.01, spent: 0.01, reserved: 0, requested: 0.01, currency: 'USD', resets_at: null });
     expect(error.message).toContain('cap 0.01 USD');
+    expect(error.message).toContain('it does not reset');
+    expect(res.headers['x-budget-reset']).toBeUndefined();
   });
 
   it('counts requests in flight as reserved until they settle', async () => {

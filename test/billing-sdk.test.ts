@@ -38,6 +38,18 @@ describe('the openai SDK against billing refusals', () => {
     expect((error.error as { cap: unknown }).cap).toMatchObject({ scope: 'key', amount: 0, spent: 0, reserved: 0, requested: 0.01, currency: 'USD' });
   });
 
+  it('raises APIError 402 for a spent daily budget, with the reset time in x-budget-reset and the message', async () => {
+    const key = await gw.newKey({ spendCapMicros: 0, spendCapPeriod: 'daily' });
+    const err = await openai(key).chat.completions.create(ask).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    const error = err as InstanceType<typeof OpenAI.APIError>;
+    expect(error.status).toBe(402);
+    const reset = error.headers!.get('x-budget-reset')!;
+    expect(reset).toBe(new Date(Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000).toISOString());
+    expect(error.message).toContain(`daily spending cap of this API key is exhausted`);
+    expect(error.message).toContain(`it resets at ${reset}`);
+  });
+
   it('raises the 402 before a stream starts', async () => {
     const key = await gw.newKey({ spendCapMicros: 0 });
     const err = await openai(key).chat.completions.create({ ...ask, stream: true }).catch((e: unknown) => e);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/errors.js';
 import { repoRoot } from './kit/gateway.js';
 
@@ -52,6 +52,40 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['capability-kind', [`${fixtures}/capability-kind/channels/vendor.yaml:12:16 /models/1/reasoning model "judge" is of kind evaluation: "reasoning" says what a chat model accepts`]],
     ['unknown-operation', [`${fixtures}/unknown-operation/channels/vendor.yaml:3:20 /operations/1 protocol "openai-chat" has no operation "responses" (it has: chat)`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
+    [
+      'task-operations',
+      [
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:8:16 /translations/openai-chat/operation translation "openai-chat" names operation "chat", which protocol "clips" does not declare (it has: create, status)`,
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:14:14 /evaluate/operation the evaluate section names operation "judge", which protocol "clips" does not declare (it has: create, status)`,
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:22:18 /tasks/video/poll/operation task "video" names operation "clip_status", which protocol "clips" does not declare (it has: create, status)`,
+        `${fixtures}/task-operations/channels/protocols/clips.yaml:26:30 /tasks/video/result/download/operation task "video" names operation "content", which protocol "clips" does not declare (it has: create, status)`,
+      ],
+    ],
+    [
+      'task-ends',
+      [
+        `${fixtures}/task-ends/channels/protocols/clips.yaml:13:18 /tasks/video/poll/statusMap task "video" never ends failed: its statusMap must map an upstream status word to each of completed and failed`,
+        `${fixtures}/task-ends/channels/protocols/clips.yaml:15:7 /tasks/video/result task "video" declares no result source: set one of download, url or base64`,
+      ],
+    ],
+    [
+      'undialected-operation',
+      [
+        `${fixtures}/undialected-operation/channels/protocols/clips.yaml:5:3 /operations/list operation "list" speaks no dialect and no task, translation or evaluate section names it, so nothing can call it: set the protocol's dialect (or the operation's)`,
+      ],
+    ],
+    // One path language: usage and outputs paths are Liquid paths like every mapping; the old dot paths say how to write them.
+    [
+      'dot-path',
+      [
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:7:13 /operations/images/usage/from "usage" is a dot path; paths are Liquid now: write "{{ answer.usage }}" (one variable, answer, then its members: .name, [0], ['name'])`,
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:9:26 /operations/images/usage/events/message/from starts at "answer", which is not in scope here: write "{{ event.usage }}" (one variable, event, then its members: .name, [0], ['name'])`,
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:12:23 /operations/images/outputs/answer/list ".first" is a property Liquid gives every list and object; a path reads members only: write [0] for the first item, or ['first'] for a member of that name`,
+        `${fixtures}/dot-path/channels/protocols/pics.yaml:12:55 /operations/images/outputs/answer/url "url" is a dot path; paths are Liquid now: write "{{ item.url }}" (one variable, item, then its members: .name, [0], ['name'])`,
+      ],
+    ],
+    // The protocol's own error only: not a second "unknown protocol" at the channel or the fixture file that names it.
+    ['protocol-schema-error', [`${fixtures}/protocol-schema-error/channels/protocols/clips.yaml:4:37 /operations/create/encoding must be one of "json", "multipart", "none"`]],
   ];
   for (const [fixture, expected] of cases) {
     it(`reports ${fixture}`, async () => {

@@ -69,7 +69,7 @@ describe('the CLI as a client of the admin service', () => {
     const [created] = (await cli('key create', [], { workspace: 'test', json: true })).map((l) => JSON.parse(l) as { id: string; key: string });
     expect(await cli('key update', [created.id], { scopes: 'llm.chat', 'expires-in': '2d' })).toEqual([expect.stringMatching(new RegExp(`^key ${created.id}: scopes llm.chat, expires 20`))]);
     expect(await cli('key update', [created.id], { scopes: 'all', 'expires-in': 'never' })).toEqual([`key ${created.id}: scopes all, expires never`]);
-    await expect(cli('key update', [created.id], {})).rejects.toThrow(/needs --spend-cap, --scopes or --expires-in/);
+    await expect(cli('key update', [created.id], {})).rejects.toThrow(/needs --spend-cap, --period, --scopes or --expires-in/);
     expect(await cli('user create', [], { email: 'new@example.com', workspace: 'test', role: 'member' })).toEqual([
       'created user new@example.com: member of workspace test',
       'one-time link for new@example.com to set a password (valid 24 hours):',

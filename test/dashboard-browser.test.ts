@@ -147,6 +147,7 @@ describe('Settings > API keys', () => {
     await page.getByLabel('Name (optional)').fill('browser test');
     await page.getByLabel('llm.chat').check();
     await page.getByLabel('Spending cap in USD (optional)').fill('12.50');
+    await page.getByLabel('Cap resets').selectOption('daily');
     await page.getByLabel('Expires').selectOption('30');
     await page.getByRole('button', { name: 'Create key' }).click();
     const key = await page.locator('#new-key').inputValue();
@@ -158,14 +159,20 @@ describe('Settings > API keys', () => {
     const row = page.locator('tr', { hasText: 'browser test' });
     expect(await row.textContent()).toContain('llm.chat');
     expect(await row.locator('input[name=cap]').inputValue()).toBe('12.50');
+    expect(await row.locator('select[name=period]').inputValue()).toBe('daily');
+    expect(await row.textContent()).toContain('$0.00 today');
     await page.screenshot({ path: join(artifacts, 'keys.png'), fullPage: true });
 
     const models = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     expect(models.status).toBe(200);
 
     await row.locator('input[name=cap]').fill('3');
+    await row.locator('select[name=period]').selectOption('weekly');
     await row.getByRole('button', { name: 'Set' }).click();
-    await expect.poll(async () => (await gw.services.db.selectFrom('api_keys').select('spend_cap_micros').where('name', '=', 'browser test').executeTakeFirst())?.spend_cap_micros).toBe(3_000_000);
+    await expect
+      .poll(async () => await gw.services.db.selectFrom('api_keys').select(['spend_cap_micros', 'spend_cap_period']).where('name', '=', 'browser test').executeTakeFirst())
+      .toEqual({ spend_cap_micros: 3_000_000, spend_cap_period: 'weekly' });
+    await expect.poll(() => page.locator('tr', { hasText: 'browser test' }).textContent()).toContain('$0.00 this week');
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.locator('tr', { hasText: 'browser test' }).getByRole('button', { name: 'Revoke' }).click();

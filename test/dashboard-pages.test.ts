@@ -6,6 +6,7 @@ import type { TestGateway } from './kit/gateway.js';
 import type { Workspace } from '../src/store/workspaces.js';
 import { storeFile } from '../src/files/index.js';
 import { acceptedSamples } from './kit/media-samples.js';
+import { hashApiKey } from '../src/auth/keys.js';
 
 let env: Awaited<ReturnType<typeof startDashboardGateway>>;
 let gw: TestGateway;
@@ -124,6 +125,26 @@ describe('Settings > API keys', () => {
     expect((await gw.services.db.selectFrom('api_keys').select('spend_cap_micros').where('id', '=', id).executeTakeFirstOrThrow()).spend_cap_micros).toBeNull();
   });
 
+  it('sets a cap with a period and shows what the key spent in the current period', async () => {
+    const client = await owner();
+    await client.get('/dashboard/settings/keys');
+    // The key that generated every image in this suite: $1.28, all of it today.
+    const { id } = await gw.services.db.selectFrom('api_keys').select('id').where('hash', '=', hashApiKey(gw.key)).executeTakeFirstOrThrow();
+    const row = await client.post(`/dashboard/settings/keys/${id}/cap`, { cap: '5', period: 'daily' }, { headers: { 'hx-request': 'true' } });
+    expect(row.status).toBe(200);
+    expect(row.html).toContain('<option value="daily" selected>daily</option>');
+    expect(row.html).toContain('<td data-label="Spent">$1.28 today</td>');
+    expect(await gw.services.db.selectFrom('api_keys').select(['spend_cap_micros', 'spend_cap_period']).where('id', '=', id).executeTakeFirstOrThrow()).toEqual({ spend_cap_micros: 5_000_000, spend_cap_period: 'daily' });
+    expect((await client.post(`/dashboard/settings/keys/${id}/cap`, { cap: '5', period: 'hourly' })).status).toBe(400);
+    await client.post(`/dashboard/settings/keys/${id}/cap`, { cap: '', period: 'total' });
+    const created = await client.post('/dashboard/settings/keys', { name: 'monthly', cap: '3', period: 'monthly' });
+    expect(created.status).toBe(201);
+    const monthly = await gw.services.db.selectFrom('api_keys').select('id').where('name', '=', 'monthly').executeTakeFirstOrThrow();
+    const newRow = new RegExp(`<tr id="key-${monthly.id}"[\\s\\S]*?</tr>`).exec(created.html)![0];
+    expect(newRow).toContain('<option value="monthly" selected>monthly</option>');
+    expect(newRow).toContain('<td data-label="Spent">$0.00 this month</td>');
+  });
+
   it('refuses a cap sent twice, as cap[], or not at all with 400 and keeps the cap (issue 27 item 9)', async () => {
     const client = await owner();
     await client.get('/dashboard/settings/keys');
@@ -169,6 +190,14 @@ describe('Usage', () => {
     const prefix = (await gw.services.db.selectFrom('api_keys').select('prefix').where('workspace_id', '=', gw.workspace.id).orderBy('created_at').executeTakeFirstOrThrow()).prefix;
     expect(page.html).toContain(`${prefix}…`);
     expect((page.html.match(/class="bar-rect"/g) ?? []).length).toBe(60);
+  });
+
+  it('shows what the workspace spent today, this week and this month, and its cap', async () => {
+    const page = await (await owner()).get('/dashboard/usage');
+    const section = /<section class="card budget" id="current-periods">([\s\S]*?)<\/section>/.exec(page.html)![1];
+    for (const label of ['today', 'this week', 'this month']) expect(section).toContain(`<span class="big">$1.28</span><span>${label}</span>`);
+    expect(section).toContain('Periods follow the UTC calendar');
+    expect(section).toContain('Workspace spending cap: none.');
   });
 });
 

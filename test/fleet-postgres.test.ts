@@ -10,7 +10,7 @@ import { chatChannel, repoRoot, testModels } from './kit/gateway.js';
 import { startS3Server, type S3Server } from './kit/s3-server.js';
 import { png } from './kit/media-samples.js';
 import { multipart } from './kit/files.js';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { createServices, type Services } from '../src/services.js';
 import { createWorkspace, type Workspace } from '../src/store/workspaces.js';
 import { issueApiKey } from '../src/auth/keys.js';

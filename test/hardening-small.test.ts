@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/errors.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { multipart } from './kit/files.js';

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './kit/gateway.js';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { createServices, type Services } from '../src/services.js';
 import { acquireLease, releaseLease, withLease } from '../src/store/leases.js';
 import { sweepSpendReservations } from '../src/billing/sweeper.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { createServices } from '../src/services.js';
 import { buildApp } from '../src/app.js';
 import { issueApiKey } from '../src/auth/keys.js';
@@ -13,11 +13,19 @@ let fake: FakeUpstream;
 let first: TestGateway;
 let second: FastifyInstance;
 
+/** Both replicas' clock (their meters'); each read moves it 1 ms while `tick` is set. */
+const clock = { at: Date.now(), tick: 0 };
+const now = () => {
+  const at = clock.at;
+  clock.at += clock.tick;
+  return at;
+};
+
 beforeAll(async () => {
   fake = await FakeUpstream.start();
-  first = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.flatChat }) } });
+  first = await startGateway({ channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.flatChat }) }, overrides: { now } });
   // The second replica: its own services and pools, the same config and so the same database schema.
-  second = await buildApp(await createServices(await loadConfig(join(first.dir, 'config.yaml'))), { logger: false });
+  second = await buildApp(await createServices(await loadConfig(join(first.dir, 'config.yaml')), { now }), { logger: false });
   await second.ready();
 });
 afterAll(async () => {
@@ -42,6 +50,27 @@ describe('replicas on one PostgreSQL database', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(25);
     expect(statuses.filter((s) => s === 402)).toHaveLength(75);
     expect(await first.services.spend.balance('key', key.id, Date.now())).toEqual({ spentMicros: 250_000, reservedMicros: 0 });
+  });
+
+  it('keep a daily budget exact on both sides of midnight with requests spread over both', async () => {
+    const midnight = Date.parse('2026-11-24T00:00:00Z');
+    // A 0.20 daily cap covers 20 requests a day; the first 60 reservations fall before midnight, the other 60 after.
+    const key = await issueApiKey(first.services.db, first.workspace, { spendCapMicros: 200_000, spendCapPeriod: 'daily' });
+    clock.at = midnight - 60;
+    clock.tick = 1;
+    const answers = await Promise.all(Array.from({ length: 120 }, (_, i) => chat(i % 2 ? second : first.app, key.key)));
+    clock.tick = 0;
+    expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(40);
+    const byDay = await first.services.db
+      .selectFrom('usage_ledger')
+      .select((eb) => [eb.fn.sum<number>('cost_micros').as('spent'), eb.fn.countAll<number>().as('rows')])
+      .where('key_id', '=', key.id)
+      .where('reserved_at', '<', midnight)
+      .executeTakeFirstOrThrow();
+    expect({ spent: Number(byDay.spent), rows: Number(byDay.rows) }).toEqual({ spent: 200_000, rows: 20 });
+    const refused = answers.find((a) => a.statusCode === 402 && a.json().error.cap.resets_at === '2026-11-25T00:00:00.000Z');
+    expect(refused?.headers['x-budget-reset']).toBe('2026-11-25T00:00:00.000Z');
+    clock.at = Date.now();
   });
 
   it('refuses a key on the other replica on the first request after it is revoked', async () => {

@@ -279,7 +279,7 @@ tasks:
     kind: image
     route: /v1/inline/text_to_image
     submit: { operation: create, request: { prompt: "{{ body.prompt }}" }, id: "{{ answer.job }}" }
-    poll: { operation: job, status: "{{ answer.state }}", statusMap: { working: in_progress, done: completed } }
+    poll: { operation: job, status: "{{ answer.state }}", statusMap: { working: in_progress, done: completed, failed: failed } }
     result: { base64: "{{ answer.image }}" }
 `;
 

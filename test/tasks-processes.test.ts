@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { loadConfig } from '../src/config/load.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { createServices, type Services } from '../src/services.js';
 import { buildApp } from '../src/app.js';
 import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
@@ -29,7 +29,7 @@ const status = (gw: TestGateway, id: string) => gw.app.inject({ method: 'GET', u
 
 /** A gateway in its own process on the same config (and so the same database): prints its URL, then serves until killed. */
 const childGateway = `
-import { loadConfig } from './src/config/load.ts';
+import { loadConfig } from './src/compile/load-config.ts';
 import { createServices } from './src/services.ts';
 import { buildApp } from './src/app.ts';
 const services = await createServices(await loadConfig(process.argv[1]));

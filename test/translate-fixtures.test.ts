@@ -5,8 +5,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/load.js';
-import { FixtureRunner, kindOf, readFixtureFiles, runMappingFixtures } from '../src/engine/mapping/fixtures.js';
+import { loadConfig } from '../src/compile/load-config.js';
+import { FixtureRunner, kindOf, readFixtureFiles, runMappingFixtures } from '../src/compile/fixtures.js';
 import { repoRoot } from './kit/gateway.js';
 
 const fixturesDir = join(repoRoot, 'channels', 'protocols', 'tests');

@@ -1,9 +1,9 @@
 // Micro-benchmark: microseconds to map one messages-to-chat exchange (request, usage, response) with the shipped mappings,
 // compiled as served, and with every leaf evaluated by liquidjs's public evalValueSync instead (the interpreter it is checked against).
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/compile/load-config.js';
 import type { ProtocolConfig } from '../../src/config/types.js';
-import { FixtureRunner } from '../../src/engine/mapping/fixtures.js';
+import { FixtureRunner } from '../../src/compile/fixtures.js';
 import { buildTranslator, type TranslationSpec } from '../../src/engine/translate/declared.js';
 
 export const name = 'mapping';

@@ -3,6 +3,7 @@
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
+const period = { enum: ['total', 'daily', 'weekly', 'monthly'], description: 'What the cap counts over: total (never resets) or the day, week (from Monday) or month of billing.timeZone.' } as const;
 const id = { type: 'string', maxLength: 128 } as const;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const list = (name: string) => ({ type: 'object', required: ['data'], additionalProperties: false, properties: { data: { type: 'array', items: ref(name) } } });
@@ -18,9 +19,9 @@ export const requestSchemas = {
     type: 'object',
     required: ['name'],
     additionalProperties: false,
-    properties: { name: { type: 'string', minLength: 1, maxLength: 64 }, spend_cap: money },
+    properties: { name: { type: 'string', minLength: 1, maxLength: 64 }, spend_cap: money, spend_cap_period: period },
   },
-  updateWorkspace: { type: 'object', additionalProperties: false, properties: { spend_cap: money } },
+  updateWorkspace: { type: 'object', additionalProperties: false, properties: { spend_cap: money, spend_cap_period: period } },
   createKey: {
     type: 'object',
     additionalProperties: false,
@@ -29,6 +30,7 @@ export const requestSchemas = {
       scopes: { type: 'array', maxItems: 16, items: { type: 'string', maxLength: 64 }, description: 'Empty or absent: every scope.' },
       expires_at: unix,
       spend_cap: money,
+      spend_cap_period: period,
     },
   },
   updateKey: {
@@ -40,6 +42,7 @@ export const requestSchemas = {
       scopes: { type: 'array', maxItems: 16, items: { type: 'string', maxLength: 64 } },
       expires_at: unix,
       spend_cap: money,
+      spend_cap_period: period,
     },
   },
   setMember: {
@@ -66,7 +69,7 @@ export const requestSchemas = {
 
 const queryParams = (schema: { properties: Record<string, object> }) => Object.entries(schema.properties).map(([name, s]) => ({ name, in: 'query', required: false, schema: s }));
 
-const keyRequired = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'expires_at', 'revoked_at', 'spend_cap', 'spent', 'created_at'];
+const keyRequired = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'expires_at', 'revoked_at', 'spend_cap', 'spend_cap_period', 'spent', 'created_at'];
 const keyProperties = {
   id: { type: 'string' },
   workspace_id: { type: 'string' },
@@ -76,6 +79,7 @@ const keyProperties = {
   expires_at: unix,
   revoked_at: { type: ['integer', 'null'] },
   spend_cap: money,
+  spend_cap_period: period,
   spent: { type: 'number', description: 'USD charged so far.' },
   created_at: { type: 'integer' },
 };
@@ -169,9 +173,9 @@ export const openApiDocument = {
       },
       Workspace: {
         type: 'object',
-        required: ['id', 'name', 'spend_cap', 'spent', 'created_at'],
+        required: ['id', 'name', 'spend_cap', 'spend_cap_period', 'spent', 'created_at'],
         additionalProperties: false,
-        properties: { id: { type: 'string' }, name: { type: 'string' }, spend_cap: money, spent: { type: 'number' }, created_at: { type: 'integer' } },
+        properties: { id: { type: 'string' }, name: { type: 'string' }, spend_cap: money, spend_cap_period: period, spent: { type: 'number' }, created_at: { type: 'integer' } },
       },
       Key: { type: 'object', required: keyRequired, additionalProperties: false, properties: keyProperties },
       CreatedKey: {

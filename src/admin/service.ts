@@ -6,6 +6,8 @@ import { toMicros } from '../billing/cost.js';
 import { usageReport, usageTotals, type UsageRange } from '../billing/usage-report.js';
 import { GatewayError, NotFoundError, ValidationError } from '../errors.js';
 import { findApiKeyById, listApiKeys, type ApiKeyRow } from '../store/api-keys.js';
+import { parseBudgetPeriod, type BudgetPeriod } from '../billing/periods.js';
+import { writeSubjectBudget } from '../store/budgets.js';
 import { appendAudit, listAudit, type Actor, type AuditRow } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';
@@ -25,6 +27,8 @@ export interface WorkspaceView {
   name: string;
   /** USD, or null for none. */
   spend_cap: number | null;
+  /** What the cap counts over: total, daily, weekly or monthly (billing.timeZone's calendar). */
+  spend_cap_period: BudgetPeriod;
   /** USD charged so far. */
   spent: number;
   created_at: number;
@@ -41,6 +45,7 @@ export interface KeyView {
   expires_at: number | null;
   revoked_at: number | null;
   spend_cap: number | null;
+  spend_cap_period: BudgetPeriod;
   spent: number;
   created_at: number;
 }
@@ -71,6 +76,8 @@ export interface KeyInput {
   expires_at?: number | null;
   /** USD, or null for none. */
   spend_cap?: number | null;
+  /** Absent: `total` for a new key, unchanged for an update. */
+  spend_cap_period?: BudgetPeriod;
 }
 
 /** Who may see what: an admin token sees every workspace; a dashboard owner only the ones they own. */
@@ -118,6 +125,7 @@ function keyOf(row: ApiKeyRow, spentMicros = 0): KeyView {
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,
     spend_cap: usd(row.spend_cap_micros),
+    spend_cap_period: row.spend_cap_period,
     spent: spentMicros / 1e6,
     created_at: row.created_at,
   };
@@ -166,7 +174,7 @@ export class AdminService {
 
   private async workspaceView(row: Workspace): Promise<WorkspaceView> {
     const spent = (await this.spent('workspace', [row.id])).get(row.id) ?? 0;
-    return { id: row.id, name: row.name, spend_cap: usd(row.spend_cap_micros), spent: spent / 1e6, created_at: row.created_at };
+    return { id: row.id, name: row.name, spend_cap: usd(row.spend_cap_micros), spend_cap_period: row.spend_cap_period, spent: spent / 1e6, created_at: row.created_at };
   }
 
   // ---- workspaces
@@ -175,7 +183,7 @@ export class AdminService {
     const rows = await this.db.selectFrom('workspaces').selectAll().orderBy('name').execute();
     const visible = rows.filter((r) => this.canSee(r.id));
     const spent = await this.spent('workspace', visible.map((r) => r.id));
-    return visible.map((r) => ({ id: r.id, name: r.name, spend_cap: usd(r.spend_cap_micros), spent: (spent.get(r.id) ?? 0) / 1e6, created_at: r.created_at }));
+    return visible.map((r) => ({ id: r.id, name: r.name, spend_cap: usd(r.spend_cap_micros), spend_cap_period: r.spend_cap_period, spent: (spent.get(r.id) ?? 0) / 1e6, created_at: r.created_at }));
   }
 
   /** A workspace by id, or by name when `byName`; one out of reach reads as absent. */
@@ -189,36 +197,39 @@ export class AdminService {
     return this.workspaceView(await this.workspace(id));
   }
 
-  async createWorkspace(input: { name: string; spend_cap?: number | null }): Promise<WorkspaceView> {
+  async createWorkspace(input: { name: string; spend_cap?: number | null; spend_cap_period?: BudgetPeriod }): Promise<WorkspaceView> {
     this.requireGlobal('create a workspace');
     if (typeof input.name !== 'string' || !WORKSPACE_NAME.test(input.name)) throw new ValidationError('name must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');
     const cap = capMicros(input.spend_cap ?? null);
+    const period = parseBudgetPeriod(input.spend_cap_period, 'spend_cap_period');
     return this.db.transaction().execute(async (trx) => {
       if (await findWorkspaceByName(trx, input.name)) throw new ValidationError(`workspace "${input.name}" already exists`, 'name', 'workspace_exists');
       const row = await createWorkspace(trx, input.name);
-      if (cap !== null) await trx.updateTable('workspaces').set({ spend_cap_micros: cap }).where('id', '=', row.id).execute();
-      const view: WorkspaceView = { id: row.id, name: row.name, spend_cap: usd(cap), spent: 0, created_at: row.created_at };
+      if (cap !== null) await writeSubjectBudget(trx, 'workspace', row.id, { capMicros: cap, period });
+      const view: WorkspaceView = { id: row.id, name: row.name, spend_cap: usd(cap), spend_cap_period: cap === null ? 'total' : period, spent: 0, created_at: row.created_at };
       await appendAudit(trx, this.actor, { action: 'workspace.create', workspaceId: row.id, targetId: row.id, after: auditedWorkspace(view) });
       return view;
     });
   }
 
-  async updateWorkspace(id: string, input: { spend_cap?: number | null }): Promise<WorkspaceView> {
+  async updateWorkspace(id: string, input: { spend_cap?: number | null; spend_cap_period?: BudgetPeriod }): Promise<WorkspaceView> {
     const existing = await this.workspace(id);
-    if (input.spend_cap === undefined) return this.workspaceView(existing);
-    const cap = capMicros(input.spend_cap);
+    if (input.spend_cap === undefined && input.spend_cap_period === undefined) return this.workspaceView(existing);
+    const period = input.spend_cap_period === undefined ? undefined : parseBudgetPeriod(input.spend_cap_period, 'spend_cap_period');
     const after = await this.db.transaction().execute(async (trx) => {
       const before = await findWorkspaceById(trx, existing.id);
       if (!before) throw new NotFoundError(`no workspace with id "${id}"`, 'workspace_not_found');
-      await trx.updateTable('workspaces').set({ spend_cap_micros: cap }).where('id', '=', before.id).execute();
+      const cap = input.spend_cap === undefined ? before.spend_cap_micros : capMicros(input.spend_cap);
+      await writeSubjectBudget(trx, 'workspace', before.id, { capMicros: cap, period });
+      const next = { ...before, spend_cap_micros: cap, spend_cap_period: period ?? before.spend_cap_period };
       await appendAudit(trx, this.actor, {
         action: 'workspace.cap',
         workspaceId: before.id,
         targetId: before.id,
-        before: { spend_cap: usd(before.spend_cap_micros) },
-        after: { spend_cap: usd(cap) },
+        before: { spend_cap: usd(before.spend_cap_micros), spend_cap_period: before.spend_cap_period },
+        after: { spend_cap: usd(cap), spend_cap_period: next.spend_cap_period },
       });
-      return { ...before, spend_cap_micros: cap };
+      return next;
     });
     // Read after the commit: on SQLite a query outside the transaction waits for it to end.
     return this.workspaceView(after);
@@ -251,8 +262,9 @@ export class AdminService {
     const name = checkName(input.name);
     const expiresAt = checkExpiry(input.expires_at, now);
     const cap = capMicros(input.spend_cap ?? null);
+    const period = parseBudgetPeriod(input.spend_cap_period, 'spend_cap_period');
     return this.db.transaction().execute(async (trx) => {
-      const issued = await issueApiKey(trx, workspace, { scopes, name, expiresAt, spendCapMicros: cap, now });
+      const issued = await issueApiKey(trx, workspace, { scopes, name, expiresAt, spendCapMicros: cap, spendCapPeriod: period, now });
       const row = await findApiKeyById(trx, issued.id);
       const view = keyOf(row!);
       await appendAudit(trx, this.actor, { action: 'key.create', workspaceId: workspace.id, targetId: issued.id, after: auditedKey(view) }, now);
@@ -263,18 +275,22 @@ export class AdminService {
   /** Changes a key's cap, scopes, expiry or name; fields left out stay as they are. */
   async updateKey(id: string, input: KeyInput, now = Date.now()): Promise<KeyView> {
     await this.keyRow(id);
-    const set: Partial<Pick<ApiKeyRow, 'name' | 'scopes' | 'expires_at' | 'spend_cap_micros'>> = {};
+    const set: Partial<Pick<ApiKeyRow, 'name' | 'scopes' | 'expires_at' | 'spend_cap_micros' | 'spend_cap_period'>> = {};
     if (input.name !== undefined) set.name = checkName(input.name);
     if (input.scopes !== undefined) set.scopes = JSON.stringify(checkScopes(input.scopes));
     if (input.expires_at !== undefined) set.expires_at = checkExpiry(input.expires_at, now);
     if (input.spend_cap !== undefined) set.spend_cap_micros = capMicros(input.spend_cap);
+    if (input.spend_cap_period !== undefined) set.spend_cap_period = parseBudgetPeriod(input.spend_cap_period, 'spend_cap_period');
     const view = await this.db.transaction().execute(async (trx) => {
       const before = await findApiKeyById(trx, id);
       if (!before) throw new NotFoundError(`no key with id "${id}"`, 'key_not_found');
       if (!Object.keys(set).length) return keyOf(before);
       await trx.updateTable('api_keys').set(set).where('id', '=', id).execute();
+      // A changed cap or period starts its period's spend again from the ledger.
+      if (set.spend_cap_micros !== undefined || set.spend_cap_period !== undefined) await trx.deleteFrom('spend_periods').where('scope', '=', 'key').where('subject_id', '=', id).where('model', '=', '').execute();
       const after = { ...before, ...set };
-      const action = Object.keys(set).length === 1 ? { spend_cap_micros: 'key.cap', scopes: 'key.scopes', expires_at: 'key.expiry', name: 'key.rename' }[Object.keys(set)[0]]! : 'key.update';
+      const capOnly = Object.keys(set).every((k) => k === 'spend_cap_micros' || k === 'spend_cap_period');
+      const action = capOnly ? 'key.cap' : Object.keys(set).length === 1 ? { scopes: 'key.scopes', expires_at: 'key.expiry', name: 'key.rename' }[Object.keys(set)[0]]! : 'key.update';
       await appendAudit(trx, this.actor, { action, workspaceId: before.workspace_id, targetId: id, before: auditedKey(keyOf(before)), after: auditedKey(keyOf(after)) }, now);
       return keyOf(after);
     });

@@ -5,6 +5,7 @@ import { insertApiKey } from '../store/api-keys.js';
 import type { Workspace } from '../store/workspaces.js';
 import { ValidationError } from '../errors.js';
 import { isScope, SCOPES } from './scopes.js';
+import type { BudgetPeriod } from '../billing/periods.js';
 
 export const KEY_PREFIX = 'sk-gw-';
 
@@ -16,6 +17,8 @@ export interface IssueKeyOptions {
   scopes?: string[];
   expiresAt?: number | null;
   spendCapMicros?: number | null;
+  /** The period the cap counts over (default `total`). */
+  spendCapPeriod?: BudgetPeriod;
   name?: string | null;
   now?: number;
 }
@@ -45,6 +48,7 @@ export async function issueApiKey(db: Db, workspace: Workspace, options: IssueKe
     expires_at: options.expiresAt ?? null,
     revoked_at: null,
     spend_cap_micros: options.spendCapMicros ?? null,
+    spend_cap_period: options.spendCapPeriod ?? 'total',
     created_at: Math.floor(now / 1000),
   });
   return { id, key, workspace: workspace.name, scopes, expires_at: options.expiresAt ?? null };

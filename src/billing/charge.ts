@@ -36,6 +36,8 @@ export interface ChargeRef {
   price: string;
   /** False when no reservation row was written (nothing capped): settling has none to drop. Absent means true. */
   held?: boolean;
+  /** Unix milliseconds of the reservation: the budget period its cost counts in, whenever it settles. */
+  reservedAt?: number;
 }
 
 /**

@@ -1,10 +1,13 @@
 // Typed views of the billing and rate-limits config sections (schemas/config/billing.json, rate-limits.json).
-import type { LoadedConfig, ModelLimits } from '../config/types.js';
+import type { ModelLimits } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 
 export interface BillingConfig {
   reservationTtlSeconds: number;
   sweepIntervalSeconds: number;
   settleBatchMs: number;
+  /** IANA zone of the calendar budget periods follow. */
+  timeZone: string;
   /** Limits the estimate assumes for a model that declares none (never sent upstream). */
   defaultLimits: ModelLimits;
 }
@@ -14,5 +17,5 @@ export interface RateLimitsConfig {
   perWorkspace: { requestsPerMinute: number };
 }
 
-export const billingConfig = (config: LoadedConfig) => config.gateway.billing as BillingConfig;
+export const billingConfig = (config: Pick<LoadedConfig, 'gateway'>) => config.gateway.billing as BillingConfig;
 export const rateLimitsConfig = (config: LoadedConfig) => config.gateway['rate-limits'] as RateLimitsConfig;

@@ -66,6 +66,7 @@ class ReservedCharge implements Charge {
       currency: ref.currency,
       price: served ? priceText(served.model.price) : ref.price,
       created_at: Math.floor(this.now() / 1000),
+      reserved_at: ref.reservedAt,
     }, ref.held !== false);
     if (charged) this.metrics?.recordCharge(ref, s, chargedMicros, overageMicros);
     return charged ? { charged, chargedMicros, overageMicros } : unchanged;
@@ -113,6 +114,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
   return {
     async begin({ auth, route, requestId, estimateMicros, reservationTtlMs: ttlMs = reservationTtlMs }) {
       const amountMicros = Math.max(0, Math.ceil(estimateMicros));
+      const at = now();
       const ref: ChargeRef = {
         // Time-ordered, so the ledger's unique index on it grows at its end.
         id: sortableId('rsv'),
@@ -125,9 +127,9 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
         kind: route.model.kind,
         currency: route.model.price.currency,
         price: priceText(route.model.price),
+        reservedAt: at,
       };
-      const at = now();
-      const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, now: at, expiresAt: at + ttlMs });
+      const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, model: ref.model, now: at, expiresAt: at + ttlMs });
       if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
       ref.held = outcome.held;
       return chargeFor(ref);

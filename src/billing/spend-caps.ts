@@ -1,4 +1,4 @@
-// Words the 402 a refused reservation answers: which cap, its amount, what is spent and what requests in flight hold.
+// Words the 402 a refused reservation answers: which budget, its period and amount, what is spent and held, and when it resets.
 import { PaymentRequiredError } from '../errors.js';
 import type { CapStanding } from './spend-store.js';
 
@@ -7,22 +7,38 @@ export const CAP_CURRENCY = 'USD';
 
 export const formatMoney = (micros: number) => (micros / 1e6).toFixed(6).replace(/0{1,4}$/, '');
 
+const periodWords = { total: 'spending cap', daily: 'daily spending cap', weekly: 'weekly spending cap', monthly: 'monthly spending cap' } as const;
+
+/** "daily spending cap of this API key on model gpt-x": the budget a 402 names. */
+export function budgetName(standing: Pick<CapStanding, 'scope' | 'model' | 'period'>): string {
+  const owner = standing.scope === 'key' ? 'this API key' : "this key's workspace";
+  return `${periodWords[standing.period]} of ${owner}${standing.model ? ` on model ${standing.model}` : ''}`;
+}
+
 export function capExhaustedError(standing: CapStanding, requestedMicros: number): PaymentRequiredError {
   const left = Math.max(0, standing.capMicros - standing.spentMicros - standing.reservedMicros);
-  const owner = standing.scope === 'key' ? 'this API key' : "this key's workspace";
+  const resetsAt = standing.resetsAt === null ? null : new Date(standing.resetsAt).toISOString();
   const message =
-    `spending cap of ${owner} is exhausted: cap ${formatMoney(standing.capMicros)} ${CAP_CURRENCY}, ` +
+    `${budgetName(standing)} is exhausted: cap ${formatMoney(standing.capMicros)} ${CAP_CURRENCY}, ` +
     `spent ${formatMoney(standing.spentMicros)}, reserved by requests in flight ${formatMoney(standing.reservedMicros)}, ` +
-    `left ${formatMoney(left)}; this request may cost up to ${formatMoney(requestedMicros)}`;
-  return new PaymentRequiredError(message, {
-    cap: {
-      scope: standing.scope,
-      id: standing.id,
-      amount: standing.capMicros / 1e6,
-      spent: standing.spentMicros / 1e6,
-      reserved: standing.reservedMicros / 1e6,
-      requested: requestedMicros / 1e6,
-      currency: CAP_CURRENCY,
+    `left ${formatMoney(left)}; this request may cost up to ${formatMoney(requestedMicros)}; ` +
+    (resetsAt ? `it resets at ${resetsAt}` : 'it does not reset');
+  return new PaymentRequiredError(
+    message,
+    {
+      cap: {
+        scope: standing.scope,
+        id: standing.id,
+        model: standing.model,
+        period: standing.period,
+        amount: standing.capMicros / 1e6,
+        spent: standing.spentMicros / 1e6,
+        reserved: standing.reservedMicros / 1e6,
+        requested: requestedMicros / 1e6,
+        currency: CAP_CURRENCY,
+        resets_at: resetsAt,
+      },
     },
-  });
+    resetsAt ? { 'x-budget-reset': resetsAt } : undefined,
+  );
 }

@@ -1,5 +1,6 @@
 // Where spending caps are enforced: reservations and spent totals behind one interface (SQLite now, Redis for replicas later).
 import type { LedgerEntry } from '../store/usage-ledger.js';
+import type { BudgetPeriod } from './periods.js';
 
 export type CapScope = 'key' | 'workspace';
 
@@ -9,7 +10,9 @@ export interface ReservationRequest {
   workspaceId: string;
   requestId: string;
   amountMicros: number;
-  /** Unix milliseconds. */
+  /** The model requested, checked against caps on one model; none: only the caps on all models apply. */
+  model?: string;
+  /** Unix milliseconds: also the budget period the reservation belongs to. */
   now: number;
   expiresAt: number;
 }
@@ -18,9 +21,15 @@ export interface ReservationRequest {
 export interface CapStanding {
   scope: CapScope;
   id: string;
+  /** The model the cap is on; null for a cap on all models. */
+  model: string | null;
+  period: BudgetPeriod;
   capMicros: number;
+  /** Spent and reserved in the current period. */
   spentMicros: number;
   reservedMicros: number;
+  /** Unix milliseconds when the period ends and the budget resets; null for `total`. */
+  resetsAt: number | null;
 }
 
 /** `held`: a reservation row was written (false for an uncapped key in an uncapped workspace: nothing to hold). */
@@ -38,14 +47,16 @@ export interface Balance {
  */
 export interface SpendStore {
   /**
-   * Holds `amountMicros` unless spent + reserved + amount would pass the key's or the workspace's cap.
-   * Caps are read at this moment from the metadata database, so a cap changed by the admin CLI
-   * applies to the next request without a restart.
+   * Holds `amountMicros` unless spent + reserved + amount in the current period would pass a cap of the key or the
+   * workspace (on all models, or on the requested one). Caps are read at this moment from the metadata database, so
+   * a cap changed by the admin CLI applies to the next request without a restart. Spent and reserved count only what
+   * was reserved in the period that `now` falls in.
    */
   reserve(request: ReservationRequest): Promise<ReserveOutcome>;
   /**
    * Drops the reservation and records the ledger entry once; false when this reservation was already settled.
-   * `held: false` says no reservation row was written, so there is none to drop.
+   * `held: false` says no reservation row was written, so there is none to drop. The cost counts in the budget period
+   * of `entry.reserved_at` (of `created_at` when absent).
    */
   settle(reservationId: string, entry: LedgerEntry, held?: boolean): Promise<boolean>;
   /**
@@ -65,7 +76,8 @@ export interface SpendStore {
   renew(reservationId: string, expiresAt: number, now: number): Promise<boolean>;
   /** Drops the reservation, charging nothing. */
   release(reservationId: string): Promise<void>;
-  /** Drops reservations expired at `now`; returns how many. */
+  /** Drops reservations expired at `now` (returns how many) and the spend kept for periods long over. */
   sweep(now: number): Promise<number>;
+  /** All-model lifetime spend of a key or workspace, and what unexpired reservations hold. */
   balance(scope: CapScope, id: string, now: number): Promise<Balance>;
 }

@@ -2,16 +2,33 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { ChangeCache } from '../store/change-version.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
+import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from './periods.js';
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
+
+interface ModelCap {
+  scope: CapScope;
+  model: string;
+  capMicros: number;
+  period: BudgetPeriod;
+}
 
 interface Caps {
   keyCap: number | null;
+  keyPeriod: BudgetPeriod;
   workspaceCap: number | null;
+  workspacePeriod: BudgetPeriod;
+  /** Caps on single models of the key and its workspace; null when there are none. */
+  modelCaps: ModelCap[] | null;
+  /** Some cap counts per period or per model, so settlements keep spend_periods. */
+  periodic: boolean;
 }
+
+/** An uncapped key in an uncapped workspace: admitted, nothing held. Shared, so that answer allocates nothing. */
+const notHeld: ReserveOutcome = Object.freeze({ ok: true, held: false });
 
 const ledgerColumns = [
   'request_id', 'workspace_id', 'key_id', 'model', 'channel', 'kind', 'input_tokens', 'output_tokens',
-  'cached_input_tokens', 'units', 'cost_micros', 'overage_micros', 'currency', 'price', 'created_at', 'reservation_id',
+  'cached_input_tokens', 'units', 'cost_micros', 'overage_micros', 'currency', 'price', 'created_at', 'reserved_at', 'reservation_id',
 ] as const;
 
 /**
@@ -27,28 +44,65 @@ export interface SqliteSpendOptions {
   changeVersion?: () => number | undefined;
   /** How long a settlement may wait for others to share its commit; 0: the next turn of the event loop. */
   settleBatchMs?: number;
+  /** Where budget periods begin (default UTC). */
+  calendar?: BudgetCalendar;
 }
 
-export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeVersion, settleBatchMs = 0 }: SqliteSpendOptions = {}): SpendStore {
-  const readCaps = sqlite.prepare<[string], Caps>(
-    'select k.spend_cap_micros as keyCap, w.spend_cap_micros as workspaceCap from api_keys k join workspaces w on w.id = k.workspace_id where k.id = ?',
+export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeVersion, settleBatchMs = 0, calendar = new BudgetCalendar() }: SqliteSpendOptions = {}): SpendStore {
+  const readSubjectCaps = sqlite.prepare<[string], { keyCap: number | null; keyPeriod: BudgetPeriod; workspaceCap: number | null; workspacePeriod: BudgetPeriod; workspaceId: string }>(
+    'select k.spend_cap_micros as keyCap, k.spend_cap_period as keyPeriod, w.spend_cap_micros as workspaceCap, w.spend_cap_period as workspacePeriod, w.id as workspaceId from api_keys k join workspaces w on w.id = k.workspace_id where k.id = ?',
   );
+  const readModelCaps = sqlite.prepare<[string, string], ModelCap>(
+    "select scope, model, cap_micros as capMicros, period from spend_model_caps where (scope = 'key' and subject_id = ?) or (scope = 'workspace' and subject_id = ?) order by scope, model",
+  );
+  const readCaps = (keyId: string): Caps | undefined => {
+    const row = readSubjectCaps.get(keyId);
+    if (!row) return undefined;
+    const models = readModelCaps.all(keyId, row.workspaceId);
+    const modelCaps = models.length ? models : null;
+    const periodic = modelCaps !== null || (row.keyCap !== null && row.keyPeriod !== 'total') || (row.workspaceCap !== null && row.workspacePeriod !== 'total');
+    return { keyCap: row.keyCap, keyPeriod: row.keyPeriod, workspaceCap: row.workspaceCap, workspacePeriod: row.workspacePeriod, modelCaps, periodic };
+  };
   // Caps by key, kept while the change counter of keys and workspaces stands still (a cap change bumps it).
   const capsCache = new ChangeCache<Caps | undefined>();
   const capsOf = (keyId: string): Caps | undefined => {
     const version = changeVersion?.();
-    if (version === undefined) return readCaps.get(keyId);
+    if (version === undefined) return readCaps(keyId);
     const caps = capsCache.at(version);
-    if (!caps.has(keyId)) caps.set(keyId, readCaps.get(keyId));
+    if (!caps.has(keyId)) caps.set(keyId, readCaps(keyId));
     return caps.get(keyId);
   };
+  const uncapped = (caps: Caps | undefined) => caps === undefined || (caps.keyCap === null && caps.workspaceCap === null && caps.modelCaps === null);
   const spentOf = sqlite.prepare<[string, string], number>('select spent_micros from spend_totals where scope = ? and subject_id = ?').pluck();
   const reservedBy = {
     key: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where key_id = ? and expires_at > ?').pluck(),
     workspace: sqlite.prepare<[string, number], number>('select coalesce(sum(amount_micros), 0) from spend_reservations where workspace_id = ? and expires_at > ?').pluck(),
   };
+  type PeriodQuery = { id: string; model: string; start: number; now: number };
+  const reservedInPeriod = {
+    key: sqlite.prepare<[PeriodQuery], number>("select coalesce(sum(amount_micros), 0) from spend_reservations where key_id = @id and expires_at > @now and created_at >= @start and (@model = '' or model = @model)").pluck(),
+    workspace: sqlite.prepare<[PeriodQuery], number>("select coalesce(sum(amount_micros), 0) from spend_reservations where workspace_id = @id and expires_at > @now and created_at >= @start and (@model = '' or model = @model)").pluck(),
+  };
+  // A period's spend starts from the ledger rows reserved in it: a budget set mid-period counts what the period already spent.
+  // A row settles no earlier than it was reserved, so `created_at` (seconds, an hour of clock skew between replicas
+  // allowed) bounds the index range.
+  const ledgerSince = {
+    key: sqlite.prepare<[Omit<PeriodQuery, 'now'>], number>("select coalesce(sum(cost_micros), 0) from usage_ledger where key_id = @id and (@model = '' or model = @model) and created_at >= @start / 1000 - 3600 and coalesce(reserved_at, created_at * 1000) >= @start").pluck(),
+    workspace: sqlite.prepare<[Omit<PeriodQuery, 'now'>], number>("select coalesce(sum(cost_micros), 0) from usage_ledger where workspace_id = @id and (@model = '' or model = @model) and created_at >= @start / 1000 - 3600 and coalesce(reserved_at, created_at * 1000) >= @start").pluck(),
+  };
+  const periodSpentOf = sqlite.prepare<[CapScope, string, string, BudgetPeriod, number], number>(
+    'select spent_micros from spend_periods where scope = ? and subject_id = ? and model = ? and period = ? and period_start = ?',
+  ).pluck();
+  const insertPeriod = sqlite.prepare<[CapScope, string, string, BudgetPeriod, number, number]>(
+    'insert into spend_periods (scope, subject_id, model, period, period_start, spent_micros) values (?, ?, ?, ?, ?, ?) on conflict do nothing',
+  );
+  // The periods a settled cost counts in: the day, week and month of its reservation, on all models and on its own.
+  const addToPeriods = sqlite.prepare<[number, CapScope, string, string, number, number, number]>(
+    `update spend_periods set spent_micros = spent_micros + ? where scope = ? and subject_id = ? and model in ('', ?)
+       and ((period = 'total' and period_start = 0) or (period = 'daily' and period_start = ?) or (period = 'weekly' and period_start = ?) or (period = 'monthly' and period_start = ?))`,
+  );
   const insertReservation = sqlite.prepare(
-    'insert into spend_reservations (id, key_id, workspace_id, request_id, amount_micros, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?)',
+    'insert into spend_reservations (id, key_id, workspace_id, request_id, amount_micros, expires_at, created_at, model) values (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const deleteReservation = sqlite.prepare<[string]>('delete from spend_reservations where id = ?');
   const insertLedger = sqlite.prepare(
@@ -56,6 +110,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
   );
   const extendReservation = sqlite.prepare<[number, string, number]>('update spend_reservations set expires_at = max(expires_at, ?) where id = ? and expires_at > ?');
   const deleteExpired = sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?');
+  const deleteEndedPeriods = sqlite.prepare<[number]>("delete from spend_periods where period <> 'total' and period_start < ?");
   const addSpent = sqlite.prepare<[string, string, number]>(
     'insert into spend_totals (scope, subject_id, spent_micros) values (?, ?, ?) on conflict (scope, subject_id) do update set spent_micros = spent_micros + excluded.spent_micros',
   );
@@ -75,35 +130,74 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     reservedMicros: reservedBy[scope].get(id, now) ?? 0,
   });
 
-  const standing = (scope: CapScope, id: string, cap: number | null, amount: number, now: number): CapStanding | undefined => {
-    if (cap === null) return undefined;
-    const { spentMicros, reservedMicros } = balanceOf(scope, id, now);
-    return spentMicros + reservedMicros + amount > cap ? { scope, id, capMicros: cap, spentMicros, reservedMicros } : undefined;
+  /** Spent in one period of a budget on one model or all: its spend_periods row, started from the ledger when missing. */
+  const periodSpent = (scope: CapScope, id: string, model: string, period: BudgetPeriod, start: number): number => {
+    const kept = periodSpentOf.get(scope, id, model, period, start);
+    if (kept !== undefined) return kept;
+    const spent = ledgerSince[scope].get({ id, model, start }) ?? 0;
+    insertPeriod.run(scope, id, model, period, start, spent);
+    return spent;
+  };
+
+  /** Where a budget stands if it refuses `amount`; undefined when it admits it. */
+  const standing = (scope: CapScope, id: string, model: string, period: BudgetPeriod, cap: number, r: ReservationRequest): CapStanding | undefined => {
+    let spentMicros: number;
+    let reservedMicros: number;
+    if (period === 'total' && model === '') {
+      spentMicros = spentNow(scope, id);
+      reservedMicros = reservedBy[scope].get(id, r.now) ?? 0;
+    } else {
+      const start = calendar.start(period, r.now);
+      spentMicros = periodSpent(scope, id, model, period, start);
+      reservedMicros = reservedInPeriod[scope].get({ id, model, start, now: r.now }) ?? 0;
+    }
+    if (spentMicros + reservedMicros + r.amountMicros <= cap) return undefined;
+    return { scope, id, model: model || null, period, capMicros: cap, spentMicros, reservedMicros, resetsAt: calendar.resetsAt(period, r.now) };
+  };
+
+  const modelStanding = (caps: Caps, scope: CapScope, id: string, r: ReservationRequest): CapStanding | undefined => {
+    if (!caps.modelCaps || !r.model) return undefined;
+    for (const cap of caps.modelCaps) {
+      if (cap.scope === scope && cap.model === r.model) return standing(scope, id, cap.model, cap.period, cap.capMicros, r);
+    }
+    return undefined;
   };
 
   const reserveOne = (r: ReservationRequest): ReserveOutcome => {
     const caps = capsOf(r.keyId);
-    const keyCap = caps?.keyCap ?? null;
-    const workspaceCap = caps?.workspaceCap ?? null;
     // Nothing to hold against: an uncapped key in an uncapped workspace is admitted without a reservation row.
-    if (keyCap === null && workspaceCap === null) return { ok: true, held: false };
-    const refusedBy = standing('key', r.keyId, keyCap, r.amountMicros, r.now) ?? standing('workspace', r.workspaceId, workspaceCap, r.amountMicros, r.now);
+    if (uncapped(caps)) return notHeld;
+    const { keyCap, keyPeriod, workspaceCap, workspacePeriod } = caps!;
+    const refusedBy =
+      (keyCap === null ? undefined : standing('key', r.keyId, '', keyPeriod, keyCap, r)) ??
+      modelStanding(caps!, 'key', r.keyId, r) ??
+      (workspaceCap === null ? undefined : standing('workspace', r.workspaceId, '', workspacePeriod, workspaceCap, r)) ??
+      modelStanding(caps!, 'workspace', r.workspaceId, r);
     if (refusedBy) return { ok: false, refusedBy };
-    insertReservation.run(r.id, r.keyId, r.workspaceId, r.requestId, r.amountMicros, r.expiresAt, r.now);
+    insertReservation.run(r.id, r.keyId, r.workspaceId, r.requestId, r.amountMicros, r.expiresAt, r.now, r.model ?? '');
     return { ok: true, held: true };
   };
 
   const settleOne = (reservationId: string, entry: LedgerEntry, held: boolean): boolean => {
     if (held) deleteReservation.run(reservationId);
-    // reservation_id is the last column; the others come from the entry.
+    const reservedAt = Number(entry.reserved_at ?? Number(entry.created_at) * 1000);
+    // reserved_at and reservation_id are the last columns; the others come from the entry.
     const values: unknown[] = new Array(ledgerColumns.length);
-    for (let i = 0; i < ledgerColumns.length - 1; i++) values[i] = entry[ledgerColumns[i] as Exclude<(typeof ledgerColumns)[number], 'reservation_id'>] ?? 0;
+    for (let i = 0; i < ledgerColumns.length - 2; i++) values[i] = entry[ledgerColumns[i] as Exclude<(typeof ledgerColumns)[number], 'reservation_id'>] ?? 0;
+    values[ledgerColumns.length - 2] = reservedAt;
     values[ledgerColumns.length - 1] = reservationId;
     if (insertLedger.run(values).changes === 0) return false;
     const cost = Number(entry.cost_micros ?? 0);
     if (cost > 0) {
       addToBatch('key', String(entry.key_id), cost);
       addToBatch('workspace', String(entry.workspace_id), cost);
+      // Only keys under a periodic or per-model cap keep period rows; others skip the statement.
+      if (capsOf(String(entry.key_id))?.periodic) {
+        const starts = calendar.starts(reservedAt);
+        const model = String(entry.model);
+        addToPeriods.run(cost, 'key', String(entry.key_id), model, starts.daily, starts.weekly, starts.monthly);
+        addToPeriods.run(cost, 'workspace', String(entry.workspace_id), model, starts.daily, starts.weekly, starts.monthly);
+      }
     }
     return true;
   };
@@ -163,8 +257,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
   return {
     // Uncapped key in an uncapped workspace: nothing to hold, so no transaction and no wait for a batch.
     reserve: (request) => {
-      const caps = capsOf(request.keyId);
-      if ((caps?.keyCap ?? null) === null && (caps?.workspaceCap ?? null) === null) return Promise.resolve({ ok: true, held: false });
+      if (uncapped(capsOf(request.keyId))) return Promise.resolve(notHeld);
       return enqueue(() => reserveOne(request), true);
     },
     settle: (reservationId, entry, held = true) => enqueue(() => settleOne(reservationId, entry, held), false),
@@ -172,7 +265,10 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
     commitQueued,
     release: async (reservationId) => void deleteReservation.run(reservationId),
     renew: async (reservationId, expiresAt, now) => extendReservation.run(expiresAt, reservationId, now).changes > 0,
-    sweep: async (now) => deleteExpired.run(now).changes,
+    sweep: async (now) => {
+      deleteEndedPeriods.run(now - PERIOD_ROWS_KEPT_MS);
+      return deleteExpired.run(now).changes;
+    },
     balance: async (scope, id, now) => {
       commitQueued();
       return balanceOf(scope, id, now);

@@ -1,6 +1,6 @@
 // The background job that deletes expired spend reservations, so budget held by a crashed request comes back; one replica at a time.
 import type { FastifyBaseLogger } from 'fastify';
-import type { LoadedConfig } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Db } from '../store/db.js';
 import type { SpendStore } from './spend-store.js';
 import { billingConfig } from './config.js';

@@ -36,7 +36,7 @@ async function main() {
   const rest = argv.slice(argv.indexOf(words[depth - 1]) + 1);
   const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, config: { type: 'string' } }, allowPositionals: true, strict: true });
   const file = resolveConfigPath(values.config ? ['--config', String(values.config)] : []);
-  const config = command.checksConfig ? await (await import('../config/load.js')).loadConfig(file) : loadOperatorConfig(file);
+  const config = command.checksConfig ? await (await import('../compile/load-config.js')).loadConfig(file) : loadOperatorConfig(file);
   const database = await openConfiguredDatabase(config);
   try {
     await command.run({ db: database.db, config, values: values as Record<string, string | boolean | undefined>, positionals, print: (line) => console.log(line) });

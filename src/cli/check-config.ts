@@ -1,6 +1,7 @@
 // npm run check-config [-- PATH]: the server's own loader, serving nothing. Exit 0 with a summary, or 1 with every error.
 import { ConfigError } from '../errors.js';
-import { loadConfig, resolveConfigPath, summarize } from '../config/load.js';
+import { resolveConfigPath, summarize } from '../config/load.js';
+import { loadConfig } from '../compile/load-config.js';
 
 const args = process.argv.slice(2);
 const file = args[0] && !args[0].startsWith('--') ? resolveConfigPath(['--config', args[0]]) : resolveConfigPath(args);

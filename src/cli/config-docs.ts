@@ -20,16 +20,27 @@ interface Schema {
   maximum?: number;
   liquid?: boolean;
   mapping?: string[];
+  /** A Liquid path from this variable (src/config/paths.ts). */
+  path?: string;
+  $defs?: Record<string, Schema>;
 }
 
+/** The anchor GitHub gives a heading of this plain text. */
+const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-');
+
 function typeOf(s: Schema): string {
-  if (s.$ref) return `see [${s.$ref}](#${s.$ref.replace(/[^a-z0-9-]/g, '')})`;
+  if (s.$ref) {
+    // A schema of its own (`operation-usage`), or a definition inside this one (`#/$defs/answerMedia`): each has its section.
+    const name = s.$ref.startsWith('#/$defs/') ? s.$ref.slice('#/$defs/'.length) : s.$ref;
+    return `see [${name}](#${anchor(name)})`;
+  }
   if (s.enum) return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
   if (s.oneOf) return s.oneOf.map(typeOf).join(' or ');
   if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
   if (s.type === 'object' && typeof s.additionalProperties === 'object' && !s.properties) return `map of ${typeOf(s.additionalProperties)}`;
   const base = Array.isArray(s.type) ? s.type.join(' \\| ') : (s.type ?? 'any');
   if (s.mapping) return 'mapping (docs/translation.md)';
+  if (s.path) return `Liquid path from \`${s.path}\``;
   return s.liquid ? `${base} (Liquid)` : base;
 }
 
@@ -49,7 +60,15 @@ function rows(schema: Schema, prefix: string, out: string[]): void {
 function section(schema: Schema, heading: string): string {
   const out = [`### ${heading}`, '', schema.description ?? '', '', '| field | type | required | default | notes |', '|---|---|---|---|---|'];
   rows(schema, '', out);
+  // A map with no fixed fields (protocol-tasks: task name to task) shows what each entry is.
+  if (!schema.properties && typeof schema.additionalProperties === 'object') out.push(`| \`<name>\` | ${typeOf(schema.additionalProperties)} |  |  |  |`);
+  else if (!schema.properties && schema.additionalProperties !== false) out.push('| `<name>` | any |  |  | Free-form: fields are not checked here. |');
   return out.join('\n');
+}
+
+/** A schema's section, then one for each of its definitions (`$defs`), which its fields link to. */
+function sections(schema: Schema, heading: string): string {
+  return [section(schema, heading), ...Object.entries(schema.$defs ?? {}).map(([name, def]) => section(def, name))].join('\n\n');
 }
 
 export function renderConfigDocs(): string {
@@ -79,6 +98,8 @@ export function renderConfigDocs(): string {
     '',
     section(load('model-evaluation.schema.json'), 'model-evaluation'),
     '',
+    section(load('model-media.schema.json'), 'model-media'),
+    '',
     '## Billing',
     '',
     'A request is charged the usage its upstream reports, priced by the model that served it; the answer\'s `cost` is that',
@@ -107,11 +128,15 @@ export function renderConfigDocs(): string {
     '',
     '## Protocols (`channels/protocols/*.yaml`)',
     '',
-    section(load('protocol.schema.json'), 'protocol'),
+    sections(load('protocol.schema.json'), 'protocol'),
     '',
     section(load('operation-usage.schema.json'), 'operation-usage'),
     '',
+    section(load('translation.schema.json'), 'translation'),
+    '',
     section(load('protocol-evaluate.schema.json'), 'protocol-evaluate'),
+    '',
+    sections(load('protocol-tasks.schema.json'), 'protocol-tasks'),
     '',
     'How operations are called and billed is described in [protocols.md](protocols.md); translations between dialects',
     '(`translations:`) in [translation.md](translation.md).',

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { FakeUpstream } from '../../test/kit/fake-upstream.js';
 import { installImages } from '../../test/kit/fake-images.js';
-import { loadConfig } from '../config/load.js';
+import { loadConfig } from '../compile/load-config.js';
 import { createServices } from '../services.js';
 import { buildApp } from '../app.js';
 import { issueApiKey } from '../auth/keys.js';

@@ -2,7 +2,7 @@
 // (or instead of) loading the whole config.
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import type { LoadedConfig } from './types.js';
+import type { CheckedConfig } from './types.js';
 
 /** `--config PATH`, then GATEWAY_CONFIG, then config.yaml, then config.example.yaml. */
 export function resolveConfigPath(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
@@ -16,7 +16,7 @@ export function resolveConfigPath(argv: string[] = process.argv.slice(2), env: N
 }
 
 /** Resolves a storage path from the config: absolute paths and ':memory:' as given, others under storage.dataDir. */
-export function dataPathFor(config: Pick<LoadedConfig, 'baseDir' | 'gateway'>): (path: string) => string {
+export function dataPathFor(config: Pick<CheckedConfig, 'baseDir' | 'gateway'>): (path: string) => string {
   const dataDir = resolve(config.baseDir, config.gateway.storage.dataDir);
   return (path) => (path === ':memory:' || isAbsolute(path) ? path : resolve(dataDir, path));
 }

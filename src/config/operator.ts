@@ -1,4 +1,4 @@
-// The config as the admin CLI reads it: only the sections it uses (server, storage, admin), parsed, interpolated and
+// The config as the admin CLI reads it: only the sections it uses (server, storage, admin, billing), parsed, interpolated and
 // validated against their own schemas, with no channel, protocol or mapping loaded, so a command answers at once.
 // `npm run check-config` (and the gateway at start and reload) still check the whole file.
 import { readFileSync } from 'node:fs';
@@ -7,12 +7,12 @@ import { Ajv } from 'ajv';
 import { ConfigError } from '../errors.js';
 import { interpolateValue } from './env.js';
 import { describeAjvError, schemasDir } from './schemas.js';
-import type { GatewayConfig, LoadedConfig } from './types.js';
+import type { CheckedConfig, GatewayConfig } from './types.js';
 import { readYamlSource } from './yaml-source.js';
 
-export type OperatorConfig = Pick<LoadedConfig, 'file' | 'baseDir' | 'gateway'>;
+export type OperatorConfig = Pick<CheckedConfig, 'file' | 'baseDir' | 'gateway'>;
 
-const SECTIONS = ['server', 'storage', 'admin'] as const;
+const SECTIONS = ['server', 'storage', 'admin', 'billing'] as const;
 
 export function loadOperatorConfig(file: string, env: NodeJS.ProcessEnv = process.env): OperatorConfig {
   let source;

@@ -1,10 +1,11 @@
-// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that compiles text templates while validating
-// and a `mapping` keyword that hands structural mappings (with the names in their scope) to the compiler.
+// Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that has text templates parsed while validating,
+// a `path` keyword for Liquid paths (`"{{ answer.usage }}"`, src/config/paths.ts) and a `mapping` keyword that collects
+// structural mappings (with the names in their scope) for the compile stage.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { TemplateSet } from '../engine/liquid.js';
+import { parsePath } from './paths.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -16,11 +17,25 @@ function walk(dir: string): string[] {
   );
 }
 
+/** A node a schema marks `mapping: [scope names]`, found while validating: compiled, with positions, by the layer above config. */
+export interface CollectedMapping {
+  pointer: string;
+  tree: unknown;
+  roots: string[];
+}
+
+/** What the layer above config lends the validator: parsing a text template (throwing what is wrong with it). */
+export interface TextTemplates {
+  compile(source: string): unknown;
+}
+
 export interface SchemaRegistry {
   ajv: Ajv;
   validator(id: string): ValidateFunction;
   /** Ids of the config section schemas (schemas/config/*.json). */
   configSections: string[];
+  /** The mappings collected since the last call (one file's, when called after each file validates). */
+  takeMappings(): CollectedMapping[];
 }
 
 /**
@@ -28,7 +43,8 @@ export interface SchemaRegistry {
  * a template that fails to parse (syntax, unknown filter) is a validation error at its own position.
  * A node marked `mapping: [scope names]` is collected, to be compiled with positions once its file has validated.
  */
-export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
+export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
+  let collected: CollectedMapping[] = [];
   const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
   addFormats(ajv);
   ajv.addKeyword({
@@ -51,12 +67,24 @@ export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
     },
   });
   ajv.addKeyword({
+    keyword: 'path',
+    type: 'string',
+    schemaType: 'string',
+    errors: true,
+    validate: function validatePath(root: string, data: string) {
+      const parsed = parsePath(data, root);
+      if (!('problem' in parsed)) return true;
+      (validatePath as unknown as { errors: Partial<ErrorObject>[] }).errors = [{ keyword: 'path', message: parsed.problem, params: {} }];
+      return false;
+    },
+  });
+  ajv.addKeyword({
     keyword: 'mapping',
     schemaType: 'array',
     metaSchema: { type: 'array', items: { type: 'string' } },
     errors: false,
     validate: (roots: string[], data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
-      templates.collect(cxt?.instancePath ?? '', data, roots);
+      collected.push({ pointer: cxt?.instancePath ?? '', tree: data, roots });
       return true;
     },
   });
@@ -76,6 +104,11 @@ export function createSchemaRegistry(templates: TemplateSet): SchemaRegistry {
   return {
     ajv,
     configSections,
+    takeMappings() {
+      const taken = collected;
+      collected = [];
+      return taken;
+    },
     validator(id) {
       const fn = ajv.getSchema(id);
       if (!fn) throw new Error(`no schema with $id "${id}"`);

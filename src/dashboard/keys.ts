@@ -1,5 +1,7 @@
 // What Settings > API Keys shows of a workspace's keys: scopes, expiry, cap, spent, last use; and reading its forms.
 import { toMicros } from '../billing/cost.js';
+import { spendInPeriod } from '../billing/budgets.js';
+import { BUDGET_PERIODS, parseBudgetPeriod, type BudgetCalendar, type BudgetPeriod } from '../billing/periods.js';
 import { formatMoney } from '../billing/spend-caps.js';
 import { SCOPES, isScope } from '../auth/scopes.js';
 import { ValidationError } from '../errors.js';
@@ -19,6 +21,8 @@ export interface KeyView {
   expired: boolean;
   cap: string;
   capValue: string;
+  period: BudgetPeriod;
+  /** Spent in the cap's current period ("$0.20 today"); all time for a key without a periodic cap. */
   spent: string;
   lastUsed: string;
   revoked: string;
@@ -28,7 +32,13 @@ const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0,
 const minute = (seconds: number) => new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 const usd = (micros: number) => `$${formatMoney(micros)}`;
 
+/** The forms' choices of period, and how the page names the current one. */
+export const PERIOD_CHOICES = BUDGET_PERIODS;
+const periodSuffix: Record<BudgetPeriod, string> = { total: '', daily: ' / day', weekly: ' / week', monthly: ' / month' };
+const currentPeriod: Record<BudgetPeriod, string> = { total: '', daily: ' today', weekly: ' this week', monthly: ' this month' };
+
 function viewOf(row: ApiKeyRow, spentMicros: number, lastUsed: number | undefined, now: number): KeyView {
+  const period = row.spend_cap_micros === null ? 'total' : row.spend_cap_period;
   const scopes = JSON.parse(row.scopes) as string[];
   return {
     id: row.id,
@@ -37,17 +47,25 @@ function viewOf(row: ApiKeyRow, spentMicros: number, lastUsed: number | undefine
     scopes: scopes.length ? scopes.join(', ') : 'all',
     expires: row.expires_at === null ? 'never' : day(row.expires_at),
     expired: row.expires_at !== null && row.expires_at * 1000 <= now,
-    cap: row.spend_cap_micros === null ? 'none' : usd(row.spend_cap_micros),
+    cap: row.spend_cap_micros === null ? 'none' : `${usd(row.spend_cap_micros)}${periodSuffix[period]}`,
     capValue: row.spend_cap_micros === null ? '' : formatMoney(row.spend_cap_micros),
-    spent: usd(spentMicros),
+    period,
+    spent: `${usd(spentMicros)}${currentPeriod[period]}`,
     lastUsed: lastUsed === undefined ? 'never' : minute(lastUsed),
     revoked: row.revoked_at === null ? '' : day(row.revoked_at),
   };
 }
 
-async function spentAndLastUse(db: Db, workspaceId: string, keyIds: string[]) {
+async function spentAndLastUse(db: Db, calendar: BudgetCalendar, workspaceId: string, rows: ApiKeyRow[], now: number) {
+  const keyIds = rows.map((r) => r.id);
   if (!keyIds.length) return { spent: new Map<string, number>(), lastUsed: new Map<string, number>() };
   const spentRows = await db.selectFrom('spend_totals').select(['subject_id', 'spent_micros']).where('scope', '=', 'key').where('subject_id', 'in', keyIds).execute();
+  const spent = new Map(spentRows.map((r) => [r.subject_id, Number(r.spent_micros)]));
+  // A periodic cap shows what its current period spent (as the cap counts it), not the lifetime total.
+  for (const row of rows) {
+    if (row.spend_cap_micros === null || row.spend_cap_period === 'total') continue;
+    spent.set(row.id, (await spendInPeriod(db, calendar, 'key', row.id, { period: row.spend_cap_period, at: now })).spentMicros);
+  }
   // "Last used": the last billed request (the ledger has one row per billed request; the key check itself writes nothing).
   const usedRows = await db
     .selectFrom('usage_ledger')
@@ -56,22 +74,19 @@ async function spentAndLastUse(db: Db, workspaceId: string, keyIds: string[]) {
     .where('key_id', 'in', keyIds)
     .groupBy('key_id')
     .execute();
-  return {
-    spent: new Map(spentRows.map((r) => [r.subject_id, Number(r.spent_micros)])),
-    lastUsed: new Map(usedRows.map((r) => [r.key_id, Number(r.last)])),
-  };
+  return { spent, lastUsed: new Map(usedRows.map((r) => [r.key_id, Number(r.last)])) };
 }
 
-export async function workspaceKeyViews(db: Db, workspaceId: string, now = Date.now()): Promise<KeyView[]> {
+export async function workspaceKeyViews(db: Db, calendar: BudgetCalendar, workspaceId: string, now = Date.now()): Promise<KeyView[]> {
   const rows = (await listApiKeys(db, workspaceId)).reverse();
-  const { spent, lastUsed } = await spentAndLastUse(db, workspaceId, rows.map((r) => r.id));
+  const { spent, lastUsed } = await spentAndLastUse(db, calendar, workspaceId, rows, now);
   return rows.map((r) => viewOf(r, spent.get(r.id) ?? 0, lastUsed.get(r.id), now));
 }
 
-export async function workspaceKeyView(db: Db, workspaceId: string, id: string, now = Date.now()): Promise<KeyView | undefined> {
+export async function workspaceKeyView(db: Db, calendar: BudgetCalendar, workspaceId: string, id: string, now = Date.now()): Promise<KeyView | undefined> {
   const row = await workspaceKey(db, workspaceId, id);
   if (!row) return undefined;
-  const { spent, lastUsed } = await spentAndLastUse(db, workspaceId, [row.id]);
+  const { spent, lastUsed } = await spentAndLastUse(db, calendar, workspaceId, [row], now);
   return viewOf(row, spent.get(row.id) ?? 0, lastUsed.get(row.id), now);
 }
 
@@ -93,6 +108,11 @@ export function parseCap(value: unknown, required = false): number | null {
   if (!text) return null;
   if (!/^\d{1,7}(\.\d{1,6})?$/.test(text) || Number(text) > MAX_CAP_USD) throw new ValidationError(`the spending cap must be an amount in USD like 25.00, at most ${MAX_CAP_USD}`, 'cap');
   return toMicros(Number(text));
+}
+
+/** The cap's period from a form: one of PERIOD_CHOICES; absent means `total`. */
+export function parseCapPeriod(value: unknown): BudgetPeriod {
+  return parseBudgetPeriod(value, 'period');
 }
 
 export function parseScopes(value: unknown): string[] {

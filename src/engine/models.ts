@@ -1,5 +1,6 @@
 // Resolves a client's model id to the routes that may serve it on a given endpoint.
-import type { LoadedConfig, ModelKind, ModelRoute } from '../config/types.js';
+import type { ModelKind, ModelRoute } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { ChannelUnavailableError, ValidationError, clientValue } from '../errors.js';
 
 const kindWords: Record<ModelKind, string> = { chat: 'a chat model', evaluation: 'an evaluation model', image: 'an image model', video: 'a video model' };

@@ -1,5 +1,6 @@
 // Chooses the translator for a client dialect and an upstream protocol operation: by dialect pair, never by vendor.
-import type { LoadedConfig, ModelRoute } from '../config/types.js';
+import type { ModelRoute } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { TranslationError } from '../errors.js';
 import { openaiChatPassthrough } from './openai-chat-passthrough.js';
 import { anthropicMessagesPassthrough } from './translate/anthropic-passthrough.js';

@@ -2,7 +2,8 @@
 // The pipeline's send stage (src/pipeline/send.ts) encodes bodies and sets deadlines; this module only moves bytes.
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
-import type { ChannelConfig, LoadedConfig, ModelRoute } from '../config/types.js';
+import type { ChannelConfig, ModelRoute } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { renderer } from './translate/render.js';

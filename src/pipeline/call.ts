@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { PipelineDeps } from './deps.js';
-import type { LoadedConfig } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { jsonBytes } from '../billing/estimate.js';
 import type { ImageForm } from './form.js';

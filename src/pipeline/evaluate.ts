@@ -54,7 +54,7 @@ export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
       return { routes: [route], settings: route.protocol.evaluate as unknown as EvaluateSettings, questions: [] };
     },
     inputs(call, plan) {
-      const maxQuestions = (call.config.gateway.evaluate as { maxQuestions: number }).maxQuestions;
+      const maxQuestions = call.config.gateway.evaluate.maxQuestions;
       plan.questions = readQuestions(call.body.questions, maxQuestions);
     },
     estimate: (call, plan) => estimateEvaluateMicros(plan.routes[0], call.body.state, call.bodyBytes, plan.questions.length),

@@ -1,6 +1,7 @@
 // The outputs stage: media an answer carries (a URL, or base64), where its operation declares them, are archived into the
 // workspace file store before the answer is sent; each item keeps its upstream fields and gains svc_file_id, svc_url, archive_status.
 import type { Readable } from 'node:stream';
+import { pathSegments } from '../config/paths.js';
 import type { MediaItems } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { base64Chunks, publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
@@ -36,9 +37,27 @@ export async function archiveMedia(call: Call, source: { url?: unknown; base64?:
   }
 }
 
+/** A spec's Liquid paths (`"{{ answer.data }}"`, `"{{ item.url }}"`) as the members they walk, parsed once. */
+interface MediaPaths {
+  list?: string[];
+  item?: string[];
+  url?: string[];
+  base64?: string[];
+}
+const parsedPaths = new WeakMap<MediaItems, MediaPaths>();
+function pathsOf(spec: MediaItems): MediaPaths {
+  let paths = parsedPaths.get(spec);
+  if (!paths) {
+    const parse = (text: string | undefined) => (text === undefined ? undefined : pathSegments(text));
+    paths = { list: parse(spec.list), item: parse(spec.item), url: parse(spec.url), base64: parse(spec.base64) };
+    parsedPaths.set(spec, paths);
+  }
+  return paths;
+}
+
 /** The media items `spec` points at in `document`. */
-function itemsOf(spec: MediaItems, document: unknown): Record<string, unknown>[] {
-  const found = spec.list ? readPath(document, spec.list) : spec.item ? [readPath(document, spec.item)] : [];
+function itemsOf(spec: MediaItems, paths: MediaPaths, document: unknown): Record<string, unknown>[] {
+  const found = paths.list ? readPath(document, paths.list) : paths.item ? [readPath(document, paths.item)] : [];
   if (!Array.isArray(found)) return [];
   return found.filter((item): item is Record<string, unknown> => !!item && typeof item === 'object' && Object.entries(spec.when ?? {}).every(([k, v]) => item[k] === v));
 }
@@ -50,7 +69,8 @@ function itemsOf(spec: MediaItems, document: unknown): Record<string, unknown>[]
  */
 export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown, archived?: Map<string, ArchivedResult>): Promise<number> {
   if (!spec) return 0;
-  const items = itemsOf(spec, document);
+  const paths = pathsOf(spec);
+  const items = itemsOf(spec, paths, document);
   // Items gain archive fields in place: the answer's text no longer says what it holds.
   if (items.length && document && typeof document === 'object') forgetSourceText(document);
   for (const [index, item] of items.entries()) {
@@ -60,7 +80,7 @@ export async function archiveOutputs(call: Call, spec: MediaItems | undefined, d
       Object.assign(item, known);
       continue;
     }
-    const source = { url: spec.url ? item[spec.url] : undefined, base64: spec.base64 ? item[spec.base64] : undefined };
+    const source = { url: paths.url && readPath(item, paths.url), base64: paths.base64 && readPath(item, paths.base64) };
     const result = await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation');
     if (id !== undefined) archived?.set(id, result);
     Object.assign(item, result);

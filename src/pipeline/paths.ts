@@ -1,4 +1,4 @@
-// Dot paths (`message.usage`, `response.output`) into parsed JSON: how operations say where something is, as data.
+// Reads a path (the members a Liquid path such as `"{{ answer.message.usage }}"` walks, src/config/paths.ts) in parsed JSON.
 
 export function readPath(value: unknown, path: string | readonly string[]): unknown {
   let current = value;

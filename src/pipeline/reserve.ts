@@ -1,8 +1,12 @@
-// The reserve stage: the worst case held against the key's and the workspace's caps, as one Charge guard.
+// The reserve stage: the worst case held against the key's and the workspace's caps, as one Charge guard (traced when tracing is on).
 import type { ModelRoute } from '../config/types.js';
 import type { Charge } from '../billing/meter.js';
 import type { Call } from './call.js';
+import type { Tracing } from '../telemetry/types.js';
 
 export function reserve(call: Call, route: ModelRoute, estimateMicros: number): Promise<Charge> {
+  // Tracing is assembled beside the pipeline's dependencies (its type names the Call, so PipelineDeps cannot).
+  const tracing = (call.services as { tracing?: Tracing }).tracing;
+  if (tracing) return tracing.reserve(call, route, estimateMicros);
   return call.services.meter.begin({ auth: call.auth, route, requestId: call.req.id, estimateMicros });
 }

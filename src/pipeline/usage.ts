@@ -1,9 +1,11 @@
 // Reads usage the one way a protocol operation declares it (JSON answer or SSE events), validates it, and knows when it is final.
 import type { TokenUsage } from '../billing/cost.js';
-import type { LoadedConfig, ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
+import type { ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { GatewayError } from '../errors.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
+import { pathSegments } from '../config/paths.js';
 import { readPath } from './paths.js';
 
 export function upstreamMalformed(channel: string, detail: string): GatewayError {
@@ -41,11 +43,11 @@ function compile(config: LoadedConfig, spec: UsageSpec, where: string): Compiled
   if (!c) {
     const events = new Map(
       Object.entries(spec.events ?? {}).map(([name, e]) => {
-        const from = e.from.split('.');
-        return [name, { from, key: `"${from[from.length - 1]}"`, final: e.final }];
+        const from = pathSegments(e.from);
+        return [name, { from, key: from.length ? `"${from[from.length - 1]}"` : '', final: e.final }];
       }),
     );
-    c = { from: spec.from?.split('.'), events, tokens: renderer(config, spec.tokens, `${where}/usage/tokens`) };
+    c = { from: spec.from === undefined ? undefined : pathSegments(spec.from), events, tokens: renderer(config, spec.tokens, `${where}/usage/tokens`) };
     compiled.set(spec, c);
   }
   return c;

@@ -1,6 +1,8 @@
 // API key records: stored as SHA-256 with a display prefix, never in the clear.
 import type { Db } from './database.js';
 import type { ApiKeysTable } from './schema.js';
+import type { BudgetPeriod } from '../billing/periods.js';
+import { setSubjectBudget } from './budgets.js';
 
 export type ApiKeyRow = ApiKeysTable;
 
@@ -25,7 +27,7 @@ export async function revokeApiKey(db: Db, id: string, now = Date.now()): Promis
   return Number(result.numUpdatedRows) > 0;
 }
 
-export async function setApiKeySpendCap(db: Db, id: string, capMicros: number | null): Promise<boolean> {
-  const result = await db.updateTable('api_keys').set({ spend_cap_micros: capMicros }).where('id', '=', id).executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** Sets the key's cap on all models; `period` absent keeps the one it had. False when there is no such key. */
+export function setApiKeySpendCap(db: Db, id: string, capMicros: number | null, period?: BudgetPeriod): Promise<boolean> {
+  return setSubjectBudget(db, 'key', id, { capMicros, period });
 }

@@ -1,10 +1,13 @@
 // Table types for kysely. Each capability adds its tables here and a migration file beside it.
 import type { ColumnType, Generated } from 'kysely';
+import type { BudgetPeriod } from '../billing/periods.js';
 
 export interface WorkspacesTable {
   id: string;
   name: string;
   spend_cap_micros: number | null;
+  /** The period the cap counts over: 'total', 'daily', 'weekly' or 'monthly'. */
+  spend_cap_period: BudgetPeriod;
   created_at: number;
 }
 
@@ -19,6 +22,8 @@ export interface ApiKeysTable {
   expires_at: number | null;
   revoked_at: number | null;
   spend_cap_micros: number | null;
+  /** The period the cap counts over: 'total', 'daily', 'weekly' or 'monthly'. */
+  spend_cap_period: BudgetPeriod;
   created_at: number;
 }
 
@@ -43,6 +48,8 @@ export interface UsageLedgerTable {
   reservation_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** What the reported usage cost beyond the reservation: charged (it is part of cost_micros) and recorded here. */
   overage_micros: ColumnType<number, number | undefined, number>;
+  /** Unix milliseconds of the reservation this row billed: the budget period it counts in. Null on rows from before periods. */
+  reserved_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface SettingsTable {
@@ -59,7 +66,30 @@ export interface SpendReservationsTable {
   amount_micros: number;
   /** Unix milliseconds. */
   expires_at: number;
+  /** Unix milliseconds: the budget period the reservation belongs to. */
   created_at: number;
+  /** The model requested, for caps on one model. */
+  model: ColumnType<string, string | undefined, string>;
+}
+
+/** A cap on one model's spend by a key or a workspace. */
+export interface SpendModelCapsTable {
+  scope: 'key' | 'workspace';
+  subject_id: string;
+  model: string;
+  cap_micros: number;
+  period: BudgetPeriod;
+}
+
+/** What a capped key or workspace spent in one period; model '' means all models. */
+export interface SpendPeriodsTable {
+  scope: 'key' | 'workspace';
+  subject_id: string;
+  model: string;
+  period: BudgetPeriod;
+  /** Unix milliseconds; 0 for 'total'. */
+  period_start: number;
+  spent_micros: number;
 }
 
 /** What a key or workspace has been charged in total, kept beside the ledger. */
@@ -143,6 +173,8 @@ export interface Database {
   settings: SettingsTable;
   spend_reservations: SpendReservationsTable;
   spend_totals: SpendTotalsTable;
+  spend_model_caps: SpendModelCapsTable;
+  spend_periods: SpendPeriodsTable;
   files: FilesTable;
   leases: LeasesTable;
   users: UsersTable;

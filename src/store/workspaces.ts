@@ -2,11 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import type { WorkspacesTable } from './schema.js';
+import type { BudgetPeriod } from '../billing/periods.js';
+import { setSubjectBudget } from './budgets.js';
 
 export type Workspace = WorkspacesTable;
 
 export async function createWorkspace(db: Db, name: string, now = Date.now()): Promise<Workspace> {
-  const row: Workspace = { id: `ws_${randomUUID().replace(/-/g, '')}`, name, spend_cap_micros: null, created_at: Math.floor(now / 1000) };
+  const row: Workspace = { id: `ws_${randomUUID().replace(/-/g, '')}`, name, spend_cap_micros: null, spend_cap_period: 'total', created_at: Math.floor(now / 1000) };
   await db.insertInto('workspaces').values(row).execute();
   return row;
 }
@@ -24,7 +26,7 @@ export async function countWorkspaces(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-export async function setWorkspaceSpendCap(db: Db, id: string, capMicros: number | null): Promise<boolean> {
-  const result = await db.updateTable('workspaces').set({ spend_cap_micros: capMicros }).where('id', '=', id).executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** Sets the workspace's cap on all models; `period` absent keeps the one it had. False when there is no such workspace. */
+export function setWorkspaceSpendCap(db: Db, id: string, capMicros: number | null, period?: BudgetPeriod): Promise<boolean> {
+  return setSubjectBudget(db, 'workspace', id, { capMicros, period });
 }

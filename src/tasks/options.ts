@@ -1,5 +1,5 @@
 // The gateway config's `tasks:` section (schemas/config/tasks.json), with each task's own timeout and poll interval under it.
-import type { LoadedConfig } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { TaskSpec } from './spec.js';
 
 export interface TasksOptions {
@@ -14,20 +14,8 @@ export interface TasksOptions {
   poll?: { firstSeconds?: number; maxSeconds?: number };
 }
 
-interface TasksSection {
-  tickMilliseconds: number;
-  leaseSeconds: number;
-  batchSize: number;
-  maxNotFound: number;
-  archiveMaxBytes: number;
-  archiveGraceSeconds: number;
-  maxInFlightPerKey: number;
-  timeoutSeconds?: number;
-  poll?: { firstSeconds?: number; maxSeconds?: number };
-}
-
 export function tasksOptions(config: LoadedConfig): TasksOptions {
-  const section = config.gateway.tasks as TasksSection;
+  const section = config.gateway.tasks;
   return {
     tickMs: section.tickMilliseconds,
     leaseMs: section.leaseSeconds * 1000,

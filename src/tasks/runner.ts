@@ -3,7 +3,8 @@
 // the result and settles the task's charge once (release on failure). Started and stopped with the services.
 import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
-import type { LoadedConfig, ModelRoute } from '../config/types.js';
+import type { ModelRoute } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
@@ -13,6 +14,7 @@ import { toFormData } from '../pipeline/send.js';
 import type { TaskQueue, TaskRunnerDeps } from './deps.js';
 import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
+import { faultReason, isUpstreamTrouble } from './faults.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
@@ -169,6 +171,7 @@ export class TaskRunner implements TaskQueue {
       const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: deadline.signal });
       answer = await readAnswer(response.body, route.channel.id);
     } catch (err) {
+      if (!isUpstreamTrouble(err)) return this.failOnFault(row, err, 'polling');
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
       if (status === 404) {
         const notFound = row.not_found_count + 1;
@@ -183,15 +186,22 @@ export class TaskRunner implements TaskQueue {
       deadline.clear();
     }
     const scope = { answer };
-    const word = task.status(scope);
+    let word: unknown;
+    let progress: number | undefined;
+    let error: { code?: unknown; message?: unknown } = {};
+    try {
+      word = task.status(scope);
+      progress = progressOf(task.progress?.(scope));
+      if (task.spec.poll.statusMap[String(word)] === 'failed') error = (task.error?.(scope) ?? {}) as typeof error;
+    } catch (err) {
+      return this.failOnFault(row, err, 'reading the status answer');
+    }
     let status: MappedStatus = task.spec.poll.statusMap[String(word)] ?? 'in_progress';
     if (!Object.hasOwn(task.spec.poll.statusMap, String(word))) {
       this.log.warn({ task: row.id, channel: route.channel.id, status: String(word).slice(0, 64) }, 'unknown upstream task status; kept as in_progress');
       status = 'in_progress';
     }
-    const progress = progressOf(task.progress?.(scope));
     if (status === 'failed') {
-      const error = (task.error?.(scope) ?? {}) as { code?: unknown; message?: unknown };
       // The upstream's reason, bounded and scrubbed of URLs, credentials and the upstream model id like any upstream message.
       return this.fail(row, text(error.code, 'upstream_failed').replace(/[^\w.:-]/g, '_'), sanitizeUpstreamMessage(text(error.message, 'the task failed upstream'), route));
     }
@@ -251,7 +261,7 @@ export class TaskRunner implements TaskQueue {
       await charge.renew(reservationMs);
       const ref = charge.ref;
       const params = JSON.parse(row.params) as TaskParams;
-      const kind = task.spec.kind as TaskKind;
+      const kind = task.spec.kind;
       const units = unitsOf(kind, task.usage?.({ answer }));
       // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
       const outcome =
@@ -274,6 +284,13 @@ export class TaskRunner implements TaskQueue {
       clearInterval(renew);
       deadline.clear();
     }
+  }
+
+  /** A fault of the gateway's own (faults.ts): waiting will not mend it, so the task fails now, logged, its charge released. */
+  private async failOnFault(row: TaskRow, err: unknown, doing: string): Promise<void> {
+    this.log.error({ err, task: row.id }, `${doing} a task failed in the gateway; the task fails and its charge is released`);
+    const { code, message } = faultReason(err);
+    await this.fail(row, code, message);
   }
 
   /** Fails the task: its charge is released (nothing billed), the reason kept. */

@@ -1,25 +1,11 @@
 // A protocol's task declarations (the `tasks` section, schemas/protocol-tasks.schema.json), found by route and rendered as data.
-import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../config/types.js';
+import type { ModelRoute, ProtocolConfig, TaskSpec } from '../config/types.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 
-export type TaskKind = 'video' | 'image';
-export type MappedStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
-
-export interface TaskSpec {
-  kind: TaskKind;
-  route?: string;
-  timeoutSeconds: number;
-  submit: { operation: string; request: unknown; reference?: string; id: unknown };
-  poll: {
-    operation: string;
-    interval: { firstSeconds: number; maxSeconds: number };
-    status: unknown;
-    statusMap: Record<string, MappedStatus>;
-    progress?: unknown;
-    error?: unknown;
-  };
-  result: { download?: { operation: string }; url?: unknown; base64?: unknown; usage?: unknown };
-}
+export type { TaskSpec };
+export type TaskKind = TaskSpec['kind'];
+export type MappedStatus = TaskSpec['poll']['statusMap'][string];
 
 /** A task's mappings, compiled at load, as renderers. */
 export interface CompiledTask {
@@ -63,7 +49,7 @@ function compile(config: LoadedConfig, protocol: ProtocolConfig, name: string, s
 
 /** The task of `route`'s protocol serving `want`: the kind's standard route (no `route` declared) or a family route path. */
 export function taskFor(config: LoadedConfig, route: ModelRoute, want: { kind: TaskKind; route?: string }): CompiledTask | undefined {
-  const tasks = (route.protocol.tasks ?? {}) as Record<string, TaskSpec>;
+  const tasks = route.protocol.tasks ?? {};
   for (const [name, spec] of Object.entries(tasks)) {
     if (spec.kind === want.kind && spec.route === want.route) return compile(config, route.protocol, name, spec);
   }
@@ -72,15 +58,6 @@ export function taskFor(config: LoadedConfig, route: ModelRoute, want: { kind: T
 
 /** The task named `name` of `route`'s protocol (a stored task's), if the protocol still declares it. */
 export function taskNamed(config: LoadedConfig, route: ModelRoute, name: string): CompiledTask | undefined {
-  const spec = ((route.protocol.tasks ?? {}) as Record<string, TaskSpec>)[name];
+  const spec = (route.protocol.tasks ?? {})[name];
   return spec ? compile(config, route.protocol, name, spec) : undefined;
-}
-
-/** Family routes every protocol declares: path to the kind of its tasks (one entry per path). */
-export function familyRoutes(protocols: Iterable<ProtocolConfig>): Map<string, TaskKind> {
-  const routes = new Map<string, TaskKind>();
-  for (const protocol of protocols) {
-    for (const spec of Object.values((protocol.tasks ?? {}) as Record<string, TaskSpec>)) if (spec.route) routes.set(spec.route, spec.kind);
-  }
-  return routes;
 }

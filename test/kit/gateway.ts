@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '../../src/config/load.js';
-import { createServices, type Services } from '../../src/services.js';
+import { loadConfig } from '../../src/compile/load-config.js';
+import { createServices, type ServiceOverrides, type Services } from '../../src/services.js';
 import { buildApp } from '../../src/app.js';
 import { createWorkspace } from '../../src/store/workspaces.js';
 import { issueApiKey, type IssueKeyOptions } from '../../src/auth/keys.js';
@@ -42,6 +42,8 @@ export interface TestGatewayOptions {
   listen?: boolean;
   /** pino options for the gateway's log (default: no log). */
   logger?: Record<string, unknown>;
+  /** Services to use instead of the configured ones (a clock, a meter). */
+  overrides?: ServiceOverrides;
 }
 
 export interface TestGateway {
@@ -71,7 +73,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
     `server:\n  logLevel: silent\n${options.serverConfig ?? ''}storage:\n  dataDir: ./data\n${database}${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
-  const services = await createServices(config);
+  const services = await createServices(config, options.overrides);
   const app = await buildApp(services, { logger: options.logger ?? false });
   const workspace = await createWorkspace(services.db, 'test');
   const key = (await issueApiKey(services.db, workspace)).key;

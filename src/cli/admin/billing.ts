@@ -3,7 +3,11 @@ import { formatMoney } from '../../billing/spend-caps.js';
 import { parseUsageRange, usageReport, usageTotals } from '../../billing/usage-report.js';
 import { ValidationError } from '../../errors.js';
 import type { KeyInput } from '../../admin/service.js';
-import { adminOf, type AdminCommand } from './command.js';
+import { spendInPeriod } from '../../billing/budgets.js';
+import { billingConfig } from '../../billing/config.js';
+import { BudgetCalendar, parseBudgetPeriod, type BudgetPeriod } from '../../billing/periods.js';
+import { writeModelCap } from '../../store/budgets.js';
+import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 import { expiryFrom, parseMoney, parseScopeList, workspaceNamed } from './keys.js';
 
 /** `--spend-cap 25.00` sets a cap; `--spend-cap none` removes it. */
@@ -12,25 +16,50 @@ function parseCap(value: unknown): number | null {
   return value === 'none' ? null : parseMoney(value, 'spend-cap');
 }
 
-const capText = (micros: number | null) => (micros === null ? 'none' : `${formatMoney(micros)} USD`);
+const capText = (micros: number | null, period: BudgetPeriod = 'total') => (micros === null ? 'none' : `${formatMoney(micros)} USD${period === 'total' ? '' : ` ${period}`}`);
+const periodNoun = { daily: 'day', weekly: 'week', monthly: 'month' } as const;
+
+const parsePeriod = (ctx: AdminContext) => (ctx.values.period === undefined ? undefined : parseBudgetPeriod(ctx.values.period, 'period'));
+
+/** `--model ID`: a model id as the channels name it (the CLI does not load channels, so it is not looked up). */
+function parseModel(ctx: AdminContext): string | undefined {
+  const model = ctx.values.model;
+  if (model === undefined) return undefined;
+  if (typeof model !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(model)) throw new ValidationError('--model must be a model id (1 to 128 printable characters)', 'model');
+  return model;
+}
+
+/** `--spend-cap X --model M [--period P]`: the cap of a key or a workspace on one model. */
+async function updateModelCap(ctx: AdminContext, scope: 'key' | 'workspace', id: string, model: string): Promise<string> {
+  const cap = parseCap(ctx.values['spend-cap']);
+  const period = parsePeriod(ctx);
+  await ctx.db.transaction().execute((trx) => writeModelCap(trx, scope, id, model, { capMicros: cap, period }));
+  return `spend cap on model ${model} ${capText(cap, period)}`;
+}
 
 export const commands: AdminCommand[] = [
   {
     name: 'key update',
-    usage: 'ID [--spend-cap AMOUNT|none] [--scopes a,b|all] [--expires-in 30d|never]',
-    options: { 'spend-cap': { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' } },
+    usage: 'ID [--spend-cap AMOUNT|none [--period total|daily|weekly|monthly] [--model MODEL]] [--scopes a,b|all] [--expires-in 30d|never]',
+    options: { 'spend-cap': { type: 'string' }, period: { type: 'string' }, model: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' } },
     async run(ctx) {
       const id = ctx.positionals[0];
       if (!id) throw new ValidationError('key update needs a key ID', 'id');
-      const { scopes, 'expires-in': expiresIn, 'spend-cap': spendCap } = ctx.values;
-      if (scopes === undefined && expiresIn === undefined && spendCap === undefined) throw new ValidationError('key update needs --spend-cap, --scopes or --expires-in', 'spend-cap');
+      const { scopes, 'expires-in': expiresIn, 'spend-cap': spendCap, period } = ctx.values;
+      const model = parseModel(ctx);
+      if (model !== undefined) {
+        await adminOf(ctx).getKey(id);
+        return ctx.print(`key ${id}: ${await updateModelCap(ctx, 'key', id, model)}`);
+      }
+      if (scopes === undefined && expiresIn === undefined && spendCap === undefined && period === undefined) throw new ValidationError('key update needs --spend-cap, --period, --scopes or --expires-in', 'spend-cap');
       const input: KeyInput = {};
       if (spendCap !== undefined) input.spend_cap = ((cap) => (cap === null ? null : cap / 1e6))(parseCap(spendCap));
+      input.spend_cap_period = parsePeriod(ctx);
       if (scopes !== undefined) input.scopes = scopes === 'all' ? [] : parseScopeList(scopes);
       if (expiresIn !== undefined) input.expires_at = expiresIn === 'never' ? null : expiryFrom(expiresIn);
       const key = await adminOf(ctx).updateKey(id, input);
       const changed = [
-        spendCap !== undefined ? `spend cap ${capText(key.spend_cap === null ? null : Math.round(key.spend_cap * 1e6))}` : '',
+        spendCap !== undefined || period !== undefined ? `spend cap ${capText(key.spend_cap === null ? null : Math.round(key.spend_cap * 1e6), key.spend_cap_period)}` : '',
         scopes !== undefined ? `scopes ${key.scopes.join(',') || 'all'}` : '',
         expiresIn !== undefined ? `expires ${key.expires_at === null ? 'never' : new Date(key.expires_at * 1000).toISOString()}` : '',
       ];
@@ -39,13 +68,15 @@ export const commands: AdminCommand[] = [
   },
   {
     name: 'workspace update',
-    usage: 'NAME --spend-cap AMOUNT|none',
-    options: { 'spend-cap': { type: 'string' } },
+    usage: 'NAME --spend-cap AMOUNT|none [--period total|daily|weekly|monthly] [--model MODEL]',
+    options: { 'spend-cap': { type: 'string' }, period: { type: 'string' }, model: { type: 'string' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.positionals[0]);
+      const model = parseModel(ctx);
+      if (model !== undefined) return ctx.print(`workspace ${workspace.name}: ${await updateModelCap(ctx, 'workspace', workspace.id, model)}`);
       const cap = parseCap(ctx.values['spend-cap']);
-      await adminOf(ctx).updateWorkspace(workspace.id, { spend_cap: cap === null ? null : cap / 1e6 });
-      ctx.print(`workspace ${workspace.name}: spend cap ${capText(cap)}`);
+      const view = await adminOf(ctx).updateWorkspace(workspace.id, { spend_cap: cap === null ? null : cap / 1e6, spend_cap_period: parsePeriod(ctx) });
+      ctx.print(`workspace ${workspace.name}: spend cap ${capText(cap, view.spend_cap_period)}`);
     },
   },
   {
@@ -62,8 +93,10 @@ export const commands: AdminCommand[] = [
       }
       if (!data.length) ctx.print('no usage');
       for (const t of usageTotals(data)) ctx.print(`total  requests=${t.requests}  cost=${formatMoney(Math.round(t.cost.amount * 1e6))} ${t.currency}`);
-      const spent = await ctx.db.selectFrom('spend_totals').select('spent_micros').where('scope', '=', 'workspace').where('subject_id', '=', workspace.id).executeTakeFirst();
-      ctx.print(`workspace ${workspace.name}: spend cap ${capText(workspace.spend_cap_micros)}, spent in all ${formatMoney(spent?.spent_micros ?? 0)} USD`);
+      const period = workspace.spend_cap_period;
+      const spent = await spendInPeriod(ctx.db, new BudgetCalendar(billingConfig(ctx.config).timeZone), 'workspace', workspace.id, { period });
+      const resets = spent.resetsAt === null ? '' : ` (resets ${new Date(spent.resetsAt).toISOString()})`;
+      ctx.print(`workspace ${workspace.name}: spend cap ${capText(workspace.spend_cap_micros, period)}, spent ${period === 'total' ? 'in all' : `this ${periodNoun[period]}`} ${formatMoney(spent.spentMicros)} USD${resets}`);
     },
   },
 ];

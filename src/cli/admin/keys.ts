@@ -1,6 +1,7 @@
 // Admin commands for workspaces and API keys, through the admin service (each change writes its audit row).
 import { parseDuration } from '../../auth/keys.js';
 import { toMicros } from '../../billing/cost.js';
+import { parseBudgetPeriod } from '../../billing/periods.js';
 import { ValidationError } from '../../errors.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 
@@ -36,8 +37,8 @@ export const commands: AdminCommand[] = [
   },
   {
     name: 'key create',
-    usage: '--workspace NAME [--scopes a,b] [--expires-in 30d] [--spend-cap 10.00] [--name LABEL] [--json]',
-    options: { workspace: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' }, 'spend-cap': { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
+    usage: '--workspace NAME [--scopes a,b] [--expires-in 30d] [--spend-cap 10.00 [--period daily|weekly|monthly]] [--name LABEL] [--json]',
+    options: { workspace: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' }, 'spend-cap': { type: 'string' }, period: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);
       const scopes = parseScopeList(ctx.values.scopes);
@@ -45,6 +46,7 @@ export const commands: AdminCommand[] = [
         scopes,
         expires_at: expiryFrom(ctx.values['expires-in']),
         spend_cap: ctx.values['spend-cap'] !== undefined ? parseMoney(ctx.values['spend-cap'], 'spend-cap') / 1e6 : null,
+        spend_cap_period: parseBudgetPeriod(ctx.values.period, 'period'),
         name: typeof ctx.values.name === 'string' ? ctx.values.name : null,
       });
       if (ctx.values.json) ctx.print(JSON.stringify({ id: created.id, key: created.key, workspace: workspace.name, scopes: created.scopes, expires_at: created.expires_at }));
@@ -69,10 +71,11 @@ export const commands: AdminCommand[] = [
         expires_at: k.expires_at,
         revoked: k.revoked_at !== null,
         spend_cap: k.spend_cap,
+        spend_cap_period: k.spend_cap_period,
       }));
       if (ctx.values.json) return ctx.print(JSON.stringify(rows));
       for (const r of rows) {
-        ctx.print(`${r.id}  ${r.prefix}…  scopes=${r.scopes.join(',') || 'all'}  expires=${iso(r.expires_at)}  cap=${r.spend_cap ?? '-'}${r.revoked ? '  REVOKED' : ''}`);
+        ctx.print(`${r.id}  ${r.prefix}…  scopes=${r.scopes.join(',') || 'all'}  expires=${iso(r.expires_at)}  cap=${r.spend_cap === null ? '-' : `${r.spend_cap}${r.spend_cap_period === 'total' ? '' : ` ${r.spend_cap_period}`}`}${r.revoked ? '  REVOKED' : ''}`);
       }
       if (!rows.length) ctx.print('no keys');
     },

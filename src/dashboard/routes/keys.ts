@@ -1,9 +1,9 @@
-// Settings > API Keys: list, create (shown once), revoke, change the cap. Owners and admins only.
+// Settings > API Keys: list, create (shown once), revoke, change the cap and its period. Owners and admins only.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCOPES } from '../../auth/scopes.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { DashboardDeps } from '../deps.js';
-import { EXPIRY_CHOICES, parseCap, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
+import { EXPIRY_CHOICES, PERIOD_CHOICES, parseCap, parseCapPeriod, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
 import { dashboardAdmin, MANAGERS, requireUser } from '../session.js';
 
 const keyNotFound = () => new NotFoundError('no such key in this workspace', 'key_not_found');
@@ -11,18 +11,18 @@ type Form = Record<string, unknown>;
 
 export function registerKeysRoutes(app: FastifyInstance, services: DashboardDeps): void {
   const managers = requireUser(services, MANAGERS);
-  const { db } = services;
+  const { db, calendar } = services;
 
   async function page(req: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}) {
     const ctx = req.dashboard!;
-    return reply.view('keys', { title: 'API keys', page: 'keys', dashboard: ctx, keys: await workspaceKeyViews(db, ctx.workspace.workspaceId), scopes: SCOPES, expiryChoices: EXPIRY_CHOICES, ...extra });
+    return reply.view('keys', { title: 'API keys', page: 'keys', dashboard: ctx, keys: await workspaceKeyViews(db, calendar, ctx.workspace.workspaceId), scopes: SCOPES, expiryChoices: EXPIRY_CHOICES, periodChoices: PERIOD_CHOICES, ...extra });
   }
 
   /** An htmx action answers with the key's new row; a plain form post goes back to the list. */
   async function rowOrRedirect(req: FastifyRequest, reply: FastifyReply, id: string) {
     if (req.headers['hx-request'] !== 'true') return reply.redirect('/dashboard/settings/keys', 303);
-    const key = await workspaceKeyView(db, req.dashboard!.workspace.workspaceId, id);
-    return reply.view('key-row', { key, csrfToken: req.dashboard!.csrfToken });
+    const key = await workspaceKeyView(db, calendar, req.dashboard!.workspace.workspaceId, id);
+    return reply.view('key-row', { key, csrfToken: req.dashboard!.csrfToken, periodChoices: PERIOD_CHOICES });
   }
 
   app.get('/settings/keys', { preHandler: managers }, async (req, reply) => page(req, reply));
@@ -33,9 +33,10 @@ export function registerKeysRoutes(app: FastifyInstance, services: DashboardDeps
       const scopes = parseScopes(body.scopes);
       const days = parseExpiryDays(body.expires);
       const spendCapMicros = parseCap(body.cap);
+      const spendCapPeriod = parseCapPeriod(body.period);
       const name = parseKeyName(body.name);
       const expiresAt = days === null ? null : Math.floor(Date.now() / 1000) + days * 86_400;
-      const issued = await dashboardAdmin(services, req).createKey(req.dashboard!.workspace.workspaceId, { scopes, expires_at: expiresAt, spend_cap: spendCapMicros === null ? null : spendCapMicros / 1e6, name });
+      const issued = await dashboardAdmin(services, req).createKey(req.dashboard!.workspace.workspaceId, { scopes, expires_at: expiresAt, spend_cap: spendCapMicros === null ? null : spendCapMicros / 1e6, spend_cap_period: spendCapPeriod, name });
       req.log.info({ keyId: issued.id, userId: req.dashboard!.user.id }, 'dashboard: API key created');
       return await page(req, reply.code(201), { created: { id: issued.id, key: issued.key } });
     } catch (err) {
@@ -55,8 +56,9 @@ export function registerKeysRoutes(app: FastifyInstance, services: DashboardDeps
   app.post('/settings/keys/:id/cap', { preHandler: [app.csrfProtection, managers] }, async (req, reply) => {
     const { id } = req.params as { id: string };
     if (!(await workspaceKey(db, req.dashboard!.workspace.workspaceId, id))) throw keyNotFound();
-    const cap = parseCap((req.body as Form | undefined)?.cap, true);
-    await dashboardAdmin(services, req).updateKey(id, { spend_cap: cap === null ? null : cap / 1e6 });
+    const form = req.body as Form | undefined;
+    const cap = parseCap(form?.cap, true);
+    await dashboardAdmin(services, req).updateKey(id, { spend_cap: cap === null ? null : cap / 1e6, spend_cap_period: parseCapPeriod(form?.period) });
     req.log.info({ keyId: id, userId: req.dashboard!.user.id }, 'dashboard: API key cap changed');
     return rowOrRedirect(req, reply, id);
   });

@@ -1,5 +1,6 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
-import type { LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
+import type { ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
+import type { LoadedConfig } from '../../compile/loaded-config.js';
 import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
@@ -109,7 +110,7 @@ export function declaredTranslator(config: LoadedConfig, clientDialect: string, 
   if (!perConfig) built.set(config, (perConfig = new Map()));
   const key = `${route.protocol.id}\n${clientDialect}`;
   if (!perConfig.has(key)) {
-    const spec = route.protocol.translations?.[clientDialect] as TranslationSpec | undefined;
+    const spec = route.protocol.translations?.[clientDialect];
     perConfig.set(key, spec ? buildTranslator(config, route.protocol, clientDialect, spec) : undefined);
   }
   return perConfig.get(key);

@@ -3,15 +3,16 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { renderCost, tokenCostMicros } from '../../billing/cost.js';
-import type { ChannelConfig, LoadedConfig, ModelRoute, ProtocolConfig } from '../../config/types.js';
-import { readYamlSource } from '../../config/yaml-source.js';
-import { GatewayError, UpstreamError } from '../../errors.js';
-import type { TemplateSet } from '../liquid.js';
-import { buildTranslator, type TranslationSpec } from '../translate/declared.js';
-import { renderer } from '../translate/render.js';
-import type { ChatTranslator, TranslateContext } from '../translator.js';
-import { UsageReader } from '../../pipeline/usage.js';
+import { renderCost, tokenCostMicros } from '../billing/cost.js';
+import type { ChannelConfig, ModelRoute, ProtocolConfig } from '../config/types.js';
+import { readYamlSource } from '../config/yaml-source.js';
+import { GatewayError, UpstreamError } from '../errors.js';
+import type { TemplateSet } from '../engine/liquid.js';
+import { buildTranslator } from '../engine/translate/declared.js';
+import { renderer } from '../engine/translate/render.js';
+import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
+import { UsageReader } from '../pipeline/usage.js';
+import type { LoadedConfig } from './loaded-config.js';
 
 interface StreamEvent {
   event?: string;
@@ -108,7 +109,7 @@ export class FixtureRunner {
     const key = `${protocol.id}\n${file.client}`;
     let translator = this.translators.get(key);
     if (!translator) {
-      const spec = protocol.translations?.[file.client ?? ''] as TranslationSpec | undefined;
+      const spec = protocol.translations?.[file.client ?? ''];
       if (!spec) throw new Error(`protocol "${protocol.id}" has no translation for client "${file.client}"`);
       translator = buildTranslator(this.config, protocol, file.client!, spec, () => FIXTURE_CONTEXT.nowMs);
       this.translators.set(key, translator);
@@ -204,13 +205,16 @@ export function difference(expected: unknown, actual: unknown, path: string): { 
   return { path, message: `${shown(actual)} at ${path || '/'} where the fixture expects ${shown(expected)}` };
 }
 
-/** Runs every fixture under `dir`; each failure is `file:line:col /cases/N/... message` at the fixture's own position. */
-export function runMappingFixtures(config: { templates: TemplateSet }, protocols: Map<string, ProtocolConfig>, dir: string): string[] {
+/**
+ * Runs every fixture under `dir`; each failure is `file:line:col /cases/N/... message` at the fixture's own position.
+ * Fixtures of a protocol in `rejected` (its file did not validate, and said so) are skipped.
+ */
+export function runMappingFixtures(config: { templates: TemplateSet }, protocols: Map<string, ProtocolConfig>, dir: string, rejected: ReadonlySet<string> = new Set()): string[] {
   const runner = new FixtureRunner(config, protocols);
   const problems: string[] = [];
   for (const file of readFixtureFiles(dir)) {
     const protocol = protocols.get(file.protocol);
-    if (protocol && config.templates.failedFiles.has(protocol.file)) continue;
+    if (protocol ? config.templates.failedFiles.has(protocol.file) : rejected.has(file.protocol)) continue;
     const failures = protocol
       ? file.cases.map((c, i) => runner.check(file, i, c)).filter((f): f is { pointer: string; message: string } => !!f)
       : [{ pointer: '/protocol', message: `unknown protocol "${file.protocol}"` }];

@@ -1,0 +1,50 @@
+// The one config loader, five stages: read -> validate -> cross-check (src/config) -> compile (mappings and their fixtures,
+// here) -> route (src/config); then the config is frozen. check-config, startup and reload all run exactly this.
+import { join } from 'node:path';
+import { crossCheckConfig } from '../config/cross-check.js';
+import { deepFreeze } from '../config/load.js';
+import { Problems } from '../config/problems.js';
+import { readConfigFiles } from '../config/read.js';
+import { routeConfig } from '../config/route.js';
+import { createSchemaRegistry } from '../config/schemas.js';
+import { validateConfig, type ValidatedConfig } from '../config/validate.js';
+import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
+import { ConfigError } from '../errors.js';
+import { runMappingFixtures } from './fixtures.js';
+import type { LoadedConfig } from './loaded-config.js';
+
+export type { LoadedConfig };
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The compile stage: every mapping a protocol file holds, then every fixture under protocols/tests/ rendered against them. */
+function compileMappings(templates: TemplateSet, valid: ValidatedConfig, protocols: LoadedConfig['protocols'], rejected: Set<string>, problems: Problems, warnings: string[]): void {
+  for (const { source, mappings } of valid.protocols) {
+    for (const { pointer, tree, roots } of mappings) templates.collect(pointer, tree, roots);
+    problems.list.push(...templates.compilePending(source.file));
+  }
+  problems.list.push(...runMappingFixtures({ templates }, protocols, join(valid.sources.protocolsDir, 'tests'), rejected));
+  warnings.push(...templates.unrendered());
+}
+
+export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
+  const env = options.env ?? process.env;
+  const problems = new Problems();
+  const warnings: string[] = [];
+  const templates = new TemplateSet(createLiquid());
+  await loadFilters(templates.liquid);
+  templates.verify = env.MAPPING_VERIFY === '1';
+  const schemas = createSchemaRegistry(templates);
+
+  const sources = readConfigFiles(file, env, problems);
+  const valid = validateConfig(sources, schemas, problems, env);
+  const checked = crossCheckConfig(valid, problems, env);
+  compileMappings(templates, valid, checked.protocols, checked.rejected, problems, warnings);
+  const routes = routeConfig(checked, env, warnings);
+
+  if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
+  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, templates, schemas, warnings };
+  return deepFreeze(config, new Set<unknown>([templates, schemas]));
+}

@@ -1,0 +1,189 @@
+// The cross-check stage: what no single file's schema can say. Within a protocol, every operation its tasks, translations
+// and evaluate section name is declared, each task can end (its statusMap reaches completed and failed) and says where its
+// result is. Across files: ids unique, every channel's protocol and operations exist, every model priced, in one currency,
+// and a model served twice only as a declared fallback group.
+import { isTimeZone } from '../billing/periods.js';
+import { clientValue } from '../errors.js';
+import type { Problems } from './problems.js';
+import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema, TaskSpec } from './types.js';
+import type { ValidatedConfig } from './validate.js';
+import { displayPath, type YamlSource } from './yaml-source.js';
+
+const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'] as const;
+/** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
+const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'] as const;
+/** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
+const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
+
+/** A problem at a JSON pointer into the file; `key` places it at that member's key instead of its value. */
+export type Report = (pointer: string, message: string, key?: string) => void;
+
+const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function checkOperation(protocol: ProtocolSchema, pointer: string, name: string, report: Report, who: string): void {
+  if (Object.hasOwn(protocol.operations, name)) return;
+  report(pointer, `${who} names operation "${name}", which protocol "${protocol.id}" does not declare (it has: ${Object.keys(protocol.operations).join(', ') || 'none'})`);
+}
+
+function checkTask(protocol: ProtocolSchema, name: string, task: TaskSpec, report: Report): void {
+  const at = `/tasks/${escape(name)}`;
+  const who = `task "${name}"`;
+  checkOperation(protocol, `${at}/submit/operation`, task.submit.operation, report, who);
+  checkOperation(protocol, `${at}/poll/operation`, task.poll.operation, report, who);
+  if (task.result.download) checkOperation(protocol, `${at}/result/download/operation`, task.result.download.operation, report, who);
+  const reached = new Set(Object.values(task.poll.statusMap));
+  const missing = (['completed', 'failed'] as const).filter((status) => !reached.has(status));
+  if (missing.length) {
+    report(`${at}/poll/statusMap`, `${who} never ends ${missing.join(' or ')}: its statusMap must map an upstream status word to each of completed and failed`);
+  }
+  if (!task.result.download && task.result.url === undefined && task.result.base64 === undefined) {
+    report(`${at}/result`, `${who} declares no result source: set one of download, url or base64`);
+  }
+}
+
+/** Operations some section calls by name; any other operation is reached only by a client of its dialect. */
+function namedOperations(protocol: ProtocolSchema): Set<string> {
+  const named = new Set<string>(Object.values(protocol.translations ?? {}).map((t) => t.operation));
+  if (protocol.evaluate) named.add(protocol.evaluate.operation);
+  for (const task of Object.values(protocol.tasks ?? {})) {
+    named.add(task.submit.operation).add(task.poll.operation);
+    if (task.result.download) named.add(task.result.download.operation);
+  }
+  return named;
+}
+
+/** Reports every cross-reference of `protocol` that does not hold. */
+export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): void {
+  // A forwarded header must never carry the client's own credential, or a header the gateway itself sets.
+  protocol.forwardHeaders?.forEach((name, index) => {
+    if (unforwardable.has(name) || name === protocol.auth?.header.toLowerCase()) {
+      report(`/forwardHeaders/${index}`, `header "${name}" cannot be forwarded: it carries credentials or is set by the gateway`);
+    }
+  });
+  for (const [client, translation] of Object.entries(protocol.translations ?? {})) {
+    checkOperation(protocol, `/translations/${escape(client)}/operation`, translation.operation, report, `translation "${client}"`);
+  }
+  if (protocol.evaluate) checkOperation(protocol, '/evaluate/operation', protocol.evaluate.operation, report, 'the evaluate section');
+  for (const [name, task] of Object.entries(protocol.tasks ?? {})) checkTask(protocol, name, task, report);
+  if (protocol.dialect) return;
+  const named = namedOperations(protocol);
+  for (const [name, operation] of Object.entries(protocol.operations)) {
+    if (operation.dialect || named.has(name)) continue;
+    report(`/operations/${escape(name)}`, `operation "${name}" speaks no dialect and no task, translation or evaluate section names it, so nothing can call it: set the protocol's dialect (or the operation's)`, name);
+  }
+}
+
+/** The config's files, each checked against the others. */
+export interface CheckedFiles {
+  /** Absent when the config file itself is invalid (its problems are reported). */
+  gateway?: GatewayConfig;
+  protocols: Map<string, ProtocolConfig>;
+  /** Ids of protocol files that did not validate: their own errors are reported, not "unknown protocol" wherever they are named. */
+  rejected: Set<string>;
+  channels: { channel: ChannelConfig; source: YamlSource }[];
+  endpoints: EndpointConfig[];
+}
+
+function checkRoot(valid: ValidatedConfig, problems: Problems, env: NodeJS.ProcessEnv): void {
+  const database = valid.root.value?.storage.database;
+  if (database?.driver === 'postgres' && !database.url && !env.DATABASE_URL) {
+    problems.add(valid.root.source, '/storage/database/driver', 'database driver "postgres" needs a connection URL: set storage.database.url or DATABASE_URL');
+  }
+  const timeZone = valid.root.value?.billing.timeZone;
+  if (timeZone !== undefined && !isTimeZone(timeZone)) {
+    problems.add(valid.root.source, '/billing/timeZone', `unknown time zone ${clientValue(timeZone)}: use an IANA name such as "UTC" or "Europe/Berlin"`);
+  }
+}
+
+function checkProtocols(valid: ValidatedConfig, problems: Problems): Pick<CheckedFiles, 'protocols' | 'rejected'> {
+  const protocols = new Map<string, ProtocolConfig>();
+  const rejected = new Set<string>();
+  for (const { value, source } of valid.protocols) {
+    if (!value) {
+      const id = (source.value as { id?: unknown } | undefined)?.id;
+      if (typeof id === 'string') rejected.add(id);
+      continue;
+    }
+    const known = protocols.get(value.id);
+    if (known) {
+      problems.add(source, '/id', `protocol "${value.id}" is already defined in ${displayPath(known.file)}`);
+      continue;
+    }
+    crossCheckProtocol(value, (pointer, message, key) => problems.add(source, pointer, message, key));
+    protocols.set(value.id, { ...value, file: source.file });
+  }
+  return { protocols, rejected };
+}
+
+function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<CheckedFiles, 'protocols' | 'rejected'>, protocolsDir: string, problems: Problems): void {
+  const protocol = known.protocols.get(channel.protocol);
+  if (!protocol && !known.rejected.has(channel.protocol)) {
+    const names = [...known.protocols.keys()].join(', ') || 'none';
+    problems.add(source, '/protocol', `unknown protocol "${channel.protocol}" (known: ${names}; searched ${displayPath(protocolsDir)})`);
+  }
+  channel.operations?.forEach((name, index) => {
+    if (protocol && !Object.hasOwn(protocol.operations, name)) {
+      problems.add(source, `/operations/${index}`, `protocol "${channel.protocol}" has no operation "${name}" (it has: ${Object.keys(protocol.operations).join(', ')})`);
+    }
+  });
+  channel.models.forEach((model, index) => {
+    if (!priceFields.some((f) => model.price[f] !== undefined)) {
+      problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
+    }
+    for (const capability of chatCapabilities) {
+      const declared = model[capability];
+      if (model.kind !== 'chat' && declared !== undefined && declared !== false) {
+        problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is of kind ${model.kind}: "${capability}" says what a chat model accepts`);
+      }
+    }
+    if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
+      problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);
+    }
+  });
+}
+
+/** Caps and spent totals are kept in one currency, so every price must use it. */
+function checkCurrency(channels: CheckedFiles['channels'], problems: Problems): void {
+  let first: { currency: string; where: string } | undefined;
+  for (const { channel, source } of channels) {
+    channel.models.forEach((model, index) => {
+      first ??= { currency: model.price.currency, where: `${displayPath(channel.file)} model "${model.id}"` };
+      if (model.price.currency === first.currency) return;
+      problems.add(source, `/models/${index}/price/currency`, `model "${model.id}" is priced in ${model.price.currency}, but ${first.where} is priced in ${first.currency}; spending caps and totals use one currency`);
+    });
+  }
+}
+
+/** A model id served by several channels must be a fallback group: every entry says `fallback: true`. */
+function checkModelOwners(channels: CheckedFiles['channels'], problems: Problems): void {
+  const owners = new Map<string, { channel: ChannelConfig; index: number; source: YamlSource }[]>();
+  for (const { channel, source } of channels) channel.models.forEach((model, index) => owners.set(model.id, [...(owners.get(model.id) ?? []), { channel, index, source }]));
+  for (const [id, list] of owners) {
+    if (list.length < 2) continue;
+    for (const owner of list.filter((o) => !o.channel.models[o.index].fallback)) {
+      const others = list.filter((o) => o !== owner).map((o) => `channel "${o.channel.id}"`).join(', ');
+      problems.add(owner.source, `/models/${owner.index}/id`, `model "${id}" is also served by ${others}; declare "fallback: true" on every entry to make them a fallback group`);
+    }
+  }
+}
+
+export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env: NodeJS.ProcessEnv): CheckedFiles {
+  checkRoot(valid, problems, env);
+  const known = checkProtocols(valid, problems);
+  const channels: CheckedFiles['channels'] = [];
+  const ids = new Map<string, string>();
+  for (const { value, source } of valid.channels) {
+    if (!value) continue;
+    const channel: ChannelConfig = { ...value, file: source.file };
+    if (ids.has(channel.id)) {
+      problems.add(source, '/id', `channel "${channel.id}" is already defined in ${ids.get(channel.id)}`);
+      continue;
+    }
+    ids.set(channel.id, displayPath(source.file));
+    checkChannel(channel, source, known, valid.sources.protocolsDir, problems);
+    channels.push({ channel, source });
+  }
+  checkCurrency(channels, problems);
+  checkModelOwners(channels, problems);
+  return { gateway: valid.root.value, ...known, channels, endpoints: valid.catalogue.flatMap((file) => file.value ?? []) };
+}

@@ -1,0 +1,1123 @@
+// Generated from schemas/ by `npm run gen:types` (src/cli/config-types.ts); do not edit. A test fails when it is stale.
+
+/**
+ * Routes the gateway serves. Every path answers under both /v1/... and /api/v1/...
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "catalogue".
+ */
+export type Catalogue = {
+  name: string;
+  /**
+   * @minItems 1
+   */
+  method: ('GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'PATCH')[];
+  path: string;
+  /**
+   * Also serve /api<path> for /v1 paths.
+   */
+  aliases: boolean;
+  /**
+   * Scope a key needs; null: any valid key.
+   */
+  scope: string | null;
+  /**
+   * optional: the handler accepts another credential (a signed token).
+   */
+  auth: 'key' | 'none' | 'optional';
+  /**
+   * Error envelope.
+   */
+  dialect: 'openai' | 'anthropic';
+  /**
+   * Id of a schema in schemas/requests/ the JSON body must match.
+   */
+  requestSchema?: string;
+  /**
+   * Largest request body in bytes (default: server.bodyLimitBytes). Every JSON route sets its own.
+   */
+  bodyLimit?: number;
+  /**
+   * The route reads multipart/form-data bodies. Only these routes carry the multipart parser and its per-request hooks.
+   */
+  multipart: boolean;
+  /**
+   * A handler named in src/endpoints/handlers.ts (module src/endpoints/<handler>.ts)
+   */
+  handler: string;
+  /**
+   * Passed to the handler factory.
+   */
+  options?: {
+    [k: string]: unknown;
+  };
+}[];
+/**
+ * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "protocol-evaluate".
+ */
+export type EvaluateSpec = ProtocolEvaluate;
+
+/**
+ * The config file: one section per schemas/config/*.json.
+ */
+export interface GatewayConfigSchema {
+  admin: AdminConfig;
+  billing: BillingConfig;
+  channels: ChannelsConfig;
+  dashboard: DashboardConfig;
+  evaluate: EvaluateConfig;
+  files: FilesConfig;
+  metrics: MetricsConfig;
+  network: NetworkConfig;
+  'rate-limits': RateLimitsConfig;
+  server: ServerConfig;
+  storage: StorageConfig;
+  tasks: TasksConfig;
+  telemetry: TelemetryConfig;
+}
+/**
+ * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/admin".
+ */
+export interface AdminConfig {
+  /**
+   * Admin tokens. Each reaches every workspace and may create workspaces and reload the config; its id names the actor in the audit log. Empty: only owners' dashboard sessions reach the admin API.
+   *
+   * @maxItems 64
+   */
+  tokens: {
+    /**
+     * The token's name, shown as the actor of the changes it makes.
+     */
+    id: string;
+    /**
+     * Lower-case hex SHA-256 of the token; the token itself is never in the config.
+     */
+    sha256: string;
+  }[];
+}
+/**
+ * Spending caps: how long a reservation holds budget for a request in flight, how often expired ones are swept, and the time zone budget periods follow.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/billing".
+ */
+export interface BillingConfig {
+  /**
+   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included.
+   */
+  reservationTtlSeconds: number;
+  /**
+   * Embedded (SQLite) store: how long settled charges wait to be written together in one commit, off the response path. Until their commit lands, their reservations keep holding the budget, so caps stay exact; a read of the ledger by this process commits first. 0 writes each turn of the event loop. A hard crash loses the charges of at most this window.
+   */
+  settleBatchMs: number;
+  /**
+   * How often expired reservations are deleted.
+   */
+  sweepIntervalSeconds: number;
+  /**
+   * IANA time zone (e.g. "Europe/Berlin") whose calendar daily, weekly (from Monday) and monthly budgets follow: they reset at its midnight. Read at start; a change needs a restart.
+   */
+  timeZone: string;
+  /**
+   * Limits assumed by the estimate for a chat model that declares no `limits` (channel model field). Used for the reservation only, never sent upstream: a model that answers more is still charged its reported usage (the overage is recorded).
+   */
+  defaultLimits: {
+    /**
+     * Input reserved for a request that references input the gateway cannot measure.
+     */
+    contextTokens: number;
+    /**
+     * Output reserved per choice when the client sets no output bound.
+     */
+    maxOutputTokens: number;
+  };
+}
+/**
+ * Where channel and protocol files are found.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/channels".
+ */
+export interface ChannelsConfig {
+  /**
+   * Folder of channel YAML files; protocols are read from its protocols/ subfolder. A relative path resolves against the folder of the config file, not the working directory.
+   */
+  dir: string;
+  /**
+   * Folder of protocol YAML files (default: <dir>/protocols). A relative path resolves against the folder of the config file.
+   */
+  protocolsDir?: string;
+}
+/**
+ * How people sign in to the dashboard (/dashboard): by password, by single sign-on with an OpenID Connect provider, or both.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/dashboard".
+ */
+export interface DashboardConfig {
+  /**
+   * Offer email and password sign-in. false: only single sign-on (sso must be set); the password form is gone and a posted password is refused.
+   */
+  passwordSignIn: boolean;
+  /**
+   * Single sign-on with OpenID Connect (authorization code flow with PKCE, through openid-client). Register the gateway at the provider with the redirect URI <server.publicUrl>/dashboard/sso/callback.
+   */
+  sso?: {
+    /**
+     * The provider's issuer URL; its /.well-known/openid-configuration is read at the first sign-in.
+     */
+    issuer: string;
+    clientId: string;
+    /**
+     * Use ${OIDC_CLIENT_SECRET} to keep it out of the file.
+     */
+    clientSecret: string;
+    /**
+     * The sign-in button's text.
+     */
+    label: string;
+    /**
+     * Scopes asked for; openid and email are needed.
+     */
+    scopes: string[];
+    /**
+     * Let the issuer be plain http (a provider on loopback in tests). Never in production.
+     */
+    allowHttp: boolean;
+    /**
+     * Who may sign in, and as what. A rule matches when every condition it sets holds; each matching rule gives the user its role in its workspace (the role is set again at every sign-in). A user no rule matches is refused. The provider must report the email as verified.
+     *
+     * @minItems 1
+     * @maxItems 100
+     */
+    rules: {
+      /**
+       * The email's domain, e.g. example.com (case-insensitive, exact: sub.example.com does not match).
+       */
+      emailDomain?: string;
+      /**
+       * An ID token (or userinfo) claim that must equal value, or contain it when the claim is a list (e.g. groups).
+       */
+      claim?: {
+        name: string;
+        value: string;
+      };
+      /**
+       * Workspace name (it must exist).
+       */
+      workspace: string;
+      role: 'owner' | 'admin' | 'member';
+    }[];
+  };
+}
+/**
+ * Typed evaluation (POST /api/v1/evaluate).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/evaluate".
+ */
+export interface EvaluateConfig {
+  /**
+   * Most questions one request may ask.
+   */
+  maxQuestions: number;
+}
+/**
+ * The workspace file store: upload limit, lifetime, expiry sweeper and signed content URLs. Where bytes live is storage.blobs.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/files".
+ */
+export interface FilesConfig {
+  /**
+   * Largest accepted upload, exact (25 MiB); one byte more is 413.
+   */
+  maxUploadBytes: number;
+  /**
+   * Uploaded and generated files expire this many days after creation.
+   */
+  ttlDays: number;
+  /**
+   * Purposes a client may upload with.
+   *
+   * @minItems 1
+   */
+  uploadPurposes: string[];
+  sweep: {
+    /**
+     * How often expired files are removed.
+     */
+    intervalSeconds: number;
+    batchSize: number;
+    /**
+     * Bytes with no row are removed once they are at least this old (so an upload between its bytes and its row is never touched).
+     */
+    orphanGraceSeconds: number;
+  };
+  signing: {
+    /**
+     * How long a signed content URL is valid.
+     */
+    urlLifetimeSeconds: number;
+    /**
+     * How long a retired key still verifies tokens after its retiredAt.
+     */
+    graceSeconds: number;
+    /**
+     * Signing keys. The first key without retiredAt signs; every listed key verifies (a retired one only until retiredAt + graceSeconds). Empty: a generated secret kept in the database.
+     */
+    keys: {
+      id: string;
+      /**
+       * At least 32 characters; use ${ENV_VAR} to keep it out of the file.
+       */
+      secret: string;
+      /**
+       * When this key stopped signing.
+       */
+      retiredAt?: string;
+    }[];
+  };
+}
+/**
+ * Prometheus metrics (GET /metrics) carry per-model token and cost totals, so they are never open to the world: require a bearer token, serve them on a separate address, or both. With neither, /metrics is not served.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/metrics".
+ */
+export interface MetricsConfig {
+  /**
+   * Bearer token that GET /metrics on the main address requires (`Authorization: Bearer <token>`), at least 16 characters; use ${METRICS_TOKEN} to keep it out of the file. Empty: the main address answers 404.
+   */
+  token: string;
+  /**
+   * A separate address that serves only GET /metrics, without a token; bind it where only the scraper can reach it.
+   */
+  listen?: {
+    host: string;
+    port: number;
+  };
+}
+/**
+ * Fetching URLs that clients and upstreams name (image inputs, generated results): only public https on port 443, every address checked when the connection is made.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/network".
+ */
+export interface NetworkConfig {
+  /**
+   * Exceptions, none by default: `host` exempts that host from the public-address check (an internal provider); `host:port` also allows plain http and that port for it (loopback test servers).
+   */
+  allowHosts: string[];
+  maxRedirects: number;
+  /**
+   * For one whole fetch, body included.
+   */
+  timeoutSeconds: number;
+}
+/**
+ * Requests per minute per API key and per workspace, on every authenticated route. 0 means unlimited. Refused requests get 429 with retry-after.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/rate-limits".
+ */
+export interface RateLimitsConfig {
+  perKey: {
+    requestsPerMinute: number;
+  };
+  perWorkspace: {
+    requestsPerMinute: number;
+  };
+}
+/**
+ * Where the gateway listens and how it logs. The PORT and HOST environment variables override host and port.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/server".
+ */
+export interface ServerConfig {
+  host: string;
+  port: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Base URL clients reach the gateway at (https://gateway.example.com), used in signed file links. Empty: links use a trusted Host (trustedHosts) or else the address the request arrived on, and the gateway warns at start; the Host header alone never decides.
+   */
+  publicUrl: string;
+  /**
+   * Host header values (host or host:port) that signed links may use when publicUrl is empty, for a gateway reached under several names.
+   */
+  trustedHosts: string[];
+  /**
+   * Largest request body on routes without a bodyLimit of their own in the endpoint catalogue.
+   */
+  bodyLimitBytes: number;
+  /**
+   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (64 MiB).
+   */
+  upstreamAnswerMaxBytes: number;
+  /**
+   * Most bytes of reference images (video input_reference uploads, image edit images and image_url references, Responses input images by file id) the process holds in memory at once, until each is sent upstream; a request that would pass it is refused with 503 and retry-after (256 MiB). A workspace file on the local blob store is streamed from disk and never counts.
+   */
+  referenceBytesInFlight: number;
+  /**
+   * Gateway processes serving on one port (node:cluster), sharing the database, the file store and the counters; spending caps and rate limits stay exact across them. Unset: one per CPU core; 1: a single process. A worker that dies is replaced; SIGTERM drains them all. An in-memory database (':memory:') runs one.
+   */
+  workers?: number;
+}
+/**
+ * Where metadata, file bytes and counters live.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/storage".
+ */
+export interface StorageConfig {
+  /**
+   * Base folder for the embedded stores. A relative path resolves against the folder of the config file, not the working directory; database.path and blobs.path resolve against this folder.
+   */
+  dataDir: string;
+  database: {
+    /**
+     * Only sqlite is implemented so far; postgres is refused at load until it lands.
+     */
+    driver: 'sqlite' | 'postgres';
+    /**
+     * SQLite file, relative to dataDir (':memory:' for none).
+     */
+    path: string;
+    /**
+     * PostgreSQL connection URL (driver postgres); when empty, DATABASE_URL is used.
+     */
+    url?: string;
+    /**
+     * PostgreSQL schema for the gateway's tables (created when missing); default the connection's search_path.
+     */
+    schema?: string;
+  };
+  blobs: {
+    driver: 'local' | 's3';
+    /**
+     * Local folder, relative to dataDir.
+     */
+    path: string;
+    endpoint?: string;
+    region?: string;
+    bucket?: string;
+    accessKey?: string;
+    secretKey?: string;
+    useSSL?: boolean;
+    pathStyle?: boolean;
+  };
+  cache: {
+    driver: 'memory' | 'redis';
+    /**
+     * Redis URL (driver redis).
+     */
+    url?: string;
+  };
+}
+/**
+ * Asynchronous tasks (videos, model-family routes): how often the poller looks for due tasks, its leases, and overrides of what each protocol declares.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/tasks".
+ */
+export interface TasksConfig {
+  /**
+   * How often each process looks for due tasks.
+   */
+  tickMilliseconds: number;
+  /**
+   * How long a process holds a task it polls or archives (renewed while it works); a crashed holder's tasks are taken over after this.
+   */
+  leaseSeconds: number;
+  /**
+   * Due tasks claimed per look.
+   */
+  batchSize: number;
+  /**
+   * Consecutive 404 answers to a poll after which the task fails.
+   */
+  maxNotFound: number;
+  /**
+   * Largest result archived into the file store (512 MiB); a larger one completes with archive_status failed and the provider URL, or fails the task (nothing billed) when there is none.
+   */
+  archiveMaxBytes: number;
+  /**
+   * An archive ends by the task's deadline, or this long after it starts when that is later (a task that finishes just before its deadline still gets this long); transient download failures are tried again with back-off until then.
+   */
+  archiveGraceSeconds: number;
+  /**
+   * Overrides every task's timeoutSeconds.
+   */
+  timeoutSeconds?: number;
+  /**
+   * Most tasks one key may have unfinished (submitting, queued, in progress); another is refused with 429 and retry-after until one finishes.
+   */
+  maxInFlightPerKey: number;
+  /**
+   * Overrides every task's poll interval.
+   */
+  poll?: {
+    firstSeconds?: number;
+    maxSeconds?: number;
+  };
+}
+/**
+ * OpenTelemetry traces over OTLP/HTTP: a span per request with children for auth, reserve, the upstream call and settle, in the GenAI semantic conventions. Off unless otlp.endpoint is set; when off no OpenTelemetry code is loaded and requests do no tracing work.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/telemetry".
+ */
+export interface TelemetryConfig {
+  otlp: {
+    /**
+     * Base URL of the OTLP/HTTP collector (e.g. http://127.0.0.1:4318); spans are POSTed as JSON to <endpoint>/v1/traces (a URL already ending in /v1/traces is used as is). Unset or empty: tracing is off.
+     */
+    endpoint?: string;
+    /**
+     * Headers sent with every export, e.g. an authorization token for the collector (use ${ENV} to keep it out of the file).
+     */
+    headers: {
+      [k: string]: string;
+    };
+    /**
+     * How long one export may take.
+     */
+    timeoutSeconds: number;
+  };
+  /**
+   * The service.name resource attribute of every span.
+   */
+  serviceName: string;
+  /**
+   * Export prompts and completions (gen_ai.input.messages, gen_ai.output.messages: the request and answer JSON of a non-streamed call, each cut at 16 KiB). Off: no prompt or completion text leaves the gateway in a span.
+   */
+  captureContent: boolean;
+}
+/**
+ * One upstream provider: where it is, how it is reached and which models it serves at what price.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "channel".
+ */
+export interface ChannelSchema {
+  id: string;
+  description?: string;
+  enabled: boolean;
+  /**
+   * Id of a protocol in channels/protocols/.
+   */
+  protocol: string;
+  baseUrl: string;
+  /**
+   * The protocol operations this vendor serves; by default every one its protocol declares. An OpenAI-compatible vendor without the Responses API lists `[chat]`: Responses requests to its models are then translated to chat (docs/translation.md), and image requests are refused.
+   *
+   * @minItems 1
+   */
+  operations?: string[];
+  /**
+   * Among channels serving a fallback model, lower is tried first.
+   */
+  priority: number;
+  credential?: {
+    /**
+     * Environment variable holding the provider key (`credential` in the protocol's auth and header templates).
+     */
+    env: string;
+    /**
+     * Environment variable holding a second secret, for providers that sign a token per request (`secret` in the auth template, e.g. `{{ credential | jwt_hs256: secret, 1800 }}`).
+     */
+    secretEnv?: string;
+  };
+  /**
+   * Extra headers sent upstream (Liquid, with `credential` in scope).
+   */
+  headers?: {
+    [k: string]: string;
+  };
+  timeouts: {
+    connectMs: number;
+    headersMs: number;
+    bodyMs: number;
+    /**
+     * Overall deadline of one upstream call, streams included (an upstream trickling a byte at a time never passes it); past it the call ends with 504. An operation may set its own.
+     */
+    deadlineMs: number;
+  };
+  /**
+   * Retries of one upstream call, made only before any byte of an answer is read: connection failures, 429 and 5xx. Off unless `max` is set.
+   */
+  retries: {
+    /**
+     * Retries per call.
+     */
+    max: number;
+    /**
+     * At most this fraction of the channel's calls may be retries (a token bucket: each call adds `budget`, each retry takes 1, up to `burst`).
+     */
+    budget: number;
+    /**
+     * Retries the budget can hold.
+     */
+    burst: number;
+    /**
+     * First back-off; doubles per retry.
+     */
+    minDelayMs: number;
+    /**
+     * Longest wait, `retry-after` included; an upstream asking for longer is not retried.
+     */
+    maxDelayMs: number;
+  };
+  /**
+   * The channel's circuit breaker: after `failures` consecutive failed calls (unreachable, timed out, 5xx) it opens and calls fail at once (503, or the next route of a fallback group); after `coolDownMs` one probe call is let through, and its success closes it.
+   */
+  breaker: {
+    failures: number;
+    coolDownMs: number;
+  };
+  pool: {
+    /**
+     * Most connections open to this channel at once. Every streaming answer holds one for its whole length, so this is also the most concurrent streams the channel serves before new requests wait for a connection.
+     */
+    connections: number;
+    pipelining: number;
+  };
+  /**
+   * @minItems 1
+   */
+  models: ModelConfig[];
+}
+/**
+ * A model a channel serves, under the id clients send.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model".
+ */
+export interface ModelConfig {
+  /**
+   * Id clients send.
+   */
+  id: string;
+  /**
+   * Id sent upstream (default: id).
+   */
+  upstream?: string;
+  kind: 'chat' | 'evaluation' | 'image' | 'video';
+  /**
+   * Several channels may serve this id when each declares fallback; they are tried by priority.
+   */
+  fallback: boolean;
+  enabled: boolean;
+  price: PriceConfig;
+  evaluation?: ModelEvaluationConfig;
+  media?: ModelMediaConfig;
+  /**
+   * Chat models: an OpenAI-style reasoning model. Translated requests carry `reasoning_effort` (from an Anthropic `thinking` budget or a Responses `reasoning.effort`, by the bands in the protocol's translation) and bound output with `max_completion_tokens` unless outputBound says otherwise. Never sent upstream (docs/translation.md).
+   */
+  reasoning: boolean;
+  /**
+   * Chat models on an OpenAI chat protocol: the field a translated request bounds output with (default: max_completion_tokens for a reasoning model, else max_tokens). Never sent upstream.
+   */
+  outputBound?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * Chat models on an Anthropic Messages protocol: takes extended thinking. A translated `reasoning_effort` (or Responses `reasoning.effort`) becomes a `thinking` budget by the protocol's table, with max_tokens raised above it. Never sent upstream.
+   */
+  thinking: boolean;
+  /**
+   * Chat models on an OpenAI chat protocol: continues a final assistant message sent with `prefix: true` (DeepSeek, Mistral). Without it a translated request ending in an assistant turn is refused (400), since the model would start a new message. Never sent upstream.
+   */
+  prefill: boolean;
+  limits?: ModelLimits;
+}
+/**
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "price".
+ */
+export interface PriceConfig {
+  currency: string;
+  /**
+   * Per million input tokens not billed in another class below (uncached, not written to a cache, not audio).
+   */
+  inputPerMillion?: number;
+  /**
+   * Per million output tokens (reasoning tokens included), audio output aside.
+   */
+  outputPerMillion?: number;
+  /**
+   * Per million input tokens read from the prompt cache (OpenAI `prompt_tokens_details.cached_tokens`, `input_tokens_details.cached_tokens`; Anthropic `cache_read_input_tokens`). Default: inputPerMillion.
+   */
+  cachedInputPerMillion?: number;
+  /**
+   * Per million input tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`; the 5-minute write, 1.25x input on Anthropic's price list). Default: inputPerMillion.
+   */
+  cacheWritePerMillion?: number;
+  /**
+   * Per million input tokens written to the 1-hour cache, where the vendor prices them apart (Anthropic: 2x input), read from usage `cache_creation.ephemeral_1h_input_tokens`. Default: cacheWritePerMillion.
+   */
+  cacheWrite1hPerMillion?: number;
+  /**
+   * Per million audio input tokens (`prompt_tokens_details.audio_tokens`), for a model that declares an audio price. Default: inputPerMillion.
+   */
+  audioInputPerMillion?: number;
+  /**
+   * Per million audio output tokens (`completion_tokens_details.audio_tokens`). Default: outputPerMillion.
+   */
+  audioOutputPerMillion?: number;
+  /**
+   * Per request, added to the token cost.
+   */
+  perRequest?: number;
+  /**
+   * Per image: one number, or a map of `<size>` / `<size>:<quality>` / `default` to a number. A size or quality the map does not list, `auto`, or none at all is priced at the priciest entry it could be (never 0), at the estimate and at settlement; a model that declares `media.sizes` refuses any other size with 400.
+   */
+  perImage?:
+    | number
+    | {
+        [k: string]: number;
+      };
+  perVideoSecond?: number;
+}
+/**
+ * Per-model overrides of its protocol's evaluate section (logprobs mode).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model-evaluation".
+ */
+export interface ModelEvaluationConfig {
+  /**
+   * Least label probability mass accepted (protocol default 0.5).
+   */
+  labelMassThreshold?: number;
+  /**
+   * Upstream calls in flight at once per request (protocol default 8).
+   */
+  concurrency?: number;
+}
+/**
+ * Image and video settings of a model of kind image or video (owned by the media capability).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model-media".
+ */
+export interface ModelMediaConfig {
+  [k: string]: unknown;
+}
+/**
+ * What the model can take and give, from the vendor's model card. Read by the estimate (the worst case reserved against spending caps) and by the check of reported usage; never sent upstream. A model without limits is estimated with `billing.defaultLimits`.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "model-limits".
+ */
+export interface ModelLimits {
+  /**
+   * The context window in tokens (input, cached input and output together). A request referencing input the gateway cannot measure (`previous_response_id`, a conversation, remote images or files, server-side tools) reserves this much input. Reported usage above contextTokens + maxOutputTokens per choice is upstream_malformed.
+   */
+  contextTokens: number;
+  /**
+   * The most output tokens one answer may have: the output bound of the estimate when the client sets none. No bound is ever added to the request itself.
+   */
+  maxOutputTokens: number;
+}
+/**
+ * Where an operation's answer reports usage and how it becomes token counts; the one place usage is read, for pass-through and translated calls alike. An answer without usage, or a stream whose final usage event never arrived, is charged the reservation.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "operation-usage".
+ */
+export interface UsageSpec {
+  /**
+   * Liquid path of the raw usage object in a JSON answer (e.g. `"{{ answer.usage }}"`).
+   */
+  from?: string;
+  /**
+   * SSE event name (`message` when the upstream names none) to where that event carries usage. Values from later events win field by field; usage counts as final only once an event marked `final` has carried it.
+   */
+  events?: {
+    [k: string]: {
+      /**
+       * Liquid path of the raw usage object in the event's parsed data (e.g. `"{{ event.message.usage }}"`).
+       */
+      from: string;
+      /**
+       * This event carries the protocol's final usage.
+       */
+      final: boolean;
+    };
+  };
+  /**
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
+   */
+  tokens: unknown;
+}
+export interface ProtocolEvaluate {
+  mode: 'native' | 'logprobs';
+  /**
+   * Operation (under `operations`) each upstream call uses.
+   */
+  operation: string;
+  /**
+   * native: question type sent upstream in place of the client's type (e.g. boolean -> noul); answers come back under the alias and are mapped back.
+   */
+  typeAliases?: {
+    [k: string]: 'boolean' | 'noul' | 'choice' | 'score';
+  };
+  /**
+   * native: mapping yielding the upstream body. Scope: model (upstream id), state, questions (by id, with aliased types).
+   */
+  request?: unknown;
+  /**
+   * native: mapping from the upstream answer to {answers: {id: answer}}. Scope: body (the upstream answer); usage is read by the operation's `usage` block.
+   */
+  response?: unknown;
+  /**
+   * logprobs: fields added to every chat request; they ask for exactly one token and its top alternatives.
+   */
+  parameters: {
+    [k: string]: unknown;
+  };
+  /**
+   * logprobs: the single-token labels the model answers with. Matched ignoring case and leading whitespace.
+   */
+  labels: {
+    yes: string;
+    no: string;
+    /**
+     * One label per option, in order (20, the most options a choice may have).
+     *
+     * @minItems 20
+     */
+    choice: string[];
+    /**
+     * One label per score level, in order (10, the most levels a score may have).
+     *
+     * @minItems 10
+     */
+    score: string[];
+  };
+  /**
+   * logprobs: Liquid prompts. The state message comes first and renders the same for every question of a request, so upstream prefix caching can reuse it. Scope: state (text), question {id, type, instructions, options [{label, key, description}], levels [{label, index, description}]}, labels {yes, no}.
+   */
+  prompts?: {
+    state: {
+      role: 'system' | 'developer' | 'user';
+      content: string;
+    };
+    /**
+     * User message for boolean and noul questions.
+     */
+    boolean: string;
+    choice: string;
+    score: string;
+  };
+  /**
+   * logprobs: least total probability the labels must hold among the top logprobs; below it the question fails instead of guessing.
+   */
+  labelMassThreshold: number;
+  /**
+   * logprobs: upstream calls in flight at once per request.
+   */
+  concurrency: number;
+}
+/**
+ * Asynchronous tasks the protocol runs (videos, model-family image routes): task name to how it is submitted once, polled with back-off, and how its result is archived and billed. A new task API is one protocol file and no code.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "protocol-tasks".
+ */
+export interface ProtocolTasks {
+  [k: string]: TaskSpec;
+}
+/**
+ * One task: submitted once, polled with back-off until its statusMap says completed or failed, its result archived and billed. Every operation it names must be declared under the protocol's `operations` (check-config says where one is not).
+ *
+ * This interface was referenced by `ProtocolTasks`'s JSON-Schema
+ * via the `definition` "task".
+ */
+export interface TaskSpec {
+  /**
+   * The kind of model the task serves; a video task answers POST /api/v1/videos as `video.task`, an image task its family route as `image.task`.
+   */
+  kind: 'video' | 'image';
+  /**
+   * A model-family creation route (e.g. /v1/gen4/text_to_image, also served under /api); required for image tasks. Its tasks are read at GET /api/v1/tasks/{id}.
+   */
+  route?: string;
+  /**
+   * A task not finished this long after creation fails (nothing billed); its reservation holds budget this long. The gateway config's tasks.timeoutSeconds overrides it.
+   */
+  timeoutSeconds: number;
+  submit: {
+    /**
+     * Operation (under `operations`) that creates the upstream task; called once, never retried blindly.
+     */
+    operation: string;
+    /**
+     * Mapping to the submitted document. Scope: model (the upstream model id), body (the client's request fields, every known field present and null when not sent, so `body.size` never reads Liquid's key count; `input_reference` is a URL, or null when it travels as a file part).
+     */
+    request: unknown;
+    /**
+     * Multipart field the reference image (input_reference) travels in as a file part, for `encoding: multipart` operations; a JSON operation gets it as a URL in body.input_reference.
+     */
+    reference?: string;
+    /**
+     * Mapping to the upstream task id. Scope: answer (the submit answer).
+     */
+    id: unknown;
+  };
+  poll: {
+    /**
+     * Operation that reads the task; its path has `upstream_id` in scope.
+     */
+    operation: string;
+    /**
+     * First poll after `firstSeconds`, then doubling up to `maxSeconds`. The gateway config's tasks.poll overrides both.
+     */
+    interval: {
+      firstSeconds: number;
+      maxSeconds: number;
+    };
+    /**
+     * Mapping to the upstream's status word. Scope: answer (the status answer).
+     */
+    status: unknown;
+    /**
+     * Upstream status word to the gateway's; a word not listed is kept as in_progress and logged. Some word must map to completed and some to failed, or a task could never end.
+     */
+    statusMap: {
+      [k: string]: 'queued' | 'in_progress' | 'completed' | 'failed';
+    };
+    /**
+     * Mapping to the progress in percent (0 to 100), or null. Scope: answer.
+     */
+    progress?: unknown;
+    /**
+     * Mapping to {code, message} of a failed task. Scope: answer.
+     */
+    error?: unknown;
+  };
+  /**
+   * Where a completed task's media is: a download operation (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64; one of the three is required. It is streamed into the file store up to tasks.archiveMaxBytes.
+   */
+  result: {
+    download?: {
+      /**
+       * An operation answering the bytes (`response: binary`); its path has `upstream_id` in scope.
+       */
+      operation: string;
+    };
+    /**
+     * Mapping to the result URL (also kept as provider_url when archiving fails). Scope: answer (the completed status answer).
+     */
+    url?: unknown;
+    /**
+     * Mapping to the result as base64. Scope: answer.
+     */
+    base64?: unknown;
+    /**
+     * Mapping to what is billed: {seconds} of video or {images}. Absent or null: the reservation is charged. Scope: answer.
+     */
+    usage?: unknown;
+  };
+}
+/**
+ * How an upstream API is spoken: its dialect, auth, operation paths and the mappings from client dialects.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "protocol".
+ */
+export interface ProtocolSchema {
+  id: string;
+  description?: string;
+  /**
+   * The wire dialect this protocol speaks; a client of the same dialect is passed through. A protocol that only runs tasks needs none: an operation without a dialect (its own or this) must be named by a task, a translation or the evaluate section.
+   */
+  dialect?: string;
+  auth?: {
+    header: string;
+    /**
+     * Liquid, with `credential` and `secret` (the channel's credential.env and credential.secretEnv) in scope; rendered for every request, so a filter such as `jwt_hs256` can sign a fresh token.
+     */
+    value: string;
+  };
+  headers?: {
+    [k: string]: string;
+  };
+  /**
+   * Client request headers (lower-case names) a pass-through forwards to this protocol's upstream when the client sends them, overriding the protocol's and the channel's `headers` of the same name (which stay the default). Only on pass-through routes (the client's dialect is the operation's); each value at most 1,024 characters, else 400.
+   */
+  forwardHeaders?: string[];
+  /**
+   * How `POST /v1/messages/count_tokens` counts locally for channels of this protocol that declare no `count_tokens` operation: the vendor's BPE encoding (gpt-tokenizer). The answer is marked `x-token-count: approximate`. Default: o200k_base.
+   */
+  tokenizer?: {
+    encoding: 'o200k_base' | 'cl100k_base' | 'p50k_base' | 'r50k_base';
+  };
+  /**
+   * Operation name to how it is called: method, path, body encoding, response kind, where its usage is and how an error body reads. Declared once here; translations and the evaluate section name them.
+   */
+  operations: {
+    [k: string]: {
+      method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+      /**
+       * Liquid, with `model` (the upstream model id) in scope; every value is URL-encoded.
+       */
+      path: string;
+      /**
+       * The client dialect passed through to this operation unchanged (model mapped); defaults to the protocol's dialect.
+       */
+      dialect?: string;
+      /**
+       * How the mapped request is sent: a JSON body, multipart/form-data (file parts from the inputs stage), or no body.
+       */
+      encoding: 'json' | 'multipart' | 'none';
+      /**
+       * What the upstream answers: a JSON document, server-sent events, or bytes piped on.
+       */
+      response: 'json' | 'sse' | 'binary';
+      /**
+       * A request field that, when true in the mapped request, makes a `json` operation answer server-sent events instead (chat's `stream`).
+       */
+      streamFlag?: string;
+      /**
+       * Overall deadline of one call, streams included; past it the call ends with 504. Defaults to the channel's timeouts.deadlineMs.
+       */
+      deadlineMs?: number;
+      usage?: UsageSpec;
+      /**
+       * Media the answer carries, archived into the workspace file store before the answer is sent (the outputs stage); each archived item gains svc_file_id, svc_url and archive_status (archive_error when it failed).
+       */
+      outputs?: {
+        answer?: AnswerMedia;
+        /**
+         * SSE event name to where media sit in that event's data.
+         */
+        events?: {
+          [k: string]: EventMedia;
+        };
+      };
+      /**
+       * How an upstream error body is read.
+       */
+      errors?: {
+        /**
+         * Mapping to the error message (a string, or null). Scope: answer (the parsed error body). The gateway bounds and scrubs it before a client sees it.
+         */
+        message: unknown;
+      };
+    };
+  };
+  /**
+   * Client dialect to the mapping that turns its requests into this protocol's and back.
+   */
+  translations?: {
+    [k: string]: TranslationSchema;
+  };
+  evaluate?: EvaluateSpec;
+  tasks?: ProtocolTasks;
+}
+/**
+ * A list (or one item) of media in a JSON answer: `list` or `item` is its Liquid path (`"{{ answer.data }}"`); each item's `url` or `base64` (`"{{ item.b64_json }}"`) holds the media; `when` keeps only items whose fields equal these values.
+ *
+ * This interface was referenced by `ProtocolSchema`'s JSON-Schema
+ * via the `definition` "answerMedia".
+ */
+export interface AnswerMedia {
+  list?: string;
+  item?: string;
+  url?: string;
+  base64?: string;
+  when?: {
+    [k: string]: string | number | boolean;
+  };
+  purpose: 'image_generation' | 'video_generation';
+}
+/**
+ * A list (or one item) of media in an SSE event's parsed data: as answerMedia, with `list` or `item` a path from `event` (`"{{ event.item }}"`).
+ *
+ * This interface was referenced by `ProtocolSchema`'s JSON-Schema
+ * via the `definition` "eventMedia".
+ */
+export interface EventMedia {
+  list?: string;
+  item?: string;
+  url?: string;
+  base64?: string;
+  when?: {
+    [k: string]: string | number | boolean;
+  };
+  purpose: 'image_generation' | 'video_generation';
+}
+/**
+ * How one client dialect is spoken to this protocol: structural mappings (YAML trees with Liquid expressions at their leaves; docs/translation.md, Writing a mapping), a table of what happens to client fields, lookup maps, and the per-event mappings the generic SSE state machine runs.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "translation".
+ */
+export interface TranslationSchema {
+  description?: string;
+  /**
+   * Protocol operation the translated request is sent to.
+   */
+  operation: string;
+  /**
+   * Translated answers and streams are named this prefix and the request id's key (`msg_` + `01J...`), the same in both modes. Without it a stream adopts the upstream's id.
+   */
+  idPrefix?: string;
+  /**
+   * Every top-level client field the route takes, and what happens to it: `map` (the request mapping carries it), `ignore` (left out: it cannot change the answer; `reason` says why) or `refuse` (400 naming the field, unless its value is null or one of `neutral`). A field the table does not list is refused (400 naming it), so nothing is dropped in silence; docs/translation.md lists them and test/translate-fields.test.ts checks the table against the official SDK's request type.
+   */
+  fields?: {
+    [k: string]: {
+      action: 'map' | 'ignore' | 'refuse';
+      reason?: string;
+      /**
+       * refuse: values that change nothing (a penalty of 0) and are ignored.
+       */
+      neutral?: unknown[];
+    };
+  };
+  /**
+   * Lookup tables available to every template as `maps.<name>[key]` (stop reasons, tool choices).
+   */
+  maps?: {
+    [k: string]: {
+      [k: string]: unknown;
+    };
+  };
+  /**
+   * Mapping from the client body to the upstream body. Scope: body, model (upstream id), target (the model entry: what it accepts, e.g. target.reasoning, target.outputBound, target.thinking, target.prefill), maps.
+   */
+  request: unknown;
+  /**
+   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
+   */
+  response: unknown;
+  stream: {
+    /**
+     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
+     */
+    decode: {
+      [k: string]: unknown;
+    };
+    /**
+     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
+     */
+    encode: {
+      start: unknown;
+      block_start: unknown;
+      delta: unknown;
+      block_stop: unknown;
+      finish: unknown;
+      error: unknown;
+    };
+  };
+}

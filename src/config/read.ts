@@ -1,0 +1,59 @@
+// The read stage: the config file and every file it leads to (protocols, channels, the endpoint catalogue), parsed with positions.
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { interpolateValue } from './env.js';
+import type { Problems } from './problems.js';
+import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
+
+const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
+
+export interface ConfigSources {
+  file: string;
+  /** Folder the config file lives in; relative paths in it resolve from here. */
+  baseDir: string;
+  root: YamlSource;
+  protocolsDir: string;
+  protocols: YamlSource[];
+  channels: YamlSource[];
+  catalogue: YamlSource[];
+}
+
+function yamlFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** Reads one file; its syntax errors are problems, and its value is then absent. */
+function read(file: string, problems: Problems): YamlSource {
+  const source = readYamlSource(file);
+  problems.list.push(...source.syntaxErrors);
+  return source;
+}
+
+/** Where channel and protocol files are, as the config file says (the validate stage checks what it says). */
+function folders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { channelsDir: string; protocolsDir: string } {
+  const section = interpolateValue((root.value as { channels?: unknown } | undefined)?.channels, env) as { dir?: unknown; protocolsDir?: unknown } | undefined;
+  const channelsDir = resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './channels');
+  const protocolsDir = resolve(baseDir, typeof section?.protocolsDir === 'string' ? section.protocolsDir : join(channelsDir, 'protocols'));
+  return { channelsDir, protocolsDir };
+}
+
+export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: Problems): ConfigSources {
+  if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
+  const baseDir = dirname(file);
+  const root = read(file, problems);
+  const { channelsDir, protocolsDir } = folders(root, baseDir, env);
+  return {
+    file,
+    baseDir,
+    root,
+    protocolsDir,
+    protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
+    channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
+    catalogue: yamlFiles(catalogueDir).map((path) => read(path, problems)),
+  };
+}

@@ -1,0 +1,70 @@
+// The route stage: credentials read from the environment (a channel without them is disabled, with a warning), each model id
+// routed to the channels that serve it in fallback order, and the endpoint list (the catalogue plus task family routes).
+import type { CheckedFiles } from './cross-check.js';
+import type { ChannelConfig, EndpointConfig, ModelRoute, ProtocolConfig, TaskSpec } from './types.js';
+import { displayPath } from './yaml-source.js';
+
+export interface Routes {
+  channels: ChannelConfig[];
+  models: Map<string, ModelRoute[]>;
+  endpoints: EndpointConfig[];
+}
+
+/** Reads the channel's credential variables; says why the channel cannot serve when it cannot. */
+function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warnings: string[]): void {
+  if (channel.credential) {
+    const value = env[channel.credential.env];
+    const missing = !value ? channel.credential.env : channel.credential.secretEnv && !env[channel.credential.secretEnv] ? channel.credential.secretEnv : undefined;
+    if (missing) {
+      channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${missing} is not set`;
+      warnings.push(`${displayPath(channel.file)}: ${channel.disabledReason}`);
+    } else {
+      channel.credentialValue = value;
+      channel.secretValue = channel.credential.secretEnv ? env[channel.credential.secretEnv] : undefined;
+    }
+  }
+  if (!channel.enabled) channel.disabledReason ??= `channel "${channel.id}" is disabled in ${displayPath(channel.file)}`;
+}
+
+/** Client model id to the enabled entries that serve it, lowest priority first (ids in the order the files first name them). */
+function routeModels(channels: ChannelConfig[], protocols: Map<string, ProtocolConfig>): Map<string, ModelRoute[]> {
+  const models = new Map<string, ModelRoute[]>();
+  for (const channel of channels) {
+    const protocol = protocols.get(channel.protocol);
+    for (const model of channel.models) {
+      const routes = models.get(model.id) ?? [];
+      if (protocol && model.enabled) routes.push({ model, channel, protocol });
+      models.set(model.id, routes);
+    }
+  }
+  for (const [id, routes] of models) {
+    if (routes.length) routes.sort((a, b) => a.channel.priority - b.channel.priority);
+    else models.delete(id);
+  }
+  return models;
+}
+
+/** Family routes every protocol declares: path to the kind of its tasks (one entry per path). */
+function familyRoutes(protocols: Iterable<ProtocolConfig>): Map<string, TaskSpec['kind']> {
+  const routes = new Map<string, TaskSpec['kind']>();
+  for (const protocol of protocols) {
+    for (const spec of Object.values(protocol.tasks ?? {})) if (spec.route) routes.set(spec.route, spec.kind);
+  }
+  return routes;
+}
+
+/** The catalogue, plus one endpoint per model-family task route a protocol declares (tasks.<name>.route). */
+function endpointsOf(catalogue: EndpointConfig[], protocols: Map<string, ProtocolConfig>): EndpointConfig[] {
+  const endpoints = [...catalogue];
+  for (const [path, kind] of familyRoutes(protocols.values())) {
+    if (endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
+    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', dialect: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
+  }
+  return endpoints;
+}
+
+export function routeConfig(checked: CheckedFiles, env: NodeJS.ProcessEnv, warnings: string[]): Routes {
+  const channels = checked.channels.map(({ channel }) => channel);
+  for (const channel of channels) resolveCredentials(channel, env, warnings);
+  return { channels, models: routeModels(channels, checked.protocols), endpoints: endpointsOf(checked.endpoints, checked.protocols) };
+}
