@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /** Suites that never touch the metadata database, or that are about SQLite itself: run once, on the default project. */
-const storageFree = ['test/translate-*.test.ts', 'test/liquid-*.test.ts', 'test/mapping*.test.ts', 'test/config-docs.test.ts', 'test/check-config.test.ts', 'test/startup.test.ts', 'test/billing-processes.test.ts', 'test/billing-settle-batch.test.ts', 'test/evaluate-config.test.ts', 'test/dashboard-setup.test.ts', 'test/dashboard-browser.test.ts', 'test/compiled-start.test.ts', 'test/workers.test.ts', 'test/sqlite-checkpoint.test.ts'];
+const storageFree = ['test/translate-*.test.ts', 'test/liquid-*.test.ts', 'test/mapping*.test.ts', 'test/config-docs.test.ts', 'test/import-graph.test.ts', 'test/check-config.test.ts', 'test/startup.test.ts', 'test/billing-processes.test.ts', 'test/billing-settle-batch.test.ts', 'test/evaluate-config.test.ts', 'test/dashboard-setup.test.ts', 'test/dashboard-browser.test.ts', 'test/compiled-start.test.ts', 'test/workers.test.ts', 'test/sqlite-checkpoint.test.ts'];
 /** Suites that need PostgreSQL itself (several replicas on one database). */
 const postgresOnly = ['test/*-postgres.test.ts'];
 

@@ -1,6 +1,6 @@
 // Prometheus metrics: requests by route and status, upstream latency by channel, tokens, cost and overage.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ChargeRef, Settlement } from './billing/meter.js';
+import type { ChargeRef, Settlement } from './billing/charge.js';
 
 const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 

@@ -2,7 +2,14 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from './errors.js';
-import type { Services } from './services.js';
+import type { LoadedConfig } from './compile/loaded-config.js';
+
+/** The reloadable part of the assembled gateway: its current config, the swap, and the requests still on an old snapshot. */
+export interface Reloadable {
+  readonly config: LoadedConfig;
+  reload(): Promise<LoadedConfig>;
+  readonly runtime: { readonly draining: number };
+}
 
 /** Sections built into long-lived services at start (database, blob store, listeners, limits): they change at a restart. */
 function sectionsNeedingRestart(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
@@ -18,13 +25,13 @@ export interface ReloadOutcome {
   problems?: string[];
 }
 
-const lastReloads = new WeakMap<Services, ReloadOutcome>();
+const lastReloads = new WeakMap<object, ReloadOutcome>();
 
-export function lastReload(services: Services): ReloadOutcome | undefined {
+export function lastReload(services: object): ReloadOutcome | undefined {
   return lastReloads.get(services);
 }
 
-export async function reloadConfig(services: Services, log: FastifyBaseLogger): Promise<boolean> {
+export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger): Promise<boolean> {
   // Loaded here, not at the top: the admin CLI imports PID_FILE from this module and needs none of the config loader.
   const { summarize } = await import('./config/load.js');
   const before = services.config;

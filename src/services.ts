@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
+import pino from 'pino';
 import type { LoadedConfig } from './compile/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor } from './config/load.js';
@@ -24,8 +25,10 @@ import { BudgetCalendar } from './billing/periods.js';
 import { startTracing, type Tracing } from './telemetry/tracing.js';
 import { Metrics } from './metrics.js';
 import type { BlobStore } from './files/blob-store.js';
-import { createFileServices, type FileServices } from './files/service.js';
+import { openFileStore } from './files/service.js';
+import type { FileSettings } from './files/file-store.js';
 import { TaskRunner } from './tasks/runner.js';
+import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './cluster-ipc.js';
 
 export interface Services {
@@ -52,7 +55,7 @@ export interface Services {
   /** Where file bytes live (storage.blobs). */
   blobs: BlobStore;
   /** The file store's options and content-URL signer. */
-  files: FileServices;
+  files: FileSettings;
   /** Fetches URLs clients and upstreams name, through the SSRF guard (network section). */
   remote: RemoteFetcher;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
@@ -83,18 +86,17 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const dataPath = dataPathFor(config);
   const database = overrides.database ?? (await openConfiguredDatabase(config));
   const metrics = new Metrics();
-  if (cluster.isWorker) {
-    // One of several workers (server.workers): the primary adds up every worker's metrics for a scrape.
-    shareMetrics(metrics.registry);
-    metrics.scrapeWith(() => askPrimary<string>('metrics'));
-  }
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
-  const { blobs, files } = await createFileServices(config, database.db, dataPath);
+  const { blobs, files } = await openFileStore(config, database.db, dataPath);
+  const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now });
+  const remote = new RemoteFetcher(networkOptions(config));
+  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
   const tracing = await startTracing(config);
   const services: Services = {
     get config() {
@@ -104,10 +106,10 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       return runtime.snapshot.upstreams;
     },
     runtime,
-    instanceId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    instanceId,
     db: database.db,
     cache,
-    meter: overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now }),
+    meter,
     spend,
     calendar,
     tracing,
@@ -116,8 +118,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     schemas: config.schemas,
     blobs,
     files,
-    remote: new RemoteFetcher(networkOptions(config)),
-    tasks: undefined as unknown as TaskRunner,
+    remote,
+    tasks,
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
@@ -133,21 +135,41 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       await database.close();
     },
   };
-  metrics.watchCircuits(() => services.upstreams.circuits());
+  watchForMetrics(metrics, runtime, spend);
+  services.onClose(() => blobs.close());
+  // Registered first, so it runs last: spans of the work finished on close are exported too.
+  if (tracing) closers.unshift(() => tracing.shutdown());
+  services.onClose(() => remote.close());
+  tasks.start();
+  // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
+  services.onClose(() => tasks.stop());
+  return services;
+}
+
+/** The task runner on the current snapshot, with its own logger. */
+function createTaskRunner(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config' | 'runtime' | 'log'>): TaskRunner {
+  return new TaskRunner({
+    get config() {
+      return runtime.snapshot.config;
+    },
+    runtime,
+    ...parts,
+    log: pino({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'tasks' }),
+  });
+}
+
+function watchForMetrics(metrics: Metrics, runtime: Runtime, spend: SpendStore): void {
+  if (cluster.isWorker) {
+    // One of several workers (server.workers): the primary adds up every worker's metrics for a scrape.
+    shareMetrics(metrics.registry);
+    metrics.scrapeWith(() => askPrimary<string>('metrics'));
+  }
+  metrics.watchCircuits(() => runtime.snapshot.upstreams.circuits());
   // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
   metrics.onScrape(async () => {
     spend.commitQueued?.();
     await new Promise((resolve) => setImmediate(resolve));
   });
-  services.onClose(() => blobs.close());
-  // Registered first, so it runs last: spans of the work finished on close are exported too.
-  if (tracing) closers.unshift(() => tracing.shutdown());
-  services.onClose(() => services.remote.close());
-  services.tasks = new TaskRunner(services);
-  services.tasks.start();
-  // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
-  services.onClose(() => services.tasks.stop());
-  return services;
 }
 
 function networkOptions(config: LoadedConfig) {

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { KEY_PREFIX } from '../auth/keys.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { AuthError, GatewayError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { AdminDeps } from './deps.js';
 import { membershipsOf } from '../store/users.js';
 import { sessionUser } from '../dashboard/session.js';
 import { AdminService } from './service.js';
@@ -42,7 +42,7 @@ class NotOwnerError extends GatewayError {
 }
 
 /** The service as this request's caller may use it, or a 401/403. */
-export async function adminFor(services: Services, req: FastifyRequest): Promise<AdminService> {
+export async function adminFor(services: Omit<AdminDeps, 'reload'>, req: FastifyRequest): Promise<AdminService> {
   const authorization = req.headers.authorization;
   if (authorization !== undefined) {
     const token = /^Bearer\s+(\S{1,256})$/i.exec(authorization)?.[1];

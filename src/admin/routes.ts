@@ -7,7 +7,7 @@ import { parseUsageRange } from '../billing/usage-report.js';
 import { summarize } from '../config/load.js';
 import { ConfigError, ValidationError } from '../errors.js';
 import { schemaError } from '../http/schema-error.js';
-import type { Services } from '../services.js';
+import type { AdminDeps } from './deps.js';
 import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../dashboard/password-links.js';
 import { SESSION_COOKIE, sessionKey } from '../dashboard/session.js';
 import { adminFor } from './auth.js';
@@ -43,14 +43,14 @@ type Params = Record<string, string>;
 type Body = Record<string, never>;
 
 /** The public address a password link points at. */
-function baseUrl(services: Services, req: FastifyRequest): string {
+function baseUrl(services: AdminDeps, req: FastifyRequest): string {
   return services.config.gateway.server.publicUrl || `${req.protocol}://${req.host}`;
 }
 
 /** "METHOD /path" of every admin route registered (OpenAPI paths spell parameters as {name}), for the document's test. */
 export const adminRoutes = new Set<string>();
 
-export async function registerAdminApi(app: FastifyInstance, services: Services): Promise<void> {
+export async function registerAdminApi(app: FastifyInstance, services: AdminDeps): Promise<void> {
   await app.register(
     async (api) => {
       // The dashboard's session cookie, read here too, so an owner signed in to the dashboard can use the API.
@@ -126,7 +126,7 @@ export async function registerAdminApi(app: FastifyInstance, services: Services)
 }
 
 /** Loads the config file again and swaps it in; a config that does not load is a 400 listing its problems, and the running one keeps serving. */
-async function reload(services: Services, admin: AdminService, req: FastifyRequest, reply: FastifyReply) {
+async function reload(services: AdminDeps, admin: AdminService, req: FastifyRequest, reply: FastifyReply) {
   if (!admin.global) throw new ForbiddenError('only an admin token may reload the config');
   const before = summarize(services.config);
   try {

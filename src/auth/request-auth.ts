@@ -2,7 +2,8 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { EndpointConfig } from '../config/types.js';
 import { AuthError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { RateLimiter } from '../billing/rate-limit.js';
+import type { Db } from '../store/db.js';
 import { authenticate, presentedKey, requireScope } from './authenticate.js';
 
 /**
@@ -10,7 +11,7 @@ import { authenticate, presentedKey, requireScope } from './authenticate.js';
  * body is still unread, so an unauthenticated client cannot make the gateway buffer or parse anything.
  * `auth: optional` routes (signed content URLs) check a key only when one is sent.
  */
-export function requestAuthHook(services: Services, endpoint: EndpointConfig): onRequestAsyncHookHandler {
+export function requestAuthHook(services: { db: Db; rateLimits: RateLimiter }, endpoint: EndpointConfig): onRequestAsyncHookHandler {
   return async (req) => {
     const key = presentedKey(req);
     if (!key) {

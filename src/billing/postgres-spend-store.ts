@@ -40,6 +40,7 @@ export function createPostgresSpendStore(db: Db, calendar = new BudgetCalendar()
   };
 
   return {
+    commitsInBatches: false,
     async reserve(r: ReservationRequest): Promise<ReserveOutcome> {
       const caps = await capsOf(r.keyId);
       // Nothing to hold against: an uncapped key in an uncapped workspace is admitted without a reservation row.

@@ -60,9 +60,13 @@ export interface SpendStore {
    */
   settle(reservationId: string, entry: LedgerEntry, held?: boolean): Promise<boolean>;
   /**
-   * Present on a store that batches its commits (the embedded one): commits what is queued now, synchronously.
-   * Called before this process reads the ledger (any query through the Db, a metrics scrape) and on close. Its
-   * presence also means answers may be sent before their settlement commits (see `answerBeforeCommit`).
+   * True on a store that commits settlements in batches (the embedded one): an answer may go out before its settlement
+   * commits, the reservation holding the cap until the batch lands. False where each settlement commits on its own.
+   */
+  readonly commitsInBatches: boolean;
+  /**
+   * Present on a store that batches its commits: commits what is queued now, synchronously. Called before this process
+   * reads the ledger (any query through the Db, a metrics scrape) and on close.
    */
   commitQueued?(): void;
   /**

@@ -261,6 +261,7 @@ export function createSqliteSpendStore(sqlite: BetterSqlite3.Database, { changeV
       return enqueue(() => reserveOne(request), true);
     },
     settle: (reservationId, entry, held = true) => enqueue(() => settleOne(reservationId, entry, held), false),
+    commitsInBatches: true,
     commitQueued,
     release: async (reservationId) => void deleteReservation.run(reservationId),
     renew: async (reservationId, expiresAt, now) => extendReservation.run(expiresAt, reservationId, now).changes > 0,

@@ -1,9 +1,21 @@
 // The background job that deletes expired spend reservations, so budget held by a crashed request comes back; one replica at a time.
-import type { Job } from '../jobs.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { Db } from '../store/db.js';
+import type { SpendStore } from './spend-store.js';
 import { billingConfig } from './config.js';
 import { withLease } from '../store/leases.js';
 
-export const sweepSpendReservations: Job = (services, log) => {
+/** What the sweeper uses: the config's interval, the lease table, the spend store and a place to stop its timer. */
+export interface SpendSweepDeps {
+  readonly config: LoadedConfig;
+  db: Db;
+  instanceId: string;
+  spend: SpendStore;
+  onClose(fn: () => void): void;
+}
+
+export function sweepSpendReservations(services: SpendSweepDeps, log: FastifyBaseLogger): Promise<void> {
   const intervalMs = billingConfig(services.config).sweepIntervalSeconds * 1000;
   const sweep = async () => {
     try {
@@ -20,4 +32,4 @@ export const sweepSpendReservations: Job = (services, log) => {
   timer.unref();
   services.onClose(() => clearInterval(timer));
   return sweep();
-};
+}

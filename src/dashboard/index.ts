@@ -11,7 +11,7 @@ import fastifyStatic from '@fastify/static';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import { GatewayError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { DashboardDeps } from './deps.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerFilesRoutes } from './routes/files.js';
 import { registerKeysRoutes } from './routes/keys.js';
@@ -26,7 +26,7 @@ const htmxDir = dirname(createRequire(import.meta.url).resolve('htmx.org/dist/ht
 /** Form bodies are a few short fields. */
 const FORM_BODY_LIMIT = 16 * 1024;
 
-export async function registerDashboard(app: FastifyInstance, services: Services): Promise<void> {
+export async function registerDashboard(app: FastifyInstance, services: DashboardDeps): Promise<void> {
   await app.register(
     async (dashboard) => {
       const https = services.config.gateway.server.publicUrl.startsWith('https://');

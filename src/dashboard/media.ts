@@ -2,7 +2,7 @@
 import { signContentUrl } from '../files/file-object.js';
 import { isFileId } from '../files/ids.js';
 import { deleteFile, type FileRow } from '../files/repository.js';
-import type { Services } from '../services.js';
+import type { DashboardDeps } from './deps.js';
 import { appendAudit, type Actor } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 
@@ -47,7 +47,7 @@ export async function findGeneratedMedia(db: Db, workspaceId: string, id: string
  * Removes the row and writes its audit row in one transaction, then the bytes (bytes a failed delete leaves behind go
  * with the next orphan sweep).
  */
-export async function deleteGeneratedMedia(services: Services, workspaceId: string, id: string, log: { warn(obj: object, msg: string): void }, actor: Actor): Promise<boolean> {
+export async function deleteGeneratedMedia(services: DashboardDeps, workspaceId: string, id: string, log: { warn(obj: object, msg: string): void }, actor: Actor): Promise<boolean> {
   if (!(await findGeneratedMedia(services.db, workspaceId, id))) return false;
   const row = await services.db.transaction().execute(async (trx) => {
     const deleted = await deleteFile(trx, workspaceId, id);
@@ -92,7 +92,7 @@ export function formatBytes(bytes: number): string {
 }
 
 /** What a template shows of a file, with a signed same-origin content URL. */
-export function mediaView(services: Services, row: FileRow): MediaView {
+export function mediaView(services: DashboardDeps, row: FileRow): MediaView {
   return {
     id: row.id,
     kind: row.purpose === KINDS.video ? 'video' : 'image',

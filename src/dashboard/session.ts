@@ -2,7 +2,6 @@
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../errors.js';
-import type { Services } from '../services.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';
 import type { Actor } from '../store/audit.js';
@@ -66,7 +65,7 @@ export async function sessionKey(db: Db): Promise<Buffer> {
 const hashSid = (sid: string) => createHash('sha256').update(sid).digest('hex');
 
 /** Starts a session for the user in a fresh cookie (nothing of the signed-out cookie carries over). */
-export async function startSession(services: Services, req: FastifyRequest, userId: string, now = Date.now()): Promise<void> {
+export async function startSession(services: { db: Db }, req: FastifyRequest, userId: string, now = Date.now()): Promise<void> {
   const sid = randomBytes(32).toString('base64url');
   const at = Math.floor(now / 1000);
   await deleteExpiredSessions(services.db, now);
@@ -75,14 +74,14 @@ export async function startSession(services: Services, req: FastifyRequest, user
   req.session.set('sid', sid);
 }
 
-export async function endSession(services: Services, req: FastifyRequest): Promise<void> {
+export async function endSession(services: { db: Db }, req: FastifyRequest): Promise<void> {
   const sid = req.session.get('sid');
   if (typeof sid === 'string') await deleteSession(services.db, hashSid(sid));
   req.session.delete();
 }
 
 /** The signed-in user of the request, or undefined. */
-export async function sessionUser(services: Services, req: FastifyRequest): Promise<User | undefined> {
+export async function sessionUser(services: { db: Db }, req: FastifyRequest): Promise<User | undefined> {
   const sid = req.session.get('sid');
   if (typeof sid !== 'string' || sid.length > 64) return undefined;
   return findSessionUser(services.db, hashSid(sid));
@@ -93,7 +92,7 @@ export async function sessionUser(services: Services, req: FastifyRequest): Prom
  * role, if the route names some. Every check reads the database, so removing a membership or a session takes effect
  * on the next request.
  */
-export function requireUser(services: Services, roles?: readonly Role[]): preHandlerAsyncHookHandler {
+export function requireUser(services: { db: Db }, roles?: readonly Role[]): preHandlerAsyncHookHandler {
   return async function (req: FastifyRequest, reply: FastifyReply) {
     const user = await sessionUser(services, req);
     if (!user) throw new DashboardAuthError();
@@ -112,7 +111,7 @@ export function dashboardActor(req: FastifyRequest): Actor {
 }
 
 /** The admin service as a dashboard page uses it: this user, in the workspace the page acts on. */
-export function dashboardAdmin(services: Services, req: FastifyRequest): AdminService {
+export function dashboardAdmin(services: { db: Db }, req: FastifyRequest): AdminService {
   return new AdminService(services.db, dashboardActor(req), new Set([req.dashboard!.workspace.workspaceId]));
 }
 

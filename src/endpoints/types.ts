@@ -1,12 +1,21 @@
-// What an endpoint handler module exports: a factory given the services and its catalogue entry.
+// What an endpoint handler module exports: a factory given what handlers use and its catalogue entry.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointConfig } from '../config/types.js';
-import type { Services } from '../services.js';
+import type { Upstreams } from '../engine/upstream.js';
+import type { Metrics } from '../metrics.js';
+import type { TaskCreateDeps } from '../tasks/deps.js';
 
 export type RouteHandler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> | unknown;
 
+/** What handlers use: the pipeline's and the task runner's needs, the metrics registry and the current upstream pools. */
+export interface EndpointDeps extends TaskCreateDeps {
+  metrics: Metrics;
+  /** The current runtime snapshot's upstream pools (readiness reads their circuits). */
+  readonly upstreams: Upstreams;
+}
+
 export interface HandlerContext {
-  services: Services;
+  services: EndpointDeps;
   endpoint: EndpointConfig;
 }
 

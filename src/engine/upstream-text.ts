@@ -1,5 +1,6 @@
 // Makes an upstream's error text fit for a client: read and cut to a bound, then scrubbed of URLs, credentials and key-shaped strings in linear time.
 import type { Readable } from 'node:stream';
+import { readPrefix } from '../net/read-capped.js';
 
 /** Bytes of an upstream error body read at all; the rest is never buffered. */
 export const UPSTREAM_BODY_LIMIT = 64 * 1024;
@@ -20,16 +21,7 @@ export interface ScrubContext {
 
 /** Reads at most `limit` bytes of a body as UTF-8 and drops the rest unread. */
 export async function readBoundedText(body: Readable, limit = UPSTREAM_BODY_LIMIT): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-    chunks.push(buffer);
-    size += buffer.length;
-    if (size >= limit) break;
-  }
-  body.destroy();
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return (await readPrefix(body, limit)).toString('utf8');
 }
 
 /**

@@ -1,6 +1,5 @@
 // Where file bytes live: one interface, a local directory (default) or S3-compatible storage, chosen in storage.blobs.
 import type { Readable } from 'node:stream';
-import type { LoadedConfig } from '../compile/loaded-config.js';
 
 export interface BlobInfo {
   key: string;
@@ -46,14 +45,4 @@ export function isBlobKey(key: string): boolean {
 
 export function blobKeyFor(workspaceId: string, fileId: string): string {
   return checkBlobKey(`${workspaceId}/${fileId}`);
-}
-
-export async function createBlobStore(config: LoadedConfig, dataPath: (p: string) => string): Promise<BlobStore> {
-  const blobs = config.gateway.storage.blobs;
-  if (blobs.driver === 's3') {
-    const { S3BlobStore } = await import('./s3-blob-store.js');
-    return new S3BlobStore(blobs);
-  }
-  const { LocalBlobStore } = await import('./local-blob-store.js');
-  return new LocalBlobStore(dataPath(blobs.path));
 }

@@ -1,6 +1,6 @@
 // The wire shape of a file, with a freshly signed content URL, and where that URL points.
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../services.js';
+import type { FileSettings, ServerConfig } from './file-store.js';
 import type { FileRow } from './repository.js';
 
 /** server.trustedHosts (schemas/config/server.json fills the default). */
@@ -27,7 +27,7 @@ export interface FileObject {
  * The base of signed links: server.publicUrl when set; else the request's Host if the operator listed it in
  * server.trustedHosts; else the address the request arrived on. The Host header alone never decides where a link points.
  */
-export function publicBaseUrl(services: Services, req: FastifyRequest): string {
+export function publicBaseUrl(services: ServerConfig, req: FastifyRequest): string {
   const { publicUrl, trustedHosts, host, port } = services.config.gateway.server as typeof services.config.gateway.server & ServerSettings;
   if (publicUrl) return publicUrl.replace(/\/+$/, '');
   const requested = req.host.toLowerCase();
@@ -44,12 +44,12 @@ function hostForUrl(address: string): string {
 }
 
 /** `<base>/api/v1/files/<id>/content?token=...`, valid for files.signing.urlLifetimeSeconds. */
-export function signContentUrl(services: Services, fileId: string, baseUrl: string, now = Date.now()): { url: string; expiresAt: number } {
+export function signContentUrl(services: { files: FileSettings }, fileId: string, baseUrl: string, now = Date.now()): { url: string; expiresAt: number } {
   const { token, expiresAt } = services.files.signer.sign(fileId, now);
   return { url: `${baseUrl}/api/v1/files/${fileId}/content?token=${token}`, expiresAt };
 }
 
-export function toFileObject(services: Services, row: FileRow, baseUrl: string, now = Date.now()): FileObject {
+export function toFileObject(services: { files: FileSettings }, row: FileRow, baseUrl: string, now = Date.now()): FileObject {
   return {
     id: row.id,
     object: 'file',

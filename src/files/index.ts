@@ -3,4 +3,5 @@ export { storeFile, writeFileBytes, commitFile, discardFileBytes, type StoredByt
 export { signContentUrl, publicBaseUrl, toFileObject, type FileObject } from './file-object.js';
 export { findFile, type FileRow } from './repository.js';
 export { isFileId } from './ids.js';
+export { base64Chunks } from './base64-chunks.js';
 export { sniffContentType, ACCEPTED_FORMATS } from './sniff.js';

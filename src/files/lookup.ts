@@ -1,7 +1,7 @@
 // Finds the file a request names, for its key's workspace; unknown, expired and other workspaces' ids all answer the same 404.
 import type { FastifyRequest } from 'fastify';
 import { NotFoundError, clientValue } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Db } from '../store/db.js';
 import { isFileId } from './ids.js';
 import { findFile, type FileRow } from './repository.js';
 
@@ -9,7 +9,7 @@ export function fileNotFound(id: string): NotFoundError {
   return new NotFoundError(`no file with id ${clientValue(id)}`, 'file_not_found');
 }
 
-export async function requireFile(services: Services, req: FastifyRequest): Promise<FileRow> {
+export async function requireFile(services: { db: Db }, req: FastifyRequest): Promise<FileRow> {
   const { file_id: id } = req.params as { file_id: string };
   const row = isFileId(id) ? await findFile(services.db, req.auth!.workspaceId, id) : undefined;
   if (!row) throw fileNotFound(id);

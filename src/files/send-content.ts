@@ -1,6 +1,6 @@
 // A stored file's bytes as an answer: its type, length and Range, and the headers that keep client content inert.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services.js';
+import type { BlobStore } from './blob-store.js';
 import { parseRange } from './range.js';
 import type { FileRow } from './repository.js';
 
@@ -10,7 +10,7 @@ function isPassiveMedia(contentType: string): boolean {
 }
 
 /** Streams `row` from the blob store (206 for a Range); HEAD gets the headers alone. */
-export async function sendFileContent(services: Services, req: FastifyRequest, reply: FastifyReply, row: FileRow): Promise<FastifyReply> {
+export async function sendFileContent(services: { blobs: BlobStore }, req: FastifyRequest, reply: FastifyReply, row: FileRow): Promise<FastifyReply> {
   const range = parseRange(req.headers.range, row.bytes);
   reply.headers({
     'content-type': row.content_type,

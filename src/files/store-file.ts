@@ -1,7 +1,7 @@
 // Stores one file: sniff its type, stream its bytes into the blob store while counting them, then write its row.
 import type { Readable } from 'node:stream';
 import { LimitError, UnsupportedMediaError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { FileStore } from './file-store.js';
 import { blobKeyFor } from './blob-store.js';
 import { newFileId } from './ids.js';
 import { insertFile, type FileRow } from './repository.js';
@@ -39,7 +39,7 @@ export interface FileLabels {
  * Writes the bytes under a new file id, refusing an unaccepted type (415) or more than maxBytes (413)
  * with nothing left in the blob store. The file does not exist until commitFile writes its row.
  */
-export async function writeFileBytes(services: Services, input: WriteBytesInput): Promise<StoredBytes> {
+export async function writeFileBytes(services: FileStore, input: WriteBytesInput): Promise<StoredBytes> {
   const maxBytes = input.maxBytes ?? services.files.options.maxUploadBytes;
   const now = input.now ?? Date.now();
   const iterator = chunksOf(input.stream)[Symbol.asyncIterator]();
@@ -75,7 +75,7 @@ export async function writeFileBytes(services: Services, input: WriteBytesInput)
 }
 
 /** Writes the row for stored bytes; if that fails the bytes are removed, so neither outlives the other. */
-export async function commitFile(services: Services, stored: StoredBytes, labels: FileLabels): Promise<FileRow> {
+export async function commitFile(services: FileStore, stored: StoredBytes, labels: FileLabels): Promise<FileRow> {
   const row: FileRow = {
     id: stored.id,
     workspace_id: stored.workspaceId,
@@ -100,12 +100,12 @@ export async function commitFile(services: Services, stored: StoredBytes, labels
   return row;
 }
 
-export async function discardFileBytes(services: Services, stored: StoredBytes): Promise<void> {
+export async function discardFileBytes(services: FileStore, stored: StoredBytes): Promise<void> {
   await services.blobs.delete(stored.blobKey).catch(() => undefined);
 }
 
 /** Streams a file into the store and creates its row: the entry point for archiving generated images and videos. */
-export async function storeFile(services: Services, input: WriteBytesInput & FileLabels): Promise<FileRow> {
+export async function storeFile(services: FileStore, input: WriteBytesInput & FileLabels): Promise<FileRow> {
   const stored = await writeFileBytes(services, input);
   return commitFile(services, stored, input);
 }

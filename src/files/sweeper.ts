@@ -1,6 +1,6 @@
 // Removes expired files (row first, then bytes) and, later, bytes that no row claims. Safe to run twice at once or to die midway.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Services } from '../services.js';
+import type { FileStore } from './file-store.js';
 import { isBlobKey } from './blob-store.js';
 import { blobKeysWithRows, deleteFileRowById, expiredFiles } from './repository.js';
 import { withLease } from '../store/leases.js';
@@ -15,7 +15,7 @@ export interface SweepResult {
  * Each expired row is deleted before its bytes, and only by the sweeper whose delete removed it;
  * a crash between the two leaves bytes without a row, which the orphan pass removes on a later sweep.
  */
-export async function sweepExpiredFiles(services: Services, now = Date.now()): Promise<number> {
+export async function sweepExpiredFiles(services: FileStore, now = Date.now()): Promise<number> {
   const { batchSize } = services.files.options.sweep;
   let removed = 0;
   for (;;) {
@@ -32,7 +32,7 @@ export async function sweepExpiredFiles(services: Services, now = Date.now()): P
 }
 
 /** Bytes with no row, old enough that no upload can still be about to write their row. */
-export async function sweepOrphanBlobs(services: Services, now = Date.now()): Promise<number> {
+export async function sweepOrphanBlobs(services: FileStore, now = Date.now()): Promise<number> {
   const { batchSize, orphanGraceSeconds } = services.files.options.sweep;
   const cutoff = now - orphanGraceSeconds * 1000;
   let removed = 0;
@@ -54,17 +54,23 @@ export async function sweepOrphanBlobs(services: Services, now = Date.now()): Pr
   return removed;
 }
 
-export async function sweepFiles(services: Services, now = Date.now()): Promise<SweepResult> {
+export async function sweepFiles(services: FileStore, now = Date.now()): Promise<SweepResult> {
   const expired = await sweepExpiredFiles(services, now);
   const orphans = await sweepOrphanBlobs(services, now);
   const partials = await services.blobs.sweepPartial(now - services.files.options.sweep.orphanGraceSeconds * 1000);
   return { expired, orphans, partials };
 }
 
+/** The sweeper job's needs: the file store, its lease owner name and a place to stop its timer. */
+export interface FileSweepDeps extends FileStore {
+  instanceId: string;
+  onClose(fn: () => Promise<void>): void;
+}
+
 const FILE_SWEEP_LEASE_MS = 5 * 60_000;
 
 /** Background job: sweep at start and then every files.sweep.intervalSeconds; a failed sweep is logged and retried next time. */
-export function fileSweeperJob(services: Services, log: FastifyBaseLogger): void {
+export function fileSweeperJob(services: FileSweepDeps, log: FastifyBaseLogger): void {
   let running: Promise<void> | undefined;
   const run = () => {
     // One replica sweeps at a time; a crashed sweeper's lease runs out after five minutes (a second sweep is safe anyway).

@@ -8,6 +8,7 @@ import { GatewayError } from '../errors.js';
 import { AllowList, refusedAddress } from './address-policy.js';
 import { SNIFF_BYTES, sniffContentType } from '../files/sniff.js';
 import { clearWhenDone, Deadline } from './deadline.js';
+import { readCapped } from './read-capped.js';
 
 /** Resolves a host name to its addresses (tests inject one; nothing connects out from a test). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -144,24 +145,14 @@ export class RemoteFetcher {
   /** Fetches `url` into memory, refusing a body over `maxBytes` while it streams (for small inputs; archives stream instead). */
   async fetchBytes(url: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer> {
     const { body } = await this.fetch(url, signal);
-    const chunks: Buffer[] = [];
-    let size = 0;
     try {
-      for await (const chunk of body) {
-        size += (chunk as Buffer).length;
-        if (size > maxBytes) {
-          body.destroy();
-          throw new RemoteFetchError(url, `its body is over the ${maxBytes}-byte limit`);
-        }
-        chunks.push(chunk as Buffer);
-      }
+      return await readCapped(body, maxBytes, () => new RemoteFetchError(url, `its body is over the ${maxBytes}-byte limit`));
     } catch (err) {
       if (err instanceof RemoteFetchError) throw err;
       const { name, code } = err as { name?: string; code?: string };
       const aborted = name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_ABORTED';
       throw new RemoteFetchError(url, aborted ? 'it took too long' : 'its body could not be read', undefined, true);
     }
-    return Buffer.concat(chunks);
   }
 
   /** An image a URL names, its type sniffed from the bytes: anything else is refused. */

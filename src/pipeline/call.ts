@@ -1,17 +1,17 @@
 // One billed client request as the pipeline's stages see it: who asked, what they sent, and whether they are still there.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { jsonBytes } from '../billing/estimate.js';
-import type { ImageForm } from './image-form.js';
+import type { ImageForm } from './form.js';
 import type { Runtime } from '../runtime.js';
 
 type RuntimeHold = ReturnType<Runtime['hold']>;
 
 export interface Call {
-  services: Services;
+  services: PipelineDeps;
   /** The runtime snapshot this request began on: it keeps it to the end, whatever a reload does meanwhile. */
   config: LoadedConfig;
   upstreams: Upstreams;
@@ -31,11 +31,6 @@ export interface Call {
   readonly clientGone: boolean;
   /** True once the deadline passed. */
   readonly timedOut: boolean;
-  /**
-   * The charge's settlement of an answer that is ready: the pipeline sends the answer first and then waits
-   * for it, so the client never waits for the ledger commit (the reservation holds the cap until it lands).
-   */
-  settling?: Promise<void>;
   /** Starts the overall deadline of the upstream work, once: later calls keep the first deadline. */
   startDeadline(ms: number): void;
   /** Stops listening for the client hanging up, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
@@ -50,7 +45,6 @@ class PipelineCall implements Call {
   readonly body: Record<string, unknown>;
   readonly bodyBytes: number;
   form?: ImageForm;
-  settling?: Promise<void>;
   clientGone = false;
   timedOut = false;
   private readonly abort = new AbortController();
@@ -59,7 +53,7 @@ class PipelineCall implements Call {
   private disposed = false;
 
   constructor(
-    readonly services: Services,
+    readonly services: PipelineDeps,
     readonly req: FastifyRequest,
     readonly reply: FastifyReply,
     readonly dialect: string,
@@ -117,6 +111,6 @@ function deadlinePassed(call: PipelineCall): void {
   call.expire();
 }
 
-export function openCall(services: Services, req: FastifyRequest, reply: FastifyReply, dialect: string): Call {
+export function openCall(services: PipelineDeps, req: FastifyRequest, reply: FastifyReply, dialect: string): Call {
   return new PipelineCall(services, req, reply, dialect);
 }

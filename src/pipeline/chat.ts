@@ -12,7 +12,7 @@ import type { Call } from './call.js';
 import { expectEventStream, readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
 import { forwardedHeaders, send, type Sent } from './send.js';
-import { settleAfterFailure, settleFromUsage } from './settle.js';
+import { SettlingAnswer, settleAfterFailure, settleFromUsage } from './settle.js';
 import { relayStream } from './stream.js';
 import { usageReaderFor, type UsageReader } from './usage.js';
 import { resolveInputs } from './inputs.js';
@@ -103,8 +103,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         // outputs: media the answer carries are archived before it is mapped and sent.
         await archiveOutputs(call, sent.operation.outputs?.answer, answer);
         const mapped = translator.response(answer, ctx);
-        call.settling = settleFromUsage(charge, sent.route, usage, call.req.log);
-        return mapped;
+        return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.req.log));
       } catch (err) {
         // An answer arrived (or the client left the upstream working): the upstream did the work.
         await settleAfterFailure(charge, true);

@@ -4,6 +4,7 @@ import { upstreamTransportError } from '../engine/upstream.js';
 import { deadlineError, type Sent } from './send.js';
 import { upstreamMalformed } from './usage.js';
 import { keepSourceText } from '../http/json-text.js';
+import { readCapped } from '../net/read-capped.js';
 
 export const isEventStream = (sent: Sent) => String(sent.response.headers['content-type'] ?? '').toLowerCase().includes('text/event-stream');
 
@@ -24,17 +25,7 @@ async function readBounded(sent: Sent): Promise<string> {
     body.destroy();
     throw upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      body.destroy();
-      throw upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return (await readCapped(body, limit, () => upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`))).toString('utf8');
 }
 
 /** The upstream's JSON answer, which must be an object (an array or a scalar is malformed, never passed on reshaped). */

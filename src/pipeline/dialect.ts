@@ -12,6 +12,9 @@ export interface Dialect<Plan extends { routes: ModelRoute[] } = { routes: Model
   inputs?(call: Call, plan: Plan): Promise<void> | void | undefined;
   /** estimate: the worst-case cost in micro-units, a true upper bound for an honest upstream. */
   estimate(call: Call, plan: Plan): number;
-  /** map request, send, decode and map response, outputs, settle: the answer to send, or undefined when it was streamed. */
+  /**
+   * map request, send, decode and map response, outputs, settle: the answer to send (a SettlingAnswer while its charge
+   * still settles), or undefined when it was streamed.
+   */
   execute(call: Call, plan: Plan, charge: Charge): Promise<unknown>;
 }

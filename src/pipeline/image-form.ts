@@ -4,39 +4,23 @@ import type { Multipart } from '@fastify/multipart';
 import { clientValue, ECHO_LIMIT, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
+import type { FormImage, ImageForm } from './form.js';
 import { bytesInFlight } from '../http/bytes-in-flight.js';
+import { readCapped } from '../net/read-capped.js';
 
 const EDIT_LIMIT_WORDS = '25 MiB';
 import { sniffContentType, SNIFF_BYTES } from '../files/sniff.js';
 
-export interface FormImage {
-  field: 'image' | 'mask';
-  filename: string;
-  contentType: string;
-  bytes: Buffer;
-}
-
-export interface ImageForm {
-  fields: Record<string, unknown>;
-  images: FormImage[];
-  /** Bytes the request has used so far (files); URL references must fit in what is left. */
-  used: number;
-}
+export type { FormImage, ImageForm } from './form.js';
 
 const FIELDS = new Set(['model', 'prompt', 'size', 'quality', 'n', 'response_format', 'output_format', 'output_compression', 'background', 'input_fidelity', 'moderation', 'user', 'image_url', 'image_url[]']);
 const NUMBERS = new Set(['n', 'output_compression']);
 
+const editTooLarge = () => new LimitError(`an image edit request may carry at most ${EDIT_LIMIT_WORDS}, URL references included`, 'request_too_large');
+
 /** Reads a part's bytes, refusing the request as soon as the whole passes `budget`; each chunk is `hold`-ed as it arrives. */
-async function readCapped(stream: AsyncIterable<Buffer>, used: number, budget: number, hold: (bytes: number) => void = () => undefined): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = used;
-  for await (const chunk of stream) {
-    total += chunk.length;
-    if (total > budget) throw new LimitError(`an image edit request may carry at most ${EDIT_LIMIT_WORDS}, URL references included`, 'request_too_large');
-    hold(chunk.length);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+function readPart(stream: AsyncIterable<Buffer>, used: number, budget: number, hold?: (bytes: number) => void): Promise<Buffer> {
+  return readCapped(stream, budget, editTooLarge, { used, hold });
 }
 
 /** Holds image bytes against the process-wide budget (server.referenceBytesInFlight) until the response is done. */
@@ -52,7 +36,7 @@ export async function readImageForm(parts: AsyncIterable<Multipart>, budget: num
       const field = part.fieldname === 'image' || part.fieldname === 'image[]' ? 'image' : part.fieldname === 'mask' ? 'mask' : undefined;
       if (!field) throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send images as "image" or "image[]" and a mask as "mask"`, part.fieldname.slice(0, ECHO_LIMIT));
       if (field === 'mask' && form.images.some((i) => i.field === 'mask')) throw new ValidationError('send at most one mask', 'mask');
-      const bytes = await readCapped(part.file, form.used, budget, hold);
+      const bytes = await readPart(part.file, form.used, budget, hold);
       form.used += bytes.length;
       const contentType = await sniffContentType(bytes.subarray(0, SNIFF_BYTES));
       if (!contentType?.startsWith('image/')) throw new UnsupportedMediaError(`${field} ${clientValue(part.filename ?? '')} is not a PNG, JPEG, WebP or GIF image (the type is read from its bytes)`, field);
@@ -85,7 +69,7 @@ export async function resolveImageReference(call: Call, reference: string, budge
     if (!row) throw new NotFoundError(`no file ${clientValue(reference)} in this workspace`, 'file_not_found');
     if (!row.content_type.startsWith('image/')) throw new UnsupportedMediaError(`file ${clientValue(reference)} is ${row.content_type}, not an image`, 'image_url');
     if (row.bytes > budget) throw new LimitError(`an image edit request may carry at most ${EDIT_LIMIT_WORDS}, URL references included`, 'request_too_large');
-    const bytes = await readCapped((await services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>, 0, budget, holdForCall(call));
+    const bytes = await readPart((await services.blobs.get(row.blob_key)) as AsyncIterable<Buffer>, 0, budget, holdForCall(call));
     return { field: 'image', filename: row.filename, contentType: row.content_type, bytes };
   }
   if (budget <= 0) throw new LimitError(`an image edit request may carry at most ${EDIT_LIMIT_WORDS}, URL references included`, 'request_too_large');

@@ -4,17 +4,12 @@ import type { Readable } from 'node:stream';
 import { pathSegments } from '../config/paths.js';
 import type { MediaItems } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
+import { base64Chunks, publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
 import type { Call } from './call.js';
 import { forgetSourceText } from '../http/json-text.js';
 import { readPath } from './paths.js';
 
 const describe = (err: unknown) => (err instanceof GatewayError ? err.message : 'the result could not be stored').slice(0, 300);
-
-/** Base64 decoded a slice at a time, so a large result never sits in memory twice. */
-function* base64Chunks(text: string, charsPerChunk = 1 << 20): Generator<Uint8Array> {
-  for (let i = 0; i < text.length; i += charsPerChunk) yield Buffer.from(text.slice(i, i + charsPerChunk), 'base64');
-}
 
 /** The three archive fields every result carries (the ids null when the archive failed), and why it failed. */
 export interface ArchivedResult {

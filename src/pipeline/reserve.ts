@@ -2,9 +2,11 @@
 import type { ModelRoute } from '../config/types.js';
 import type { Charge } from '../billing/meter.js';
 import type { Call } from './call.js';
+import type { Tracing } from '../telemetry/types.js';
 
 export function reserve(call: Call, route: ModelRoute, estimateMicros: number): Promise<Charge> {
-  const tracing = call.services.tracing;
+  // Tracing is assembled beside the pipeline's dependencies (its type names the Call, so PipelineDeps cannot).
+  const tracing = (call.services as { tracing?: Tracing }).tracing;
   if (tracing) return tracing.reserve(call, route, estimateMicros);
   return call.services.meter.begin({ auth: call.auth, route, requestId: call.req.id, estimateMicros });
 }

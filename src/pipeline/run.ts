@@ -2,14 +2,14 @@
 import type { FastifyReply } from 'fastify';
 import type { RouteHandler } from '../endpoints/types.js';
 import { encodedTextOf } from '../http/json-text.js';
-import type { Services } from '../services.js';
+import type { PipelineDeps } from './deps.js';
 import { openCall } from './call.js';
 import { chatDialect } from './chat.js';
 import type { Dialect } from './dialect.js';
 import { evaluateDialect } from './evaluate.js';
 import { imagesDialect } from './images.js';
 import { reserve } from './reserve.js';
-import { answerBeforeCommit } from './settle.js';
+import { answerBeforeCommit, SettlingAnswer } from './settle.js';
 
 export interface PipelineEndpoint {
   /** The client dialect of the endpoint's requests and answers. */
@@ -35,7 +35,7 @@ function payloadOf(reply: FastifyReply, answer: unknown): unknown {
 }
 
 /** A route handler that runs `endpoint`'s requests through the pipeline. Handlers hold no billing of their own. */
-export function pipelineHandler(services: Services, endpoint: PipelineEndpoint): RouteHandler {
+export function pipelineHandler(services: PipelineDeps, endpoint: PipelineEndpoint): RouteHandler {
   const dialect = dialectFor(endpoint);
   return async (req, reply) => {
     const call = openCall(services, req, reply, endpoint.dialect);
@@ -47,15 +47,20 @@ export function pipelineHandler(services: Services, endpoint: PipelineEndpoint):
       if (inputs) await inputs;
       const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan));
       try {
-        const answer = payloadOf(reply, await dialect.execute(call, plan, charge));
-        if (!call.settling) return reply.sent ? undefined : answer;
+        const result = await dialect.execute(call, plan, charge);
+        if (!(result instanceof SettlingAnswer)) {
+          const answer = payloadOf(reply, result);
+          return reply.sent ? undefined : answer;
+        }
+        const answer = payloadOf(reply, result.answer);
+        // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it lands).
         if (!answerBeforeCommit(call)) {
-          await call.settling;
+          await result.settled;
           return answer;
         }
         if (!reply.sent) reply.send(answer);
         call.dispose();
-        await call.settling.catch((err: unknown) => req.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
+        await result.settled.catch((err: unknown) => req.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
         return reply;
       } finally {
         // Released unless settled: every exit, thrown or returned, ends the charge exactly once.

@@ -13,7 +13,15 @@ import type { Call } from './call.js';
  * first so the ledger already holds the charge when the client reads the answer.
  */
 export function answerBeforeCommit(call: Call): boolean {
-  return call.services.spend.commitQueued !== undefined;
+  return call.services.spend.commitsInBatches;
+}
+
+/** An answer whose charge is still settling: the pipeline sends it and waits for the settlement, in the order the store allows. */
+export class SettlingAnswer {
+  constructor(
+    readonly answer: unknown,
+    readonly settled: Promise<void>,
+  ) {}
 }
 
 /** Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. */

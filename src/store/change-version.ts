@@ -1,5 +1,5 @@
 // Tells caches when keys or workspaces may have changed: a trigger-maintained counter, whoever wrote the change.
-import type { Db } from './database.js';
+import type { Db } from './db.js';
 
 const readers = new WeakMap<Db, () => number>();
 

@@ -19,11 +19,12 @@ import {
   type UnknownRow,
 } from 'kysely';
 import type { Database } from './schema.js';
+import type { Db } from './db.js';
 import { registerChangeDetector } from './change-version.js';
 import { isPostgres } from './dialect.js';
 import { startCheckpointer } from './checkpointer.js';
 
-export type Db = Kysely<Database>;
+export type { Db } from './db.js';
 
 const migrationsDir = join(import.meta.dirname, 'migrations');
 

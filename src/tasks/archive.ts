@@ -7,10 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelRoute } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
-import { storeFile } from '../files/index.js';
+import { base64Chunks, storeFile } from '../files/index.js';
 import type { Deadline } from '../net/deadline.js';
 import { RemoteFetchError } from '../net/remote-fetch.js';
-import type { Services } from '../services.js';
+import type { TaskRunnerDeps } from './deps.js';
 import type { CompiledTask } from './spec.js';
 import type { TaskRow } from './store.js';
 
@@ -26,11 +26,6 @@ export interface ArchiveOutcome {
 /** Waits before attempt n+1: 0.5 s doubling to 8 s. */
 const backoffMs = (attempt: number) => Math.min(8000, 500 * 2 ** Math.min(attempt - 1, 10));
 const TOLERATED = new Set([408, 425, 429]);
-
-/** Base64 decoded a slice at a time (a multiple of 4 characters), so a large result never sits in memory twice. */
-function* base64Chunks(text: string, charsPerChunk = 1 << 20): Generator<Uint8Array> {
-  for (let i = 0; i < text.length; i += charsPerChunk) yield Buffer.from(text.slice(i, i + charsPerChunk), 'base64');
-}
 
 const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
 
@@ -49,7 +44,7 @@ function isTransient(err: unknown): boolean {
 
 class PermanentFailure extends Error {}
 
-export async function archiveTaskResult(services: Services, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
+export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
   const scope = { answer };
   const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
   const download = task.spec.result.download;

@@ -12,10 +12,11 @@ import { schemaError } from '../http/schema-error.js';
 import { resolveModel } from '../engine/models.js';
 import { openCall, type Call } from '../pipeline/call.js';
 import { checkDeclaredSize } from '../pipeline/images.js';
-import type { Services } from '../services.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
 import { timeoutMsOf, tasksOptions } from './options.js';
 import { referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
+import type { TaskCreateDeps } from './deps.js';
+import { readCapped } from '../net/read-capped.js';
 import { objectOf, taskFor, type CompiledTask, type TaskKind } from './spec.js';
 import { countTasksInFlight, insertTask, newTaskId } from './store.js';
 import { toTaskObject } from './wire.js';
@@ -58,15 +59,9 @@ async function readForm(call: Call, hold: (bytes: number) => void): Promise<{ fi
   for await (const part of namedParts(call.req)) {
     if (part.type === 'file') {
       if (part.fieldname !== 'input_reference' || upload) throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send one reference image as "input_reference"`, part.fieldname.slice(0, ECHO_LIMIT));
-      const chunks: Buffer[] = [];
-      for await (const chunk of part.file as AsyncIterable<Buffer>) {
-        used += chunk.length;
-        if (used > FORM_LIMIT) throw new LimitError('a video request may carry at most 25 MiB', 'request_too_large', 'input_reference');
-        // Held against the process-wide budget as it arrives, until the task is submitted.
-        hold(chunk.length);
-        chunks.push(chunk);
-      }
-      const bytes = Buffer.concat(chunks);
+      // Held against the process-wide budget as it arrives, until the task is submitted.
+      const bytes = await readCapped(part.file, FORM_LIMIT, () => new LimitError('a video request may carry at most 25 MiB', 'request_too_large', 'input_reference'), { used, hold });
+      used += bytes.length;
       const contentType = await sniffContentType(bytes.subarray(0, SNIFF_BYTES));
       if (!contentType?.startsWith('image/')) throw new UnsupportedMediaError('input_reference is not a PNG, JPEG, WebP or GIF image (the type is read from its bytes)', 'input_reference');
       upload = { upload: { filename: part.filename || 'input_reference', contentType, bytes } };
@@ -106,7 +101,7 @@ function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint): { routes: ModelR
   return { routes, tasks };
 }
 
-export function taskCreateHandler(services: Services, endpoint: TaskEndpoint): RouteHandler {
+export function taskCreateHandler(services: TaskCreateDeps, endpoint: TaskEndpoint): RouteHandler {
   return async (req, reply) => {
     const call = openCall(services, req, reply, 'tasks');
     // Reference bytes this request holds in memory, released once its submit ends (or the request fails before it).

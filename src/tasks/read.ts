@@ -2,7 +2,8 @@
 import type { FastifyRequest } from 'fastify';
 import { requireScope } from '../auth/authenticate.js';
 import { clientValue, NotFoundError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Db } from '../store/db.js';
+import type { TaskQueue } from './deps.js';
 import { findTask, taskIdPattern, type TaskRow } from './store.js';
 
 /** How long a status request waits for an immediate poll before answering with what is stored. */
@@ -10,7 +11,7 @@ const POLL_NOW_WAIT_MS = 5_000;
 
 const scopeOf: Record<string, string> = { 'video.task': 'videos.generate', 'image.task': 'images.generate' };
 
-export async function requireTask(services: Services, req: FastifyRequest, id: string, object?: string): Promise<TaskRow> {
+export async function requireTask(services: { db: Db }, req: FastifyRequest, id: string, object?: string): Promise<TaskRow> {
   const row = taskIdPattern.test(id) ? await findTask(services.db, req.auth!.workspaceId, id) : undefined;
   if (!row || (object && row.object !== object)) throw new NotFoundError(`no task ${clientValue(id)} in this workspace`, 'task_not_found');
   requireScope(req.auth!, scopeOf[row.object] ?? null);
@@ -18,7 +19,7 @@ export async function requireTask(services: Services, req: FastifyRequest, id: s
 }
 
 /** The task, polled first when it is due and no process holds it (bounded: a slow upstream answers with the stored state). */
-export async function currentTask(services: Services, req: FastifyRequest, id: string, object?: string): Promise<TaskRow> {
+export async function currentTask(services: { db: Db; tasks: TaskQueue }, req: FastifyRequest, id: string, object?: string): Promise<TaskRow> {
   const row = await requireTask(services, req, id, object);
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, POLL_NOW_WAIT_MS)));

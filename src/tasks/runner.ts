@@ -1,7 +1,7 @@
 // The task runner: submits each task once in the background, then polls due tasks under a lease on their row (one process
 // per task, whichever replica), backs off, tolerates 408/425/429/5xx, fails after repeated 404s or the timeout, archives
 // the result and settles the task's charge once (release on failure). Started and stopped with the services.
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
@@ -9,9 +9,10 @@ import type { Upstreams } from '../engine/upstream.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { Deadline } from '../net/deadline.js';
+import { readAnswer } from './read-answer.js';
 import { toFormData } from '../pipeline/send.js';
-import { upstreamMalformed } from '../pipeline/usage.js';
-import type { Services } from '../services.js';
+import type { TaskQueue, TaskRunnerDeps } from './deps.js';
+import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
@@ -19,50 +20,21 @@ import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
 
-/** What a created task hands the runner to submit: the rendered document and, for multipart, the reference image. */
-export interface Submission {
-  row: TaskRow;
-  routes: ModelRoute[];
-  task: CompiledTask;
-  document: Record<string, unknown>;
-  /** Called once the submit has ended, however it ended (lets go of the reference bytes the document holds). */
-  done?: () => void;
-}
+export type { Submission } from './submission.js';
 
 const TOLERATED = new Set([408, 425, 429]);
-/** The most a submit or status answer may be (a base64 image result fits; a video travels by URL or download). */
-const ANSWER_LIMIT = 32 * 1024 * 1024;
-
-/** A JSON answer read within ANSWER_LIMIT: a larger or unparsable one is a malformed answer, never buffered whole. */
-async function readAnswer(body: AsyncIterable<unknown> & { destroy(): void }, channel: string): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > ANSWER_LIMIT) {
-      body.destroy();
-      throw upstreamMalformed(channel, `its answer is over ${ANSWER_LIMIT} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw upstreamMalformed(channel, 'its body is not JSON');
-  }
-}
 const MAX_TEXT = 300;
 const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
 
-export class TaskRunner {
+export class TaskRunner implements TaskQueue {
   private timer?: NodeJS.Timeout;
   private readonly abort = new AbortController();
   private readonly working = new Set<Promise<unknown>>();
   private ticking = false;
   readonly log: Logger;
 
-  constructor(private readonly services: Services) {
-    this.log = pino({ level: services.config.gateway.server.logLevel, name: 'tasks' });
+  constructor(private readonly services: TaskRunnerDeps) {
+    this.log = services.log;
   }
 
   private get options(): TasksOptions {

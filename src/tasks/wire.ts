@@ -5,10 +5,13 @@ import type { FastifyRequest } from 'fastify';
 import type { ChargeRef } from '../billing/meter.js';
 import { renderCost } from '../billing/cost.js';
 import { publicBaseUrl, signContentUrl } from '../files/index.js';
-import type { Services } from '../services.js';
+import type { FileSettings, ServerConfig } from '../files/file-store.js';
 import type { TaskParams } from './cost.js';
 import type { TaskRow } from './store.js';
 import type { Db } from '../store/database.js';
+
+/** What a task's wire object needs: the task and file rows, and the signer and address of its content link. */
+type TaskObjectDeps = ServerConfig & { db: Db; files: FileSettings };
 
 /** When each archived file expires, for the files that still have a row. */
 async function fileExpiries(db: Db, rows: readonly TaskRow[]): Promise<Map<string, number>> {
@@ -19,7 +22,7 @@ async function fileExpiries(db: Db, rows: readonly TaskRow[]): Promise<Map<strin
 }
 
 /** Tasks as clients see them, each archived file checked: one query for the lot. */
-export async function toTaskObjects(services: Services, req: FastifyRequest, rows: readonly TaskRow[]): Promise<Record<string, unknown>[]> {
+export async function toTaskObjects(services: TaskObjectDeps, req: FastifyRequest, rows: readonly TaskRow[]): Promise<Record<string, unknown>[]> {
   const expiries = await fileExpiries(services.db, rows);
   const now = Math.floor(Date.now() / 1000);
   return rows.map((row) => taskObject(services, req, row, (id) => {
@@ -28,11 +31,11 @@ export async function toTaskObjects(services: Services, req: FastifyRequest, row
   }));
 }
 
-export async function toTaskObject(services: Services, req: FastifyRequest, row: TaskRow): Promise<Record<string, unknown>> {
+export async function toTaskObject(services: TaskObjectDeps, req: FastifyRequest, row: TaskRow): Promise<Record<string, unknown>> {
   return (await toTaskObjects(services, req, [row]))[0];
 }
 
-function taskObject(services: Services, req: FastifyRequest, row: TaskRow, fileState: (id: string) => 'archived' | 'expired' | 'deleted'): Record<string, unknown> {
+function taskObject(services: TaskObjectDeps, req: FastifyRequest, row: TaskRow, fileState: (id: string) => 'archived' | 'expired' | 'deleted'): Record<string, unknown> {
   const params = JSON.parse(row.params) as TaskParams;
   const task: Record<string, unknown> = {
     id: row.id,

@@ -11,7 +11,7 @@ import type { ModelRoute } from '../config/types.js';
 import type { RouteHandler } from '../endpoints/types.js';
 import { GatewayError } from '../errors.js';
 import type { Call } from '../pipeline/call.js';
-import type { TelemetryConfig, Tracing } from './tracing.js';
+import type { TelemetryConfig, Tracing } from './types.js';
 
 /** Longest prompt or completion text a span carries when content capture is on. */
 const CONTENT_LIMIT = 16 * 1024;

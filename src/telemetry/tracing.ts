@@ -1,36 +1,8 @@
-// Optional OpenTelemetry tracing: the shape the app and the pipeline call, and the switch that loads it only when configured.
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
-import type { Charge } from '../billing/meter.js';
-import type { ModelRoute } from '../config/types.js';
+// Optional OpenTelemetry tracing: the switch that loads it only when configured.
 import type { LoadedConfig } from '../compile/loaded-config.js';
-import type { RouteHandler } from '../endpoints/types.js';
-import type { Call } from '../pipeline/call.js';
+import { telemetryConfig, type Tracing } from './types.js';
 
-export interface TelemetryConfig {
-  otlp: { endpoint?: string; headers: Record<string, string>; timeoutSeconds: number };
-  serviceName: string;
-  captureContent: boolean;
-}
-
-export const telemetryConfig = (config: LoadedConfig) => config.gateway.telemetry as TelemetryConfig;
-
-/**
- * What tracing adds when it is on. Each piece is chosen once, when routes are registered: with tracing off the app
- * registers none of it and the hot path reads one undefined property per billed request (services.tracing), nothing more.
- */
-export interface Tracing {
-  /** App-wide hooks: the request's span (parented by the client's traceparent), ended once answered and charged. */
-  register(app: FastifyInstance): void;
-  /** The route's key check inside an `auth` span. */
-  auth(hook: onRequestAsyncHookHandler): onRequestAsyncHookHandler;
-  /** The route's handler inside the request span's context, so the upstream call's span (undici) is its child. */
-  handler(handler: RouteHandler): RouteHandler;
-  /** The reservation inside a `reserve` span; the charge it returns settles inside a `settle` span. */
-  reserve(call: Call, route: ModelRoute, estimateMicros: number): Promise<Charge>;
-  /** Exports the spans ended so far. */
-  flush(): Promise<void>;
-  shutdown(): Promise<void>;
-}
+export { telemetryConfig, type TelemetryConfig, type Tracing } from './types.js';
 
 /** Loads the OpenTelemetry SDK and starts exporting, or returns undefined (and loads nothing) when no endpoint is set. */
 export async function startTracing(config: LoadedConfig): Promise<Tracing | undefined> {

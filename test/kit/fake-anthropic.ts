@@ -1,11 +1,11 @@
 // The fake upstream's Anthropic Messages route: answers from the same script as the chat route, as a message or as events.
 import type { ServerResponse } from 'node:http';
-import { json, writeSse, type FakeUpstream, type RecordedRequest } from './fake-upstream.js';
+import { json, writeSse, type ChatScript, type RecordedRequest } from './fake-http.js';
 
 const stopReasons: Record<string, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' };
 
-/** POST .../messages. A declaration, not a const, so the circular import with fake-upstream.ts sees it initialised. */
-export async function anthropicMessages(req: RecordedRequest, res: ServerResponse, fake: FakeUpstream): Promise<boolean> {
+/** POST .../messages. */
+export async function anthropicMessages(req: RecordedRequest, res: ServerResponse, fake: { chat: ChatScript }): Promise<boolean> {
   if (req.method !== 'POST' || !req.path.endsWith('/messages')) return false;
   const { text, usage, toolCalls, finishReason } = fake.chat;
   const id = 'msg_fake';

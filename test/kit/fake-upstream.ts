@@ -2,14 +2,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { anthropicMessages } from './fake-anthropic.js';
+import { json, writeSse, type ChatScript, type RecordedRequest } from './fake-http.js';
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: any;
-  raw: Buffer;
-}
+export { json, writeSse, type ChatScript, type RecordedRequest } from './fake-http.js';
 
 /** A one-off answer for the next matching request. */
 export type Behaviour =
@@ -21,14 +16,6 @@ export type Behaviour =
   | { kind: 'malformed-json' }
   | { kind: 'trickle'; text: string; delayMs: number }
   | { kind: 'handler'; fn: (req: RecordedRequest, res: ServerResponse) => void | Promise<void> };
-
-export interface ChatScript {
-  text: string;
-  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
-  /** Tool calls the assistant makes instead of (or besides) text. */
-  toolCalls?: { id: string; name: string; arguments: string }[];
-  finishReason?: string;
-}
 
 export type Route = (req: RecordedRequest, res: ServerResponse, fake: FakeUpstream) => boolean | Promise<boolean>;
 
@@ -108,27 +95,7 @@ export class FakeUpstream {
   }
 }
 
-export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function writeSse(res: ServerResponse, events: (string | { event?: string; data: unknown })[], delayMs = 0, truncate = false) {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  for (const e of events) {
-    const frame = typeof e === 'string' ? `data: ${e}\n\n` : `${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`;
-    res.write(frame);
-    if (delayMs) await sleep(delayMs);
-  }
-  if (truncate) {
-    // Let what was written reach the socket, then cut the connection without ending the chunked body.
-    await new Promise((resolve) => res.write('', resolve));
-    res.socket?.destroy();
-  } else res.end();
-}
 
 async function play(b: Behaviour, req: RecordedRequest, res: ServerResponse) {
   switch (b.kind) {

@@ -1,12 +1,12 @@
 // Settings > Audit log: the workspace's admin changes, newest first, a page at a time. Owners only.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
+import type { DashboardDeps } from '../deps.js';
 import { dashboardAdmin, requireUser } from '../session.js';
 
 const PAGE = 50;
 const compact = (value: unknown) => (value === null || value === undefined ? '' : JSON.stringify(value).slice(0, 600));
 
-export function registerAuditRoutes(app: FastifyInstance, services: Services): void {
+export function registerAuditRoutes(app: FastifyInstance, services: DashboardDeps): void {
   app.get('/settings/audit', { preHandler: requireUser(services, ['owner']) }, async (req, reply) => {
     const ctx = req.dashboard!;
     const before = (req.query as { before?: unknown }).before;

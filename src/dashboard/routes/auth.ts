@@ -1,7 +1,7 @@
 // Sign in, sign out, the one-time password page, and choosing the workspace a session looks at.
 import type { FastifyInstance } from 'fastify';
 import { RateLimitError, ValidationError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import type { DashboardDeps } from '../deps.js';
 import { findUserByEmail, findUserById, createUser, deleteSessionsOf, membershipsOf, normalizeEmail, setMembership, setPasswordHash, takePasswordLink } from '../../store/users.js';
 import { hashToken, passwordLinkFor } from '../password-links.js';
 import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../passwords.js';
@@ -17,7 +17,7 @@ const field = (body: unknown, name: string, max: number) => {
   return typeof value === 'string' ? value.slice(0, max + 1) : '';
 };
 
-export function registerAuthRoutes(app: FastifyInstance, services: Services): void {
+export function registerAuthRoutes(app: FastifyInstance, services: DashboardDeps): void {
   const { db } = services;
 
   app.get('/login', async (req, reply) => {

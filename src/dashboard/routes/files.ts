@@ -1,13 +1,13 @@
 // The Files page: generated images and videos, previewed through signed URLs; owners and admins may delete.
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import type { DashboardDeps } from '../deps.js';
 import { deleteGeneratedMedia, findGeneratedMedia, listGeneratedMedia, mediaView, parseKind } from '../media.js';
 import { canManage, dashboardActor, MANAGERS, requireUser } from '../session.js';
 
 const notFound = () => new NotFoundError('no such file in this workspace (it may have expired or been deleted)', 'file_not_found');
 
-export function registerFilesRoutes(app: FastifyInstance, services: Services): void {
+export function registerFilesRoutes(app: FastifyInstance, services: DashboardDeps): void {
   app.get('/files', { preHandler: requireUser(services) }, async (req, reply) => {
     const ctx = req.dashboard!;
     const query = req.query as { kind?: string; before?: string };

@@ -2,14 +2,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCOPES } from '../../auth/scopes.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import type { DashboardDeps } from '../deps.js';
 import { EXPIRY_CHOICES, PERIOD_CHOICES, parseCap, parseCapPeriod, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
 import { dashboardAdmin, MANAGERS, requireUser } from '../session.js';
 
 const keyNotFound = () => new NotFoundError('no such key in this workspace', 'key_not_found');
 type Form = Record<string, unknown>;
 
-export function registerKeysRoutes(app: FastifyInstance, services: Services): void {
+export function registerKeysRoutes(app: FastifyInstance, services: DashboardDeps): void {
   const managers = requireUser(services, MANAGERS);
   const { db, calendar } = services;
 

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as oidc from 'openid-client';
 import { GatewayError, RateLimitError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import type { DashboardDeps } from '../deps.js';
 import { appendAudit } from '../../store/audit.js';
 import type { Role } from '../../store/schema.js';
 import { findWorkspaceByName } from '../../store/workspaces.js';
@@ -35,7 +35,7 @@ export interface DashboardSignIn {
   sso?: SsoConfig;
 }
 
-export const signInOptions = (services: Services) => ((services.config.gateway.dashboard as DashboardSignIn | undefined) ?? { passwordSignIn: true });
+export const signInOptions = (services: DashboardDeps) => ((services.config.gateway.dashboard as DashboardSignIn | undefined) ?? { passwordSignIn: true });
 
 /** A started sign-in lasts this long. */
 const LOGIN_SECONDS = 600;
@@ -65,7 +65,7 @@ function providerFor(sso: SsoConfig): Promise<oidc.Configuration> {
 }
 
 /** The address the provider sends the browser back to: server.publicUrl, or the address this request came in on. */
-function redirectUri(services: Services, req: FastifyRequest): string {
+function redirectUri(services: DashboardDeps, req: FastifyRequest): string {
   const base = services.config.gateway.server.publicUrl || `${req.protocol}://${req.host}`;
   return `${base.replace(/\/+$/, '')}${CALLBACK}`;
 }
@@ -87,7 +87,7 @@ export function rolesFor(rules: SsoRule[], email: string, claims: Record<string,
   return granted;
 }
 
-export function registerSsoRoutes(app: FastifyInstance, services: Services): void {
+export function registerSsoRoutes(app: FastifyInstance, services: DashboardDeps): void {
   const { db } = services;
 
   // Every page knows how sign-in is offered (the sign-in page shows the button, hides the password form when off).

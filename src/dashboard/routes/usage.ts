@@ -4,7 +4,7 @@ import { spendInPeriod } from '../../billing/budgets.js';
 import type { BudgetCalendar } from '../../billing/periods.js';
 import { formatMoney } from '../../billing/spend-caps.js';
 import type { Db } from '../../store/database.js';
-import type { Services } from '../../services.js';
+import type { DashboardDeps } from '../deps.js';
 import { findWorkspaceById } from '../../store/workspaces.js';
 import { requireUser } from '../session.js';
 import { usageOverview } from '../usage-chart.js';
@@ -24,7 +24,7 @@ async function currentPeriods(db: Db, calendar: BudgetCalendar, workspaceId: str
   return { periods, cap: capText, timeZone: calendar.timeZone };
 }
 
-export function registerUsageRoutes(app: FastifyInstance, services: Services): void {
+export function registerUsageRoutes(app: FastifyInstance, services: DashboardDeps): void {
   app.get('/usage', { preHandler: requireUser(services) }, async (req, reply) => {
     const ctx = req.dashboard!;
     const workspaceId = ctx.workspace.workspaceId;
