@@ -18,6 +18,7 @@ import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
+import { createThreadedSpendStore } from './billing/threaded-spend-store.js';
 import { changeVersion } from './store/change-version.js';
 import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
@@ -129,7 +130,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     onClose: (fn) => closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) await fn();
-      spend.commitQueued?.();
+      await (spend.close ?? spend.commitQueued)?.call(spend);
       await runtime.close();
       await cache.disconnect?.().catch(() => undefined);
       await database.close();
@@ -167,7 +168,7 @@ function watchForMetrics(metrics: Metrics, runtime: Runtime, spend: SpendStore):
   metrics.watchCircuits(() => runtime.snapshot.upstreams.circuits());
   // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
   metrics.onScrape(async () => {
-    spend.commitQueued?.();
+    await spend.commitQueued?.();
     await new Promise((resolve) => setImmediate(resolve));
   });
 }
@@ -177,10 +178,13 @@ function networkOptions(config: LoadedConfig) {
   return { allowHosts: network.allowHosts, maxRedirects: network.maxRedirects, timeoutMs: network.timeoutSeconds * 1000 };
 }
 
+/** PostgreSQL's store; on SQLite the spend thread's (an in-memory database cannot be shared with it: committed here). */
 function spendStoreFor(database: OpenedDatabase, settleBatchMs: number, calendar: BudgetCalendar): SpendStore {
-  if (!database.sqlite) return createPostgresSpendStore(database.db, calendar);
-  const spend = createSqliteSpendStore(database.sqlite, { changeVersion: () => changeVersion(database.db), settleBatchMs, calendar });
-  // Reads of this process see every settlement it accepted: a query through the Db commits the queue first.
+  const { sqlite } = database;
+  if (!sqlite) return createPostgresSpendStore(database.db, calendar);
+  const options = { changeVersion: () => changeVersion(database.db), settleBatchMs, calendar, timeZone: calendar.timeZone };
+  const spend = sqlite.memory ? createSqliteSpendStore(sqlite, options) : createThreadedSpendStore(sqlite, { ...options, path: sqlite.name });
+  // Reads of this process see every settlement it accepted: a query through the Db waits for the queue's commit first.
   database.beforeQuery?.(() => spend.commitQueued?.());
   return spend;
 }

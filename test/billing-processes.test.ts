@@ -16,9 +16,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const reserver = `
 import { openSqlite } from './src/store/database.ts';
 import { createSqliteSpendStore } from './src/billing/sqlite-spend-store.ts';
-const [file, keyId, workspaceId] = process.argv.slice(1);
+import { createThreadedSpendStore } from './src/billing/threaded-spend-store.ts';
+const [file, keyId, workspaceId, where] = process.argv.slice(1);
 const { sqlite, close } = await openSqlite(file);
-const store = createSqliteSpendStore(sqlite);
+// 'thread': committed by the spend thread, as the gateway does; 'loop': on the event loop's own connection.
+const store = where === 'thread' ? createThreadedSpendStore(sqlite, { path: file, timeZone: 'UTC' }) : createSqliteSpendStore(sqlite);
 let admitted = 0;
 for (let i = 0; i < 100; i++) {
   const now = Date.now();
@@ -26,18 +28,19 @@ for (let i = 0; i < 100; i++) {
   if (outcome.ok) admitted++;
 }
 console.log(admitted);
+await store.close?.();
 await close();
 `;
 
 describe('spend reservations across processes', () => {
-  it('never hold more than the cap when several processes share the database file', async () => {
+  it('never hold more than the cap when several processes share the database file, spend threads and event loops alike', async () => {
     const file = join(dir, 'shared.db');
     const setup = await openSqlite(file);
     const workspace = await createWorkspace(setup.db, 'shared');
     const key = await issueApiKey(setup.db, workspace, { spendCapMicros: 150 });
     await setup.close();
-    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', reserver, file, key.id, workspace.id], { cwd: repoRoot });
-    const outputs = await Promise.all([run(), run(), run(), run()]);
+    const run = (where: 'thread' | 'loop') => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', reserver, file, key.id, workspace.id, where], { cwd: repoRoot });
+    const outputs = await Promise.all([run('thread'), run('loop'), run('thread'), run('loop')]);
     const admitted = outputs.map((o) => Number(o.stdout.trim()));
     expect(admitted.reduce((a, b) => a + b, 0)).toBe(150);
     const database = await openSqlite(file);

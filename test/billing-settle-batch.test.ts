@@ -45,6 +45,28 @@ describe('settlements batched off the response path (SQLite)', () => {
     expect(outside.prepare('select count(*) from spend_reservations where request_id = ?').pluck().get(requestId)).toBe(0);
   });
 
+  it('keeps answering while another connection holds the write lock: the commit waits on the spend thread, not the event loop', async () => {
+    const key = await issueApiKey(gw.services.db, gw.workspace);
+    const locker = new BetterSqlite3(join(gw.dir, 'data', 'gateway.db'));
+    locker.exec('begin immediate');
+    try {
+      const first = await chat(key.key);
+      const landed = gw.services.spend.commitQueued!();
+      // On the event loop this commit would wait out busy_timeout (5 s) with this thread stopped, and then fail.
+      const started = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const second = await chat(key.key);
+      expect([first.statusCode, second.statusCode]).toEqual([200, 200]);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      locker.exec('rollback');
+      await landed;
+      expect(outside.prepare('select cost_micros from usage_ledger where request_id = ?').pluck().get(first.headers['x-request-id'])).toBe(10_000);
+    } finally {
+      if (locker.inTransaction) locker.exec('rollback');
+      locker.close();
+    }
+  });
+
   it('commits on its own once the window has passed', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace);
     const res = await chat(key.key);

@@ -1,4 +1,4 @@
-// Where spending caps are enforced: reservations and spent totals behind one interface (SQLite now, Redis for replicas later).
+// Where spending caps are enforced: reservations and spent totals behind one interface (SQLite embedded, PostgreSQL for replicas).
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import type { BudgetPeriod } from './periods.js';
 
@@ -65,10 +65,13 @@ export interface SpendStore {
    */
   readonly commitsInBatches: boolean;
   /**
-   * Present on a store that batches its commits: commits what is queued now, synchronously. Called before this process
-   * reads the ledger (any query through the Db, a metrics scrape) and on close.
+   * Present on a store that batches its commits: hands over what is queued now and resolves once it (and every batch
+   * before it) has committed. Awaited before this process reads the ledger (any query through the Db, a metrics
+   * scrape) and on close.
    */
-  commitQueued?(): void;
+  commitQueued?(): Promise<void>;
+  /** Present on a store with resources of its own (the spend thread): commits what is queued and frees them. */
+  close?(): Promise<void>;
   /**
    * Moves a live reservation's expiry to `expiresAt` (never earlier than it was); false when it has lapsed (expired or
    * swept at `now`), so the budget it held may have been handed to others: its settlement must be admitted again.

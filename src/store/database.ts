@@ -8,15 +8,13 @@ import {
   Migrator,
   PostgresDialect,
   SqliteDialect,
+  SqliteDriver,
   sql,
-  type KyselyPlugin,
+  type DatabaseConnection,
+  type Driver,
   type Migration,
   type MigrationProvider,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  type UnknownRow,
+  type SqliteDialectConfig,
 } from 'kysely';
 import type { Database } from './schema.js';
 import type { Db } from './db.js';
@@ -43,8 +41,11 @@ export interface OpenedDatabase {
   driver: 'sqlite' | 'postgres';
   /** The raw SQLite handle, for the few spots that need a synchronous transaction. */
   sqlite?: BetterSqlite3.Database;
-  /** SQLite: runs `fn` before every query made through `db` (writes queued elsewhere land before anything reads). */
-  beforeQuery?(fn: () => void): void;
+  /**
+   * SQLite: runs `fn` before `db` hands out its connection (a query, or a transaction's first) and waits for what it
+   * returns, so writes queued elsewhere (the spend store's batches) land before anything reads.
+   */
+  beforeQuery?(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
 }
 
@@ -63,17 +64,36 @@ export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDa
   return openSqlite(settings.path);
 }
 
-/** A kysely plugin that calls `run` as each query is compiled, before it executes. */
-class BeforeQuery implements KyselyPlugin {
-  run?: () => void;
+/** What runs before the connection is handed out; set once the spend store exists. */
+class BeforeQuery {
+  run?: () => Promise<void> | void;
+}
 
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    this.run?.();
-    return args.node;
+/** kysely's SQLite driver, waiting for `hook` each time it hands out its connection. */
+class WaitingSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly hook: BeforeQuery,
+  ) {
+    super(config);
   }
 
-  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return Promise.resolve(args.result);
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await this.hook.run?.();
+    return super.acquireConnection();
+  }
+}
+
+class WaitingSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly config: SqliteDialectConfig,
+    private readonly hook: BeforeQuery,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    return new WaitingSqliteDriver(this.config, this.hook);
   }
 }
 
@@ -89,7 +109,7 @@ export async function openSqlite(path: string): Promise<OpenedDatabase> {
   const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path);
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
   const hook = new BeforeQuery();
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins: [hook] });
+  const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: sqlite }, hook) });
   await migrate(db);
   const authVersion = sqlite.prepare("select version from change_counters where name = 'auth'").pluck();
   registerChangeDetector(db, () => authVersion.get() as number);

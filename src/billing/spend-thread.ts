@@ -1,0 +1,56 @@
+// The spend thread: a connection of its own to the embedded database, committing the batches of reserves and
+// settlements the event loop hands it, so no commit (or wait for another process's write lock) runs on the event loop.
+import { parentPort, workerData } from 'node:worker_threads';
+import BetterSqlite3 from 'better-sqlite3';
+import { BudgetCalendar } from './periods.js';
+import { batchChangeVersion, createCapsReader } from './sqlite-spend-caps.js';
+import { SqliteSpendCore, type OpResult, type SpendOp } from './sqlite-spend-core.js';
+
+/** What the thread is started with. */
+export interface SpendThreadData {
+  path: string;
+  timeZone: string;
+}
+
+/** A batch to commit, or `close`. */
+export type SpendThreadRequest = { seq: number; ops: SpendOp[] } | 'close';
+export interface SpendThreadAnswer {
+  seq: number;
+  results: OpResult[];
+}
+
+/** Errors cross as their message and code (a clone of an Error keeps neither its class nor its code). */
+function portable(result: OpResult): OpResult {
+  if (result.ok) return result;
+  const error = result.error as { message?: string; code?: string };
+  return { ok: false, error: { message: String(error?.message ?? error), code: error?.code } };
+}
+
+function serve(data: SpendThreadData): void {
+  const sqlite = new BetterSqlite3(data.path, { fileMustExist: true });
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  // The checkpoint thread checkpoints the file; a commit here never does.
+  sqlite.pragma('wal_autocheckpoint = 0');
+  sqlite.defaultSafeIntegers(false);
+  const version = batchChangeVersion(sqlite);
+  const core = new SqliteSpendCore(sqlite, createCapsReader(sqlite, version.read), new BudgetCalendar(data.timeZone));
+  parentPort!.on('message', (request: SpendThreadRequest) => {
+    if (request === 'close') {
+      sqlite.close();
+      parentPort!.close();
+      return;
+    }
+    version.next();
+    let results: OpResult[];
+    try {
+      results = core.runBatch(request.ops).map(portable);
+    } catch (error) {
+      results = request.ops.map(() => portable({ ok: false, error }));
+    }
+    parentPort!.postMessage({ seq: request.seq, results } satisfies SpendThreadAnswer);
+  });
+}
+
+if (parentPort && (workerData as { spendThread?: SpendThreadData } | undefined)?.spendThread) serve((workerData as { spendThread: SpendThreadData }).spendThread);
