@@ -4,7 +4,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { BudgetCalendar } from './periods.js';
 import { batchChangeVersion, createCapsReader } from './sqlite-spend-caps.js';
-import { SqliteSpendCore, type OpResult, type SpendOp } from './sqlite-spend-core.js';
+import { SqliteSpendCore, type OpResult } from './sqlite-spend-core.js';
+import { decodeOps, encodeResults, type WireResults } from './spend-thread-wire.js';
 
 /** What the thread is started with. */
 export interface SpendThreadData {
@@ -12,18 +13,11 @@ export interface SpendThreadData {
   timeZone: string;
 }
 
-/** A batch to commit, or `close`. */
-export type SpendThreadRequest = { seq: number; ops: SpendOp[] } | 'close';
+/** A batch to commit (encoded by spend-thread-wire.ts), or `close`. */
+export type SpendThreadRequest = { seq: number; ops: unknown[] } | 'close';
 export interface SpendThreadAnswer {
   seq: number;
-  results: OpResult[];
-}
-
-/** Errors cross as their message and code (a clone of an Error keeps neither its class nor its code). */
-function portable(result: OpResult): OpResult {
-  if (result.ok) return result;
-  const error = result.error as { message?: string; code?: string };
-  return { ok: false, error: { message: String(error?.message ?? error), code: error?.code } };
+  results: WireResults;
 }
 
 function serve(data: SpendThreadData): void {
@@ -43,13 +37,14 @@ function serve(data: SpendThreadData): void {
       return;
     }
     version.next();
+    const ops = decodeOps(request.ops);
     let results: OpResult[];
     try {
-      results = core.runBatch(request.ops).map(portable);
+      results = core.runBatch(ops);
     } catch (error) {
-      results = request.ops.map(() => portable({ ok: false, error }));
+      results = ops.map(() => ({ ok: false, error }));
     }
-    parentPort!.postMessage({ seq: request.seq, results } satisfies SpendThreadAnswer);
+    parentPort!.postMessage({ seq: request.seq, results: encodeResults(results) } satisfies SpendThreadAnswer);
   });
 }
 

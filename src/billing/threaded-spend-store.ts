@@ -10,6 +10,7 @@ import { SpendOpQueue } from './spend-op-queue.js';
 import { spendStoreOverQueue } from './sqlite-spend-store.js';
 import type { SpendThreadAnswer, SpendThreadData, SpendThreadRequest } from './spend-thread.js';
 import { spendThreadSource } from './spend-thread-source.js';
+import { decodeResults, encodeOps } from './spend-thread-wire.js';
 
 export interface ThreadedSpendOptions {
   /** The database file the thread opens (never `:memory:`: a second connection could not see it). */
@@ -61,7 +62,7 @@ class SpendThread {
     const answered = new Promise<OpResult[]>((resolve, reject) => this.waiting.set(seq, { resolve, reject }));
     // Held while a batch is out: a process awaiting its commit must not run out of things to do meanwhile.
     if (this.waiting.size === 1) worker.ref();
-    worker.postMessage({ seq, ops } satisfies SpendThreadRequest);
+    worker.postMessage({ seq, ops: encodeOps(ops) } satisfies SpendThreadRequest);
     return answered;
   }
 
@@ -81,7 +82,7 @@ class SpendThread {
     const waiter = this.waiting.get(seq);
     this.waiting.delete(seq);
     if (this.waiting.size === 0) worker.unref();
-    waiter?.resolve(results.map((r) => (r.ok ? r : { ok: false, error: Object.assign(new Error((r.error as Error).message), { code: (r.error as { code?: string }).code }) })));
+    waiter?.resolve(decodeResults(results));
   }
 
   /** The thread died: what it had not answered fails (each reservation is swept when it expires); the next batch starts another. */

@@ -1,0 +1,65 @@
+// How a batch crosses to the spend thread and back. A structured clone of an object costs per key, so a settlement
+// (by far the most frequent operation) travels as its values in ledger column order in one flat array for the whole
+// batch, and the answers as one array of values; other operations, rare, travel as they are.
+import type { LedgerEntry } from '../store/usage-ledger.js';
+import type { OpResult, SpendOp } from './sqlite-spend-core.js';
+import { ledgerColumns } from './sqlite-spend-statements.js';
+
+/** The entry's own columns: all but reservation_id, which is the settlement's. */
+const entryColumns = ledgerColumns.slice(0, -1) as Exclude<(typeof ledgerColumns)[number], 'reservation_id'>[];
+const SETTLE = 0;
+const OTHER = 1;
+
+export function encodeOps(ops: SpendOp[]): unknown[] {
+  const wire: unknown[] = [];
+  for (const op of ops) {
+    if (op.op !== 'settle') {
+      wire.push(OTHER, op);
+      continue;
+    }
+    wire.push(SETTLE, op.reservationId, op.held);
+    for (const column of entryColumns) wire.push(op.entry[column]);
+  }
+  return wire;
+}
+
+export function decodeOps(wire: unknown[]): SpendOp[] {
+  const ops: SpendOp[] = [];
+  for (let i = 0; i < wire.length; ) {
+    if (wire[i++] === OTHER) {
+      ops.push(wire[i++] as SpendOp);
+      continue;
+    }
+    const reservationId = wire[i++] as string;
+    const held = wire[i++] as boolean;
+    const entry: Record<string, unknown> = {};
+    for (const column of entryColumns) entry[column] = wire[i++];
+    ops.push({ op: 'settle', reservationId, entry: entry as LedgerEntry, held });
+  }
+  return ops;
+}
+
+/** The answers: each operation's value, and the failures apart as [index, message, code]. */
+export interface WireResults {
+  values: unknown[];
+  errors?: [number, string, string | undefined][];
+}
+
+export function encodeResults(results: OpResult[]): WireResults {
+  const values = new Array<unknown>(results.length);
+  let errors: WireResults['errors'];
+  results.forEach((result, i) => {
+    if (result.ok) values[i] = result.value;
+    else {
+      const error = result.error as { message?: string; code?: string } | undefined;
+      (errors ??= []).push([i, String(error?.message ?? error), error?.code]);
+    }
+  });
+  return errors ? { values, errors } : { values };
+}
+
+export function decodeResults({ values, errors }: WireResults): OpResult[] {
+  const results: OpResult[] = values.map((value) => ({ ok: true, value }));
+  for (const [i, message, code] of errors ?? []) results[i] = { ok: false, error: Object.assign(new Error(message), { code }) };
+  return results;
+}
