@@ -50,6 +50,12 @@ export function registerAuthRoutes(app: FastifyInstance, services: DashboardDeps
     if (req.dashboard!.memberships.some((m) => m.workspaceId === chosen)) req.session.set('ws', chosen);
     return reply.redirect('/dashboard/files', 303);
   });
+  registerSetupRoutes(app, services);
+}
+
+/** The one-time password page: a sign-up (first owner, invited member) or a new password for an existing user. */
+function registerSetupRoutes(app: FastifyInstance, services: DashboardDeps): void {
+  const { db } = services;
 
   app.get('/setup', async (req, reply) => {
     const { token } = req.query as { token?: string };
