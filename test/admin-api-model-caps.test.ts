@@ -5,18 +5,10 @@ import { newAdminToken } from '../src/admin/auth.js';
 import { commands as keyCommands } from '../src/cli/admin/keys.js';
 import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
 
 // One cent a request on either model.
-const models = `  - id: flat-chat
-    upstream: upstream-chat
-    kind: chat
-    price: { perRequest: 0.01 }
-  - id: other-chat
-    upstream: upstream-other
-    kind: chat
-    price: { perRequest: 0.01 }
-`;
+const models = testModels.twoFlatChats;
 
 const ops = newAdminToken();
 let gw: TestGateway;
