@@ -86,6 +86,9 @@ describe('caps on one model through the admin API', () => {
     expect(lines.at(-1)).toContain('cap=-  spent=0.02');
   });
 
+});
+
+describe('bad input to the model caps', () => {
   it('answers a bad model id, amount or period with a typed 400 naming it, an unknown key or workspace with 404, and changes nothing', async () => {
     const key = (await api('POST', `/workspaces/${gw.workspace.id}/keys`, { body: {} })).body;
     const rowsBefore = (await auditOf(key.id)).length;
