@@ -11,10 +11,14 @@ import { send } from '../pipeline/send.js';
 import { GatewayError } from '../errors.js';
 import { base64Chunks, storeFile } from '../files/index.js';
 import type { Deadline } from '../net/deadline.js';
-import { RemoteFetchError } from '../net/remote-fetch.js';
+import { backoffMs, isTransient, PermanentFailure } from './faults.js';
+import { openDownloadUrl, resultStep } from './result-step.js';
+import type { TaskScope } from './steps.js';
 import type { TaskRunnerDeps } from './deps.js';
 import type { CompiledTask } from './spec.js';
 import type { TaskRow } from './store.js';
+
+const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
 
 export interface ArchiveOutcome {
   fileId?: string;
@@ -23,35 +27,21 @@ export interface ArchiveOutcome {
   error?: string;
   /** How many times the bytes were asked for. */
   attempts?: number;
+  /** The scope usage is read in: the completed answer, the task and the result step's answer. */
+  scope?: { answer: unknown; task: TaskScope; step?: unknown };
 }
 
-/** Waits before attempt n+1: 0.5 s doubling to 8 s. */
-const backoffMs = (attempt: number) => Math.min(8000, 500 * 2 ** Math.min(attempt - 1, 10));
-const TOLERATED = new Set([408, 425, 429]);
 
-const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
-
-/** Whether trying again may get the bytes: the source was unreachable, slow or overloaded, or its body broke off. */
-function isTransient(err: unknown): boolean {
-  if (err instanceof RemoteFetchError) return err.transient;
-  if (err instanceof GatewayError) {
-    const status = err.upstreamStatus;
-    if (status !== undefined) return status >= 500 || TOLERATED.has(status);
-    // The gateway's own 502/504 for an upstream it could not reach or that timed out.
-    return err.statusCode === 502 || err.statusCode === 504;
-  }
-  // A stream that broke off while it was stored.
-  return true;
-}
-
-class PermanentFailure extends Error {}
-
-export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, snapshot: Snapshot, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
-  const scope = { answer };
+export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, snapshot: Snapshot, route: ModelRoute, task: CompiledTask, row: TaskRow, polled: { answer: unknown; task: TaskScope }, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
+  const stepped = await resultStep(snapshot, route, task, row, polled, deadline);
+  if ('error' in stepped) return { status: 'failed', error: stepped.error };
+  const scope = stepped.scope;
   const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
-  const download = task.spec.result.download?.operation ? { operation: task.spec.result.download.operation } : undefined;
-  const base64 = !download && !providerUrl ? task.base64?.(scope) : undefined;
-  if (!download && !providerUrl && (typeof base64 !== 'string' || !base64)) return { status: 'failed', error: 'the result carries neither a URL nor base64 data' };
+  const spec = task.spec.result.download;
+  const download = spec?.operation ? { operation: spec.operation } : undefined;
+  const downloadUrl = task.downloadUrl ? httpsUrl(task.downloadUrl(scope)) : undefined;
+  const base64 = !download && !downloadUrl && !providerUrl ? task.base64?.(scope) : undefined;
+  if (!download && !downloadUrl && !providerUrl && (typeof base64 !== 'string' || !base64)) return { status: 'failed', error: 'the result carries neither a URL nor base64 data', scope };
   const signal = deadline.signal;
 
   // Each download attempt is one call of the pipeline's send stage: the channel's deadline, retries and breaker.
@@ -68,12 +58,17 @@ export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' 
       }
       return response.body as Readable;
     }
+    if (downloadUrl) {
+      call?.dispose();
+      call = detachedCall(snapshot, signal);
+      return openDownloadUrl(call, services.remote, route, new URL(downloadUrl), maxBytes);
+    }
     if (providerUrl) return (await services.remote.fetch(providerUrl, signal)).body;
     return base64Chunks(base64 as string);
   };
 
   try {
-    return await archiveWithRetries(services, row, task, open, !!base64, maxBytes, deadline, providerUrl);
+    return { ...(await archiveWithRetries(services, row, task, open, !!base64, maxBytes, deadline, providerUrl)), scope };
   } finally {
     call?.dispose();
   }

@@ -18,6 +18,7 @@ import { referenceBlob, resolveReference, type ReferenceInput } from './referenc
 import type { TaskCreateDeps } from './deps.js';
 import { readCapped } from '../net/read-capped.js';
 import { objectOf, taskFor, type CompiledTask, type TaskKind } from './spec.js';
+import { submitOperation } from './steps.js';
 import { countTasksInFlight, insertTask, newTaskId } from './store.js';
 import { toTaskObject } from './wire.js';
 
@@ -136,16 +137,20 @@ export function taskCreateHandler(services: TaskCreateDeps, endpoint: TaskEndpoi
       if (typeof body.size === 'string') params.size = body.size;
       if (endpoint.kind === 'image') checkDeclaredSize(routes, params.size);
       if (params.seconds !== undefined && params.seconds > maxSecondsOf(route)) throw new ValidationError(`seconds=${params.seconds}: model ${clientValue(route.model.id)} makes at most ${maxSecondsOf(route)} seconds`, 'seconds');
-      // inputs: the reference image, as the first route's submit operation takes it.
+      // inputs: the reference image, as the submit operation chosen (submit.choose, stored on the task) takes it.
       const reference = referenceOf(body, upload);
-      const multipart = route.protocol.operations[task.spec.submit.operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
+      const named = reference && ('named' in reference ? reference.named : reference.upload.filename);
+      const upstreamModel = route.model.upstream ?? route.model.id;
+      const operation = submitOperation(task, route, { model: upstreamModel, body: { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: named ?? null } });
+      if (operation !== task.spec.submit.operation) params.operation = operation;
+      const multipart = route.protocol.operations[operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
       const resolved = reference ? await resolveReference(call, reference, multipart ? 'bytes' : 'url', FORM_LIMIT, hold) : {};
       // A JSON operation takes a URL: an uploaded image's bytes were refused above, nothing stays held.
       if (!resolved.image) releaseBytes();
       // map request, before anything is reserved (a mapping failure leaves nothing behind). Every known field is present
       // (null when not sent), so Liquid's `size` of an absent field is never a key count.
       const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: resolved.url ?? null };
-      const document = { ...(task.request({ model: route.model.upstream ?? route.model.id, body: scopeBody }) as Record<string, unknown>) };
+      const document = { ...(task.request({ model: upstreamModel, body: scopeBody, operation }) as Record<string, unknown>) };
       if (resolved.image && task.spec.submit.reference) {
         document[task.spec.submit.reference] = new File([referenceBlob(resolved.image)], resolved.image.filename, { type: resolved.image.contentType });
       }
@@ -154,7 +159,7 @@ export function taskCreateHandler(services: TaskCreateDeps, endpoint: TaskEndpoi
       const estimate = Math.max(...routes.map((r) => taskEstimateMicros(r, endpoint.kind, params)));
       const charge = await services.meter.begin({ auth: call.auth, route, requestId: req.id, estimateMicros: estimate, reservationTtlMs: timeoutMs + options.leaseMs });
       const now = Date.now();
-      const submitMs = route.protocol.operations[task.spec.submit.operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
+      const submitMs = route.protocol.operations[operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
       const row = {
         id: newTaskId(endpoint.kind === 'video' ? 'video' : 'task', now),
         workspace_id: call.auth.workspaceId,
