@@ -2,8 +2,8 @@
 // scenarios against a fake of its vendor built from its fixture (test/conformance/<protocol>.yaml): completed (archived
 // bytes and cost), failed and filtered (the reason, nothing billed), 429 and 5xx while polling (backs off, one submit),
 // and a result URL on a private address (refused, never fetched).
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
@@ -32,6 +32,13 @@ if (!operatorFixture) {
   });
 }
 
+/** The operator's protocol file, and its mapping fixtures when they sit beside it in tests/ as the shipped ones do. */
+function operatorFiles(protocol: string): Record<string, string> {
+  const name = basename(protocol);
+  const mappings = join(dirname(protocol), 'tests', name);
+  return { [name]: readFileSync(protocol, 'utf8'), ...(existsSync(mappings) && { [`tests/${name}`]: readFileSync(mappings, 'utf8') }) };
+}
+
 function channelYaml(fixture: VendorFixture, origin: string): string {
   return `id: kit\nprotocol: ${fixture.protocol}\nbaseUrl: ${origin}${fixture.basePath}\ncredential: { env: KIT_CREDENTIAL, secretEnv: KIT_SECRET }\nmodels:\n  - ${JSON.stringify(fixture.model)}\n`;
 }
@@ -48,9 +55,9 @@ for (const file of fixtureFiles) {
     beforeAll(async () => {
       upstream = await FakeUpstream.start();
       fake = installVendorFake(upstream, fixture);
-      const protocols = operatorProtocol ? { [basename(operatorProtocol)]: readFileSync(operatorProtocol, 'utf8') } : undefined;
+      const protocols = operatorProtocol ? operatorFiles(operatorProtocol) : undefined;
       gw = await startGateway({ channels: { kit: channelYaml(fixture, upstream.url) }, protocols, env: { KIT_CREDENTIAL: 'kit-key', KIT_SECRET: 'kit-secret' }, extraConfig: tasksConfig(upstream) });
-    });
+    }, 120_000);
     afterAll(async () => {
       await gw?.close();
       await upstream?.close();
@@ -106,6 +113,15 @@ for (const file of fixtureFiles) {
       expect(task.answered).toEqual([429, 503, 'in_progress', 'completed']);
       expect(newRows).toBe(1);
     });
+
+    if (fixture.refused) {
+      it('a create refused in an HTTP 200 (a code in the body): failed with that code, never polled, nothing billed', async () => {
+        const { done, task, newRows } = await run('refused');
+        expect(done).toMatchObject({ status: 'failed', error: { code: fixture.refused!.code, ...(fixture.refused!.message && { message: fixture.refused!.message }) } });
+        expect(task.answered).toEqual([]);
+        expect(newRows).toBe(0);
+      });
+    }
 
     if (namesMediaUrl(fixture)) {
       it('a result URL on a private address is refused: never fetched, no file', async () => {

@@ -6,7 +6,7 @@ import { json, type FakeUpstream, type RecordedRequest } from './fake-upstream.j
 import { png } from './media-samples.js';
 
 export type Phase = 'queued' | 'in_progress' | 'completed' | 'failed' | 'filtered';
-export type Scenario = 'completed' | 'failed' | 'filtered' | 'throttled' | 'private';
+export type Scenario = 'completed' | 'failed' | 'filtered' | 'throttled' | 'private' | 'refused';
 
 export interface VendorFixture {
   protocol: string;
@@ -27,6 +27,8 @@ export interface VendorFixture {
   cost: number;
   failed: { code: string; message?: string };
   filtered?: { code: string; message?: string };
+  /** A vendor that refuses in an HTTP 200 (a code in the body): the create answer that refuses, and the task's error. */
+  refused?: { answer: unknown; code: string; message?: string };
 }
 
 /** The polls each scenario answers, in order (429 and 503 are answered as errors). */
@@ -36,6 +38,7 @@ export const scripts: Record<Scenario, (Phase | 429 | 503)[]> = {
   filtered: ['in_progress', 'filtered'],
   throttled: [429, 503, 'in_progress', 'completed'],
   private: ['queued', 'completed'],
+  refused: ['failed'],
 };
 
 /** A result the kit can recognise: a real MP4 (or PNG) header, then filler numbered by task. */
@@ -100,7 +103,7 @@ export function installVendorFake(upstream: FakeUpstream, fixture: VendorFixture
       const n = ++fake.creates;
       fake.bodies.push(req.body);
       fake.tasks.set(n, { scenario: fake.next, answered: [], media: 0, steps: 0 });
-      json(res, 200, fill(fixture.create.answer, vars(n, fake.next)));
+      json(res, 200, fill(fake.next === 'refused' && fixture.refused ? fixture.refused.answer : fixture.create.answer, vars(n, fake.next)));
       return true;
     }
     for (const header of stepHeaders) if (req.headers[header]) return refuse(res, `${req.method} ${req.path} carried the create-only header ${header}`);
