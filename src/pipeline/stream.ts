@@ -3,7 +3,7 @@ import { GatewayError, internalError } from '../errors.js';
 import { SseReader, SseWriter, type SseEvent } from '../engine/sse.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { Charge } from '../billing/meter.js';
-import type { Call } from './call.js';
+import type { Call, ClientStream } from './call.js';
 import { readFailure } from './decode.js';
 import { deadlineError, type Sent } from './send.js';
 import { answerBeforeCommit, settleFromUsage } from './settle.js';
@@ -97,13 +97,20 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     }
     body.destroy();
   } finally {
-    // The settlement is queued before the response ends (so it is committed before anything can read the ledger after
-    // the stream), and nothing in it may keep the response from ending.
-    const settling = settleFromUsage(charge, sent.route, usage, log).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
-    if (!answerBeforeCommit(call)) await settling;
-    if (!res.writableEnded) out.end();
-    // The answer is complete: the runtime snapshot may go while the settlement commits.
-    call.dispose();
-    await settling;
+    await endStream(call, sent, usage, charge, out, res);
   }
+}
+
+/**
+ * Settles and ends the response. The settlement is queued before the response ends (so it is committed before anything
+ * can read the ledger after the stream), and nothing in it may keep the response from ending.
+ */
+async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream): Promise<void> {
+  const { log } = call;
+  const settling = settleFromUsage(charge, sent.route, usage, log).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
+  if (!answerBeforeCommit(call)) await settling;
+  if (!res.writableEnded) out.end();
+  // The answer is complete: the runtime snapshot may go while the settlement commits.
+  call.dispose();
+  await settling;
 }
