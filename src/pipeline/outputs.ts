@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pathSegments } from '../config/paths.js';
 import type { MediaItems } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { base64Chunks, publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
+import { base64Chunks, signContentUrl, storeFile } from '../files/index.js';
 import type { Call } from './call.js';
 import { forgetSourceText } from '../http/json-text.js';
 import { readPath } from './paths.js';
@@ -20,19 +20,18 @@ export interface ArchivedResult {
 }
 
 /** Archives one result from its URL (through the SSRF guard, streamed) or its base64; never throws. */
-export async function archiveMedia(call: Call, source: { url?: unknown; base64?: unknown }, filename: string, purpose: string): Promise<ArchivedResult> {
+export async function archiveMedia(call: Call, source: { url?: unknown; base64?: unknown }, filename: string, purpose: string, model: unknown): Promise<ArchivedResult> {
   const { services } = call;
   try {
     let stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
     if (typeof source.base64 === 'string') stream = base64Chunks(source.base64);
     else if (typeof source.url === 'string') stream = (await services.remote.fetch(source.url, call.signal)).body as Readable;
     else return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: 'the result carries neither a URL nor base64 data' };
-    const model = call.body?.model ?? call.form?.fields.model;
-    const labels = { filename, purpose, source: 'generated' as const, model: typeof model === 'string' ? model : null, requestId: call.req.id };
+    const labels = { filename, purpose, source: 'generated' as const, model: typeof model === 'string' ? model : null, requestId: call.requestId };
     const row = await storeFile(services, { workspaceId: call.auth.workspaceId, stream, ...labels });
-    return { svc_file_id: row.id, svc_url: signContentUrl(services, row.id, publicBaseUrl(services, call.req)).url, archive_status: 'archived' };
+    return { svc_file_id: row.id, svc_url: signContentUrl(services, row.id, call.baseUrl()).url, archive_status: 'archived' };
   } catch (err) {
-    call.req.log.warn({ err }, 'archiving a generated result failed');
+    call.log.warn({ err }, 'archiving a generated result failed');
     return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: describe(err) };
   }
 }
@@ -67,7 +66,7 @@ function itemsOf(spec: MediaItems, paths: MediaPaths, document: unknown): Record
  * (one map per stream), an item whose `id` was archived before in the same answer (a streamed item, then the same item
  * in the final event) gets the same archive fields again, not a second file.
  */
-export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown, archived?: Map<string, ArchivedResult>): Promise<number> {
+export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown, archived?: Map<string, ArchivedResult>, model: unknown = call.body.model): Promise<number> {
   if (!spec) return 0;
   const paths = pathsOf(spec);
   const items = itemsOf(spec, paths, document);
@@ -81,7 +80,7 @@ export async function archiveOutputs(call: Call, spec: MediaItems | undefined, d
       continue;
     }
     const source = { url: paths.url && readPath(item, paths.url), base64: paths.base64 && readPath(item, paths.base64) };
-    const result = await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation');
+    const result = await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.requestId}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation', model);
     if (id !== undefined) archived?.set(id, result);
     Object.assign(item, result);
   }

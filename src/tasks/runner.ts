@@ -15,9 +15,10 @@ import type { TaskQueue, TaskRunnerDeps } from './deps.js';
 import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
 import { pollOnce, readSubmitAnswer } from './calls.js';
-import { progressOf, taskScope, type TaskScope } from './steps.js';
+import { taskScope, type TaskScope } from './steps.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
+import { MAX_TEXT, progressOf, text } from './answer-text.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
@@ -25,8 +26,6 @@ import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type 
 export type { Submission } from './submission.js';
 
 const TOLERATED = new Set([408, 425, 429]);
-const MAX_TEXT = 300;
-const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
 
 export class TaskRunner implements TaskQueue {
   private timer?: NodeJS.Timeout;

@@ -5,10 +5,10 @@ import type { ModelRoute } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { TaskParams } from './cost.js';
 import type { CompiledTask } from './spec.js';
+import { MAX_TEXT } from './answer-text.js';
 
 /** The most `save` may keep on the task, as JSON. */
 export const SAVED_LIMIT = 4096;
-const MAX_TEXT = 300;
 const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : typeof value === 'number' ? String(value) : fallback).slice(0, MAX_TEXT);
 
 /** `task` in the scope of poll and result mappings: what the gateway stored about the task. */
@@ -77,10 +77,4 @@ export function savedOf(task: CompiledTask, answer: unknown): { saved?: Record<s
   if (typeof saved !== 'object' || Array.isArray(saved)) return { problem: 'submit.save must yield an object' };
   if (JSON.stringify(saved).length > SAVED_LIMIT) return { problem: `what submit.save keeps is over ${SAVED_LIMIT} bytes` };
   return { saved: saved as Record<string, unknown> };
-}
-
-/** Progress in whole percent, or undefined when the upstream gave none usable. */
-export function progressOf(value: unknown): number | undefined {
-  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  return typeof n === 'number' && Number.isFinite(n) ? Math.max(0, Math.min(100, Math.round(n))) : undefined;
 }
