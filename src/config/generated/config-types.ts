@@ -525,6 +525,9 @@ export interface ChannelSchema {
    * Among channels serving a fallback model, lower is tried first.
    */
   priority: number;
+  /**
+   * The provider key, read from the environment; a channel whose variables are not set starts disabled and says which one is missing. Omit it for a keyless upstream (a local server such as Ollama): no auth header is sent and the channel serves as `enabled` says (channels/ollama.yaml reads it from the environment). The base URL is the operator's own and is not subject to network.allowHosts; URLs the upstream answers with are.
+   */
   credential?: {
     /**
      * Environment variable holding the provider key (`credential` in the protocol's auth and header templates).

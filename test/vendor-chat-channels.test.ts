@@ -1,0 +1,129 @@
+// The shipped chat vendor channels: every file loads, and one chat request per vendor, sent with the official openai SDK,
+// reaches a fake OpenAI-compatible upstream (the channel's base URL rewritten to it) with the vendor's model id, its key
+// (none for the keyless local one), and is charged the vendor's price times the usage the upstream reported.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { parse } from 'yaml';
+import { loadConfig } from '../src/compile/load-config.js';
+import { tokenCostMicros } from '../src/billing/cost.js';
+import type { PriceConfig } from '../src/config/types.js';
+import { FakeUpstream } from './kit/fake-upstream.js';
+import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
+
+interface ShippedModel {
+  id: string;
+  upstream?: string;
+  kind: string;
+  price: PriceConfig;
+}
+interface ShippedChannel {
+  id: string;
+  baseUrl: string;
+  credential?: { env: string };
+  models: ShippedModel[];
+}
+
+const channelsDir = join(repoRoot, 'channels');
+const files = readdirSync(channelsDir).filter((name) => name.endsWith('.yaml'));
+const text = (file: string) => readFileSync(join(channelsDir, file), 'utf8');
+const shipped = new Map(files.map((file) => [file, parse(text(file)) as ShippedChannel]));
+
+/** The OpenAI-compatible chat vendors of issue 24, each with the model driven through it. */
+const vendors: Record<string, string> = {
+  'gemini.yaml': 'gemini-3.8-flash',
+  'deepseek.yaml': 'deepseek-flash',
+  'mistral.yaml': 'mistral-large-latest',
+  'xai.yaml': 'grok-4.3',
+  'groq.yaml': 'llama-3.3-70b-versatile',
+  'together.yaml': 'moonshotai/Kimi-K2.6',
+  'openrouter.yaml': 'anthropic/claude-sonnet-4.6',
+  'ollama.yaml': 'llama3.3',
+  'vllm.yaml': 'Qwen/Qwen3-8B',
+};
+
+/** Every variable the shipped channels read, set: each channel's key is its own id, so the upstream can tell them apart. */
+const env: Record<string, string> = { OLLAMA_ENABLED: 'true' };
+for (const channel of shipped.values()) if (channel.credential) env[channel.credential.env] = `key-${channel.id}`;
+
+// Usage the fake reports: 20,000 prompt tokens of which 8,000 cached, 10,000 completion tokens (within every limit).
+const usage = { inputTokens: 20_000, cachedInputTokens: 8_000, outputTokens: 10_000 };
+
+let fake: FakeUpstream;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  fake = await FakeUpstream.start();
+  fake.chat = { text: 'Hello from a vendor.', usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, cached_tokens: usage.cachedInputTokens } };
+  // Each vendor's base URL moves to the fake, under a path of its own: the path the request arrives on names the channel.
+  const channels = Object.fromEntries(
+    files.map((file) => [file, file in vendors ? text(file).replace(/^baseUrl: .*$/m, `baseUrl: ${fake.url}/${shipped.get(file)!.id}/v1`) : text(file)]),
+  );
+  gw = await startGateway({ channels, env, listen: true });
+});
+afterAll(async () => {
+  await gw?.close();
+  await fake?.close();
+});
+
+describe('the shipped channel files', () => {
+  it('load together with the example config, every channel enabled once its variables are set', async () => {
+    const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: { ...process.env, ...env } });
+    expect(config.channels.map((c) => `${c.id}.yaml`).sort()).toEqual([...files].sort());
+    for (const channel of config.channels) expect(channel.disabledReason, channel.id).toBeUndefined();
+    for (const file of Object.keys(vendors)) expect(files, file).toContain(file);
+  });
+
+  it('leave a keyless local channel off until it is asked for, and a keyed one off until its key is set', async () => {
+    const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: {} });
+    const byId = new Map(config.channels.map((c) => [c.id, c]));
+    expect(byId.get('ollama')!.disabledReason).toMatch(/disabled in channels\/ollama\.yaml/);
+    expect(byId.get('mistral')!.disabledReason).toMatch(/MISTRAL_API_KEY is not set/);
+    expect(config.models.has('llama3.3')).toBe(true);
+  });
+});
+
+describe('one chat completion per vendor channel, through the openai SDK', () => {
+  const openai = () => new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+
+  for (const [file, modelId] of Object.entries(vendors)) {
+    it(`${file}: ${modelId} reaches the vendor as its upstream id and costs its price x usage`, async () => {
+      const channel = shipped.get(file)!;
+      const model = channel.models.find((m) => m.id === modelId)!;
+      expect(model.kind).toBe('chat');
+      const completion = await openai().chat.completions.create({ model: modelId, messages: [{ role: 'user', content: 'hi' }] });
+      expect(completion.choices[0].message.content).toBe('Hello from a vendor.');
+      expect(completion.model).toBe(modelId);
+
+      const request = fake.requests.find((r) => r.path.startsWith(`/${channel.id}/`))!;
+      expect(request.path).toBe(`/${channel.id}/v1/chat/completions`);
+      expect(request.body.model).toBe(model.upstream ?? model.id);
+      expect(request.body.messages).toEqual([{ role: 'user', content: 'hi' }]);
+      expect(request.headers.authorization).toBe(channel.credential ? `Bearer key-${channel.id}` : undefined);
+
+      const micros = Math.round(
+        (usage.inputTokens - usage.cachedInputTokens) * (model.price.inputPerMillion ?? 0) +
+          usage.cachedInputTokens * (model.price.cachedInputPerMillion ?? model.price.inputPerMillion ?? 0) +
+          usage.outputTokens * (model.price.outputPerMillion ?? 0),
+      );
+      expect(micros).toBe(tokenCostMicros(model.price, usage));
+      expect((completion as unknown as { cost: unknown }).cost).toEqual({ amount: micros / 1e6, currency: 'USD' });
+    });
+  }
+
+  it('reads DeepSeek cache hits from prompt_cache_hit_tokens, which it reports instead of prompt_tokens_details', async () => {
+    const body = {
+      id: 'chatcmpl-ds',
+      object: 'chat.completion',
+      created: 1,
+      model: 'deepseek-flash',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 20_000, completion_tokens: 10_000, total_tokens: 30_000, prompt_cache_hit_tokens: 8_000, prompt_cache_miss_tokens: 12_000 },
+    };
+    fake.next({ kind: 'json', body }, (r) => r.path.startsWith('/deepseek/'));
+    const completion = await openai().chat.completions.create({ model: 'deepseek-flash', messages: [{ role: 'user', content: 'hi' }] });
+    // 12,000 x 0.30 + 8,000 x 0.006 + 10,000 x 1.20 per million: 3,600 + 48 + 12,000 micros.
+    expect((completion as unknown as { cost: unknown }).cost).toEqual({ amount: 0.015648, currency: 'USD' });
+  });
+});
