@@ -4,7 +4,7 @@ import { FormData } from 'undici';
 import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError, ValidationError } from '../errors.js';
 import type { UpstreamResponse } from '../engine/upstream.js';
-import type { Call } from './call.js';
+import type { UpstreamScope } from './core.js';
 import { encodedTextOf } from '../http/json-text.js';
 
 export interface Outgoing {
@@ -88,7 +88,7 @@ export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "
  * Sends to the first route that answers. Only failures before any answer (unreachable, 5xx, 429) move on to
  * the next route of a fallback group; the deadline, started at the first send, covers the whole call, body and stream included.
  */
-export async function send(call: Call, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => Outgoing): Promise<Sent> {
+export async function send(call: UpstreamScope, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => Outgoing): Promise<Sent> {
   let operation!: OperationConfig;
   try {
     const { route, response } = await call.upstreams.sendFirst(routes, (route, index) => {
@@ -106,7 +106,7 @@ export async function send(call: Call, routes: readonly ModelRoute[], build: (ro
 
 class SentCall implements Sent {
   constructor(
-    private readonly call: Call,
+    private readonly call: UpstreamScope,
     readonly route: ModelRoute,
     readonly response: UpstreamResponse,
     readonly operation: OperationConfig,

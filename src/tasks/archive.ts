@@ -5,7 +5,9 @@
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelRoute } from '../config/types.js';
-import type { Upstreams } from '../engine/upstream.js';
+import type { Snapshot } from '../runtime.js';
+import { detachedCall, type CallCore } from '../pipeline/core.js';
+import { send } from '../pipeline/send.js';
 import { GatewayError } from '../errors.js';
 import { base64Chunks, storeFile } from '../files/index.js';
 import type { Deadline } from '../net/deadline.js';
@@ -44,7 +46,7 @@ function isTransient(err: unknown): boolean {
 
 class PermanentFailure extends Error {}
 
-export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
+export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, snapshot: Snapshot, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
   const scope = { answer };
   const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
   const download = task.spec.result.download;
@@ -52,9 +54,13 @@ export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' 
   if (!download && !providerUrl && (typeof base64 !== 'string' || !base64)) return { status: 'failed', error: 'the result carries neither a URL nor base64 data' };
   const signal = deadline.signal;
 
+  // Each download attempt is one call of the pipeline's send stage: the channel's deadline, retries and breaker.
+  let call: CallCore | undefined;
   const open = async (): Promise<Readable | Iterable<Uint8Array>> => {
     if (download) {
-      const response = await upstreams.send(route, { operation: download.operation, pathScope: { upstream_id: row.upstream_id }, signal });
+      call?.dispose();
+      call = detachedCall(snapshot, signal);
+      const { response } = await send(call, [route], () => ({ operation: download.operation, pathScope: { upstream_id: row.upstream_id } }));
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
         await response.body.dump().catch(() => undefined);
@@ -66,6 +72,15 @@ export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' 
     return base64Chunks(base64 as string);
   };
 
+  try {
+    return await archiveWithRetries(services, row, task, open, !!base64, maxBytes, deadline, providerUrl);
+  } finally {
+    call?.dispose();
+  }
+}
+
+async function archiveWithRetries(services: Pick<TaskRunnerDeps, 'db' | 'blobs' | 'files'>, row: TaskRow, task: CompiledTask, open: () => Promise<Readable | Iterable<Uint8Array>>, inline: boolean, maxBytes: number, deadline: Deadline, providerUrl?: string): Promise<ArchiveOutcome> {
+  const signal = deadline.signal;
   for (let attempt = 1; ; attempt++) {
     try {
       const file = await storeFile(services, {
@@ -81,7 +96,7 @@ export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' 
       });
       return { fileId: file.id, status: 'archived', attempts: attempt };
     } catch (err) {
-      const again = !(err instanceof PermanentFailure) && !base64 && isTransient(err) && !signal.aborted;
+      const again = !(err instanceof PermanentFailure) && !inline && isTransient(err) && !signal.aborted;
       if (again) {
         try {
           await sleep(backoffMs(attempt), undefined, { signal });

@@ -4,13 +4,13 @@
 import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
-import type { Upstreams } from '../engine/upstream.js';
+import type { Snapshot } from '../runtime.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { Deadline } from '../net/deadline.js';
-import { readAnswer } from './read-answer.js';
-import { toFormData } from '../pipeline/send.js';
+import { detachedCall } from '../pipeline/core.js';
+import { readJsonObject } from '../pipeline/decode.js';
+import { send } from '../pipeline/send.js';
 import type { TaskQueue, TaskRunnerDeps } from './deps.js';
 import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
@@ -94,27 +94,18 @@ export class TaskRunner implements TaskQueue {
     void this.track(this.runSubmit(submission));
   }
 
-  /** The deadline of one upstream call, body included, held by its timer; the caller clears it when the call ends. */
-  private deadlineFor(route: ModelRoute, operation: string): Deadline {
-    return new Deadline(route.protocol.operations[operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs, this.abort.signal);
-  }
-
+  /**
+   * Sends the task once through the pipeline's send and decode (the channel's deadline, retries and breaker); its answer
+   * names the upstream task and moves it to queued, or to failed.
+   */
   private async runSubmit({ row, routes, task, document, done }: Submission): Promise<void> {
     const held = this.services.runtime.hold();
-    const deadlines: Deadline[] = [];
+    const call = detachedCall(held.snapshot, this.abort.signal);
     try {
       const operation = task.spec.submit.operation;
-      const { route, response } = await held.snapshot.upstreams.sendFirst(routes, (route) => {
-        const op = route.protocol.operations[operation];
-        const multipart = op?.encoding === 'multipart';
-        return {
-          operation,
-          body: multipart ? toFormData(document) : JSON.stringify(document),
-          headers: (multipart ? {} : { 'content-type': 'application/json' }) as Record<string, string>,
-          signal: deadlines[deadlines.push(this.deadlineFor(route, operation)) - 1].signal,
-        };
-      });
-      const answer = await readAnswer(response.body, route.channel.id);
+      const sent = await send(call, routes, () => ({ operation, document }));
+      const route = sent.route;
+      const answer = await readJsonObject(sent);
       const upstreamId = task.id({ answer });
       if ((typeof upstreamId !== 'string' && typeof upstreamId !== 'number') || String(upstreamId).length === 0 || String(upstreamId).length > 256) {
         this.log.warn({ task: row.id, channel: route.channel.id }, 'the upstream accepted a task but named no usable task id');
@@ -134,7 +125,7 @@ export class TaskRunner implements TaskQueue {
       this.log.warn({ err, task: row.id }, 'submitting a task failed');
       await this.fail(row, error?.code ?? 'submit_failed', error?.expose ? error.message : 'the task could not be submitted upstream');
     } finally {
-      for (const deadline of deadlines) deadline.clear();
+      call.dispose();
       done?.();
       held.release();
     }
@@ -147,7 +138,7 @@ export class TaskRunner implements TaskQueue {
     const held = this.services.runtime.hold();
     let archiving: Promise<void> | undefined;
     try {
-      archiving = (await this.poll(row, held.snapshot.config, held.snapshot.upstreams))?.archiving;
+      archiving = (await this.poll(row, held.snapshot))?.archiving;
     } catch (err) {
       this.log.error({ err, task: id }, 'polling a task failed');
       await this.reschedule(row, {}).catch(() => undefined);
@@ -158,7 +149,8 @@ export class TaskRunner implements TaskQueue {
     }
   }
 
-  private async poll(row: TaskRow, config: LoadedConfig, upstreams: Upstreams): Promise<{ archiving: Promise<void> } | void> {
+  private async poll(row: TaskRow, snapshot: Snapshot): Promise<{ archiving: Promise<void> } | void> {
+    const { config } = snapshot;
     // Its submitter died before the upstream answered: the task cannot be known to exist upstream, and is never sent twice.
     if (row.status === 'submitting') return this.fail(row, 'submit_interrupted', 'the gateway stopped while submitting the task');
     if (Date.now() > row.deadline_at) return this.fail(row, 'task_timeout', 'the task did not finish in time');
@@ -166,10 +158,10 @@ export class TaskRunner implements TaskQueue {
     const task = route && taskNamed(config, route, row.task);
     if (!route || !task) return this.fail(row, 'channel_unavailable', `model "${row.model}" is no longer served by the channel that runs this task`);
     let answer: unknown;
-    const deadline = this.deadlineFor(route, task.spec.poll.operation);
+    const call = detachedCall(snapshot, this.abort.signal);
     try {
-      const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: deadline.signal });
-      answer = await readAnswer(response.body, route.channel.id);
+      const sent = await send(call, [route], () => ({ operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id } }));
+      answer = await readJsonObject(sent);
     } catch (err) {
       if (!isUpstreamTrouble(err)) return this.failOnFault(row, err, 'polling');
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
@@ -183,7 +175,7 @@ export class TaskRunner implements TaskQueue {
       const retryAfter = err instanceof GatewayError ? Number(err.headers['retry-after']) * 1000 : NaN;
       return this.reschedule(row, {}, Number.isFinite(retryAfter) ? retryAfter : 0);
     } finally {
-      deadline.clear();
+      call.dispose();
     }
     const scope = { answer };
     let word: unknown;
@@ -207,7 +199,7 @@ export class TaskRunner implements TaskQueue {
     }
     if (status === 'completed') {
       // The archive may take a while (up to 512 MiB): it runs on, under the renewed lease, while status requests answer.
-      return { archiving: this.complete(row, route, task, answer, upstreams) };
+      return { archiving: this.complete(row, route, task, answer, snapshot) };
     }
     await this.reschedule(row, { status, progress: progress ?? row.progress });
   }
@@ -230,7 +222,7 @@ export class TaskRunner implements TaskQueue {
    * one that lapsed anyway is admitted again for what the caps still allow. A result whose bytes could not be obtained and
    * that has no provider URL the client could use instead fails the task: nothing is billed for what nobody can get.
    */
-  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown, upstreams: Upstreams): Promise<void> {
+  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown, snapshot: Snapshot): Promise<void> {
     const { leaseMs, archiveMaxBytes, archiveGraceMs } = this.options;
     const reservationMs = 3 * leaseMs;
     const charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef);
@@ -244,7 +236,7 @@ export class TaskRunner implements TaskQueue {
       renewing = renewing.then(() => charge.renew(reservationMs)).catch(() => undefined);
     }, Math.max(50, leaseMs / 3));
     try {
-      const archived = await archiveTaskResult(this.services, upstreams, route, task, row, answer, archiveMaxBytes, deadline);
+      const archived = await archiveTaskResult(this.services, snapshot, route, task, row, answer, archiveMaxBytes, deadline);
       clearInterval(renew);
       await renewing;
       if (lost) return;
