@@ -43,9 +43,9 @@ const vendors: Record<string, string> = {
   'vllm.yaml': 'Qwen/Qwen3-8B',
 };
 
-/** Every variable the shipped channels read, set: each channel's key is its own id, so the upstream can tell them apart. */
+/** Every variable the shipped channels read, set: each key is its variable's name. */
 const env: Record<string, string> = { OLLAMA_ENABLED: 'true' };
-for (const channel of shipped.values()) if (channel.credential) env[channel.credential.env] = `key-${channel.id}`;
+for (const channel of shipped.values()) if (channel.credential) env[channel.credential.env] = `key-${channel.credential.env}`;
 
 // Usage the fake reports: 20,000 prompt tokens of which 8,000 cached, 10,000 completion tokens (within every limit).
 const usage = { inputTokens: 20_000, cachedInputTokens: 8_000, outputTokens: 10_000 };
@@ -100,7 +100,7 @@ describe('one chat completion per vendor channel, through the openai SDK', () =>
       expect(request.path).toBe(`/${channel.id}/v1/chat/completions`);
       expect(request.body.model).toBe(model.upstream ?? model.id);
       expect(request.body.messages).toEqual([{ role: 'user', content: 'hi' }]);
-      expect(request.headers.authorization).toBe(channel.credential ? `Bearer key-${channel.id}` : undefined);
+      expect(request.headers.authorization).toBe(channel.credential ? `Bearer key-${channel.credential.env}` : undefined);
 
       const micros = Math.round(
         (usage.inputTokens - usage.cachedInputTokens) * (model.price.inputPerMillion ?? 0) +

@@ -6,10 +6,11 @@ import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
 import { namedParts } from '../http/multipart-parts.js';
-import { TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { UnsupportedMediaError, ValidationError } from '../errors.js';
 import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
 import { schemaError } from '../http/schema-error.js';
-import { operationDialect } from '../engine/translators.js';
+import type { ChatTranslator } from '../engine/translator.js';
+import { imagesTranslateContext, imagesTranslatorFor } from './images-translated.js';
 import type { Call } from './call.js';
 import { readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
@@ -22,6 +23,8 @@ const DEFAULT_MAX_IMAGES = 10;
 
 interface ImagesPlan {
   routes: ModelRoute[];
+  /** Per route, the declared translation its requests go through; none for a pass-through. */
+  translators: Map<ModelRoute, ChatTranslator | undefined>;
   count: number;
   /** Edits: the form's fields and images (files, then fetched references). */
   form?: ImageForm;
@@ -67,14 +70,12 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
     } : undefined,
     resolve(call) {
       const routes = resolveModel(call.config, call.body.model, 'image');
-      for (const route of routes) {
-        if (operationDialect(route, operation) !== call.dialect) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no ${call.dialect} operation "${operation}"`, 'model');
-      }
+      const translators = new Map(routes.map((route) => [route, imagesTranslatorFor(call.config, call.dialect, route, operation, !!options.form)]));
       const count = call.body.n === undefined || call.body.n === null ? 1 : Number(call.body.n);
       const max = Math.min(...routes.map(maxImagesOf));
       if (count > max) throw new ValidationError(`n=${count}: model "${routes[0].model.id}" makes at most ${max} images per request`, 'n');
       checkDeclaredSize(routes, call.body.size);
-      return { routes, count, form: call.form };
+      return { routes, translators, count, form: call.form };
     },
     // inputs: each image_url (an https URL through the SSRF guard, or a file of this workspace) becomes an image part.
     async inputs(call, plan) {
@@ -93,6 +94,8 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
       try {
         sent = await send(call, plan.routes, (route) => {
           const model = route.model.upstream ?? route.model.id;
+          const translator = plan.translators.get(route);
+          if (translator) return { operation: translator.operation, document: translator.request(call.body, imagesTranslateContext(route, call.body, call.req.id)) };
           return { operation, document: plan.form ? formDocument(plan.form, model) : { ...call.body, model } };
         });
       } catch (err) {
@@ -100,14 +103,17 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
         throw err;
       }
       try {
-        const answer = await readJsonObject(sent);
+        const translator = plan.translators.get(sent.route);
+        const upstream = await readJsonObject(sent);
+        const usage = usageReaderFor(call.config, sent, translator?.operation ?? operation);
+        usage.fromAnswer(upstream);
+        const tokens = usage.counts();
+        // A translated answer is the OpenAI images answer the protocol's mapping makes of the vendor's.
+        const answer = translator ? translator.response(upstream, imagesTranslateContext(sent.route, call.body, call.req.id, () => tokens)) : upstream;
         if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
         if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
-        const usage = usageReaderFor(call.config, sent, operation);
-        usage.fromAnswer(answer);
-        const tokens = usage.counts();
         // outputs: every result archived (or marked failed) before the answer is sent.
-        await archiveOutputs(call, sent.operation.outputs?.answer, answer);
+        await archiveOutputs(call, translator ? translator.outputs?.answer : sent.operation.outputs?.answer, answer);
         // settle: per image made, at the size and quality the upstream reports, else the ones asked for.
         const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? call.body.size, answer.quality ?? call.body.quality, tokens);
         const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });

@@ -1104,7 +1104,16 @@ export interface TranslationSchema {
    * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
    */
   response: unknown;
-  stream: {
+  /**
+   * Media in the translated answer (the client's dialect), archived into the workspace file store before it is sent, as an operation's `outputs` are on a pass-through: the OpenAI images dialect reads `{ answer: { list: "{{ answer.data }}", base64: "{{ item.b64_json }}" } }` from the answer a vendor's mapping made.
+   */
+  outputs?: {
+    answer?: AnswerMedia;
+  };
+  /**
+   * Required for the streaming client dialects (openai-chat, anthropic-messages, openai-responses); the OpenAI images dialect does not stream.
+   */
+  stream?: {
     /**
      * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
      */
