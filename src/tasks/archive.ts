@@ -49,7 +49,7 @@ class PermanentFailure extends Error {}
 export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, snapshot: Snapshot, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
   const scope = { answer };
   const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
-  const download = task.spec.result.download;
+  const download = task.spec.result.download?.operation ? { operation: task.spec.result.download.operation } : undefined;
   const base64 = !download && !providerUrl ? task.base64?.(scope) : undefined;
   if (!download && !providerUrl && (typeof base64 !== 'string' || !base64)) return { status: 'failed', error: 'the result carries neither a URL nor base64 data' };
   const signal = deadline.signal;

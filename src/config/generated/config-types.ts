@@ -840,6 +840,15 @@ export interface ProtocolTasks {
   [k: string]: TaskSpec;
 }
 /**
+ * Headers sent with this step's call only (e.g. an async switch on create), beside the protocol's and the channel's. They may not name the auth header, content-type or content-length.
+ *
+ * This interface was referenced by `ProtocolTasks`'s JSON-Schema
+ * via the `definition` "headers".
+ */
+export interface ProtocolTasksHeaders {
+  [k: string]: string;
+}
+/**
  * One task: submitted once, polled with back-off until its statusMap says completed or failed, its result archived and billed. Every operation it names must be declared under the protocol's `operations` (check-config says where one is not).
  *
  * This interface was referenced by `ProtocolTasks`'s JSON-Schema
@@ -858,13 +867,22 @@ export interface TaskSpec {
    * A task not finished this long after creation fails (nothing billed); its reservation holds budget this long. The gateway config's tasks.timeoutSeconds overrides it.
    */
   timeoutSeconds: number;
+  /**
+   * The success check of an HTTP 2xx answer, applied to every JSON answer of the task (submit, poll, result step): null when the answer is a success, else {code, message, retry}. A refused submit fails the task (never sent again); a refused poll with retry true is polled again after the back-off, without it the task fails. Scope: answer, task (on submit: the task as created, without upstream_id).
+   */
+  failure?: unknown;
   submit: {
     /**
-     * Operation (under `operations`) that creates the upstream task; called once, never retried blindly.
+     * Operation (under `operations`) that creates the upstream task; called once, never retried blindly. The default when `choose` is absent or yields null.
      */
     operation: string;
     /**
-     * Mapping to the submitted document. Scope: model (the upstream model id), body (the client's request fields, every known field present and null when not sent, so `body.size` never reads Liquid's key count; `input_reference` is a URL, or null when it travels as a file part).
+     * Mapping to the name of the operation that creates this task (e.g. text or image to video), or null for `operation`; every literal name in it must be a declared operation. The choice is stored on the task as task.operation. Scope: as request.
+     */
+    choose?: unknown;
+    headers?: ProtocolTasksHeaders;
+    /**
+     * Mapping to the submitted document. Scope: model (the upstream model id), body (the client's request fields, every known field present and null when not sent, so `body.size` never reads Liquid's key count; `input_reference` is a URL, or null when it travels as a file part), operation (the operation chosen).
      */
     request: unknown;
     /**
@@ -875,12 +893,29 @@ export interface TaskSpec {
      * Mapping to the upstream task id. Scope: answer (the submit answer).
      */
     id: unknown;
+    /**
+     * Mapping to an object of what later steps need from the submit answer (an absolute polling URL), stored on the task (at most 4 KiB as JSON) and read as task.saved. Scope: answer.
+     */
+    save?: unknown;
   };
   poll: {
     /**
-     * Operation that reads the task; its path has `upstream_id` in scope.
+     * Operation that reads the task; its path has `upstream_id` in scope. Its method and deadline also apply to a `url` poll.
      */
     operation: string;
+    /**
+     * Mapping to the name of the operation that reads the task (following the submit operation: task.operation), or null for `operation`. Scope: task.
+     */
+    choose?: unknown;
+    /**
+     * Mapping to an absolute URL to poll instead of the operation's path (e.g. task.saved.polling_url), or null for the operation's path. Only https (or the channel's own origin) on the channel's host or one of `hosts` is accepted; any other URL fails the task, nothing sent. Scope: task.
+     */
+    url?: unknown;
+    /**
+     * Hosts besides the channel's own that a `url` poll may go to, with the channel's credential: `api.example.com`, or `*.example.com` for any host under it (not the domain itself).
+     */
+    hosts?: string[];
+    headers?: ProtocolTasksHeaders;
     /**
      * First poll after `firstSeconds`, then doubling up to `maxSeconds`. The gateway config's tasks.poll overrides both.
      */
@@ -889,7 +924,7 @@ export interface TaskSpec {
       maxSeconds: number;
     };
     /**
-     * Mapping to the upstream's status word. Scope: answer (the status answer).
+     * Mapping to the upstream's status word, or to a word of your own computed from the answer (`$if` on a done flag and an error object). Scope: answer (the status answer), task.
      */
     status: unknown;
     /**
@@ -899,34 +934,55 @@ export interface TaskSpec {
       [k: string]: 'queued' | 'in_progress' | 'completed' | 'failed';
     };
     /**
-     * Mapping to the progress in percent (0 to 100), or null. Scope: answer.
+     * Mapping to the progress in percent (0 to 100), or null. Scope: answer, task.
      */
     progress?: unknown;
     /**
-     * Mapping to {code, message} of a failed task. Scope: answer.
+     * Mapping to {code, message} of a failed task. Scope: answer, task.
      */
     error?: unknown;
   };
   /**
-   * Where a completed task's media is: a download operation (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64; one of the three is required. It is streamed into the file store up to tasks.archiveMaxBytes.
+   * Where a completed task's media is: a download (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64; one of the three is required. It is streamed into the file store up to tasks.archiveMaxBytes.
    */
   result: {
+    /**
+     * One more call once the task completed, whose JSON answer says where the result is (a file id looked up for its download URL). Its answer is `step` in the scope of url, base64, download.url and usage; the task's `failure` check applies to it; it is tried again like a download until the archive deadline.
+     */
+    step?: {
+      /**
+       * The operation to call; its path has `upstream_id` and every value of `params` in scope.
+       */
+      operation: string;
+      /**
+       * Mapping to an object of values for the operation's path (each URL-encoded). Scope: answer (the completed status answer), task.
+       */
+      params?: unknown;
+      headers?: ProtocolTasksHeaders;
+    };
+    /**
+     * An authenticated download: an operation answering the bytes, or an absolute URL. The channel's credential goes only to the channel's own origin; a URL on another host, or a redirect to one, is fetched through the remote-fetch guard without it.
+     */
     download?: {
       /**
        * An operation answering the bytes (`response: binary`); its path has `upstream_id` in scope.
        */
-      operation: string;
+      operation?: string;
+      /**
+       * Mapping to the absolute URL of the bytes (e.g. a file URI on the vendor's API host that needs the key). Scope: answer, step, task.
+       */
+      url?: unknown;
     };
     /**
-     * Mapping to the result URL (also kept as provider_url when archiving fails). Scope: answer (the completed status answer).
+     * Mapping to the result URL (also kept as provider_url when archiving fails). Scope: answer (the completed status answer), step (the result step's answer), task.
      */
     url?: unknown;
     /**
-     * Mapping to the result as base64. Scope: answer.
+     * Mapping to the result as base64. Scope: answer, step, task.
      */
     base64?: unknown;
     /**
-     * Mapping to what is billed: {seconds} of video or {images}. Absent or null: the reservation is charged. Scope: answer.
+     * Mapping to what is billed: {seconds} of video (a number or a numeric string; task.seconds is what the client asked for), {images}, or {tokens} priced at the model's outputPerMillion. Absent or null: the reservation is charged. Scope: answer, step, task.
      */
     usage?: unknown;
   };
