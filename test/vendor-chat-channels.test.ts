@@ -112,6 +112,25 @@ describe('one chat completion per vendor channel, through the openai SDK', () =>
     });
   }
 
+  it("relays Mistral's 422 for a field it does not take as a 400 naming the field", async () => {
+    const body = { object: 'error', message: { detail: [{ type: 'extra_forbidden', loc: ['body', 'store'], msg: 'Extra inputs are not permitted', input: true }] }, type: 'invalid_request_error', param: null, code: null };
+    fake.next({ kind: 'json', status: 422, body }, (r) => r.path.startsWith('/mistral/'));
+    const err = await openai().chat.completions.create({ model: 'mistral-large-latest', store: true, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((err as Error).message).toContain('Extra inputs are not permitted: body.store');
+    // The pass-through relayed the field: the engine has no refusal table for pass-through routes (docs/protocols.md).
+    expect(fake.last!.body.store).toBe(true);
+  });
+
+  it("relays Gemini's error given as a list, with its message", async () => {
+    const body = [{ error: { code: 400, message: 'Invalid JSON payload received. Unknown name "store": Cannot find field.', status: 'INVALID_ARGUMENT' } }];
+    fake.next({ kind: 'json', status: 400, body }, (r) => r.path.startsWith('/gemini/'));
+    const err = await openai().chat.completions.create({ model: 'gemini-3.8-flash', store: true, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((err as Error).message).toContain('Unknown name "store"');
+  });
+
   it('reads DeepSeek cache hits from prompt_cache_hit_tokens, which it reports instead of prompt_tokens_details', async () => {
     const body = {
       id: 'chatcmpl-ds',
