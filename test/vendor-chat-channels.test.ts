@@ -5,6 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/compile/load-config.js';
 import { tokenCostMicros } from '../src/billing/cost.js';
@@ -111,6 +112,28 @@ describe('one chat completion per vendor channel, through the openai SDK', () =>
       expect((completion as unknown as { cost: unknown }).cost).toEqual({ amount: micros / 1e6, currency: 'USD' });
     });
   }
+
+  it('streams from a vendor, with usage and cost on the final chunk', async () => {
+    const stream = await openai().chat.completions.create({ model: 'llama-3.3-70b-versatile', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    let last: unknown;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      last = chunk;
+    }
+    expect(text).toBe('Hello from a vendor.');
+    // Groq's llama-3.3-70b-versatile: $0.59 in (no cache discount), $0.79 out per million: 20,000 x 0.59 + 10,000 x 0.79.
+    expect(last).toMatchObject({ usage: { prompt_tokens: 20_000, completion_tokens: 10_000 }, cost: { amount: 0.0197, currency: 'USD' } });
+  });
+
+  it('takes an Anthropic Messages client on a vendor channel, translated to chat with the vendor\'s output bound', async () => {
+    const anthropic = new Anthropic({ apiKey: gw.key, baseURL: gw.url, maxRetries: 0 });
+    const message = await anthropic.messages.create({ model: 'deepseek-v4-pro', max_tokens: 64, thinking: { type: 'enabled', budget_tokens: 20_000 }, messages: [{ role: 'user', content: 'hi' }] });
+    expect(message).toMatchObject({ type: 'message', model: 'deepseek-v4-pro', content: [{ type: 'text', text: 'Hello from a vendor.' }] });
+    // A reasoning model whose outputBound is max_tokens: the bound and a reasoning effort from the thinking budget.
+    expect(fake.last!.body).toMatchObject({ model: 'deepseek-v4-pro', max_tokens: 64, reasoning_effort: 'high' });
+    expect(fake.last!.body.max_completion_tokens).toBeUndefined();
+  });
 
   it("relays Mistral's 422 for a field it does not take as a 400 naming the field", async () => {
     const body = { object: 'error', message: { detail: [{ type: 'extra_forbidden', loc: ['body', 'store'], msg: 'Extra inputs are not permitted', input: true }] }, type: 'invalid_request_error', param: null, code: null };
