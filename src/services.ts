@@ -139,6 +139,13 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
   };
   watchForMetrics(metrics, runtime, spend);
+  startBackground(services, closers);
+  return services;
+}
+
+/** Starts the task runner and registers what closes with the services, in the order it must close. */
+function startBackground(services: Services, closers: (() => Promise<void> | void)[]): void {
+  const { blobs, remote, tasks, tracing } = services;
   services.onClose(() => blobs.close());
   // Registered first, so it runs last: spans of the work finished on close are exported too.
   if (tracing) closers.unshift(() => tracing.shutdown());
@@ -146,7 +153,6 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   tasks.start();
   // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
   services.onClose(() => tasks.stop());
-  return services;
 }
 
 /** The task runner on the current snapshot, with its own logger. */

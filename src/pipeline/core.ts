@@ -22,6 +22,8 @@ export class CallCore implements UpstreamScope {
   protected readonly abort = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private disposed = false;
+  /** What the call keeps until it ends (bytes held against the in-flight budget, a creation slot); none on the hot path. */
+  private held?: (() => void)[];
 
   constructor(
     readonly config: LoadedConfig,
@@ -42,12 +44,19 @@ export class CallCore implements UpstreamScope {
     this.abort.abort();
   }
 
+  /** Keeps something until the call ends, then calls `release` (at once when it has ended). */
+  holdUntilDone(release: () => void): void {
+    if (this.disposed) release();
+    else (this.held ??= []).push(release);
+  }
+
   /** Stops the deadline and lets go of what the call holds; once, whoever calls it first. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
     clearTimeout(this.timer);
     this.ended();
+    if (this.held) for (const release of this.held.splice(0)) release();
   }
 
   /** What a kind of call lets go of when it ends (a snapshot hold, a client listener). */

@@ -16,6 +16,7 @@ import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
+import { MAX_TEXT, progressOf, text } from './answer-text.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
@@ -23,8 +24,6 @@ import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type 
 export type { Submission } from './submission.js';
 
 const TOLERATED = new Set([408, 425, 429]);
-const MAX_TEXT = 300;
-const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
 
 export class TaskRunner implements TaskQueue {
   private timer?: NodeJS.Timeout;
@@ -295,10 +294,4 @@ export class TaskRunner implements TaskQueue {
       completed_at: Math.floor(Date.now() / 1000),
     });
   }
-}
-
-/** Progress in whole percent, or undefined when the upstream gave none usable. */
-function progressOf(value: unknown): number | undefined {
-  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  return typeof n === 'number' && Number.isFinite(n) ? Math.max(0, Math.min(100, Math.round(n))) : undefined;
 }
