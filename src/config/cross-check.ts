@@ -24,6 +24,9 @@ function namedOperations(protocol: ProtocolSchema): Set<string> {
   return named;
 }
 
+/** Client dialects whose requests may ask for a stream: a translation from one needs `stream` mappings. */
+const streamingDialects = new Set(['openai-chat', 'anthropic-messages', 'openai-responses']);
+
 /** Reports every cross-reference of `protocol` that does not hold. */
 export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): void {
   // A forwarded header must never carry the client's own credential, or a header the gateway itself sets.
@@ -34,6 +37,7 @@ export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): vo
   });
   for (const [client, translation] of Object.entries(protocol.translations ?? {})) {
     checkOperation(protocol, `/translations/${escape(client)}/operation`, translation.operation, report, `translation "${client}"`);
+    if (streamingDialects.has(client) && !translation.stream) report(`/translations/${escape(client)}`, `translation "${client}" has no stream section: ${client} clients may ask for a stream`);
   }
   if (protocol.evaluate) checkOperation(protocol, '/evaluate/operation', protocol.evaluate.operation, report, 'the evaluate section');
   for (const [name, task] of Object.entries(protocol.tasks ?? {})) checkTask(protocol, name, task, report);

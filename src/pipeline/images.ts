@@ -5,10 +5,11 @@ import { declaredSizes, imagePriceMicros } from '../billing/image-price.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
-import { TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { UnsupportedMediaError, ValidationError } from '../errors.js';
 import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
 import { schemaError } from '../http/schema-error.js';
-import { operationDialect } from '../engine/translators.js';
+import type { ChatTranslator } from '../engine/translator.js';
+import { imagesTranslateContext, imagesTranslatorFor } from './images-translated.js';
 import type { Call } from './call.js';
 import { readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
@@ -21,6 +22,8 @@ const DEFAULT_MAX_IMAGES = 10;
 
 interface ImagesPlan {
   routes: ModelRoute[];
+  /** Per route, the declared translation its requests go through; none for a pass-through. */
+  translators: Map<ModelRoute, ChatTranslator | undefined>;
   count: number;
   /** The request's fields: its JSON body, or an edit form's text fields. */
   fields: Record<string, unknown>;
@@ -70,14 +73,12 @@ async function readEditForm(call: Call): Promise<ImageForm> {
 function resolveImages(call: Call, operation: string, form: ImageForm | undefined): ImagesPlan {
   const fields = form ? form.fields : call.body;
   const routes = resolveModel(call.config, fields.model, 'image');
-  for (const route of routes) {
-    if (operationDialect(route, operation) !== call.dialect) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no ${call.dialect} operation "${operation}"`, 'model');
-  }
+  const translators = new Map(routes.map((route) => [route, imagesTranslatorFor(call.config, call.dialect, route, operation, !!form)]));
   const count = fields.n === undefined || fields.n === null ? 1 : Number(fields.n);
   const max = Math.min(...routes.map(maxImagesOf));
   if (count > max) throw new ValidationError(`n=${count}: model "${routes[0].model.id}" makes at most ${max} images per request`, 'n');
   checkDeclaredSize(routes, fields.size);
-  return { routes, count, fields, form };
+  return { routes, translators, count, fields, form };
 }
 
 /** inputs (edits): each image_url (an https URL through the SSRF guard, or a file of this workspace) becomes an image part. */
@@ -98,6 +99,8 @@ async function makeImages(call: Call, operation: string, plan: ImagesPlan, charg
   try {
     sent = await send(call, plan.routes, (route) => {
       const model = route.model.upstream ?? route.model.id;
+      const translator = plan.translators.get(route);
+      if (translator) return { operation: translator.operation, document: translator.request(fields, imagesTranslateContext(route, fields, call.requestId)) };
       return { operation, document: plan.form ? formDocument(plan.form, model) : { ...fields, model } };
     });
   } catch (err) {
@@ -105,13 +108,16 @@ async function makeImages(call: Call, operation: string, plan: ImagesPlan, charg
     throw err;
   }
   try {
-    const answer = await readJsonObject(sent);
+    const translator = plan.translators.get(sent.route);
+    const upstream = await readJsonObject(sent);
+    const usage = usageReaderFor(call.config, sent, translator?.operation ?? operation);
+    usage.fromAnswer(upstream);
+    const tokens = usage.counts();
+    // A translated answer is the OpenAI images answer the protocol's mapping makes of the vendor's.
+    const answer = translator ? translator.response(upstream, imagesTranslateContext(sent.route, fields, call.requestId, () => tokens)) : upstream;
     if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
     if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
-    const usage = usageReaderFor(call.config, sent, operation);
-    usage.fromAnswer(answer);
-    const tokens = usage.counts();
-    await archiveOutputs(call, sent.operation.outputs?.answer, answer, undefined, fields.model);
+    await archiveOutputs(call, translator ? translator.outputs?.answer : sent.operation.outputs?.answer, answer, undefined, fields.model);
     // Per image made, at the size and quality the upstream reports, else the ones asked for.
     const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? fields.size, answer.quality ?? fields.quality, tokens);
     const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });

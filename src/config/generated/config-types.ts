@@ -79,7 +79,7 @@ export interface GatewayConfigSchema {
   telemetry: TelemetryConfig;
 }
 /**
- * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here.
+ * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here. The API's endpoints (workspaces, keys, caps on one model, users, usage, audit, reload) are documented in its OpenAPI document at /admin/v1/openapi.json and in the README.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/admin".
@@ -121,7 +121,7 @@ export interface BillingConfig {
    */
   sweepIntervalSeconds: number;
   /**
-   * IANA time zone (e.g. "Europe/Berlin") whose calendar daily, weekly (from Monday) and monthly budgets follow: they reset at its midnight. Read at start; a change needs a restart.
+   * IANA time zone (e.g. "Europe/Berlin") whose calendar daily, weekly (from Monday) and monthly budgets follow: they reset at its midnight. The admin API (`spent_in_period`, `period_resets_at` on keys, workspaces and model caps), the CLI and the dashboard show spend in the current period of this calendar. Read at start; a change needs a restart.
    */
   timeZone: string;
   /**
@@ -525,6 +525,9 @@ export interface ChannelSchema {
    * Among channels serving a fallback model, lower is tried first.
    */
   priority: number;
+  /**
+   * The provider key, read from the environment; a channel whose variables are not set starts disabled and says which one is missing. Omit it for a keyless upstream (a local server such as Ollama): no auth header is sent and the channel serves as `enabled` says (channels/ollama.yaml reads it from the environment). The base URL is the operator's own and is not subject to network.allowHosts; URLs the upstream answers with are.
+   */
   credential?: {
     /**
      * Environment variable holding the provider key (`credential` in the protocol's auth and header templates).
@@ -1157,7 +1160,16 @@ export interface TranslationSchema {
    * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
    */
   response: unknown;
-  stream: {
+  /**
+   * Media in the translated answer (the client's dialect), archived into the workspace file store before it is sent, as an operation's `outputs` are on a pass-through: the OpenAI images dialect reads `{ answer: { list: "{{ answer.data }}", base64: "{{ item.b64_json }}" } }` from the answer a vendor's mapping made.
+   */
+  outputs?: {
+    answer?: AnswerMedia;
+  };
+  /**
+   * Required for the streaming client dialects (openai-chat, anthropic-messages, openai-responses); the OpenAI images dialect does not stream.
+   */
+  stream?: {
     /**
      * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
      */
