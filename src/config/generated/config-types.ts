@@ -886,6 +886,10 @@ export interface TaskSpec {
      */
     request: unknown;
     /**
+     * The reference image (input_reference) is read (at most 25 MiB) and given to the request mapping as body.input_reference = {base64, mime_type}, for a JSON API that takes the image's bytes inline (Veo's bytesBase64Encoded).
+     */
+    inline: boolean;
+    /**
      * Multipart field the reference image (input_reference) travels in as a file part, for `encoding: multipart` operations; a JSON operation gets it as a URL in body.input_reference.
      */
     reference?: string;
