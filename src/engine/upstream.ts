@@ -19,6 +19,8 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
   /** Values for Liquid in the operation path besides `model` (e.g. a task id). */
   pathScope?: Record<string, unknown>;
+  /** Sent once, never retried by the channel's `retries` (a task's submit: the upstream may have made the task). */
+  once?: boolean;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
@@ -102,7 +104,7 @@ export class Upstreams {
     const started = performance.now();
     let response: UpstreamResponse;
     try {
-      response = await client.dispatcher.request<unknown>({
+      response = await (request.once ? client.pool : client.dispatcher).request<unknown>({
         method: method as Dispatcher.HttpMethod,
         path: `${client.basePath}${path}${query}`,
         headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },

@@ -15,6 +15,8 @@ export interface Outgoing {
   pathScope?: Record<string, unknown>;
   /** Client headers the route's protocol forwards (pass-through only). */
   headers?: Record<string, string>;
+  /** Sent once, never retried by the channel's retries (a task's submit). */
+  once?: boolean;
 }
 
 /** Longest value of a forwarded client header. */
@@ -96,7 +98,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
       operation = route.protocol.operations[outgoing.operation];
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, signal: call.signal };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, signal: call.signal, once: outgoing.once };
     });
     return new SentCall(call, route, response, operation);
   } catch (err) {

@@ -102,7 +102,8 @@ export class TaskRunner implements TaskQueue {
     const call = detachedCall(held.snapshot, this.abort.signal);
     try {
       const operation = task.spec.submit.operation;
-      const sent = await send(call, routes, () => ({ operation, document }));
+      // Never retried blindly: the upstream may have made the task before its answer failed.
+      const sent = await send(call, routes, () => ({ operation, document, once: true }));
       const route = sent.route;
       const answer = await readJsonObject(sent);
       const upstreamId = task.id({ answer });
