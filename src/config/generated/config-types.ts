@@ -358,7 +358,7 @@ export interface ServerConfig {
    */
   bodyLimitBytes: number;
   /**
-   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (64 MiB).
+   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images, a task's submit and status), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (a task's submit fails it, a status answer is polled again) (64 MiB).
    */
   upstreamAnswerMaxBytes: number;
   /**
