@@ -30,6 +30,8 @@ import type { FileSettings } from './files/file-store.js';
 import { TaskRunner } from './tasks/runner.js';
 import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './cluster-ipc.js';
+import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { webhookTaskEvents } from './webhooks/events.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -96,7 +98,10 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now });
   const remote = new RemoteFetcher(networkOptions(config));
-  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
+  // Task events become webhook deliveries, sent by a leased job of their own (src/webhooks/).
+  const events = webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files });
+  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events });
+  const webhooks = new WebhookDeliverer({ get config() { return runtime.snapshot.config; }, db: database.db, remote, instanceId, log: pino({ level: config.gateway.server.logLevel, name: 'webhooks' }) });
   const tracing = await startTracing(config);
   const services: Services = {
     get config() {
@@ -141,7 +146,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   if (tracing) closers.unshift(() => tracing.shutdown());
   services.onClose(() => remote.close());
   tasks.start();
-  // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
+  webhooks.start();
+  // Closers run last-registered first: the runner and the webhook sender stop (and finish what they hold) before the stores close.
+  services.onClose(() => webhooks.stop());
   services.onClose(() => tasks.stop());
   return services;
 }

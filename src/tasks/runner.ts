@@ -19,6 +19,7 @@ import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
+import { finishLeasedTask } from './finish.js';
 
 export type { Submission } from './submission.js';
 
@@ -267,7 +268,7 @@ export class TaskRunner implements TaskQueue {
       const outcome =
         units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units, route });
       const costMicros = outcome.charged ? outcome.chargedMicros : Math.min(ref.amountMicros, units === undefined ? ref.amountMicros : taskCostMicros(route, kind, units, params.size));
-      await updateLeasedTask(this.services.db, row.id, this.owner, {
+      await finishLeasedTask(this.services, row.id, this.owner, {
         status: 'completed',
         progress: 100,
         file_id: archived.fileId ?? null,
@@ -296,7 +297,7 @@ export class TaskRunner implements TaskQueue {
   /** Fails the task: its charge is released (nothing billed), the reason kept. */
   private async fail(row: TaskRow, code: string, message: string, charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef)): Promise<void> {
     await charge.release();
-    await updateLeasedTask(this.services.db, row.id, this.owner, {
+    await finishLeasedTask(this.services, row.id, this.owner, {
       status: 'failed',
       error_code: code.slice(0, 100),
       error_message: message.slice(0, MAX_TEXT),
