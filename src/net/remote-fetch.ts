@@ -75,6 +75,20 @@ function guardedAgent(allow: AllowList, resolver: Resolver, connectTimeoutMs: nu
   return new Agent({ connect: { lookup: lookup as never, timeout: connectTimeoutMs }, connections: 16 });
 }
 
+/**
+ * Why `url` may not be reached, before any connection, or undefined: https on 443 only (an allowHosts `host:port` entry
+ * also allows plain http and that port), no credentials, and a literal IP (any spelling the URL parser accepts) public.
+ */
+export function urlRefusal(url: URL, allow: AllowList): string | undefined {
+  const exemptPort = allow.allowsPort(url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exemptPort)) return `only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`;
+  if (url.port && url.port !== '443' && !exemptPort) return `only the default port is allowed, not ${url.port}`;
+  if (url.username || url.password) return 'URLs with credentials are not fetched';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && !allow.exempts(host)) return refusedAddress(host);
+  return undefined;
+}
+
 export class RemoteFetcher {
   private readonly allow: AllowList;
   private readonly agent: Agent;
@@ -90,13 +104,7 @@ export class RemoteFetcher {
 
   /** Why `url` may not be fetched before any connection, or undefined. Literal IPs (any spelling the URL parser accepts) are checked here. */
   check(url: URL): string | undefined {
-    const exemptPort = this.allow.allowsPort(url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'));
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exemptPort)) return `only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`;
-    if (url.port && url.port !== '443' && !exemptPort) return `only the default port is allowed, not ${url.port}`;
-    if (url.username || url.password) return 'URLs with credentials are not fetched';
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && !this.allow.exempts(host)) return refusedAddress(host);
-    return undefined;
+    return urlRefusal(url, this.allow);
   }
 
   /** GETs `url`, following at most `maxRedirects` redirects, each hop checked again. Throws RemoteFetchError (400) when refused. */
