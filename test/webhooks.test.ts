@@ -161,6 +161,29 @@ describe('task webhooks', () => {
     expect(receiver.received).toHaveLength(0);
   });
 
+  it('sign with the old secret as well as the new one for the grace period after a rotation', async () => {
+    const { gw, receiver } = await start();
+    const endpoint = await register(gw, `${receiver.url}/hooks`);
+    const rotated = await adminCall(gw.app, 'POST', `/webhooks/${endpoint.id}/rotate-secret`);
+    const secret = rotated.json().secret as string;
+    await createVideo(gw.app, gw.key);
+    const [hook] = await receiver.waitFor(1);
+    expect(String(hook.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verified(secret, hook).type).toBe('video.completed');
+    expect(verified(endpoint.secret, hook).type).toBe('video.completed');
+  });
+
+  it('a 410 Gone fails the delivery at once and disables the endpoint', async () => {
+    const { gw, receiver } = await start();
+    receiver.statuses = [410];
+    const endpoint = await register(gw, `${receiver.url}/gone`);
+    await createVideo(gw.app, gw.key);
+    const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status === 'failed');
+    expect(row).toMatchObject({ attempts: 1, last_status: 410 });
+    expect((await adminCall(gw.app, 'GET', `/webhooks/${endpoint.id}`)).json().enabled).toBe(false);
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('a new app on the same database sends the deliveries the last one left pending', async () => {
     // The first app never looks for deliveries: its task completes and the event waits in the database.
     const { gw, receiver } = await start({}, '  tickMilliseconds: 600000\n');
