@@ -12,9 +12,9 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/compile/load-config.js';
 import { createServices } from '../src/services.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { installOpenAIVideos, type FakeTasks, type TaskScript } from './kit/fake-tasks.js';
+import { installOpenAIVideos, installRunwayTasks, type FakeTasks, type TaskScript } from './kit/fake-tasks.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
-import { openaiVideoChannel, waitFor } from './kit/tasks.js';
+import { openaiVideoChannel, runwayChannel, waitFor } from './kit/tasks.js';
 import { WebhookReceiver } from './kit/webhook-receiver.js';
 
 const admin = newAdminToken();
@@ -37,17 +37,17 @@ interface Setup {
 }
 
 /** A gateway with a fake video upstream and a receiver both allowed on loopback; fast ticks and a short retry schedule. */
-async function start(script: Partial<TaskScript> = {}, webhooks = '  tickMilliseconds: 10\n  retrySeconds: [0.2, 0.3]\n  maxAttempts: 3\n'): Promise<Setup> {
+async function start(script: Partial<TaskScript> = {}, webhooks = '  tickMilliseconds: 10\n  retrySeconds: [0.2, 0.3]\n  maxAttempts: 3\n', protocol: 'openai' | 'runway' = 'openai'): Promise<Setup> {
   fake = await FakeUpstream.start();
   receiver = await WebhookReceiver.start();
-  const tasks = installOpenAIVideos(fake, script);
+  const tasks = protocol === 'openai' ? installOpenAIVideos(fake, script) : installRunwayTasks(fake, script);
   const extraConfig = [
     'tasks:\n  tickMilliseconds: 10\n  leaseSeconds: 1\n  poll: { firstSeconds: 0.01, maxSeconds: 0.03 }\n',
     `network:\n  allowHosts: ["${new URL(fake.url).host}", "${receiver.host}"]\n`,
     `webhooks:\n${webhooks}`,
     `admin:\n  tokens:\n    - id: ops\n      sha256: ${admin.sha256}\n`,
   ].join('');
-  gw = await startGateway({ channels: { tasks: openaiVideoChannel(fake.url) }, extraConfig, serverConfig: '  publicUrl: https://gateway.example.com\n' });
+  gw = await startGateway({ channels: { tasks: protocol === 'openai' ? openaiVideoChannel(fake.url) : runwayChannel(fake.url) }, extraConfig, serverConfig: '  publicUrl: https://gateway.example.com\n' });
   return { gw, tasks, receiver };
 }
 
@@ -117,6 +117,17 @@ describe('task webhooks', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('deliver image.completed and image.failed for a family-route image task', async () => {
+    const { gw, receiver, tasks } = await start({}, undefined, 'runway');
+    const endpoint = await register(gw, `${receiver.url}/images`, ['image.completed', 'image.failed']);
+    const create = () => gw.app.inject({ method: 'POST', url: '/api/v1/runway/text_to_image', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'gen4-image', prompt: 'A lighthouse', size: '1920x1080' } });
+    const done = (await create()).json().id;
+    expect(verified(endpoint.secret, (await receiver.waitFor(1))[0])).toMatchObject({ type: 'image.completed', data: { id: done, object: 'image.task', status: 'completed', archive_status: 'archived' } });
+    tasks.script.outcome = 'failed';
+    const failed = (await create()).json().id;
+    expect(verified(endpoint.secret, (await receiver.waitFor(2))[1])).toMatchObject({ type: 'image.failed', data: { id: failed, object: 'image.task', status: 'failed' } });
+  });
+
   it('try a 500 again after the back-off, under the same webhook-id, and count it delivered once a 2xx comes', async () => {
     const { gw, receiver } = await start();
     receiver.statuses = [500];
@@ -133,6 +144,17 @@ describe('task webhooks', () => {
     expect(row).toMatchObject({ status: 'delivered', attempts: 2, last_status: 200 });
     await new Promise((r) => setTimeout(r, 400));
     expect(receiver.received).toHaveLength(2);
+  });
+
+  it('count an answer slower than webhooks.timeoutSeconds as a failed attempt, and try again', async () => {
+    const { gw, receiver } = await start({}, '  tickMilliseconds: 10\n  timeoutSeconds: 0.5\n  retrySeconds: [0.1]\n  maxAttempts: 3\n');
+    receiver.decide = (_hook, before) => (before.length ? 204 : 0);
+    const endpoint = await register(gw, `${receiver.url}/slow`);
+    await createVideo(gw.app, gw.key);
+    const [first, second] = await receiver.waitFor(2);
+    expect(second.at - first.at).toBeGreaterThanOrEqual(500);
+    const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status === 'delivered');
+    expect(row).toMatchObject({ attempts: 2, last_status: 204 });
   });
 
   it('give up after webhooks.maxAttempts, keeping a bounded reason', async () => {

@@ -14,7 +14,7 @@ export class WebhookReceiver {
   readonly received: ReceivedHook[] = [];
   /** Statuses answered in turn; 200 once they run out. */
   statuses: number[] = [];
-  /** Decides the status instead of `statuses` when set (given the delivery and those before it). */
+  /** Decides the status instead of `statuses` when set (given the delivery and those before it); 0 never answers. */
   decide?: (hook: ReceivedHook, before: readonly ReceivedHook[]) => number;
   /** A body sent with every non-2xx answer. */
   errorBody = '';
@@ -34,6 +34,7 @@ export class WebhookReceiver {
         const hook = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
         const status = receiver.decide ? receiver.decide(hook, receiver.received) : (receiver.statuses.shift() ?? 200);
         receiver.received.push(hook);
+        if (status === 0) return;
         res.writeHead(status, { 'content-type': 'text/plain' });
         res.end(status >= 300 ? receiver.errorBody : 'ok');
         for (const wake of receiver.waiters.splice(0)) wake();
