@@ -49,6 +49,8 @@ export interface Services {
   spend: SpendStore;
   /** Where budget periods begin and end (billing.timeZone). */
   calendar: BudgetCalendar;
+  /** The clock budgets count on (Unix milliseconds): Date.now, or the tests' (ServiceOverrides.now). */
+  now(): number;
   /** OpenTelemetry tracing; undefined (and its SDK never loaded) unless telemetry.otlp.endpoint is set. */
   tracing?: Tracing;
   rateLimits: RateLimiter;
@@ -117,6 +119,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     meter,
     spend,
     calendar,
+    now: overrides.now ?? Date.now,
     tracing,
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,

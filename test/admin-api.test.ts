@@ -2,25 +2,23 @@
 // who may call it, keys, workspaces, users and roles, usage, reload, and the audit row each change writes, atomically.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dereference, validate } from '@readme/openapi-parser';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import { validate } from '@readme/openapi-parser';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminToken } from '../src/admin/auth.js';
 import { adminRoutes } from '../src/admin/routes.js';
+import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { DashboardClient, addUser } from './kit/dashboard.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const ops = newAdminToken();
 const other = newAdminToken();
 let gw: TestGateway;
 let fake: FakeUpstream;
-let doc: { paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content?: { 'application/json': { schema: object } } }> }>> };
-const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
-const responseValidators = new Map<string, ValidateFunction>();
+let api: AdminApi;
+/** The gateway's clock: real time unless a test sets `at` (budget periods are read at it). */
+const clock: { at?: number } = {};
 
 beforeAll(async () => {
   fake = await FakeUpstream.start();
@@ -28,49 +26,14 @@ beforeAll(async () => {
     channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.flatChat }) },
     extraConfig: `admin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\n    - id: backup\n      sha256: ${other.sha256}\n`,
     listen: true,
+    overrides: { now: () => clock.at ?? Date.now() },
   });
-  const res = await fetch(`${gw.url}/admin/v1/openapi.json`);
-  doc = (await dereference(structuredClone(await res.json()))) as typeof doc;
+  api = await adminApi(gw.url, ops.token);
 });
 afterAll(async () => {
   await gw?.close();
   await fake?.close();
 });
-
-/** The documented response schema of the operation that serves this method and path, for this status. */
-function documented(method: string, path: string, status: number): ValidateFunction | undefined {
-  const template = Object.keys(doc.paths).find((p) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}$`).test(path));
-  expect(template, `${method} ${path} is in the OpenAPI document`).toBeDefined();
-  const op = doc.paths[template!][method.toLowerCase()];
-  expect(op, `${method} ${template} is in the OpenAPI document`).toBeDefined();
-  const response = op.responses[String(status)];
-  expect(response, `${method} ${template} documents status ${status}`).toBeDefined();
-  const schema = response.content?.['application/json']?.schema;
-  if (!schema) return undefined;
-  const key = `${op.operationId} ${status}`;
-  if (!responseValidators.has(key)) responseValidators.set(key, ajv.compile(schema));
-  return responseValidators.get(key);
-}
-
-interface Answer {
-  status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-/** Calls the API and checks the answer against the document. */
-async function api(method: string, path: string, options: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
-  const token = options.token === undefined ? ops.token : options.token;
-  const res = await fetch(`${gw.url}/admin/v1${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  const body = text ? JSON.parse(text) : undefined;
-  const check = documented(method, path.split('?')[0], res.status);
-  if (check) expect(check(body), `${method} ${path} ${res.status}: ${JSON.stringify(check.errors)} in ${text.slice(0, 500)}`).toBe(true);
-  return { status: res.status, body };
-}
 
 const auditRows = async () => gw.services.db.selectFrom('audit_log').selectAll().orderBy('id').execute();
 
@@ -259,6 +222,32 @@ describe('workspaces, users and roles', () => {
     expect((await api('DELETE', `/workspaces/${ws.id}/users/${second.body.user_id}`)).status).toBe(404);
     const actions = (await auditRows()).filter((r) => r.workspace_id === ws.id).map((r) => r.action);
     expect(actions).toEqual(['workspace.create', 'user.create', 'user.create', 'user.role', 'user.remove']);
+  });
+});
+
+describe('spend in the current period', () => {
+  it("shows a key's and a workspace's spend in their daily cap's current period and when it resets; a new day starts again", async () => {
+    clock.at = Date.parse('2026-11-23T22:00:00Z');
+    try {
+      const ws = (await api('POST', '/workspaces', { body: { name: 'daily-spend', spend_cap: 1, spend_cap_period: 'daily' } })).body;
+      expect(ws).toMatchObject({ spent: 0, spent_in_period: 0, period_resets_at: '2026-11-24T00:00:00.000Z' });
+      const created = (await api('POST', `/workspaces/${ws.id}/keys`, { body: { spend_cap: 0.05, spend_cap_period: 'daily' } })).body;
+      expect(created).toMatchObject({ spent: 0, spent_in_period: 0, period_resets_at: '2026-11-24T00:00:00.000Z' });
+      const chat = () => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flat-chat', messages: [{ role: 'user', content: 'hi' }] }) });
+      for (let i = 0; i < 2; i++) expect((await chat()).status).toBe(200);
+      expect((await api('GET', `/keys/${created.id}`)).body).toMatchObject({ spent: 0.02, spent_in_period: 0.02, period_resets_at: '2026-11-24T00:00:00.000Z' });
+      clock.at = Date.parse('2026-11-24T01:00:00Z');
+      expect((await chat()).status).toBe(200);
+      const inNewDay = { spent: 0.03, spent_in_period: 0.01, period_resets_at: '2026-11-25T00:00:00.000Z' };
+      expect((await api('GET', `/workspaces/${ws.id}/keys`)).body.data).toEqual([expect.objectContaining(inNewDay)]);
+      expect((await api('GET', `/workspaces/${ws.id}`)).body).toMatchObject(inNewDay);
+      expect((await api('GET', '/workspaces')).body.data.find((w: { id: string }) => w.id === ws.id)).toMatchObject(inNewDay);
+      // A total cap (or none) shows all time and never resets.
+      expect((await api('PATCH', `/keys/${created.id}`, { body: { spend_cap_period: 'total' } })).body).toMatchObject({ spent: 0.03, spent_in_period: 0.03, period_resets_at: null });
+      expect((await api('PATCH', `/workspaces/${ws.id}`, { body: { spend_cap: null } })).body).toMatchObject({ spent_in_period: 0.03, period_resets_at: null });
+    } finally {
+      clock.at = undefined;
+    }
   });
 });
 

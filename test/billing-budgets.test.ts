@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { commands } from '../src/cli/admin/billing.js';
 import { commands as keyCommands } from '../src/cli/admin/keys.js';
@@ -11,15 +11,7 @@ import { setModelCap } from '../src/store/budgets.js';
 import { setWorkspaceSpendCap, type Workspace } from '../src/store/workspaces.js';
 
 // One cent a request on either model, nothing per token: the worst case equals the cost, so a cap of 0.50 admits 50.
-const models = `  - id: flat-chat
-    upstream: upstream-chat
-    kind: chat
-    price: { perRequest: 0.01 }
-  - id: other-chat
-    upstream: upstream-other
-    kind: chat
-    price: { perRequest: 0.01 }
-`;
+const models = testModels.twoFlatChats;
 
 /** 2026-11-23 in UTC, as Unix milliseconds at the given time of day. */
 const nov23 = (time: string) => Date.parse(`2026-11-23T${time}Z`);

@@ -6,6 +6,7 @@ import { commands as auditCommands } from '../src/cli/admin/audit.js';
 import { commands as billingCommands } from '../src/cli/admin/billing.js';
 import { commands as keyCommands } from '../src/cli/admin/keys.js';
 import { commands as userCommands } from '../src/cli/admin/users.js';
+import { createPasswordLink } from '../src/dashboard/password-links.js';
 import { DashboardClient, addUser, startDashboardGateway } from './kit/dashboard.js';
 import type { TestGateway } from './kit/gateway.js';
 
@@ -61,6 +62,33 @@ describe('the audit log of dashboard actions', () => {
     expect(page.html).toContain('admin@example.com');
     expect(page.html).toContain(fileId);
     expect(page.html.indexOf('file.delete')).toBeLessThan(page.html.indexOf('key.create'));
+  });
+});
+
+describe('sign-up and passwords through a one-time link', () => {
+  it('audits a sign-up as the new user, with its workspace and role, and a password set through a link', async () => {
+    const signUpToken = await createPasswordLink(gw.services.db, { workspaceId: gw.workspace.id, role: 'admin' }, 3600);
+    const client = new DashboardClient(gw.url);
+    expect((await client.get(`/dashboard/setup?token=${signUpToken}`)).status).toBe(200);
+    const done = await client.post('/dashboard/setup', { token: signUpToken, email: 'Signed.Up@example.com', password: 'a long enough password', confirm: 'a long enough password' });
+    expect(done.status).toBe(303);
+    const user = await gw.services.db.selectFrom('users').selectAll().where('email', '=', 'signed.up@example.com').executeTakeFirstOrThrow();
+    const rows = () => gw.services.db.selectFrom('audit_log').selectAll().where('target_id', '=', user.id).orderBy('id').execute();
+    const [signUp] = await rows();
+    expect(signUp).toMatchObject({ action: 'user.sign_up', actor_kind: 'user', actor_id: user.id, workspace_id: gw.workspace.id, address: '127.0.0.1', before: null });
+    expect(JSON.parse(signUp.after!)).toEqual({ email: 'signed.up@example.com', role: 'admin' });
+    // A spent link writes nothing more.
+    expect((await new DashboardClient(gw.url).get(`/dashboard/setup?token=${signUpToken}`)).status).toBe(404);
+
+    const resetToken = await createPasswordLink(gw.services.db, { userId: user.id }, 3600);
+    const again = new DashboardClient(gw.url);
+    await again.get(`/dashboard/setup?token=${resetToken}`);
+    expect((await again.post('/dashboard/setup', { token: resetToken, password: 'another long password', confirm: 'another long password' })).status).toBe(303);
+    expect((await rows()).map((r) => [r.action, r.actor_id, r.workspace_id])).toEqual([
+      ['user.sign_up', user.id, gw.workspace.id],
+      ['user.password', user.id, null],
+    ]);
+    for (const r of await rows()) expect(`${r.before}${r.after}`).not.toMatch(/long password|\$scrypt|scrypt/);
   });
 });
 

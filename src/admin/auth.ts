@@ -8,7 +8,7 @@ import { AuthError, GatewayError } from '../errors.js';
 import type { AdminDeps } from './deps.js';
 import { membershipsOf } from '../store/users.js';
 import { sessionUser } from '../dashboard/session.js';
-import { AdminService } from './service.js';
+import { AdminService, type AdminStore } from './service.js';
 
 export const ADMIN_TOKEN_PREFIX = 'gwadm_';
 
@@ -41,6 +41,11 @@ class NotOwnerError extends GatewayError {
   }
 }
 
+/** What the API's service reads through: the database, the budget calendar and clock, and the models served now. */
+function adminStore(services: Omit<AdminDeps, 'reload'>): AdminStore {
+  return { db: services.db, calendar: services.calendar, now: () => services.now(), servesModel: (model) => services.config.models.has(model) };
+}
+
 /** The service as this request's caller may use it, or a 401/403. */
 export async function adminFor(services: Omit<AdminDeps, 'reload'>, req: FastifyRequest): Promise<AdminService> {
   const authorization = req.headers.authorization;
@@ -50,7 +55,7 @@ export async function adminFor(services: Omit<AdminDeps, 'reload'>, req: Fastify
     if (token.startsWith(KEY_PREFIX)) throw new AuthError('a workspace API key cannot use the admin API: use an admin token (admin.tokens)', 'workspace_key_refused');
     const entry = matchAdminToken(services.config, token);
     if (!entry) throw new AuthError('invalid admin token', 'invalid_admin_token');
-    return new AdminService(services.db, { kind: 'admin_token', id: entry.id, address: req.ip });
+    return new AdminService(adminStore(services), { kind: 'admin_token', id: entry.id, address: req.ip });
   }
   if (req.headers['x-api-key'] !== undefined) throw new AuthError('a workspace API key cannot use the admin API: use an admin token (admin.tokens)', 'workspace_key_refused');
   const user = req.session ? await sessionUser(services, req) : undefined;
@@ -62,5 +67,5 @@ export async function adminFor(services: Omit<AdminDeps, 'reload'>, req: Fastify
   }
   const owned = (await membershipsOf(services.db, user.id)).filter((m) => m.role === 'owner').map((m) => m.workspaceId);
   if (!owned.length) throw new NotOwnerError();
-  return new AdminService(services.db, { kind: 'user', id: user.id, address: req.ip }, new Set(owned));
+  return new AdminService(adminStore(services), { kind: 'user', id: user.id, address: req.ip }, new Set(owned));
 }

@@ -45,6 +45,16 @@ export const requestSchemas = {
     additionalProperties: false,
     properties: { email: { type: 'string', maxLength: 254 }, role: { enum: ['owner', 'admin', 'member'] } },
   },
+  setModelCap: {
+    type: 'object',
+    required: ['model', 'spend_cap'],
+    additionalProperties: false,
+    properties: {
+      model: { type: 'string', minLength: 1, maxLength: 128, description: 'A model id as clients name it; setting a cap needs a model the gateway serves.' },
+      spend_cap: { ...money, description: 'USD; null removes the cap on this model.' },
+      spend_cap_period: { ...period, description: `${period.description} Absent: total for a new cap, unchanged for an existing one.` },
+    },
+  },
   usageQuery: {
     type: 'object',
     additionalProperties: false,
@@ -61,8 +71,13 @@ export const requestSchemas = {
   },
 } as const;
 
-
-const keyRequired = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'expires_at', 'revoked_at', 'spend_cap', 'spend_cap_period', 'spent', 'created_at'];
+/** Spend in the cap's current period, beside every cap shown. */
+const periodRequired = ['spent_in_period', 'period_resets_at'];
+const periodProperties = {
+  spent_in_period: { type: 'number', description: "USD spent in the cap's current period (all time for a total cap, or none)." },
+  period_resets_at: { type: ['string', 'null'], format: 'date-time', description: 'When the current period ends and the cap resets (ISO 8601, UTC); null for total.' },
+};
+const keyRequired = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'expires_at', 'revoked_at', 'spend_cap', 'spend_cap_period', 'spent', ...periodRequired, 'created_at'];
 const keyProperties = {
   id: { type: 'string' },
   workspace_id: { type: 'string' },
@@ -74,8 +89,24 @@ const keyProperties = {
   spend_cap: money,
   spend_cap_period: period,
   spent: { type: 'number', description: 'USD charged so far.' },
+  ...periodProperties,
   created_at: { type: 'integer' },
 };
+
+/** A key's or a workspace's caps on single models: list, and set or remove one. */
+function modelCaps(pathParam: string, subject: 'key' | 'workspace') {
+  const Subject = subject === 'key' ? 'Key' : 'Workspace';
+  return {
+    parameters: [pathId(pathParam)],
+    get: { operationId: `list${Subject}ModelCaps`, summary: `The ${subject}'s caps on single models, with their spend in the current period`, responses: { 200: json(list('ModelCap')), ...errors(401, 403, 404) } },
+    put: {
+      operationId: `set${Subject}ModelCap`,
+      summary: `Set the ${subject}'s cap on one model, beside its cap on all models; spend_cap null removes it. Audited as ${subject}.model_cap.`,
+      requestBody: body(requestSchemas.setModelCap),
+      responses: { 200: json(ref('ModelCap')), ...errors(400, 401, 403, 404) },
+    },
+  };
+}
 
 export const openApiDocument = {
   openapi: '3.1.0',
@@ -83,7 +114,7 @@ export const openApiDocument = {
     title: 'relay-gateway admin API',
     version: '1',
     description:
-      'Workspaces, API keys, users and roles, task webhooks, usage, the audit log and config reload. Authenticate with an admin token from the config (`Authorization: Bearer <token>`) or the dashboard session of a workspace owner (that session reaches only the workspaces it owns). Workspace API keys are refused. Every change writes one audit row in the same transaction.',
+      'Workspaces, API keys, caps on single models, users and roles, task webhooks, usage, the audit log and config reload. Authenticate with an admin token from the config (`Authorization: Bearer <token>`) or the dashboard session of a workspace owner (that session reaches only the workspaces it owns). Workspace API keys are refused. Every change writes one audit row in the same transaction.',
   },
   servers: [{ url: '/admin/v1' }],
   security: [{ adminToken: [] }, { ownerSession: [] }],
@@ -128,6 +159,8 @@ export const openApiDocument = {
       },
       delete: { operationId: 'revokeKey', summary: 'Revoke a key (it stays listed, revoked)', responses: { 200: json(ref('Key')), ...errors(401, 403, 404) } },
     },
+    '/workspaces/{workspace_id}/model_caps': modelCaps('workspace_id', 'workspace'),
+    '/keys/{key_id}/model_caps': modelCaps('key_id', 'key'),
     '/workspaces/{workspace_id}/users': {
       parameters: [pathId('workspace_id')],
       get: { operationId: 'listMembers', summary: "A workspace's users and their roles", responses: { 200: json(list('Member')), ...errors(401, 403, 404) } },
@@ -167,9 +200,9 @@ export const openApiDocument = {
       },
       Workspace: {
         type: 'object',
-        required: ['id', 'name', 'spend_cap', 'spend_cap_period', 'spent', 'created_at'],
+        required: ['id', 'name', 'spend_cap', 'spend_cap_period', 'spent', ...periodRequired, 'created_at'],
         additionalProperties: false,
-        properties: { id: { type: 'string' }, name: { type: 'string' }, spend_cap: money, spend_cap_period: period, spent: { type: 'number' }, created_at: { type: 'integer' } },
+        properties: { id: { type: 'string' }, name: { type: 'string' }, spend_cap: money, spend_cap_period: period, spent: { type: 'number', description: 'USD charged so far.' }, ...periodProperties, created_at: { type: 'integer' } },
       },
       Key: { type: 'object', required: keyRequired, additionalProperties: false, properties: keyProperties },
       CreatedKey: {
@@ -177,6 +210,12 @@ export const openApiDocument = {
         required: [...keyRequired, 'key'],
         additionalProperties: false,
         properties: { ...keyProperties, key: { type: 'string', description: 'The key itself: store it now, it is not shown again.' } },
+      },
+      ModelCap: {
+        type: 'object',
+        required: ['model', 'spend_cap', 'spend_cap_period', ...periodRequired],
+        additionalProperties: false,
+        properties: { model: { type: 'string' }, spend_cap: { ...money, description: 'USD; null once removed.' }, spend_cap_period: period, ...periodProperties },
       },
       Member: {
         type: 'object',

@@ -13,7 +13,7 @@ import { SESSION_COOKIE, sessionKey } from '../dashboard/session.js';
 import { adminFor } from './auth.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { openApiDocument, requestSchemas } from './openapi.js';
-import { ForbiddenError, type AdminService } from './service.js';
+import { ForbiddenError, type AdminService, type ModelCapInput } from './service.js';
 
 const ajvOptions = { strict: true, strictTypes: false, allowUnionTypes: true, allErrors: false } as const;
 const bodies = new Ajv(ajvOptions);
@@ -36,6 +36,7 @@ const check = {
   createKey: checker(bodies, requestSchemas.createKey),
   updateKey: checker(bodies, requestSchemas.updateKey),
   setMember: checker(bodies, requestSchemas.setMember),
+  setModelCap: checker(bodies, requestSchemas.setModelCap),
   usageQuery: checker(queries, requestSchemas.usageQuery),
   auditQuery: checker(queries, requestSchemas.auditQuery),
 };
@@ -54,77 +55,105 @@ export const adminRoutes = new Set<string>();
 export async function registerAdminApi(app: FastifyInstance, services: AdminDeps): Promise<void> {
   await app.register(
     async (api) => {
-      // The dashboard's session cookie, read here too, so an owner signed in to the dashboard can use the API.
-      await api.register(secureSession, { key: await sessionKey(services.db), cookieName: SESSION_COOKIE, cookie: { path: '/', httpOnly: true, sameSite: 'strict' } });
-      api.decorateRequest('admin', undefined);
-      api.addHook('onRoute', (route) => {
-        for (const method of [route.method].flat()) if (method !== 'HEAD') adminRoutes.add(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
-      });
-      // Who calls is settled before the body is read.
-      api.addHook('onRequest', async (req) => {
-        if (req.routeOptions.url === '/admin/v1/openapi.json') return;
-        req.admin = await adminFor(services, req);
-      });
-      api.addHook('onSend', async (_req, reply) => {
-        reply.header('cache-control', 'no-store');
-      });
-      const admin = (req: FastifyRequest) => req.admin!;
-
+      await guard(api, services);
       api.get('/openapi.json', async () => openApiDocument);
-
-      api.get('/workspaces', async (req) => ({ data: await admin(req).listWorkspaces() }));
-      api.post('/workspaces', async (req, reply) => {
-        check.createWorkspace(req.body);
-        return reply.code(201).send(await admin(req).createWorkspace(req.body as { name: string }));
-      });
-      api.get('/workspaces/:workspace_id', async (req) => admin(req).getWorkspace((req.params as Params).workspace_id));
-      api.patch('/workspaces/:workspace_id', async (req) => {
-        check.updateWorkspace(req.body);
-        return admin(req).updateWorkspace((req.params as Params).workspace_id, req.body as Body);
-      });
-
-      api.get('/workspaces/:workspace_id/keys', async (req) => ({ data: await admin(req).listKeys((req.params as Params).workspace_id) }));
-      api.post('/workspaces/:workspace_id/keys', async (req, reply) => {
-        check.createKey(req.body);
-        return reply.code(201).send(await admin(req).createKey((req.params as Params).workspace_id, (req.body ?? {}) as Body));
-      });
-      api.get('/keys/:key_id', async (req) => admin(req).getKey((req.params as Params).key_id));
-      api.patch('/keys/:key_id', async (req) => {
-        check.updateKey(req.body);
-        return admin(req).updateKey((req.params as Params).key_id, req.body as Body);
-      });
-      api.delete('/keys/:key_id', async (req) => admin(req).revokeKey((req.params as Params).key_id));
-
-      api.get('/workspaces/:workspace_id/users', async (req) => ({ data: await admin(req).listMembers((req.params as Params).workspace_id) }));
-      api.put('/workspaces/:workspace_id/users', async (req, reply) => {
-        check.setMember(req.body);
-        const { created, ...member } = await admin(req).setRole((req.params as Params).workspace_id, req.body as { email: string; role: string });
-        if (!created) return member;
-        const token = await createPasswordLink(services.db, { userId: member.user_id }, USER_LINK_SECONDS);
-        return reply.code(201).send({ ...member, password_link: passwordLinkUrl(baseUrl(services, req), token) });
-      });
-      api.delete('/workspaces/:workspace_id/users/:user_id', async (req, reply) => {
-        const { workspace_id, user_id } = req.params as Params;
-        await admin(req).removeMember(workspace_id, user_id);
-        return reply.code(204).send();
-      });
-
-      api.get('/workspaces/:workspace_id/usage', async (req) => {
-        const query = { ...(req.query as object) } as { since?: string; until?: string };
-        check.usageQuery(query);
-        return admin(req).usage((req.params as Params).workspace_id, parseUsageRange(query.since, query.until));
-      });
-      api.get('/audit', async (req) => {
-        const query = { ...(req.query as object) } as { workspace_id?: string; before?: string; limit?: number };
-        check.auditQuery(query);
-        return admin(req).audit(query);
-      });
-
-      api.post('/reload', async (req, reply) => reload(services, admin(req), req, reply));
+      workspaceRoutes(api);
+      keyRoutes(api);
+      modelCapRoutes(api);
+      memberRoutes(api, services);
+      reportRoutes(api, services);
       registerWebhookRoutes(api, services, { bodies: (schema) => checker(bodies, schema), queries: (schema) => checker(queries, schema) });
     },
     { prefix: '/admin/v1' },
   );
+}
+
+/** Session cookie, caller check before the body is read, no caching, and the record of every route for the document's test. */
+async function guard(api: FastifyInstance, services: AdminDeps): Promise<void> {
+  // The dashboard's session cookie, read here too, so an owner signed in to the dashboard can use the API.
+  await api.register(secureSession, { key: await sessionKey(services.db), cookieName: SESSION_COOKIE, cookie: { path: '/', httpOnly: true, sameSite: 'strict' } });
+  api.decorateRequest('admin', undefined);
+  api.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') adminRoutes.add(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
+  });
+  // Who calls is settled before the body is read.
+  api.addHook('onRequest', async (req) => {
+    if (req.routeOptions.url === '/admin/v1/openapi.json') return;
+    req.admin = await adminFor(services, req);
+  });
+  api.addHook('onSend', async (_req, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
+}
+
+const admin = (req: FastifyRequest) => req.admin!;
+const param = (req: FastifyRequest, name: string) => (req.params as Params)[name];
+
+function workspaceRoutes(api: FastifyInstance): void {
+  api.get('/workspaces', async (req) => ({ data: await admin(req).listWorkspaces() }));
+  api.post('/workspaces', async (req, reply) => {
+    check.createWorkspace(req.body);
+    return reply.code(201).send(await admin(req).createWorkspace(req.body as { name: string }));
+  });
+  api.get('/workspaces/:workspace_id', async (req) => admin(req).getWorkspace(param(req, 'workspace_id')));
+  api.patch('/workspaces/:workspace_id', async (req) => {
+    check.updateWorkspace(req.body);
+    return admin(req).updateWorkspace(param(req, 'workspace_id'), req.body as Body);
+  });
+}
+
+function keyRoutes(api: FastifyInstance): void {
+  api.get('/workspaces/:workspace_id/keys', async (req) => ({ data: await admin(req).listKeys(param(req, 'workspace_id')) }));
+  api.post('/workspaces/:workspace_id/keys', async (req, reply) => {
+    check.createKey(req.body);
+    return reply.code(201).send(await admin(req).createKey(param(req, 'workspace_id'), (req.body ?? {}) as Body));
+  });
+  api.get('/keys/:key_id', async (req) => admin(req).getKey(param(req, 'key_id')));
+  api.patch('/keys/:key_id', async (req) => {
+    check.updateKey(req.body);
+    return admin(req).updateKey(param(req, 'key_id'), req.body as Body);
+  });
+  api.delete('/keys/:key_id', async (req) => admin(req).revokeKey(param(req, 'key_id')));
+}
+
+/** A key's or a workspace's caps on single models: list, and set or remove one (PUT with spend_cap null). */
+function modelCapRoutes(api: FastifyInstance): void {
+  for (const [scope, path, id] of [['key', '/keys/:key_id/model_caps', 'key_id'], ['workspace', '/workspaces/:workspace_id/model_caps', 'workspace_id']] as const) {
+    api.get(path, async (req) => ({ data: await admin(req).listModelCaps(scope, param(req, id)) }));
+    api.put(path, async (req) => {
+      check.setModelCap(req.body);
+      return admin(req).setModelCap(scope, param(req, id), req.body as ModelCapInput);
+    });
+  }
+}
+
+function memberRoutes(api: FastifyInstance, services: AdminDeps): void {
+  api.get('/workspaces/:workspace_id/users', async (req) => ({ data: await admin(req).listMembers(param(req, 'workspace_id')) }));
+  api.put('/workspaces/:workspace_id/users', async (req, reply) => {
+    check.setMember(req.body);
+    const { created, ...member } = await admin(req).setRole(param(req, 'workspace_id'), req.body as { email: string; role: string });
+    if (!created) return member;
+    const token = await createPasswordLink(services.db, { userId: member.user_id }, USER_LINK_SECONDS);
+    return reply.code(201).send({ ...member, password_link: passwordLinkUrl(baseUrl(services, req), token) });
+  });
+  api.delete('/workspaces/:workspace_id/users/:user_id', async (req, reply) => {
+    await admin(req).removeMember(param(req, 'workspace_id'), param(req, 'user_id'));
+    return reply.code(204).send();
+  });
+}
+
+function reportRoutes(api: FastifyInstance, services: AdminDeps): void {
+  api.get('/workspaces/:workspace_id/usage', async (req) => {
+    const query = { ...(req.query as object) } as { since?: string; until?: string };
+    check.usageQuery(query);
+    return admin(req).usage(param(req, 'workspace_id'), parseUsageRange(query.since, query.until));
+  });
+  api.get('/audit', async (req) => {
+    const query = { ...(req.query as object) } as { workspace_id?: string; before?: string; limit?: number };
+    check.auditQuery(query);
+    return admin(req).audit(query);
+  });
+  api.post('/reload', async (req, reply) => reload(services, admin(req), req, reply));
 }
 
 /** Loads the config file again and swaps it in; a config that does not load is a 400 listing its problems, and the running one keeps serving. */

@@ -40,3 +40,34 @@ export async function spendInPeriod(db: Db, calendar: BudgetCalendar, scope: 'ke
   const row = await query.executeTakeFirstOrThrow();
   return { period, periodStart, resetsAt, spentMicros: Number(row.spent) };
 }
+
+/** A key or a workspace with its cap on all models, as stored. */
+export interface CappedSubject {
+  id: string;
+  spend_cap_micros: number | null;
+  spend_cap_period: BudgetPeriod;
+}
+
+/** Spend in the current period, and all time. */
+export type SubjectSpend = PeriodSpend & { lifetimeMicros: number };
+
+/** The period a subject's spend is shown over: its cap's, or `total` (all time) when it has no cap. */
+export const shownPeriod = (subject: CappedSubject): BudgetPeriod => (subject.spend_cap_micros === null ? 'total' : subject.spend_cap_period);
+
+/**
+ * What each key or workspace spent in the current period of its cap, as the cap counts it (all time, from the running
+ * totals, for a `total` cap or none): for the dashboard's keys page and the admin API's views alike.
+ */
+export async function spendOfSubjects(db: Db, calendar: BudgetCalendar, scope: 'key' | 'workspace', subjects: readonly CappedSubject[], at = Date.now()): Promise<Map<string, SubjectSpend>> {
+  const spends = new Map<string, SubjectSpend>();
+  if (!subjects.length) return spends;
+  const totals = await db.selectFrom('spend_totals').select(['subject_id', 'spent_micros']).where('scope', '=', scope).where('subject_id', 'in', subjects.map((s) => s.id)).execute();
+  const lifetime = new Map(totals.map((r) => [r.subject_id, Number(r.spent_micros)]));
+  for (const subject of subjects) {
+    const period = shownPeriod(subject);
+    const lifetimeMicros = lifetime.get(subject.id) ?? 0;
+    const spend = period === 'total' ? { period, periodStart: 0, resetsAt: null, spentMicros: lifetimeMicros } : await spendInPeriod(db, calendar, scope, subject.id, { period, at });
+    spends.set(subject.id, { ...spend, lifetimeMicros });
+  }
+  return spends;
+}

@@ -1,6 +1,6 @@
 // What Settings > API Keys shows of a workspace's keys: scopes, expiry, cap, spent, last use; and reading its forms.
 import { toMicros } from '../billing/cost.js';
-import { spendInPeriod } from '../billing/budgets.js';
+import { shownPeriod, spendOfSubjects } from '../billing/budgets.js';
 import { BUDGET_PERIODS, parseBudgetPeriod, type BudgetCalendar, type BudgetPeriod } from '../billing/periods.js';
 import { formatMoney } from '../billing/spend-caps.js';
 import { SCOPES, isScope } from '../auth/scopes.js';
@@ -38,7 +38,7 @@ const periodSuffix: Record<BudgetPeriod, string> = { total: '', daily: ' / day',
 const currentPeriod: Record<BudgetPeriod, string> = { total: '', daily: ' today', weekly: ' this week', monthly: ' this month' };
 
 function viewOf(row: ApiKeyRow, spentMicros: number, lastUsed: number | undefined, now: number): KeyView {
-  const period = row.spend_cap_micros === null ? 'total' : row.spend_cap_period;
+  const period = shownPeriod(row);
   const scopes = JSON.parse(row.scopes) as string[];
   return {
     id: row.id,
@@ -59,13 +59,9 @@ function viewOf(row: ApiKeyRow, spentMicros: number, lastUsed: number | undefine
 async function spentAndLastUse(db: Db, calendar: BudgetCalendar, workspaceId: string, rows: ApiKeyRow[], now: number) {
   const keyIds = rows.map((r) => r.id);
   if (!keyIds.length) return { spent: new Map<string, number>(), lastUsed: new Map<string, number>() };
-  const spentRows = await db.selectFrom('spend_totals').select(['subject_id', 'spent_micros']).where('scope', '=', 'key').where('subject_id', 'in', keyIds).execute();
-  const spent = new Map(spentRows.map((r) => [r.subject_id, Number(r.spent_micros)]));
   // A periodic cap shows what its current period spent (as the cap counts it), not the lifetime total.
-  for (const row of rows) {
-    if (row.spend_cap_micros === null || row.spend_cap_period === 'total') continue;
-    spent.set(row.id, (await spendInPeriod(db, calendar, 'key', row.id, { period: row.spend_cap_period, at: now })).spentMicros);
-  }
+  const spends = await spendOfSubjects(db, calendar, 'key', rows, now);
+  const spent = new Map([...spends].map(([id, s]) => [id, s.spentMicros]));
   // "Last used": the last billed request (the ledger has one row per billed request; the key check itself writes nothing).
   const usedRows = await db
     .selectFrom('usage_ledger')

@@ -2,6 +2,7 @@
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../errors.js';
+import type { BudgetCalendar } from '../billing/periods.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';
 import type { Actor } from '../store/audit.js';
@@ -111,8 +112,8 @@ export function dashboardActor(req: FastifyRequest): Actor {
 }
 
 /** The admin service as a dashboard page uses it: this user, in the workspace the page acts on. */
-export function dashboardAdmin(services: { db: Db }, req: FastifyRequest): AdminService {
-  return new AdminService(services.db, dashboardActor(req), new Set([req.dashboard!.workspace.workspaceId]));
+export function dashboardAdmin(services: { db: Db; calendar?: BudgetCalendar }, req: FastifyRequest): AdminService {
+  return new AdminService({ db: services.db, calendar: services.calendar }, dashboardActor(req), new Set([req.dashboard!.workspace.workspaceId]));
 }
 
 export const MANAGERS: readonly Role[] = ['owner', 'admin'];

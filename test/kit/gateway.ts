@@ -125,4 +125,14 @@ export const testModels = {
     kind: chat
     price: { perRequest: 0.01 }
 `,
+  /** flat-chat and other-chat, one cent a request each on their own upstream models: for caps on one model. */
+  twoFlatChats: `  - id: flat-chat
+    upstream: upstream-chat
+    kind: chat
+    price: { perRequest: 0.01 }
+  - id: other-chat
+    upstream: upstream-other
+    kind: chat
+    price: { perRequest: 0.01 }
+`,
 };

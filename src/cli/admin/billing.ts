@@ -6,7 +6,6 @@ import type { KeyInput } from '../../admin/service.js';
 import { spendInPeriod } from '../../billing/budgets.js';
 import { billingConfig } from '../../billing/config.js';
 import { BudgetCalendar, parseBudgetPeriod, type BudgetPeriod } from '../../billing/periods.js';
-import { writeModelCap } from '../../store/budgets.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 import { expiryFrom, parseMoney, parseScopeList, workspaceNamed } from './keys.js';
 
@@ -29,12 +28,11 @@ function parseModel(ctx: AdminContext): string | undefined {
   return model;
 }
 
-/** `--spend-cap X --model M [--period P]`: the cap of a key or a workspace on one model. */
+/** `--spend-cap X --model M [--period P]`: the cap of a key or a workspace on one model, audited like any change. */
 async function updateModelCap(ctx: AdminContext, scope: 'key' | 'workspace', id: string, model: string): Promise<string> {
   const cap = parseCap(ctx.values['spend-cap']);
-  const period = parsePeriod(ctx);
-  await ctx.db.transaction().execute((trx) => writeModelCap(trx, scope, id, model, { capMicros: cap, period }));
-  return `spend cap on model ${model} ${capText(cap, period)}`;
+  const view = await adminOf(ctx).setModelCap(scope, id, { model, spend_cap: cap === null ? null : cap / 1e6, spend_cap_period: parsePeriod(ctx) });
+  return `spend cap on model ${model} ${capText(cap, view.spend_cap_period)}`;
 }
 
 export const commands: AdminCommand[] = [
@@ -47,10 +45,7 @@ export const commands: AdminCommand[] = [
       if (!id) throw new ValidationError('key update needs a key ID', 'id');
       const { scopes, 'expires-in': expiresIn, 'spend-cap': spendCap, period } = ctx.values;
       const model = parseModel(ctx);
-      if (model !== undefined) {
-        await adminOf(ctx).getKey(id);
-        return ctx.print(`key ${id}: ${await updateModelCap(ctx, 'key', id, model)}`);
-      }
+      if (model !== undefined) return ctx.print(`key ${id}: ${await updateModelCap(ctx, 'key', id, model)}`);
       if (scopes === undefined && expiresIn === undefined && spendCap === undefined && period === undefined) throw new ValidationError('key update needs --spend-cap, --period, --scopes or --expires-in', 'spend-cap');
       const input: KeyInput = {};
       if (spendCap !== undefined) input.spend_cap = ((cap) => (cap === null ? null : cap / 1e6))(parseCap(spendCap));

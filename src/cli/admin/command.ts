@@ -2,6 +2,8 @@
 import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import { AdminService } from '../../admin/service.js';
+import { billingConfig } from '../../billing/config.js';
+import { BudgetCalendar } from '../../billing/periods.js';
 import type { OperatorConfig } from '../../config/operator.js';
 import type { Db } from '../../store/database.js';
 
@@ -25,7 +27,7 @@ export interface AdminCommand {
 
 /** The admin service as the CLI uses it: every workspace, changes recorded as made by the CLI's operating-system user. */
 export function adminOf(ctx: AdminContext): AdminService {
-  return new AdminService(ctx.db, { kind: 'cli', id: osUser(), address: null });
+  return new AdminService({ db: ctx.db, calendar: new BudgetCalendar(billingConfig(ctx.config).timeZone) }, { kind: 'cli', id: osUser(), address: null });
 }
 
 function osUser(): string {

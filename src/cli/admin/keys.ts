@@ -3,6 +3,7 @@ import { parseDuration } from '../../auth/keys.js';
 import { toMicros } from '../../billing/cost.js';
 import { parseBudgetPeriod } from '../../billing/periods.js';
 import { ValidationError } from '../../errors.js';
+import type { KeyView } from '../../admin/service.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 
 export async function workspaceNamed(ctx: AdminContext, name: unknown) {
@@ -23,7 +24,24 @@ export const expiryFrom = (text: unknown) => (typeof text === 'string' ? Math.fl
 
 const iso = (seconds: number | null) => (seconds === null ? '-' : new Date(seconds * 1000).toISOString());
 
+/** "cap=5 daily spent=0.25 (resets 2026-11-24T00:00:00.000Z)": the spend in the cap's current period, all time without one. */
+function capAndSpend(r: Pick<KeyView, 'spend_cap' | 'spend_cap_period' | 'spent_in_period' | 'period_resets_at'>): string {
+  const cap = r.spend_cap === null ? '-' : `${r.spend_cap}${r.spend_cap_period === 'total' ? '' : ` ${r.spend_cap_period}`}`;
+  return `cap=${cap}  spent=${r.spent_in_period}${r.period_resets_at === null ? '' : ` (resets ${r.period_resets_at})`}`;
+}
+
 export const commands: AdminCommand[] = [
+  {
+    name: 'workspace list',
+    usage: '[--json]',
+    options: { json: { type: 'boolean' } },
+    async run(ctx) {
+      const rows = await adminOf(ctx).listWorkspaces();
+      if (ctx.values.json) return ctx.print(JSON.stringify(rows));
+      for (const w of rows) ctx.print(`${w.id}  ${w.name}  ${capAndSpend(w)}`);
+      if (!rows.length) ctx.print('no workspaces');
+    },
+  },
   {
     name: 'workspace create',
     usage: 'NAME',
@@ -72,10 +90,13 @@ export const commands: AdminCommand[] = [
         revoked: k.revoked_at !== null,
         spend_cap: k.spend_cap,
         spend_cap_period: k.spend_cap_period,
+        spent: k.spent,
+        spent_in_period: k.spent_in_period,
+        period_resets_at: k.period_resets_at,
       }));
       if (ctx.values.json) return ctx.print(JSON.stringify(rows));
       for (const r of rows) {
-        ctx.print(`${r.id}  ${r.prefix}…  scopes=${r.scopes.join(',') || 'all'}  expires=${iso(r.expires_at)}  cap=${r.spend_cap === null ? '-' : `${r.spend_cap}${r.spend_cap_period === 'total' ? '' : ` ${r.spend_cap_period}`}`}${r.revoked ? '  REVOKED' : ''}`);
+        ctx.print(`${r.id}  ${r.prefix}…  scopes=${r.scopes.join(',') || 'all'}  expires=${iso(r.expires_at)}  ${capAndSpend(r)}${r.revoked ? '  REVOKED' : ''}`);
       }
       if (!rows.length) ctx.print('no keys');
     },

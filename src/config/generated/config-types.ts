@@ -80,7 +80,7 @@ export interface GatewayConfigSchema {
   webhooks: WebhooksConfig;
 }
 /**
- * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here.
+ * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here. The API's endpoints (workspaces, keys, caps on one model, users, usage, audit, reload) are documented in its OpenAPI document at /admin/v1/openapi.json and in the README.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/admin".
@@ -122,7 +122,7 @@ export interface BillingConfig {
    */
   sweepIntervalSeconds: number;
   /**
-   * IANA time zone (e.g. "Europe/Berlin") whose calendar daily, weekly (from Monday) and monthly budgets follow: they reset at its midnight. Read at start; a change needs a restart.
+   * IANA time zone (e.g. "Europe/Berlin") whose calendar daily, weekly (from Monday) and monthly budgets follow: they reset at its midnight. The admin API (`spent_in_period`, `period_resets_at` on keys, workspaces and model caps), the CLI and the dashboard show spend in the current period of this calendar. Read at start; a change needs a restart.
    */
   timeZone: string;
   /**

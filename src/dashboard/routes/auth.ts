@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { RateLimitError, ValidationError } from '../../errors.js';
 import type { DashboardDeps } from '../deps.js';
-import { findUserByEmail, findUserById, createUser, deleteSessionsOf, membershipsOf, normalizeEmail, setMembership, setPasswordHash, takePasswordLink } from '../../store/users.js';
-import { hashToken, passwordLinkFor } from '../password-links.js';
+import { findUserByEmail, findUserById, membershipsOf, normalizeEmail } from '../../store/users.js';
+import { passwordLinkFor, usePasswordLink } from '../password-links.js';
 import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../passwords.js';
 import { endSession, requireUser, sessionUser, startSession } from '../session.js';
 import { beginSignIn, signInSucceeded } from '../sign-in-limit.js';
@@ -50,6 +50,12 @@ export function registerAuthRoutes(app: FastifyInstance, services: DashboardDeps
     if (req.dashboard!.memberships.some((m) => m.workspaceId === chosen)) req.session.set('ws', chosen);
     return reply.redirect('/dashboard/files', 303);
   });
+  registerSetupRoutes(app, services);
+}
+
+/** The one-time password page: a sign-up (first owner, invited member) or a new password for an existing user. */
+function registerSetupRoutes(app: FastifyInstance, services: DashboardDeps): void {
+  const { db } = services;
 
   app.get('/setup', async (req, reply) => {
     const { token } = req.query as { token?: string };
@@ -78,15 +84,8 @@ export function registerAuthRoutes(app: FastifyInstance, services: DashboardDeps
       throw err;
     }
     const hash = await hashPassword(password);
-    // Taking the link is the commit point: of two submissions racing, one wins and the other finds no link.
-    if (!(await takePasswordLink(db, hashToken(token)))) return reply.code(404).view('error', { title: 'Link not valid', status: 404, message: 'This link was used already.' });
-    let userId = link.user_id;
-    if (!userId) {
-      userId = (await createUser(db, email)).id;
-      await setMembership(db, userId, link.workspace_id!, link.role!);
-    }
-    await setPasswordHash(db, userId, hash);
-    await deleteSessionsOf(db, userId);
+    const userId = await usePasswordLink(db, link, token, { email, passwordHash: hash, address: req.ip });
+    if (!userId) return reply.code(404).view('error', { title: 'Link not valid', status: 404, message: 'This link was used already.' });
     await startSession(services, req, userId);
     if (!(await membershipsOf(db, userId)).length) return reply.redirect('/dashboard/login', 303);
     return reply.redirect('/dashboard/files', 303);

@@ -88,101 +88,123 @@ export function rolesFor(rules: SsoRule[], email: string, claims: Record<string,
 }
 
 export function registerSsoRoutes(app: FastifyInstance, services: DashboardDeps): void {
-  const { db } = services;
-
   // Every page knows how sign-in is offered (the sign-in page shows the button, hides the password form when off).
   app.addHook('preHandler', async (req, reply) => {
     const options = signInOptions(services);
     reply.locals = { ...reply.locals, passwordSignIn: options.passwordSignIn, sso: options.sso ? { label: options.sso.label } : undefined };
     if (!options.passwordSignIn && req.method === 'POST' && req.routeOptions.url === '/dashboard/login') throw new SsoError('password sign-in is switched off: use single sign-on', 403);
   });
+  app.get('/sso/start', async (req, reply) => startSignIn(services, configured(services), req, reply));
+  app.get('/sso/callback', async (req, reply) => finishSignIn(services, configured(services), req, reply));
+}
 
-  app.get('/sso/start', async (req, reply) => {
-    const sso = signInOptions(services).sso;
-    if (!sso) throw new GatewayError('not_found', 404, 'not_found_error', 'single sign-on is not configured');
-    const provider = await providerFor(sso).catch((err: Error) => {
-      req.log.error({ err }, 'single sign-on: the provider could not be reached');
-      throw new GatewayError('sso_unavailable', 502, 'server_error', 'the sign-in provider could not be reached; try again later');
-    });
-    const state = oidc.randomState();
-    const nonce = oidc.randomNonce();
-    const verifier = oidc.randomPKCECodeVerifier();
-    const browser = randomBytes(32).toString('base64url');
-    const now = Math.floor(Date.now() / 1000);
-    await db.deleteFrom('sso_logins').where('expires_at', '<=', now).execute();
-    // Anyone may start a sign-in, so the rows are bounded: past the limit, wait for some to expire or finish.
-    const live = await db.selectFrom('sso_logins').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    if (Number(live.n) >= MAX_PENDING_LOGINS) throw new RateLimitError('too many sign-ins in progress; try again in a minute', 60);
-    await db.insertInto('sso_logins').values({ state_hash: sha256(state), browser_hash: sha256(browser), code_verifier: verifier, nonce, expires_at: now + LOGIN_SECONDS }).execute();
-    // Lax, not strict: the provider's redirect back is a cross-site navigation, which must carry it.
-    reply.setCookie(BROWSER_COOKIE, browser, { path: CALLBACK, httpOnly: true, sameSite: 'lax', secure: services.config.gateway.server.publicUrl.startsWith('https://'), maxAge: LOGIN_SECONDS });
-    const url = oidc.buildAuthorizationUrl(provider, {
-      redirect_uri: redirectUri(services, req),
-      scope: sso.scopes.join(' '),
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-      nonce,
-    });
-    return reply.redirect(url.href, 303);
+function configured(services: DashboardDeps): SsoConfig {
+  const sso = signInOptions(services).sso;
+  if (!sso) throw new GatewayError('not_found', 404, 'not_found_error', 'single sign-on is not configured');
+  return sso;
+}
+
+/** Stores a new sign-in (state, nonce, PKCE verifier, browser binding) and sends the browser to the provider. */
+async function startSignIn(services: DashboardDeps, sso: SsoConfig, req: FastifyRequest, reply: FastifyReply) {
+  const { db } = services;
+  const provider = await providerFor(sso).catch((err: Error) => {
+    req.log.error({ err }, 'single sign-on: the provider could not be reached');
+    throw new GatewayError('sso_unavailable', 502, 'server_error', 'the sign-in provider could not be reached; try again later');
   });
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const verifier = oidc.randomPKCECodeVerifier();
+  const browser = randomBytes(32).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  await db.deleteFrom('sso_logins').where('expires_at', '<=', now).execute();
+  // Anyone may start a sign-in, so the rows are bounded: past the limit, wait for some to expire or finish.
+  const live = await db.selectFrom('sso_logins').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  if (Number(live.n) >= MAX_PENDING_LOGINS) throw new RateLimitError('too many sign-ins in progress; try again in a minute', 60);
+  await db.insertInto('sso_logins').values({ state_hash: sha256(state), browser_hash: sha256(browser), code_verifier: verifier, nonce, expires_at: now + LOGIN_SECONDS }).execute();
+  // Lax, not strict: the provider's redirect back is a cross-site navigation, which must carry it.
+  reply.setCookie(BROWSER_COOKIE, browser, { path: CALLBACK, httpOnly: true, sameSite: 'lax', secure: services.config.gateway.server.publicUrl.startsWith('https://'), maxAge: LOGIN_SECONDS });
+  const url = oidc.buildAuthorizationUrl(provider, {
+    redirect_uri: redirectUri(services, req),
+    scope: sso.scopes.join(' '),
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+  });
+  return reply.redirect(url.href, 303);
+}
 
-  app.get('/sso/callback', async (req, reply) => {
-    const sso = signInOptions(services).sso;
-    if (!sso) throw new GatewayError('not_found', 404, 'not_found_error', 'single sign-on is not configured');
-    const query = req.query as Record<string, unknown>;
-    const state = typeof query.state === 'string' && query.state.length <= 256 ? query.state : '';
-    const browser = req.cookies[BROWSER_COOKIE] ?? '';
-    reply.clearCookie(BROWSER_COOKIE, { path: CALLBACK });
-    // Taking the row is the commit point: a state is good once, for the browser that started it, within ten minutes.
-    const login = state
-      ? await db.deleteFrom('sso_logins').where('state_hash', '=', sha256(state)).where('expires_at', '>', Math.floor(Date.now() / 1000)).returningAll().executeTakeFirst()
-      : undefined;
-    if (!login || login.browser_hash !== sha256(browser)) return failed(req, reply, 'this sign-in is unknown, expired, already used, or was started in another browser');
-    if (typeof query.error === 'string') return failed(req, reply, `the provider refused: ${query.error.slice(0, 64)}`);
+/** The provider's answer: the sign-in it ends is taken once, its code exchanged, and the identity mapped to workspaces. */
+async function finishSignIn(services: DashboardDeps, sso: SsoConfig, req: FastifyRequest, reply: FastifyReply) {
+  const { db } = services;
+  const query = req.query as Record<string, unknown>;
+  const state = typeof query.state === 'string' && query.state.length <= 256 ? query.state : '';
+  const browser = req.cookies[BROWSER_COOKIE] ?? '';
+  reply.clearCookie(BROWSER_COOKIE, { path: CALLBACK });
+  // Taking the row is the commit point: a state is good once, for the browser that started it, within ten minutes.
+  const login = state
+    ? await db.deleteFrom('sso_logins').where('state_hash', '=', sha256(state)).where('expires_at', '>', Math.floor(Date.now() / 1000)).returningAll().executeTakeFirst()
+    : undefined;
+  if (!login || login.browser_hash !== sha256(browser)) return failed(req, reply, 'this sign-in is unknown, expired, already used, or was started in another browser');
+  if (typeof query.error === 'string') return failed(req, reply, `the provider refused: ${query.error.slice(0, 64)}`);
+  const claims = await exchangeCode(services, sso, req, state, login);
+  if (typeof claims === 'string') return failed(req, reply, claims);
+  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
+  if (!email || email.length > 254 || claims.email_verified !== true) return failed(req, reply, 'the provider did not report a verified email address', 403);
+  const memberships = await grantedMemberships(services, req, sso.rules, email, claims);
+  if (!memberships.length) return failed(req, reply, `no sign-in rule admits ${email}`, 403);
+  const userId = await applyMemberships(services, req, sso, email, memberships);
+  await startSession(services, req, userId);
+  req.log.info({ userId }, 'dashboard: signed in with single sign-on');
+  return reply.redirect('/dashboard/files', 303);
+}
 
-    let claims: oidc.IDToken;
-    try {
-      const provider = await providerFor(sso);
-      const current = new URL(redirectUri(services, req));
-      current.search = new URL(req.url, 'http://x').search;
-      const tokens = await oidc.authorizationCodeGrant(provider, current, { pkceCodeVerifier: login.code_verifier, expectedState: state, expectedNonce: login.nonce, idTokenExpected: true });
-      claims = tokens.claims()!;
-      // Providers that keep scope claims out of the ID token answer them at userinfo, for the same subject only.
-      if (claims.email === undefined) claims = { ...(await oidc.fetchUserInfo(provider, tokens.access_token, claims.sub)), ...claims } as oidc.IDToken;
-    } catch (err) {
-      // A failed check says which (the "aud" claim, the nonce...) in its cause.
-      const cause = (err as Error).cause;
-      const detail = err instanceof oidc.ResponseBodyError ? err.error : `${(err as Error).message}${cause instanceof Error ? `: ${cause.message}` : ''}`;
-      return failed(req, reply, `the provider's answer was refused (${String(detail).slice(0, 160)})`);
+/** The ID token's claims (with userinfo's when it leaves out the email), or why the answer was refused. */
+async function exchangeCode(services: DashboardDeps, sso: SsoConfig, req: FastifyRequest, state: string, login: { code_verifier: string; nonce: string }): Promise<oidc.IDToken | string> {
+  try {
+    const provider = await providerFor(sso);
+    const current = new URL(redirectUri(services, req));
+    current.search = new URL(req.url, 'http://x').search;
+    const tokens = await oidc.authorizationCodeGrant(provider, current, { pkceCodeVerifier: login.code_verifier, expectedState: state, expectedNonce: login.nonce, idTokenExpected: true });
+    const claims = tokens.claims()!;
+    // Providers that keep scope claims out of the ID token answer them at userinfo, for the same subject only.
+    if (claims.email === undefined) return { ...(await oidc.fetchUserInfo(provider, tokens.access_token, claims.sub)), ...claims } as oidc.IDToken;
+    return claims;
+  } catch (err) {
+    // A failed check says which (the "aud" claim, the nonce...) in its cause.
+    const cause = (err as Error).cause;
+    const detail = err instanceof oidc.ResponseBodyError ? err.error : `${(err as Error).message}${cause instanceof Error ? `: ${cause.message}` : ''}`;
+    return `the provider's answer was refused (${String(detail).slice(0, 160)})`;
+  }
+}
+
+type Grant = { workspaceId: string; role: Role };
+
+/** The existing workspaces (and roles) the rules give this identity; a rule naming a missing workspace is logged. */
+async function grantedMemberships(services: DashboardDeps, req: FastifyRequest, rules: SsoRule[], email: string, claims: Record<string, unknown>): Promise<Grant[]> {
+  const memberships: Grant[] = [];
+  for (const [name, role] of rolesFor(rules, email, claims)) {
+    const workspace = await findWorkspaceByName(services.db, name);
+    if (workspace) memberships.push({ workspaceId: workspace.id, role });
+    else req.log.warn(`single sign-on rule names workspace "${name}", which does not exist`);
+  }
+  return memberships;
+}
+
+/** The user (created when new) gets the granted roles, each change one `user.sso_role` audit row, in one transaction. */
+function applyMemberships(services: DashboardDeps, req: FastifyRequest, sso: SsoConfig, email: string, memberships: Grant[]): Promise<string> {
+  return services.db.transaction().execute(async (trx) => {
+    const user = (await findUserByEmail(trx, email)) ?? (await createUser(trx, email));
+    const actor = { kind: 'user' as const, id: user.id, address: req.ip };
+    const current = new Map((await membershipsOf(trx, user.id)).map((m) => [m.workspaceId, m.role]));
+    for (const { workspaceId, role } of memberships) {
+      const before = current.get(workspaceId);
+      if (before === role) continue;
+      if (before) await trx.updateTable('memberships').set({ role }).where('user_id', '=', user.id).where('workspace_id', '=', workspaceId).execute();
+      else await trx.insertInto('memberships').values({ user_id: user.id, workspace_id: workspaceId, role, created_at: Math.floor(Date.now() / 1000) }).execute();
+      await appendAudit(trx, actor, { action: 'user.sso_role', workspaceId, targetId: user.id, before: before ? { email, role: before } : null, after: { email, role, issuer: sso.issuer } });
     }
-    const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
-    if (!email || email.length > 254 || claims.email_verified !== true) return failed(req, reply, 'the provider did not report a verified email address', 403);
-    const granted = rolesFor(sso.rules, email, claims);
-    const memberships: { workspaceId: string; role: Role }[] = [];
-    for (const [name, role] of granted) {
-      const workspace = await findWorkspaceByName(db, name);
-      if (workspace) memberships.push({ workspaceId: workspace.id, role });
-      else req.log.warn(`single sign-on rule names workspace "${name}", which does not exist`);
-    }
-    if (!memberships.length) return failed(req, reply, `no sign-in rule admits ${email}`, 403);
-
-    const userId = await db.transaction().execute(async (trx) => {
-      const user = (await findUserByEmail(trx, email)) ?? (await createUser(trx, email));
-      const actor = { kind: 'user' as const, id: user.id, address: req.ip };
-      const current = new Map((await membershipsOf(trx, user.id)).map((m) => [m.workspaceId, m.role]));
-      for (const { workspaceId, role } of memberships) {
-        const before = current.get(workspaceId);
-        if (before === role) continue;
-        if (before) await trx.updateTable('memberships').set({ role }).where('user_id', '=', user.id).where('workspace_id', '=', workspaceId).execute();
-        else await trx.insertInto('memberships').values({ user_id: user.id, workspace_id: workspaceId, role, created_at: Math.floor(Date.now() / 1000) }).execute();
-        await appendAudit(trx, actor, { action: 'user.sso_role', workspaceId, targetId: user.id, before: before ? { email, role: before } : null, after: { email, role, issuer: sso.issuer } });
-      }
-      return user.id;
-    });
-    await startSession(services, req, userId);
-    req.log.info({ userId }, 'dashboard: signed in with single sign-on');
-    return reply.redirect('/dashboard/files', 303);
+    return user.id;
   });
 }
 
