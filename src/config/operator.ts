@@ -1,6 +1,6 @@
-// The config as the admin CLI reads it: only the sections it uses (server, storage, admin, billing, network, webhooks), parsed, interpolated and
-// validated against their own schemas, with no channel, protocol or mapping loaded, so a command answers at once.
-// `npm run check-config` (and the gateway at start and reload) still check the whole file.
+// The config as the admin CLI reads it: only the sections it uses (server, storage, admin, billing, network, webhooks),
+// parsed, interpolated and validated against their own schemas, with no channel, protocol or mapping loaded, so a
+// command answers at once. `npm run check-config` (and the gateway at start and reload) still check the whole file.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
