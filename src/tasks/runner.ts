@@ -1,6 +1,5 @@
-// The task runner: submits each task once in the background, then polls due tasks under a lease on their row (one process
-// per task, whichever replica), backs off, tolerates 408/425/429/5xx, fails after repeated 404s or the timeout, archives
-// the result and settles the task's charge once (release on failure). Started and stopped with the services.
+// The task runner: submits each task once, then polls due tasks under a lease on their row (one process per task), backs
+// off, tolerates 408/425/429/5xx, fails on repeated 404s or the timeout, archives the result and settles the charge once.
 import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
@@ -22,6 +21,7 @@ import { MAX_TEXT, progressOf, text } from './answer-text.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
+import { finishLeasedTask } from './finish.js';
 
 export type { Submission } from './submission.js';
 
@@ -261,7 +261,7 @@ export class TaskRunner implements TaskQueue {
       const outcome =
         units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units: units.count, route });
       const costMicros = outcome.charged ? outcome.chargedMicros : Math.min(ref.amountMicros, units === undefined ? ref.amountMicros : taskCostMicros(route, kind, units, params.size));
-      await updateLeasedTask(this.services.db, row.id, this.owner, {
+      await finishLeasedTask(this.services, row.id, this.owner, {
         status: 'completed',
         progress: 100,
         file_id: archived.fileId ?? null,
@@ -290,7 +290,7 @@ export class TaskRunner implements TaskQueue {
   /** Fails the task: its charge is released (nothing billed), the reason kept. */
   private async fail(row: TaskRow, code: string, message: string, charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef)): Promise<void> {
     await charge.release();
-    await updateLeasedTask(this.services.db, row.id, this.owner, {
+    await finishLeasedTask(this.services, row.id, this.owner, {
       status: 'failed',
       error_code: code.slice(0, 100),
       error_message: message.slice(0, MAX_TEXT),

@@ -77,6 +77,7 @@ export interface GatewayConfigSchema {
   storage: StorageConfig;
   tasks: TasksConfig;
   telemetry: TelemetryConfig;
+  webhooks: WebhooksConfig;
 }
 /**
  * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here. The API's endpoints (workspaces, keys, caps on one model, users, usage, audit, reload) are documented in its OpenAPI document at /admin/v1/openapi.json and in the README.
@@ -499,6 +500,49 @@ export interface TelemetryConfig {
    * Export prompts and completions (gen_ai.input.messages, gen_ai.output.messages: the request and answer JSON of a non-streamed call, each cut at 16 KiB). Off: no prompt or completion text leaves the gateway in a span.
    */
   captureContent: boolean;
+}
+/**
+ * Task webhooks (video.completed, video.failed, image.completed, image.failed) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/webhooks".
+ */
+export interface WebhooksConfig {
+  /**
+   * How often each process looks for due deliveries.
+   */
+  tickMilliseconds: number;
+  /**
+   * How long a process holds a delivery it sends (at least the attempt's timeout plus 5 seconds); a crashed holder's deliveries are sent again after this, under the same webhook-id.
+   */
+  leaseSeconds: number;
+  /**
+   * Due deliveries claimed per look.
+   */
+  batchSize: number;
+  /**
+   * One attempt, from connecting to the end of the answer; slower counts as a failed attempt.
+   */
+  timeoutSeconds: number;
+  /**
+   * Bytes of the receiver's answer read and kept (as the delivery's last_error on a failure); the rest is discarded unread.
+   */
+  maxAnswerBytes: number;
+  /**
+   * Attempts before a delivery is marked failed.
+   */
+  maxAttempts: number;
+  /**
+   * Wait before the 2nd, 3rd, ... attempt (the Standard Webhooks example schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h); the last entry repeats. Each wait gets up to 10% random jitter, and is at least a 429 or 503 answer's retry-after.
+   *
+   * @minItems 1
+   * @maxItems 20
+   */
+  retrySeconds: number[];
+  /**
+   * After a secret is rotated, deliveries are signed with the old secret as well as the new one for this long (two signatures in webhook-signature), so receivers can switch without losing events.
+   */
+  rotationGraceSeconds: number;
 }
 /**
  * One upstream provider: where it is, how it is reached and which models it serves at what price.
