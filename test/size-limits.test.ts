@@ -12,7 +12,7 @@ const MAX_FUNCTION_LINES = 60;
 /** Generated code, never held to the limits. */
 const GENERATED = ['src/config/generated/'];
 /** Being split elsewhere this session (the lead shrinks this list as each lands). */
-const EXCEPTIONS = ['src/admin/', 'src/dashboard/', 'src/billing/', 'src/engine/mapping/'];
+const EXCEPTIONS = ['src/admin/', 'src/dashboard/', 'src/billing/'];
 /** Functions still over the limit, by file and name: not split yet (migrations are never edited once shipped). */
 const FUNCTION_EXCEPTIONS = [
   'src/cli/config-docs.ts renderConfigDocs',

@@ -13,8 +13,10 @@ export interface Outgoing {
   document?: unknown;
   /** Values for the operation's path besides `model` (e.g. an upstream task id). */
   pathScope?: Record<string, unknown>;
-  /** Client headers the route's protocol forwards (pass-through only). */
+  /** Client headers the route's protocol forwards (pass-through), or a task step's own headers. */
   headers?: Record<string, string>;
+  /** A path and query on the channel's own origin instead of the operation's (an absolute URL the upstream gave). */
+  originPath?: string;
 }
 
 /** Longest value of a forwarded client header. */
@@ -96,7 +98,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
       operation = route.protocol.operations[outgoing.operation];
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, signal: call.signal };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.signal };
     });
     return new SentCall(call, route, response, operation);
   } catch (err) {

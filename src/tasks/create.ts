@@ -18,6 +18,7 @@ import { timeoutMsOf, tasksOptions } from './options.js';
 import { referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
 import type { TaskCreateDeps } from './deps.js';
 import { objectOf, taskFor, type CompiledTask, type TaskKind } from './spec.js';
+import { submitOperation } from './steps.js';
 import { countTasksInFlight, insertTask, newTaskId, type TaskRow } from './store.js';
 import { toTaskObject } from './wire.js';
 
@@ -157,13 +158,18 @@ async function mapSubmit(call: Call, plan: TaskPlan): Promise<void> {
   const route = plan.routes[0];
   const body = request.fields;
   const reference = referenceOf(body, request.upload);
-  const multipart = route.protocol.operations[task.spec.submit.operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
+  // The submit operation `submit.choose` picks (stored on the task for the poll to follow), as its encoding takes the image.
+  const named = reference && ('named' in reference ? reference.named : reference.upload.filename);
+  const upstreamModel = route.model.upstream ?? route.model.id;
+  const operation = submitOperation(task, route, { model: upstreamModel, body: { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: named ?? null } });
+  if (operation !== task.spec.submit.operation) params.operation = operation;
+  const multipart = route.protocol.operations[operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
   const resolved = reference ? await resolveReference(call, reference, multipart ? 'bytes' : 'url', FORM_LIMIT, request.bytes.hold) : {};
   // A JSON operation takes a URL: an uploaded image's bytes were refused above, nothing stays held.
   if (!resolved.image) request.bytes.release();
   // Every known field is present (null when not sent), so Liquid's `size` of an absent field is never a key count.
   const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: resolved.url ?? null };
-  const document = { ...(task.request({ model: route.model.upstream ?? route.model.id, body: scopeBody }) as Record<string, unknown>) };
+  const document = { ...(task.request({ model: upstreamModel, body: scopeBody, operation }) as Record<string, unknown>) };
   if (resolved.image && task.spec.submit.reference) {
     document[task.spec.submit.reference] = new File([referenceBlob(resolved.image)], resolved.image.filename, { type: resolved.image.contentType });
   }
@@ -175,7 +181,7 @@ function taskRow(services: TaskCreateDeps, call: Call, kind: TaskKind, plan: Tas
   const options = tasksOptions(call.config);
   const route = plan.routes[0];
   const now = Date.now();
-  const submitMs = route.protocol.operations[plan.task.spec.submit.operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
+  const submitMs = route.protocol.operations[plan.params.operation ?? plan.task.spec.submit.operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
   return {
     id: newTaskId(kind === 'video' ? 'video' : 'task', now),
     workspace_id: call.auth.workspaceId,

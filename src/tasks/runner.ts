@@ -14,6 +14,8 @@ import { send } from '../pipeline/send.js';
 import type { TaskQueue, TaskRunnerDeps } from './deps.js';
 import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
+import { pollOnce, readSubmitAnswer } from './calls.js';
+import { taskScope, type TaskScope } from './steps.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
 import { MAX_TEXT, progressOf, text } from './answer-text.js';
@@ -101,22 +103,19 @@ export class TaskRunner implements TaskQueue {
     const held = this.services.runtime.hold();
     const call = detachedCall(held.snapshot, this.abort.signal);
     try {
-      const operation = task.spec.submit.operation;
-      const sent = await send(call, routes, () => ({ operation, document }));
-      const route = sent.route;
-      const answer = await readJsonObject(sent);
-      const upstreamId = task.id({ answer });
-      if ((typeof upstreamId !== 'string' && typeof upstreamId !== 'number') || String(upstreamId).length === 0 || String(upstreamId).length > 256) {
-        this.log.warn({ task: row.id, channel: route.channel.id }, 'the upstream accepted a task but named no usable task id');
-        await this.fail(row, 'upstream_malformed', `channel "${route.channel.id}" answered without a task id`);
-        return;
+      const operation = taskScope(task, row).operation;
+      const sent = await send(call, routes, () => ({ operation, document, headers: task.spec.submit.headers }));
+      const { route } = sent, outcome = readSubmitAnswer(task, route, row, await readJsonObject(sent));
+      if (!('upstreamId' in outcome)) {
+        this.log.warn({ task: row.id, channel: route.channel.id, code: outcome.code }, 'the upstream did not accept the task');
+        return await this.fail(row, outcome.code, sanitizeUpstreamMessage(outcome.message, route));
       }
-      const options = this.options;
       await updateLeasedTask(this.services.db, row.id, this.owner, {
         status: 'queued',
-        upstream_id: String(upstreamId),
+        upstream_id: outcome.upstreamId,
+        ...(outcome.saved && { params: JSON.stringify({ ...(JSON.parse(row.params) as TaskParams), saved: outcome.saved }) }),
         channel: route.channel.id,
-        next_poll_at: Date.now() + pollDelayMs(options, task.spec, 0),
+        next_poll_at: Date.now() + pollDelayMs(this.options, task.spec, 0),
       });
     } catch (err) {
       // Submitted once: whatever went wrong, the task is not sent again, and nothing is billed.
@@ -157,10 +156,14 @@ export class TaskRunner implements TaskQueue {
     const task = route && taskNamed(config, route, row.task);
     if (!route || !task) return this.fail(row, 'channel_unavailable', `model "${row.model}" is no longer served by the channel that runs this task`);
     let answer: unknown;
+    let scope: { answer: unknown; task: TaskScope };
     const call = detachedCall(snapshot, this.abort.signal);
     try {
-      const sent = await send(call, [route], () => ({ operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id } }));
-      answer = await readJsonObject(sent);
+      const polled = await pollOnce(call, task, route, row);
+      scope = { answer: (answer = polled.answer), task: polled.scope };
+      // The upstream refused in a 2xx answer: "slow down" is polled again after the back-off, anything else fails the task.
+      if (polled.refusal?.retry) return this.reschedule(row, {});
+      if (polled.refusal) return this.fail(row, polled.refusal.code, sanitizeUpstreamMessage(polled.refusal.message, route));
     } catch (err) {
       if (!isUpstreamTrouble(err)) return this.failOnFault(row, err, 'polling');
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
@@ -176,7 +179,6 @@ export class TaskRunner implements TaskQueue {
     } finally {
       call.dispose();
     }
-    const scope = { answer };
     let word: unknown;
     let progress: number | undefined;
     let error: { code?: unknown; message?: unknown } = {};
@@ -198,7 +200,7 @@ export class TaskRunner implements TaskQueue {
     }
     if (status === 'completed') {
       // The archive may take a while (up to 512 MiB): it runs on, under the renewed lease, while status requests answer.
-      return { archiving: this.complete(row, route, task, answer, snapshot) };
+      return { archiving: this.complete(row, route, task, scope, snapshot) };
     }
     await this.reschedule(row, { status, progress: progress ?? row.progress });
   }
@@ -221,7 +223,7 @@ export class TaskRunner implements TaskQueue {
    * one that lapsed anyway is admitted again for what the caps still allow. A result whose bytes could not be obtained and
    * that has no provider URL the client could use instead fails the task: nothing is billed for what nobody can get.
    */
-  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown, snapshot: Snapshot): Promise<void> {
+  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, polled: { answer: unknown; task: TaskScope }, snapshot: Snapshot): Promise<void> {
     const { leaseMs, archiveMaxBytes, archiveGraceMs } = this.options;
     const reservationMs = 3 * leaseMs;
     const charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef);
@@ -235,7 +237,7 @@ export class TaskRunner implements TaskQueue {
       renewing = renewing.then(() => charge.renew(reservationMs)).catch(() => undefined);
     }, Math.max(50, leaseMs / 3));
     try {
-      const archived = await archiveTaskResult(this.services, snapshot, route, task, row, answer, archiveMaxBytes, deadline);
+      const archived = await archiveTaskResult(this.services, snapshot, route, task, row, polled, archiveMaxBytes, deadline);
       clearInterval(renew);
       await renewing;
       if (lost) return;
@@ -253,10 +255,10 @@ export class TaskRunner implements TaskQueue {
       const ref = charge.ref;
       const params = JSON.parse(row.params) as TaskParams;
       const kind = task.spec.kind;
-      const units = unitsOf(kind, task.usage?.({ answer }));
+      const units = unitsOf(kind, task.usage?.(archived.scope ?? polled));
       // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
       const outcome =
-        units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units, route });
+        units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units: units.count, route });
       const costMicros = outcome.charged ? outcome.chargedMicros : Math.min(ref.amountMicros, units === undefined ? ref.amountMicros : taskCostMicros(route, kind, units, params.size));
       await updateLeasedTask(this.services.db, row.id, this.owner, {
         status: 'completed',
