@@ -21,6 +21,8 @@ export interface UpstreamRequest {
   pathScope?: Record<string, unknown>;
   /** A path and query on the channel's own origin that replaces the operation's (an absolute URL the upstream gave); with no declared operation, a GET. */
   originPath?: string;
+  /** Sent once, never retried by the channel's `retries` (a task's submit: the upstream may have made the task). */
+  once?: boolean;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
@@ -111,7 +113,7 @@ export class Upstreams {
     const started = performance.now();
     let response: UpstreamResponse;
     try {
-      response = await client.dispatcher.request<unknown>({
+      response = await (request.once ? client.pool : client.dispatcher).request<unknown>({
         method: method as Dispatcher.HttpMethod,
         path: request.originPath ?? `${client.basePath}${path}${query}`,
         headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },

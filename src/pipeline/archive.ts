@@ -39,11 +39,11 @@ export interface ArchiveOutcome {
 export class PermanentFailure extends Error {}
 
 /** Waits before attempt n+1: 0.5 s doubling to 8 s. */
-const backoffMs = (attempt: number) => Math.min(8000, 500 * 2 ** Math.min(attempt - 1, 10));
+export const backoffMs = (attempt: number) => Math.min(8000, 500 * 2 ** Math.min(attempt - 1, 10));
 const TOLERATED = new Set([408, 425, 429]);
 
 /** Whether trying again may get the bytes: the source was unreachable, slow or overloaded, or its body broke off. */
-function isTransient(err: unknown): boolean {
+export function isTransient(err: unknown): boolean {
   if (err instanceof PermanentFailure) return false;
   if (err instanceof RemoteFetchError) return err.transient;
   if (err instanceof GatewayError) {

@@ -17,6 +17,8 @@ export interface Outgoing {
   headers?: Record<string, string>;
   /** A path and query on the channel's own origin instead of the operation's (an absolute URL the upstream gave). */
   originPath?: string;
+  /** Sent once, never retried by the channel's retries (a task's submit). */
+  once?: boolean;
 }
 
 /** Longest value of a forwarded client header. */
@@ -98,7 +100,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
       operation = route.protocol.operations[outgoing.operation];
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.signal };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.signal, once: outgoing.once };
     });
     return new SentCall(call, route, response, operation);
   } catch (err) {

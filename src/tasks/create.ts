@@ -15,7 +15,7 @@ import { ChargeHandedOver } from '../pipeline/settle.js';
 import type { Charge } from '../billing/meter.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
 import { timeoutMsOf, tasksOptions } from './options.js';
-import { referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
+import { inlineImage, referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
 import type { TaskCreateDeps } from './deps.js';
 import { objectOf, taskFor, type CompiledTask, type TaskKind } from './spec.js';
 import { submitOperation } from './steps.js';
@@ -164,11 +164,12 @@ async function mapSubmit(call: Call, plan: TaskPlan): Promise<void> {
   const operation = submitOperation(task, route, { model: upstreamModel, body: { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: named ?? null } });
   if (operation !== task.spec.submit.operation) params.operation = operation;
   const multipart = route.protocol.operations[operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
-  const resolved = reference ? await resolveReference(call, reference, multipart ? 'bytes' : 'url', FORM_LIMIT, request.bytes.hold) : {};
+  const inline = task.spec.submit.inline === true;
+  const resolved = reference ? await resolveReference(call, reference, multipart || inline ? 'bytes' : 'url', FORM_LIMIT, request.bytes.hold) : {};
   // A JSON operation takes a URL: an uploaded image's bytes were refused above, nothing stays held.
   if (!resolved.image) request.bytes.release();
   // Every known field is present (null when not sent), so Liquid's `size` of an absent field is never a key count.
-  const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: resolved.url ?? null };
+  const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: inline && resolved.image ? await inlineImage(resolved.image) : (resolved.url ?? null) };
   const document = { ...(task.request({ model: upstreamModel, body: scopeBody, operation }) as Record<string, unknown>) };
   if (resolved.image && task.spec.submit.reference) {
     document[task.spec.submit.reference] = new File([referenceBlob(resolved.image)], resolved.image.filename, { type: resolved.image.contentType });

@@ -77,3 +77,9 @@ export async function resolveReference(call: Call, input: ReferenceInput, as: 'b
   const { bytes, contentType } = await services.remote.fetchImage(url.href, maxBytes, call.signal);
   return { image: { filename: 'input_reference', contentType, bytes } };
 }
+
+/** The image inline, for a JSON API that takes its bytes (`submit.inline`): base64 and the type read from the bytes. */
+export async function inlineImage(image: ReferenceImage): Promise<{ base64: string; mime_type: string }> {
+  const bytes = image.bytes ?? Buffer.from(await image.blob!.arrayBuffer());
+  return { base64: bytes.toString('base64'), mime_type: image.contentType };
+}

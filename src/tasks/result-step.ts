@@ -8,9 +8,9 @@ import type { RemoteFetcher } from '../net/remote-fetch.js';
 import { detachedCall, type CallCore } from '../pipeline/core.js';
 import { readJsonObject } from '../pipeline/decode.js';
 import { send } from '../pipeline/send.js';
+import { backoffMs, isTransient, PermanentFailure } from '../pipeline/archive.js';
 import type { Snapshot } from '../runtime.js';
 import { credentialedDownload } from './absolute.js';
-import { backoffMs, isTransient, PermanentFailure } from './faults.js';
 import type { CompiledTask } from './spec.js';
 import { refusalOf, type TaskScope } from './steps.js';
 

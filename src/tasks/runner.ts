@@ -104,7 +104,8 @@ export class TaskRunner implements TaskQueue {
     const call = detachedCall(held.snapshot, this.abort.signal);
     try {
       const operation = taskScope(task, row).operation;
-      const sent = await send(call, routes, () => ({ operation, document, headers: task.spec.submit.headers }));
+      // Never retried blindly: the upstream may have made the task before its answer failed.
+      const sent = await send(call, routes, () => ({ operation, document, headers: task.spec.submit.headers, once: true }));
       const { route } = sent, outcome = readSubmitAnswer(task, route, row, await readJsonObject(sent));
       if (!('upstreamId' in outcome)) {
         this.log.warn({ task: row.id, channel: route.channel.id, code: outcome.code }, 'the upstream did not accept the task');

@@ -358,7 +358,7 @@ export interface ServerConfig {
    */
   bodyLimitBytes: number;
   /**
-   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (64 MiB).
+   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images, a task's submit and status), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (a task's submit fails it, a status answer is polled again) (64 MiB).
    */
   upstreamAnswerMaxBytes: number;
   /**
@@ -885,6 +885,10 @@ export interface TaskSpec {
      * Mapping to the submitted document. Scope: model (the upstream model id), body (the client's request fields, every known field present and null when not sent, so `body.size` never reads Liquid's key count; `input_reference` is a URL, or null when it travels as a file part), operation (the operation chosen).
      */
     request: unknown;
+    /**
+     * The reference image (input_reference) is read (at most 25 MiB) and given to the request mapping as body.input_reference = {base64, mime_type}, for a JSON API that takes the image's bytes inline (Veo's bytesBase64Encoded).
+     */
+    inline: boolean;
     /**
      * Multipart field the reference image (input_reference) travels in as a file part, for `encoding: multipart` operations; a JSON operation gets it as a URL in body.input_reference.
      */
