@@ -22,7 +22,7 @@ interface ShippedModel {
 interface ShippedChannel {
   id: string;
   baseUrl: string;
-  credential?: { env: string };
+  credential?: { env: string; secretEnv?: string };
   models: ShippedModel[];
 }
 
@@ -46,7 +46,10 @@ const vendors: Record<string, string> = {
 
 /** Every variable the shipped channels read, set: each key is its variable's name. */
 const env: Record<string, string> = { OLLAMA_ENABLED: 'true' };
-for (const channel of shipped.values()) if (channel.credential) env[channel.credential.env] = `key-${channel.credential.env}`;
+for (const { credential } of shipped.values()) {
+  if (credential) env[credential.env] = `key-${credential.env}`;
+  if (credential?.secretEnv) env[credential.secretEnv] = `secret-${credential.secretEnv}`;
+}
 
 // Usage the fake reports: 20,000 prompt tokens of which 8,000 cached, 10,000 completion tokens (within every limit).
 const usage = { inputTokens: 20_000, cachedInputTokens: 8_000, outputTokens: 10_000 };
