@@ -1,6 +1,6 @@
 // buildApp(services): a fastify instance whose routes come from the endpoint catalogue; no sockets until listen().
 import type { ErrorObject } from 'ajv';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { requestAuthHook } from './auth/request-auth.js';
@@ -49,10 +49,12 @@ function clientAborted(req: FastifyRequest): boolean {
   return req.raw.socket?.destroyed === true;
 }
 
+/** Multipart limits besides sizes: counted per request. */
+const multipartLimits = { files: 16, fields: 64, parts: 128 };
 
-export async function buildApp(services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { config } = services;
-  const app = Fastify({
+/** fastify's options: logging (redacted, a request's logger made only when it writes), body limit, request ids, framework errors. */
+function fastifyOptions(config: Services['config'], options: BuildOptions): FastifyServerOptions {
+  return {
     logger:
       options.logger === false
         ? false
@@ -77,15 +79,11 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
       reply.header('x-request-id', req.id);
       sendError(reply, frameworkError(err), dialectOf(req));
     },
-  });
-  app.decorateRequest('auth', undefined);
-  if (!config.gateway.server.publicUrl) {
-    app.log.warn('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
-  }
-  registerJsonBodyParser(app);
-  const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
-  const multipartLimits = { files: 16, fields: 64, parts: 128 };
+  };
+}
 
+/** App-wide hooks and handlers: tracing, the request id, the request metric, errors in the route's dialect, 404. */
+function registerHooks(app: FastifyInstance, services: Services): void {
   // Tracing, when configured, opens each request's span before anything else looks at it.
   services.tracing?.register(app);
   app.addHook('onRequest', (req, reply, done) => {
@@ -99,7 +97,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     services.metrics.countRequest(route, req.method, reply.statusCode);
     done();
   });
-
   app.setErrorHandler(async (err: Error, req, reply) => {
     if (clientAborted(req)) {
       req.log.info({ code: 'client_aborted' }, 'client closed the connection before the answer');
@@ -114,35 +111,48 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     const error = new NotFoundError(`no route for ${req.method.slice(0, 16)} ${clientValue(redactUrl(req.url.split('?')[0]), 128)}`, 'route_not_found');
     sendError(reply, error, dialectOf(req));
   });
+}
 
-  const addEndpoint = async (scope: FastifyInstance, endpoint: EndpointConfig) => {
-    const factory = Object.hasOwn(handlers, endpoint.handler) ? handlers[endpoint.handler] : undefined;
-    if (!factory) throw new Error(`endpoint "${endpoint.name}": no handler "${endpoint.handler}" in src/endpoints/handlers.ts`);
-    const tracing = services.tracing;
-    const made = await factory({ services, endpoint });
-    const handler = tracing ? tracing.handler(made) : made;
-    const authHook = endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint);
-    const validate = endpoint.requestSchema ? services.schemas.validator(endpoint.requestSchema) : undefined;
-    for (const url of endpointPaths(endpoint)) {
-      scope.route({
-        method: [...endpoint.method],
-        url,
-        config: { endpoint },
-        bodyLimit: endpoint.bodyLimit,
-        onRequest: authHook && tracing ? tracing.auth(authHook) : authHook,
-        handler: async (req, reply) => {
-          if (validate && !validate(req.body)) throw schemaError(validate.errors![0]);
-          return handler(req, reply);
-        },
-      });
-    }
-  };
-  for (const endpoint of config.endpoints) if (!endpoint.multipart) await addEndpoint(app, endpoint);
+/** Registers one catalogue endpoint: its handler (traced when tracing is on), key check and request schema, at each of its paths. */
+async function addEndpoint(scope: FastifyInstance, services: Services, endpoint: EndpointConfig): Promise<void> {
+  const factory = Object.hasOwn(handlers, endpoint.handler) ? handlers[endpoint.handler] : undefined;
+  if (!factory) throw new Error(`endpoint "${endpoint.name}": no handler "${endpoint.handler}" in src/endpoints/handlers.ts`);
+  const tracing = services.tracing;
+  const made = await factory({ services, endpoint });
+  const handler = tracing ? tracing.handler(made) : made;
+  const authHook = endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint);
+  const validate = endpoint.requestSchema ? services.schemas.validator(endpoint.requestSchema) : undefined;
+  for (const url of endpointPaths(endpoint)) {
+    scope.route({
+      method: [...endpoint.method],
+      url,
+      config: { endpoint },
+      bodyLimit: endpoint.bodyLimit,
+      onRequest: authHook && tracing ? tracing.auth(authHook) : authHook,
+      handler: async (req, reply) => {
+        if (validate && !validate(req.body)) throw schemaError(validate.errors![0]);
+        return handler(req, reply);
+      },
+    });
+  }
+}
+
+export async function buildApp(services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify(fastifyOptions(config, options));
+  app.decorateRequest('auth', undefined);
+  if (!config.gateway.server.publicUrl) {
+    app.log.warn('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
+  }
+  registerJsonBodyParser(app);
+  const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
+  registerHooks(app, services);
+  for (const endpoint of config.endpoints) if (!endpoint.multipart) await addEndpoint(app, services, endpoint);
   // Multipart bodies are streamed by their handlers; one byte past the file limit lets the handler's own counter refuse it exactly.
   // The plugin adds hooks to every request of its scope, so only the routes that read forms are in it.
   await app.register(async (forms) => {
     await forms.register(multipart, { limits: { fileSize: maxUploadBytes + 1, fieldSize: 1024 * 1024, ...multipartLimits } });
-    for (const endpoint of config.endpoints) if (endpoint.multipart) await addEndpoint(forms, endpoint);
+    for (const endpoint of config.endpoints) if (endpoint.multipart) await addEndpoint(forms, services, endpoint);
   });
   await registerDashboard(app, services);
   await registerAdminApi(app, services);

@@ -31,6 +31,8 @@ import type { FileSettings } from './files/file-store.js';
 import { TaskRunner } from './tasks/runner.js';
 import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './cluster-ipc.js';
+import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { webhookTaskEvents } from './webhooks/events.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -99,7 +101,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now });
   const remote = new RemoteFetcher(networkOptions(config));
-  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
+  const events = webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files });
+  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events });
+  const webhooks = createWebhookDeliverer(runtime, { db: database.db, remote, instanceId });
   const tracing = await startTracing(config);
   const services: Services = {
     get config() {
@@ -140,14 +144,28 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
   };
   watchForMetrics(metrics, runtime, spend);
+  startBackground(services, closers, webhooks);
+  return services;
+}
+
+/** Starts the task runner and the webhook sender, and registers what closes with the services, in the order it must close. */
+function startBackground(services: Services, closers: (() => Promise<void> | void)[], webhooks: WebhookDeliverer): void {
+  const { blobs, remote, tasks, tracing } = services;
   services.onClose(() => blobs.close());
   // Registered first, so it runs last: spans of the work finished on close are exported too.
   if (tracing) closers.unshift(() => tracing.shutdown());
   services.onClose(() => remote.close());
   tasks.start();
-  // Closers run last-registered first: the runner stops (and finishes what it holds) before the stores close.
+  webhooks.start();
+  // Closers run last-registered first: the runner and the webhook sender stop (and finish what they hold) before the stores close.
+  services.onClose(() => webhooks.stop());
   services.onClose(() => tasks.stop());
-  return services;
+}
+
+/** The webhook sender on the current snapshot, with its own logger: task events become deliveries, sent by a leased job (src/webhooks/). */
+function createWebhookDeliverer(runtime: Runtime, parts: { db: Db; remote: RemoteFetcher; instanceId: string }): WebhookDeliverer {
+  const log = pino({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'webhooks' });
+  return new WebhookDeliverer({ get config() { return runtime.snapshot.config; }, ...parts, log });
 }
 
 /** The task runner on the current snapshot, with its own logger. */

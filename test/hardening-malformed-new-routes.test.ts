@@ -41,6 +41,11 @@ models:
   - id: fake-image
     kind: image
     price: { perImage: { "1024x1024": 0.04 } }
+`;
+const videoChannel = (url: string) => `id: media-video
+protocol: openai-videos
+baseUrl: ${url}/v1
+models:
   - id: sora-2
     kind: video
     media: { maxSeconds: 12 }
@@ -73,7 +78,7 @@ async function browser(signIn: boolean): Promise<{ cookie: string; csrf: string 
 
 beforeAll(async () => {
   fake = await FakeUpstream.start();
-  gw = await startGateway({ channels: { media: channel(fake.url), rw: runwayChannel(fake.url) }, extraConfig: tasksConfig(fake) });
+  gw = await startGateway({ channels: { media: channel(fake.url), 'media-video': videoChannel(fake.url), rw: runwayChannel(fake.url) }, extraConfig: tasksConfig(fake) });
   await addUser(gw.services, 'owner@example.com', [[gw.workspace, 'owner']]);
   session = await browser(true);
   anonymous = await browser(false);

@@ -1,17 +1,11 @@
 // The admin API's OpenAPI 3.1 document, served at /admin/v1/openapi.json. Request bodies and query strings are checked
 // against the very schemas it publishes (see routes.ts), so the document and the routes cannot drift apart.
+import { body, errors, id, json, list, pathId, queryParams, ref } from './openapi-parts.js';
+import { webhookPaths, webhookSchemas } from './webhooks-openapi.js';
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
 const period = { enum: ['total', 'daily', 'weekly', 'monthly'], description: 'What the cap counts over: total (never resets) or the day, week (from Monday) or month of billing.timeZone.' } as const;
-const id = { type: 'string', maxLength: 128 } as const;
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const list = (name: string) => ({ type: 'object', required: ['data'], additionalProperties: false, properties: { data: { type: 'array', items: ref(name) } } });
-const json = (schema: object, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
-const errors = (...codes: number[]) =>
-  Object.fromEntries([...codes, 500].map((c) => [String(c), { description: { 400: 'Bad input (or, for reload, a config that does not load)', 401: 'No or wrong credentials', 403: 'Not allowed for this caller', 404: 'Unknown id', 500: 'Internal error (nothing was changed)' }[c], content: { 'application/json': { schema: ref('Error') } } }]));
-const pathId = (name: string) => ({ name, in: 'path', required: true, schema: id });
-const body = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
 
 /** Request schemas, by operation id: the routes validate with these. */
 export const requestSchemas = {
@@ -77,8 +71,6 @@ export const requestSchemas = {
   },
 } as const;
 
-const queryParams = (schema: { properties: Record<string, object> }) => Object.entries(schema.properties).map(([name, s]) => ({ name, in: 'query', required: false, schema: s }));
-
 /** Spend in the cap's current period, beside every cap shown. */
 const periodRequired = ['spent_in_period', 'period_resets_at'];
 const periodProperties = {
@@ -122,7 +114,7 @@ export const openApiDocument = {
     title: 'relay-gateway admin API',
     version: '1',
     description:
-      'Workspaces, API keys, caps on single models, users and roles, usage, the audit log and config reload. Authenticate with an admin token from the config (`Authorization: Bearer <token>`) or the dashboard session of a workspace owner (that session reaches only the workspaces it owns). Workspace API keys are refused. Every change writes one audit row in the same transaction.',
+      'Workspaces, API keys, caps on single models, users and roles, task webhooks, usage, the audit log and config reload. Authenticate with an admin token from the config (`Authorization: Bearer <token>`) or the dashboard session of a workspace owner (that session reaches only the workspaces it owns). Workspace API keys are refused. Every change writes one audit row in the same transaction.',
   },
   servers: [{ url: '/admin/v1' }],
   security: [{ adminToken: [] }, { ownerSession: [] }],
@@ -193,6 +185,7 @@ export const openApiDocument = {
     '/reload': {
       post: { operationId: 'reloadConfig', summary: 'Check the config file again and swap it in (admin token only)', responses: { 200: json(ref('Reload')), ...errors(400, 401, 403) } },
     },
+    ...webhookPaths,
   },
   components: {
     securitySchemes: {
@@ -275,6 +268,7 @@ export const openApiDocument = {
       },
       AuditPage: { type: 'object', required: ['data', 'has_more'], additionalProperties: false, properties: { data: { type: 'array', items: ref('AuditEntry') }, has_more: { type: 'boolean' } } },
       Reload: { type: 'object', required: ['reloaded', 'summary'], additionalProperties: false, properties: { reloaded: { type: 'boolean' }, summary: { type: 'string' } } },
+      ...webhookSchemas,
     },
   },
 };

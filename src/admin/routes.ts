@@ -11,6 +11,7 @@ import type { AdminDeps } from './deps.js';
 import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../dashboard/password-links.js';
 import { SESSION_COOKIE, sessionKey } from '../dashboard/session.js';
 import { adminFor } from './auth.js';
+import { registerWebhookRoutes } from './webhook-routes.js';
 import { openApiDocument, requestSchemas } from './openapi.js';
 import { ForbiddenError, type AdminService, type ModelCapInput } from './service.js';
 
@@ -61,6 +62,7 @@ export async function registerAdminApi(app: FastifyInstance, services: AdminDeps
       modelCapRoutes(api);
       memberRoutes(api, services);
       reportRoutes(api, services);
+      registerWebhookRoutes(api, services, { bodies: (schema) => checker(bodies, schema), queries: (schema) => checker(queries, schema) });
     },
     { prefix: '/admin/v1' },
   );

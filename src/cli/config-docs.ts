@@ -31,7 +31,7 @@ const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 _-]/
 function typeOf(s: Schema): string {
   if (s.$ref) {
     // A schema of its own (`operation-usage`), or a definition inside this one (`#/$defs/answerMedia`): each has its section.
-    const name = s.$ref.startsWith('#/$defs/') ? s.$ref.slice('#/$defs/'.length) : s.$ref;
+    const name = s.$ref.includes('#/$defs/') ? s.$ref.slice(s.$ref.indexOf('#/$defs/') + '#/$defs/'.length) : s.$ref;
     return `see [${name}](#${anchor(name)})`;
   }
   if (s.enum) return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');

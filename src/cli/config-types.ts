@@ -35,6 +35,13 @@ const namedDefs: Record<string, string> = { 'protocol/answerMedia': 'AnswerMedia
 
 const pascal = (id: string) => id.replace(/(^|[-_/])([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
 
+/** A reference within the bundle: `#/$defs/x` in schema `id`, `other` (a whole schema) or `other#/$defs/x` (one of its defs). */
+function localRef(ref: string, id: string): string {
+  const [target, fragment] = ref.split('#');
+  if (fragment === undefined) return `#/$defs/${target}`;
+  return `#/$defs/${target || id}/$defs/${fragment.slice('/$defs/'.length)}`;
+}
+
 /** A copy of `node` for the generator: refs point into the one combined document, defaults make a property required. */
 function prepare(node: unknown, id: string): unknown {
   if (Array.isArray(node)) return node.map((item) => prepare(item, id));
@@ -46,7 +53,7 @@ function prepare(node: unknown, id: string): unknown {
     out[key] = key === 'properties' || key === '$defs' ? Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, prepare(v, id)])) : prepare(value, id);
   }
   // A reference is its target's type (a description beside it would make the generator declare a copy).
-  if (typeof out.$ref === 'string') return { $ref: out.$ref.startsWith('#/$defs/') ? `#/$defs/${id}/$defs/${out.$ref.slice('#/$defs/'.length)}` : `#/$defs/${out.$ref}` };
+  if (typeof out.$ref === 'string') return { $ref: localRef(out.$ref, id) };
   if (out.properties) {
     const withDefaults = Object.entries(out.properties).filter(([, p]) => p.default !== undefined).map(([k]) => k);
     if (withDefaults.length) out.required = [...new Set([...(out.required ?? []), ...withDefaults])];

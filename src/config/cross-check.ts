@@ -5,7 +5,8 @@
 import { isTimeZone } from '../billing/periods.js';
 import { clientValue } from '../errors.js';
 import type { Problems } from './problems.js';
-import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema, TaskSpec } from './types.js';
+import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
+import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
 import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
@@ -15,42 +16,16 @@ const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'] as 
 /** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
 const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 
-/** A problem at a JSON pointer into the file; `key` places it at that member's key instead of its value. */
-export type Report = (pointer: string, message: string, key?: string) => void;
-
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
-
-function checkOperation(protocol: ProtocolSchema, pointer: string, name: string, report: Report, who: string): void {
-  if (Object.hasOwn(protocol.operations, name)) return;
-  report(pointer, `${who} names operation "${name}", which protocol "${protocol.id}" does not declare (it has: ${Object.keys(protocol.operations).join(', ') || 'none'})`);
-}
-
-function checkTask(protocol: ProtocolSchema, name: string, task: TaskSpec, report: Report): void {
-  const at = `/tasks/${escape(name)}`;
-  const who = `task "${name}"`;
-  checkOperation(protocol, `${at}/submit/operation`, task.submit.operation, report, who);
-  checkOperation(protocol, `${at}/poll/operation`, task.poll.operation, report, who);
-  if (task.result.download) checkOperation(protocol, `${at}/result/download/operation`, task.result.download.operation, report, who);
-  const reached = new Set(Object.values(task.poll.statusMap));
-  const missing = (['completed', 'failed'] as const).filter((status) => !reached.has(status));
-  if (missing.length) {
-    report(`${at}/poll/statusMap`, `${who} never ends ${missing.join(' or ')}: its statusMap must map an upstream status word to each of completed and failed`);
-  }
-  if (!task.result.download && task.result.url === undefined && task.result.base64 === undefined) {
-    report(`${at}/result`, `${who} declares no result source: set one of download, url or base64`);
-  }
-}
-
 /** Operations some section calls by name; any other operation is reached only by a client of its dialect. */
 function namedOperations(protocol: ProtocolSchema): Set<string> {
   const named = new Set<string>(Object.values(protocol.translations ?? {}).map((t) => t.operation));
   if (protocol.evaluate) named.add(protocol.evaluate.operation);
-  for (const task of Object.values(protocol.tasks ?? {})) {
-    named.add(task.submit.operation).add(task.poll.operation);
-    if (task.result.download) named.add(task.result.download.operation);
-  }
+  for (const task of Object.values(protocol.tasks ?? {})) for (const name of taskOperations(task)) named.add(name);
   return named;
 }
+
+/** Client dialects whose requests may ask for a stream: a translation from one needs `stream` mappings. */
+const streamingDialects = new Set(['openai-chat', 'anthropic-messages', 'openai-responses']);
 
 /** Reports every cross-reference of `protocol` that does not hold. */
 export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): void {
@@ -62,6 +37,7 @@ export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): vo
   });
   for (const [client, translation] of Object.entries(protocol.translations ?? {})) {
     checkOperation(protocol, `/translations/${escape(client)}/operation`, translation.operation, report, `translation "${client}"`);
+    if (streamingDialects.has(client) && !translation.stream) report(`/translations/${escape(client)}`, `translation "${client}" has no stream section: ${client} clients may ask for a stream`);
   }
   if (protocol.evaluate) checkOperation(protocol, '/evaluate/operation', protocol.evaluate.operation, report, 'the evaluate section');
   for (const [name, task] of Object.entries(protocol.tasks ?? {})) checkTask(protocol, name, task, report);

@@ -1,6 +1,6 @@
-// The config as the admin CLI reads it: only the sections it uses (server, storage, admin, billing), parsed, interpolated and
-// validated against their own schemas, with no channel, protocol or mapping loaded, so a command answers at once.
-// `npm run check-config` (and the gateway at start and reload) still check the whole file.
+// The config as the admin CLI reads it: only the sections it uses (server, storage, admin, billing, network, webhooks),
+// parsed, interpolated and validated against their own schemas, with no channel, protocol or mapping loaded, so a
+// command answers at once. `npm run check-config` (and the gateway at start and reload) still check the whole file.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
@@ -12,7 +12,7 @@ import { readYamlSource } from './yaml-source.js';
 
 export type OperatorConfig = Pick<CheckedConfig, 'file' | 'baseDir' | 'gateway'>;
 
-const SECTIONS = ['server', 'storage', 'admin', 'billing'] as const;
+const SECTIONS = ['server', 'storage', 'admin', 'billing', 'network', 'webhooks'] as const;
 
 export function loadOperatorConfig(file: string, env: NodeJS.ProcessEnv = process.env): OperatorConfig {
   let source;

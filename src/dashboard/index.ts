@@ -18,6 +18,7 @@ import { registerKeysRoutes } from './routes/keys.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerSsoRoutes } from './routes/sso.js';
 import { registerAuditRoutes } from './routes/audit.js';
+import { registerWebhooksRoutes } from './routes/webhooks.js';
 import { SESSION_COOKIE, SESSION_SECONDS, sessionKey } from './session.js';
 
 const viewsDir = join(import.meta.dirname, 'views');
@@ -84,6 +85,7 @@ export async function registerDashboard(app: FastifyInstance, services: Dashboar
       registerKeysRoutes(dashboard, services);
       registerUsageRoutes(dashboard, services);
       registerAuditRoutes(dashboard, services);
+      registerWebhooksRoutes(dashboard, services);
     },
     { prefix: '/dashboard' },
   );

@@ -1,6 +1,6 @@
 // Server-sent events in both directions: parse an upstream body into events, write frames to a client with backpressure.
 import { once } from 'node:events';
-import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 
 export interface SseEvent {
@@ -53,7 +53,7 @@ export function sseFrame(event: SseEvent): string {
 export class SseWriter {
   private pending = '';
 
-  constructor(private readonly res: ServerResponse) {}
+  constructor(private readonly res: Writable) {}
 
   add(events: readonly SseEvent[]): void {
     for (const event of events) this.pending += sseFrame(event);

@@ -1,5 +1,5 @@
 // The contract between a client dialect and an upstream protocol operation: how requests, answers and stream events cross.
-import type { ModelRoute } from '../config/types.js';
+import type { MediaItems, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { TokenUsage } from '../billing/cost.js';
 import type { GatewayError } from '../errors.js';
@@ -37,6 +37,8 @@ export interface ChatTranslator {
   /** Upstream answer to client answer. */
   response(body: Record<string, unknown>, ctx: TranslateContext): Record<string, unknown>;
   stream(ctx: TranslateContext, clientBody: Record<string, unknown>): StreamMapper;
+  /** Media in the translated answer, archived before it is sent (a declared translation's `outputs`). */
+  outputs?: { answer?: MediaItems };
 }
 
 export type TranslatorFactory = (config: LoadedConfig) => (clientDialect: string, route: ModelRoute) => ChatTranslator | undefined;

@@ -19,6 +19,10 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
   /** Values for Liquid in the operation path besides `model` (e.g. a task id). */
   pathScope?: Record<string, unknown>;
+  /** A path and query on the channel's own origin that replaces the operation's (an absolute URL the upstream gave); with no declared operation, a GET. */
+  originPath?: string;
+  /** Sent once, never retried by the channel's `retries` (a task's submit: the upstream may have made the task). */
+  once?: boolean;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
@@ -77,6 +81,12 @@ export class Upstreams {
     return client;
   }
 
+  /** The channel's own headers and its credential: for a call to a host its protocol declares (poll.hosts), never another. */
+  headersOf(channel: ChannelConfig): Record<string, string> {
+    const client = this.client(channel);
+    return client.auth ? { ...client.headers, [client.auth.header]: client.auth.render() } : { ...client.headers };
+  }
+
   /** Renders the operation's path for a route: Liquid with `model` and any extra scope, every value URL-encoded. */
   pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}): { method: string; path: string } {
     const op = route.protocol.operations[operation];
@@ -91,7 +101,8 @@ export class Upstreams {
     const channel = route.channel;
     if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
     const client = this.client(channel);
-    const { method, path } = this.pathFor(route, request.operation, request.pathScope);
+    // An absolute URL on the channel's origin (originPath) with no declared operation is a GET of that URL.
+    const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope);
     const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
     // An open circuit fails at once (503), so a fallback group moves on without waiting on a channel that is down.
     if (!client.breaker.admit()) {
@@ -102,9 +113,9 @@ export class Upstreams {
     const started = performance.now();
     let response: UpstreamResponse;
     try {
-      response = await client.dispatcher.request<unknown>({
+      response = await (request.once ? client.pool : client.dispatcher).request<unknown>({
         method: method as Dispatcher.HttpMethod,
-        path: `${client.basePath}${path}${query}`,
+        path: request.originPath ?? `${client.basePath}${path}${query}`,
         headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },
         body: request.body ?? undefined,
         signal: request.signal,

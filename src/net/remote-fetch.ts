@@ -38,6 +38,13 @@ export interface RemoteFetchOptions {
   timeoutMs?: number;
 }
 
+export interface PostAnswer {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  /** The first bytes of the answer, as text. */
+  answer: string;
+}
+
 export interface FetchedBody {
   url: string;
   /** The body as it arrives; `readCapped` bounds it. */
@@ -68,6 +75,20 @@ function guardedAgent(allow: AllowList, resolver: Resolver, connectTimeoutMs: nu
   return new Agent({ connect: { lookup: lookup as never, timeout: connectTimeoutMs }, connections: 16 });
 }
 
+/**
+ * Why `url` may not be reached, before any connection, or undefined: https on 443 only (an allowHosts `host:port` entry
+ * also allows plain http and that port), no credentials, and a literal IP (any spelling the URL parser accepts) public.
+ */
+export function urlRefusal(url: URL, allow: AllowList): string | undefined {
+  const exemptPort = allow.allowsPort(url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exemptPort)) return `only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`;
+  if (url.port && url.port !== '443' && !exemptPort) return `only the default port is allowed, not ${url.port}`;
+  if (url.username || url.password) return 'URLs with credentials are not fetched';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && !allow.exempts(host)) return refusedAddress(host);
+  return undefined;
+}
+
 export class RemoteFetcher {
   private readonly allow: AllowList;
   private readonly agent: Agent;
@@ -83,13 +104,7 @@ export class RemoteFetcher {
 
   /** Why `url` may not be fetched before any connection, or undefined. Literal IPs (any spelling the URL parser accepts) are checked here. */
   check(url: URL): string | undefined {
-    const exemptPort = this.allow.allowsPort(url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'));
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exemptPort)) return `only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`;
-    if (url.port && url.port !== '443' && !exemptPort) return `only the default port is allowed, not ${url.port}`;
-    if (url.username || url.password) return 'URLs with credentials are not fetched';
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && !this.allow.exempts(host)) return refusedAddress(host);
-    return undefined;
+    return urlRefusal(url, this.allow);
   }
 
   /** GETs `url`, following at most `maxRedirects` redirects, each hop checked again. Throws RemoteFetchError (400) when refused. */
@@ -121,11 +136,7 @@ export class RemoteFetcher {
       try {
         response = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'GET', signal: abort, headers: { accept: 'image/*' } });
       } catch (err) {
-        const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-        const message = (err as Error).message ?? '';
-        if (code === 'EREFUSED_ADDRESS' || message.includes('resolves to')) throw new RemoteFetchError(input, message.slice(0, 200));
-        if (deadline.expired) throw new RemoteFetchError(input, 'it took too long', undefined, true);
-        throw new RemoteFetchError(input, `it could not be reached (${code ?? 'connection failed'})`, undefined, true);
+        throw requestError(input, err, deadline);
       }
       if (response.statusCode >= 300 && response.statusCode < 400 && response.headers.location) {
         await response.body.dump();
@@ -163,7 +174,53 @@ export class RemoteFetcher {
     return { bytes, contentType };
   }
 
+  /**
+   * POSTs `body` to `url` once, checked like a fetch (the address at connect time too); a redirect is not followed but
+   * answered as it is. At most `maxAnswerBytes` of the answer are read, the rest discarded; `timeoutMs` covers it all.
+   */
+  async post(input: string, request: { headers: Record<string, string>; body: string }, limits: { timeoutMs: number; maxAnswerBytes: number }): Promise<PostAnswer> {
+    const url = URL.canParse(input) ? new URL(input) : undefined;
+    const refused = url ? this.check(url) : 'it is not a URL';
+    if (refused || !url) throw new RemoteFetchError(input, refused ?? 'it is not a URL');
+    const deadline = new Deadline(limits.timeoutMs);
+    try {
+      const response = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', signal: deadline.signal, headers: request.headers, body: request.body });
+      const answer = await readPrefix(response.body, limits.maxAnswerBytes);
+      return { status: response.statusCode, headers: response.headers, answer };
+    } catch (err) {
+      throw requestError(input, err, deadline);
+    } finally {
+      deadline.clear();
+    }
+  }
+
   close(): Promise<void> {
     return this.agent.close();
   }
+}
+
+/** The first `max` bytes of a body as text; the rest is discarded unread (the connection is not kept when there is more). */
+async function readPrefix(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size >= max) break;
+      chunks.push(chunk.subarray(0, max - size));
+      size += Math.min(chunk.length, max - size);
+    }
+  } catch {
+    // The status is the answer; a body cut short (or too slow) only shortens what is kept of it.
+  }
+  if (!body.destroyed) body.destroy();
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Why a request failed before its answer: a refused address (not transient), too slow, or unreachable. */
+function requestError(input: string, err: unknown, deadline: Deadline): RemoteFetchError {
+  const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  const message = (err as Error).message ?? '';
+  if (code === 'EREFUSED_ADDRESS' || message.includes('resolves to')) return new RemoteFetchError(input, message.slice(0, 200));
+  if (deadline.expired) return new RemoteFetchError(input, 'it took too long', undefined, true);
+  return new RemoteFetchError(input, `it could not be reached (${code ?? 'connection failed'})`, undefined, true);
 }

@@ -39,7 +39,7 @@ class ChatContext implements TranslateContext {
     private readonly charge: Charge,
   ) {
     this.clientModel = call.body.model as string;
-    this.requestId = call.req.id;
+    this.requestId = call.requestId;
     this.request = call.body;
   }
 
@@ -76,7 +76,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
           const translator = plan.translators[index];
           ctx = new ChatContext(call, route, charge);
           document = translator.request(call.body, ctx);
-          return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.req.headers, route) : undefined };
+          return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.headers, route) : undefined };
         });
       } catch (err) {
         // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
@@ -103,7 +103,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         // outputs: media the answer carries are archived before it is mapped and sent.
         await archiveOutputs(call, sent.operation.outputs?.answer, answer);
         const mapped = translator.response(answer, ctx);
-        return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.req.log));
+        return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
       } catch (err) {
         // An answer arrived (or the client left the upstream working): the upstream did the work.
         await settleAfterFailure(charge, true);

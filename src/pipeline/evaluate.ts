@@ -47,6 +47,62 @@ function evaluationRoute(call: Call, modelId: unknown): ModelRoute {
   return route;
 }
 
+/** map request, send, decode (each exchange of the mode), then settle on the usage summed over them. */
+async function runEvaluation(call: Call, plan: EvaluatePlan, charge: Charge): Promise<unknown> {
+  const [route] = plan.routes;
+  const { settings, questions } = plan;
+  const spent = new Spent();
+  const ctx: ModeContext = {
+    config: call.config,
+    route,
+    settings,
+    questions,
+    state: call.body.state,
+    signal: call.signal,
+    async exchange(operation, document) {
+      const sent = await send(call, [route], () => ({ operation, document }));
+      spent.answered++;
+      const usage = usageReaderFor(call.config, sent, operation);
+      try {
+        const answer = await readJsonObject(sent);
+        usage.fromAnswer(answer);
+        const counts = usage.counts();
+        if (counts) spent.add(counts);
+        else spent.unmetered = true;
+        return answer;
+      } catch (err) {
+        spent.unmetered = true;
+        throw err;
+      }
+    },
+  };
+  const overrides = (route.model.evaluation ?? {}) as { labelMassThreshold?: number; concurrency?: number };
+  let result: ModeResult;
+  try {
+    result =
+      settings.mode === 'native'
+        ? await runNative(ctx)
+        : await runLogprobs(ctx, { threshold: overrides.labelMassThreshold ?? settings.labelMassThreshold, concurrency: overrides.concurrency ?? settings.concurrency });
+  } catch (err) {
+    await settleAfterFailure(charge, call.clientGone || spent.unmetered);
+    throw err;
+  }
+
+  let costMicros = tokenCostMicros(route.model.price, spent.usage);
+  // Tokens spent upstream are charged even when a question failed and the request fails with it.
+  if (spent.unmetered || call.clientGone) costMicros = (await charge.settleReserved()).chargedMicros;
+  else if (spent.answered) costMicros = (await charge.settle({ costMicros, ...spent.usage, route })).chargedMicros;
+  else await charge.release();
+  if (result.error) throw result.error;
+
+  return {
+    model: call.body.model,
+    answers: Object.fromEntries(questions.map((q) => [q.id, result.answers.get(q.id)])),
+    usage: { inputTokens: spent.usage.inputTokens, outputTokens: spent.usage.outputTokens },
+    cost: renderCost({ micros: costMicros, currency: route.model.price.currency }),
+  };
+}
+
 export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
   return {
     resolve(call) {
@@ -58,59 +114,6 @@ export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
       plan.questions = readQuestions(call.body.questions, maxQuestions);
     },
     estimate: (call, plan) => estimateEvaluateMicros(plan.routes[0], call.body.state, call.bodyBytes, plan.questions.length),
-    async execute(call, plan, charge: Charge) {
-      const [route] = plan.routes;
-      const { settings, questions } = plan;
-      const spent = new Spent();
-      const ctx: ModeContext = {
-        config: call.config,
-        route,
-        settings,
-        questions,
-        state: call.body.state,
-        signal: call.signal,
-        async exchange(operation, document) {
-          const sent = await send(call, [route], () => ({ operation, document }));
-          spent.answered++;
-          const usage = usageReaderFor(call.config, sent, operation);
-          try {
-            const answer = await readJsonObject(sent);
-            usage.fromAnswer(answer);
-            const counts = usage.counts();
-            if (counts) spent.add(counts);
-            else spent.unmetered = true;
-            return answer;
-          } catch (err) {
-            spent.unmetered = true;
-            throw err;
-          }
-        },
-      };
-      const overrides = (route.model.evaluation ?? {}) as { labelMassThreshold?: number; concurrency?: number };
-      let result: ModeResult;
-      try {
-        result =
-          settings.mode === 'native'
-            ? await runNative(ctx)
-            : await runLogprobs(ctx, { threshold: overrides.labelMassThreshold ?? settings.labelMassThreshold, concurrency: overrides.concurrency ?? settings.concurrency });
-      } catch (err) {
-        await settleAfterFailure(charge, call.clientGone || spent.unmetered);
-        throw err;
-      }
-
-      let costMicros = tokenCostMicros(route.model.price, spent.usage);
-      // Tokens spent upstream are charged even when a question failed and the request fails with it.
-      if (spent.unmetered || call.clientGone) costMicros = (await charge.settleReserved()).chargedMicros;
-      else if (spent.answered) costMicros = (await charge.settle({ costMicros, ...spent.usage, route })).chargedMicros;
-      else await charge.release();
-      if (result.error) throw result.error;
-
-      return {
-        model: call.body.model,
-        answers: Object.fromEntries(questions.map((q) => [q.id, result.answers.get(q.id)])),
-        usage: { inputTokens: spent.usage.inputTokens, outputTokens: spent.usage.outputTokens },
-        cost: renderCost({ micros: costMicros, currency: route.model.price.currency }),
-      };
-    },
+    execute: runEvaluation,
   };
 }

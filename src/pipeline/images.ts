@@ -5,11 +5,11 @@ import { declaredSizes, imagePriceMicros } from '../billing/image-price.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
-import { namedParts } from '../http/multipart-parts.js';
-import { TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { UnsupportedMediaError, ValidationError } from '../errors.js';
 import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
 import { schemaError } from '../http/schema-error.js';
-import { operationDialect } from '../engine/translators.js';
+import type { ChatTranslator } from '../engine/translator.js';
+import { imagesTranslateContext, imagesTranslatorFor } from './images-translated.js';
 import type { Call } from './call.js';
 import { readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
@@ -22,7 +22,11 @@ const DEFAULT_MAX_IMAGES = 10;
 
 interface ImagesPlan {
   routes: ModelRoute[];
+  /** Per route, the declared translation its requests go through; none for a pass-through. */
+  translators: Map<ModelRoute, ChatTranslator | undefined>;
   count: number;
+  /** The request's fields: its JSON body, or an edit form's text fields. */
+  fields: Record<string, unknown>;
   /** Edits: the form's fields and images (files, then fetched references). */
   form?: ImageForm;
 }
@@ -56,66 +60,81 @@ function formDocument(form: ImageForm, model: string): Record<string, unknown> {
   return { ...fields, model, ...(images.length > 1 ? { 'image[]': images } : { image: images[0] }), ...(mask ? { mask: blob(mask) } : {}) };
 }
 
-export function imagesDialect(operation: string, options: { form?: boolean } = {}): Dialect<ImagesPlan> {
+/** read (edits): the multipart form, checked against the edit request's schema. */
+async function readEditForm(call: Call): Promise<ImageForm> {
+  const parts = call.parts();
+  if (!parts) throw new UnsupportedMediaError('send multipart/form-data: "image" (or "image[]") files and/or "image_url", "prompt", "model"');
+  const form = await readImageForm(parts, EDIT_REQUEST_LIMIT, holdForCall(call));
+  const validate = call.services.schemas.validator('requests/images-edits');
+  if (!validate(form.fields)) throw schemaError(validate.errors![0]);
+  return form;
+}
+
+function resolveImages(call: Call, operation: string, form: ImageForm | undefined): ImagesPlan {
+  const fields = form ? form.fields : call.body;
+  const routes = resolveModel(call.config, fields.model, 'image');
+  const translators = new Map(routes.map((route) => [route, imagesTranslatorFor(call.config, call.dialect, route, operation, !!form)]));
+  const count = fields.n === undefined || fields.n === null ? 1 : Number(fields.n);
+  const max = Math.min(...routes.map(maxImagesOf));
+  if (count > max) throw new ValidationError(`n=${count}: model "${routes[0].model.id}" makes at most ${max} images per request`, 'n');
+  checkDeclaredSize(routes, fields.size);
+  return { routes, translators, count, fields, form };
+}
+
+/** inputs (edits): each image_url (an https URL through the SSRF guard, or a file of this workspace) becomes an image part. */
+async function fetchReferences(call: Call, plan: ImagesPlan): Promise<void> {
+  if (!plan.form) return;
+  for (const reference of (plan.form.fields.image_url as string[] | undefined) ?? []) {
+    const image = await resolveImageReference(call, reference, EDIT_REQUEST_LIMIT - plan.form.used);
+    plan.form.used += image.bytes.length;
+    plan.form.images.push(image);
+  }
+  if (!plan.form.images.some((i) => i.field === 'image')) throw new ValidationError('send at least one image: an "image" file or an "image_url"', 'image');
+}
+
+/** send, decode, outputs (every result archived or marked failed before the answer is sent) and settle per image made. */
+async function makeImages(call: Call, operation: string, plan: ImagesPlan, charge: Charge): Promise<unknown> {
+  const { fields } = plan;
+  let sent: Sent;
+  try {
+    sent = await send(call, plan.routes, (route) => {
+      const model = route.model.upstream ?? route.model.id;
+      const translator = plan.translators.get(route);
+      if (translator) return { operation: translator.operation, document: translator.request(fields, imagesTranslateContext(route, fields, call.requestId)) };
+      return { operation, document: plan.form ? formDocument(plan.form, model) : { ...fields, model } };
+    });
+  } catch (err) {
+    await settleAfterFailure(charge, call.clientGone);
+    throw err;
+  }
+  try {
+    const translator = plan.translators.get(sent.route);
+    const upstream = await readJsonObject(sent);
+    const usage = usageReaderFor(call.config, sent, translator?.operation ?? operation);
+    usage.fromAnswer(upstream);
+    const tokens = usage.counts();
+    // A translated answer is the OpenAI images answer the protocol's mapping makes of the vendor's.
+    const answer = translator ? translator.response(upstream, imagesTranslateContext(sent.route, fields, call.requestId, () => tokens)) : upstream;
+    if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
+    if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
+    await archiveOutputs(call, translator ? translator.outputs?.answer : sent.operation.outputs?.answer, answer, undefined, fields.model);
+    // Per image made, at the size and quality the upstream reports, else the ones asked for.
+    const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? fields.size, answer.quality ?? fields.quality, tokens);
+    const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });
+    return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
+  } catch (err) {
+    await settleAfterFailure(charge, true);
+    throw err;
+  }
+}
+
+export function imagesDialect(operation: string, options: { form?: boolean } = {}): Dialect<ImagesPlan, ImageForm | undefined> {
   return {
-    read: options.form ? async (call) => {
-      if (!call.req.isMultipart()) throw new UnsupportedMediaError('send multipart/form-data: "image" (or "image[]") files and/or "image_url", "prompt", "model"');
-      call.form = await readImageForm(namedParts(call.req), EDIT_REQUEST_LIMIT, holdForCall(call));
-      call.body = call.form.fields;
-      const validate = call.services.schemas.validator('requests/images-edits');
-      if (!validate(call.body)) throw schemaError(validate.errors![0]);
-    } : undefined,
-    resolve(call) {
-      const routes = resolveModel(call.config, call.body.model, 'image');
-      for (const route of routes) {
-        if (operationDialect(route, operation) !== call.dialect) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no ${call.dialect} operation "${operation}"`, 'model');
-      }
-      const count = call.body.n === undefined || call.body.n === null ? 1 : Number(call.body.n);
-      const max = Math.min(...routes.map(maxImagesOf));
-      if (count > max) throw new ValidationError(`n=${count}: model "${routes[0].model.id}" makes at most ${max} images per request`, 'n');
-      checkDeclaredSize(routes, call.body.size);
-      return { routes, count, form: call.form };
-    },
-    // inputs: each image_url (an https URL through the SSRF guard, or a file of this workspace) becomes an image part.
-    async inputs(call, plan) {
-      if (!plan.form) return;
-      for (const reference of (plan.form.fields.image_url as string[] | undefined) ?? []) {
-        const image = await resolveImageReference(call, reference, EDIT_REQUEST_LIMIT - plan.form.used);
-        plan.form.used += image.bytes.length;
-        plan.form.images.push(image);
-      }
-      if (!plan.form.images.some((i) => i.field === 'image')) throw new ValidationError('send at least one image: an "image" file or an "image_url"', 'image');
-    },
+    read: options.form ? readEditForm : undefined,
+    resolve: (call, form) => resolveImages(call, operation, form),
+    inputs: fetchReferences,
     // The worst case: n images at the priciest size and quality the request allows, on the priciest route.
-    estimate: (call, plan) => Math.max(...plan.routes.map((route) => imagesCostMicros(route, plan.count, call.body.size, call.body.quality))),
-    async execute(call, plan, charge: Charge) {
-      let sent: Sent;
-      try {
-        sent = await send(call, plan.routes, (route) => {
-          const model = route.model.upstream ?? route.model.id;
-          return { operation, document: plan.form ? formDocument(plan.form, model) : { ...call.body, model } };
-        });
-      } catch (err) {
-        await settleAfterFailure(charge, call.clientGone);
-        throw err;
-      }
-      try {
-        const answer = await readJsonObject(sent);
-        if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
-        if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
-        const usage = usageReaderFor(call.config, sent, operation);
-        usage.fromAnswer(answer);
-        const tokens = usage.counts();
-        // outputs: every result archived (or marked failed) before the answer is sent.
-        await archiveOutputs(call, sent.operation.outputs?.answer, answer);
-        // settle: per image made, at the size and quality the upstream reports, else the ones asked for.
-        const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? call.body.size, answer.quality ?? call.body.quality, tokens);
-        const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });
-        return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
-      } catch (err) {
-        await settleAfterFailure(charge, true);
-        throw err;
-      }
-    },
+    estimate: (_call, plan) => Math.max(...plan.routes.map((route) => imagesCostMicros(route, plan.count, plan.fields.size, plan.fields.quality))),
+    execute: (call, plan, charge) => makeImages(call, operation, plan, charge),
   };
 }

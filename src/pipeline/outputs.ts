@@ -1,15 +1,12 @@
 // The outputs stage: media an answer carries (a URL, or base64), where its operation declares them, are archived into the
 // workspace file store before the answer is sent; each item keeps its upstream fields and gains svc_file_id, svc_url, archive_status.
-import type { Readable } from 'node:stream';
 import { pathSegments } from '../config/paths.js';
 import type { MediaItems } from '../config/types.js';
-import { GatewayError } from '../errors.js';
-import { base64Chunks, publicBaseUrl, signContentUrl, storeFile } from '../files/index.js';
+import { signContentUrl } from '../files/index.js';
+import { archiveResult, resultSource } from './archive.js';
 import type { Call } from './call.js';
 import { forgetSourceText } from '../http/json-text.js';
 import { readPath } from './paths.js';
-
-const describe = (err: unknown) => (err instanceof GatewayError ? err.message : 'the result could not be stored').slice(0, 300);
 
 /** The three archive fields every result carries (the ids null when the archive failed), and why it failed. */
 export interface ArchivedResult {
@@ -19,22 +16,16 @@ export interface ArchivedResult {
   archive_error?: string;
 }
 
-/** Archives one result from its URL (through the SSRF guard, streamed) or its base64; never throws. */
-export async function archiveMedia(call: Call, source: { url?: unknown; base64?: unknown }, filename: string, purpose: string): Promise<ArchivedResult> {
+/** Archives one result from its URL (through the SSRF guard, streamed) or its base64, by the one archive routine; never throws. */
+export async function archiveMedia(call: Call, source: { url?: unknown; base64?: unknown }, filename: string, purpose: string, model: unknown): Promise<ArchivedResult> {
   const { services } = call;
-  try {
-    let stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
-    if (typeof source.base64 === 'string') stream = base64Chunks(source.base64);
-    else if (typeof source.url === 'string') stream = (await services.remote.fetch(source.url, call.signal)).body as Readable;
-    else return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: 'the result carries neither a URL nor base64 data' };
-    const model = call.body?.model ?? call.form?.fields.model;
-    const labels = { filename, purpose, source: 'generated' as const, model: typeof model === 'string' ? model : null, requestId: call.req.id };
-    const row = await storeFile(services, { workspaceId: call.auth.workspaceId, stream, ...labels });
-    return { svc_file_id: row.id, svc_url: signContentUrl(services, row.id, publicBaseUrl(services, call.req)).url, archive_status: 'archived' };
-  } catch (err) {
-    call.req.log.warn({ err }, 'archiving a generated result failed');
-    return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: describe(err) };
-  }
+  const bytes = resultSource(services.remote, source, call.signal);
+  if (!bytes) return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: 'the result carries neither a URL nor base64 data' };
+  const labels = { filename, purpose, model: typeof model === 'string' ? model : null, requestId: call.requestId };
+  const outcome = await archiveResult(services, { workspaceId: call.auth.workspaceId, ...labels, ...bytes });
+  if (outcome.fileId) return { svc_file_id: outcome.fileId, svc_url: signContentUrl(services, outcome.fileId, call.baseUrl()).url, archive_status: 'archived' };
+  call.log.warn({ err: outcome.cause }, 'archiving a generated result failed');
+  return { svc_file_id: null, svc_url: null, archive_status: 'failed', archive_error: outcome.error };
 }
 
 /** A spec's Liquid paths (`"{{ answer.data }}"`, `"{{ item.url }}"`) as the members they walk, parsed once. */
@@ -67,7 +58,7 @@ function itemsOf(spec: MediaItems, paths: MediaPaths, document: unknown): Record
  * (one map per stream), an item whose `id` was archived before in the same answer (a streamed item, then the same item
  * in the final event) gets the same archive fields again, not a second file.
  */
-export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown, archived?: Map<string, ArchivedResult>): Promise<number> {
+export async function archiveOutputs(call: Call, spec: MediaItems | undefined, document: unknown, archived?: Map<string, ArchivedResult>, model: unknown = call.body.model): Promise<number> {
   if (!spec) return 0;
   const paths = pathsOf(spec);
   const items = itemsOf(spec, paths, document);
@@ -81,7 +72,7 @@ export async function archiveOutputs(call: Call, spec: MediaItems | undefined, d
       continue;
     }
     const source = { url: paths.url && readPath(item, paths.url), base64: paths.base64 && readPath(item, paths.base64) };
-    const result = await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.req.id}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation');
+    const result = await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.requestId}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation', model);
     if (id !== undefined) archived?.set(id, result);
     Object.assign(item, result);
   }

@@ -4,9 +4,9 @@ import type { Charge } from '../billing/meter.js';
 import type { Call } from './call.js';
 import type { Tracing } from '../telemetry/types.js';
 
-export function reserve(call: Call, route: ModelRoute, estimateMicros: number): Promise<Charge> {
+export function reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge> {
   // Tracing is assembled beside the pipeline's dependencies (its type names the Call, so PipelineDeps cannot).
   const tracing = (call.services as { tracing?: Tracing }).tracing;
-  if (tracing) return tracing.reserve(call, route, estimateMicros);
-  return call.services.meter.begin({ auth: call.auth, route, requestId: call.req.id, estimateMicros });
+  if (tracing) return tracing.reserve(call, route, estimateMicros, reservationTtlMs);
+  return call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, reservationTtlMs });
 }

@@ -4,7 +4,7 @@ import { FormData } from 'undici';
 import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError, ValidationError } from '../errors.js';
 import type { UpstreamResponse } from '../engine/upstream.js';
-import type { Call } from './call.js';
+import type { UpstreamScope } from './core.js';
 import { encodedTextOf } from '../http/json-text.js';
 
 export interface Outgoing {
@@ -13,8 +13,12 @@ export interface Outgoing {
   document?: unknown;
   /** Values for the operation's path besides `model` (e.g. an upstream task id). */
   pathScope?: Record<string, unknown>;
-  /** Client headers the route's protocol forwards (pass-through only). */
+  /** Client headers the route's protocol forwards (pass-through), or a task step's own headers. */
   headers?: Record<string, string>;
+  /** A path and query on the channel's own origin instead of the operation's (an absolute URL the upstream gave). */
+  originPath?: string;
+  /** Sent once, never retried by the channel's retries (a task's submit). */
+  once?: boolean;
 }
 
 /** Longest value of a forwarded client header. */
@@ -88,7 +92,7 @@ export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "
  * Sends to the first route that answers. Only failures before any answer (unreachable, 5xx, 429) move on to
  * the next route of a fallback group; the deadline, started at the first send, covers the whole call, body and stream included.
  */
-export async function send(call: Call, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => Outgoing): Promise<Sent> {
+export async function send(call: UpstreamScope, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => Outgoing): Promise<Sent> {
   let operation!: OperationConfig;
   try {
     const { route, response } = await call.upstreams.sendFirst(routes, (route, index) => {
@@ -96,7 +100,7 @@ export async function send(call: Call, routes: readonly ModelRoute[], build: (ro
       operation = route.protocol.operations[outgoing.operation];
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, signal: call.signal };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.signal, once: outgoing.once };
     });
     return new SentCall(call, route, response, operation);
   } catch (err) {
@@ -106,7 +110,7 @@ export async function send(call: Call, routes: readonly ModelRoute[], build: (ro
 
 class SentCall implements Sent {
   constructor(
-    private readonly call: Call,
+    private readonly call: UpstreamScope,
     readonly route: ModelRoute,
     readonly response: UpstreamResponse,
     readonly operation: OperationConfig,

@@ -1,11 +1,10 @@
 // The settle stage: usage mapped once per operation becomes the charge. No final usage: the reservation. Usage above the
 // reservation is charged in full; the overage is recorded (ledger, metric, warning).
-import type { FastifyBaseLogger } from 'fastify';
 import { tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { UsageReader } from './usage.js';
-import type { Call } from './call.js';
+import type { Call, CallLog } from './call.js';
 
 /**
  * Whether an answer may go out before its settlement commits: yes on a store that batches commits (the reservation
@@ -24,8 +23,13 @@ export class SettlingAnswer {
   ) {}
 }
 
+/** The answer of a call whose charge now belongs to what outlives it (a task row): the pipeline does not close it. */
+export class ChargeHandedOver {
+  constructor(readonly answer: unknown) {}
+}
+
 /** Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. */
-export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: FastifyBaseLogger): Promise<void> {
+export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: CallLog): Promise<void> {
   let counts;
   try {
     counts = usage.final ? usage.counts() : undefined;

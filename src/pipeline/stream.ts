@@ -3,7 +3,7 @@ import { GatewayError, internalError } from '../errors.js';
 import { SseReader, SseWriter, type SseEvent } from '../engine/sse.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { Charge } from '../billing/meter.js';
-import type { Call } from './call.js';
+import type { Call, ClientStream } from './call.js';
 import { readFailure } from './decode.js';
 import { deadlineError, type Sent } from './send.js';
 import { answerBeforeCommit, settleFromUsage } from './settle.js';
@@ -42,19 +42,14 @@ class CurrentEvent {
 }
 
 export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge): Promise<void> {
-  const { reply, req } = call;
+  const { log } = call;
   const channel = sent.route.channel.id;
-  const res = reply.raw;
   const body = sent.response.body;
-  reply.hijack();
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-request-id': req.id,
-  });
   // The head goes out with the first events when the upstream's first bytes are already here, else on its own now.
-  if (body.readableLength === 0) res.flushHeaders();
+  const res = call.openStream(
+    { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': call.requestId },
+    body.readableLength === 0,
+  );
   const reader = new SseReader();
   const out = new SseWriter(res);
   const current = new CurrentEvent(channel);
@@ -96,19 +91,26 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     if (!call.clientGone) {
       const failure = readFailure(err, sent);
       const error = failure instanceof GatewayError ? failure : internalError(failure);
-      req.log.warn({ err, channel }, 'upstream stream failed');
+      log.warn({ err, channel }, 'upstream stream failed');
       // Written with the end of the response, below.
       out.add(mapper.fail(error));
     }
     body.destroy();
   } finally {
-    // The settlement is queued before the response ends (so it is committed before anything can read the ledger after
-    // the stream), and nothing in it may keep the response from ending.
-    const settling = settleFromUsage(charge, sent.route, usage, req.log).catch((err: unknown) => req.log.error({ err }, 'settling a stream failed'));
-    if (!answerBeforeCommit(call)) await settling;
-    if (!res.writableEnded) out.end();
-    // The answer is complete: the runtime snapshot may go while the settlement commits.
-    call.dispose();
-    await settling;
+    await endStream(call, sent, usage, charge, out, res);
   }
+}
+
+/**
+ * Settles and ends the response. The settlement is queued before the response ends (so it is committed before anything
+ * can read the ledger after the stream), and nothing in it may keep the response from ending.
+ */
+async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream): Promise<void> {
+  const { log } = call;
+  const settling = settleFromUsage(charge, sent.route, usage, log).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
+  if (!answerBeforeCommit(call)) await settling;
+  if (!res.writableEnded) out.end();
+  // The answer is complete: the runtime snapshot may go while the settlement commits.
+  call.dispose();
+  await settling;
 }

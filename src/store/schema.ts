@@ -1,6 +1,7 @@
 // Table types for kysely. Each capability adds its tables here and a migration file beside it.
 import type { ColumnType, Generated } from 'kysely';
 import type { BudgetPeriod } from '../billing/periods.js';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhook-tables.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -186,6 +187,8 @@ export interface Database {
   provider_ids: ProviderIdsTable;
   audit_log: AuditLogTable;
   sso_logins: SsoLoginsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export interface ProviderIdsTable {

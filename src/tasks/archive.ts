@@ -1,16 +1,16 @@
 // Archives a completed task's result into the file store, streamed and capped (tasks.archiveMaxBytes): from an authenticated
-// download operation, a URL through the remote-fetch guard, or base64. Never throws: a failure is archive_status "failed".
-// The whole archive ends by its deadline (a timer, see net/deadline.ts); a transient failure (unreachable, too slow for one
-// attempt, 408, 425, 429, 5xx, a body that breaks off) is tried again with back-off until that deadline.
+// download operation (the pipeline's send stage), a URL through the remote-fetch guard, or base64, by the pipeline's one
+// archive routine (pipeline/archive.ts), which tries a transient failure again until the task's deadline. Never throws.
 import type { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelRoute } from '../config/types.js';
-import type { Upstreams } from '../engine/upstream.js';
-import { GatewayError } from '../errors.js';
-import { base64Chunks, storeFile } from '../files/index.js';
+import type { Snapshot } from '../runtime.js';
+import { archiveResult, PermanentFailure, resultSource, type ResultBytes } from '../pipeline/archive.js';
+import { detachedCall, type CallCore } from '../pipeline/core.js';
+import { send } from '../pipeline/send.js';
 import type { Deadline } from '../net/deadline.js';
-import { RemoteFetchError } from '../net/remote-fetch.js';
 import type { TaskRunnerDeps } from './deps.js';
+import { openDownloadUrl, resultStep } from './result-step.js';
+import type { TaskScope } from './steps.js';
 import type { CompiledTask } from './spec.js';
 import type { TaskRow } from './store.js';
 
@@ -21,77 +21,52 @@ export interface ArchiveOutcome {
   error?: string;
   /** How many times the bytes were asked for. */
   attempts?: number;
+  /** The scope usage is read in: the completed answer, the task and the result step's answer. */
+  scope?: { answer: unknown; task: TaskScope; step?: unknown };
 }
-
-/** Waits before attempt n+1: 0.5 s doubling to 8 s. */
-const backoffMs = (attempt: number) => Math.min(8000, 500 * 2 ** Math.min(attempt - 1, 10));
-const TOLERATED = new Set([408, 425, 429]);
 
 const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
 
-/** Whether trying again may get the bytes: the source was unreachable, slow or overloaded, or its body broke off. */
-function isTransient(err: unknown): boolean {
-  if (err instanceof RemoteFetchError) return err.transient;
-  if (err instanceof GatewayError) {
-    const status = err.upstreamStatus;
-    if (status !== undefined) return status >= 500 || TOLERATED.has(status);
-    // The gateway's own 502/504 for an upstream it could not reach or that timed out.
-    return err.statusCode === 502 || err.statusCode === 504;
-  }
-  // A stream that broke off while it was stored.
-  return true;
-}
-
-class PermanentFailure extends Error {}
-
-export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, upstreams: Upstreams, route: ModelRoute, task: CompiledTask, row: TaskRow, answer: unknown, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
-  const scope = { answer };
-  const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
-  const download = task.spec.result.download;
-  const base64 = !download && !providerUrl ? task.base64?.(scope) : undefined;
-  if (!download && !providerUrl && (typeof base64 !== 'string' || !base64)) return { status: 'failed', error: 'the result carries neither a URL nor base64 data' };
-  const signal = deadline.signal;
-
-  const open = async (): Promise<Readable | Iterable<Uint8Array>> => {
-    if (download) {
-      const response = await upstreams.send(route, { operation: download.operation, pathScope: { upstream_id: row.upstream_id }, signal });
+/**
+ * Each download attempt is one call of the pipeline's send stage: the channel's deadline, retries and breaker. A download
+ * operation (its path), or an absolute URL: with the key only on the channel's origin (result-step.ts).
+ */
+function downloadSource(snapshot: Snapshot, remote: TaskRunnerDeps['remote'], route: ModelRoute, from: { operation?: string; url?: string }, row: TaskRow, maxBytes: number, signal: AbortSignal): { open(): Promise<ResultBytes>; inline?: boolean; end(): void } {
+  let call: CallCore | undefined;
+  return {
+    async open() {
+      call?.dispose();
+      call = detachedCall(snapshot, signal);
+      if (from.url) return openDownloadUrl(call, remote, route, new URL(from.url), maxBytes);
+      const { response } = await send(call, [route], () => ({ operation: from.operation!, pathScope: { upstream_id: row.upstream_id } }));
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
         await response.body.dump().catch(() => undefined);
         throw new PermanentFailure(`the result is larger than the ${maxBytes}-byte archive limit`);
       }
       return response.body as Readable;
-    }
-    if (providerUrl) return (await services.remote.fetch(providerUrl, signal)).body;
-    return base64Chunks(base64 as string);
+    },
+    end: () => call?.dispose(),
   };
+}
 
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const file = await storeFile(services, {
-        workspaceId: row.workspace_id,
-        stream: await open(),
-        maxBytes,
-        filename: `${task.spec.kind}-${row.id}`,
-        purpose: task.spec.kind === 'video' ? 'video_generation' : 'image_generation',
-        source: 'generated',
-        // The dashboard's Files page shows what made it.
-        model: row.model,
-        taskId: row.id,
-      });
-      return { fileId: file.id, status: 'archived', attempts: attempt };
-    } catch (err) {
-      const again = !(err instanceof PermanentFailure) && !base64 && isTransient(err) && !signal.aborted;
-      if (again) {
-        try {
-          await sleep(backoffMs(attempt), undefined, { signal });
-          continue;
-        } catch {
-          // The deadline passed while waiting: the last failure stands.
-        }
-      }
-      const reason = deadline.expired ? 'the result could not be fetched before the task deadline' : err instanceof GatewayError || err instanceof PermanentFailure ? err.message : 'the result could not be stored';
-      return { status: 'failed', providerUrl, error: reason.slice(0, 300), attempts: attempt };
-    }
+export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, snapshot: Snapshot, route: ModelRoute, task: CompiledTask, row: TaskRow, polled: { answer: unknown; task: TaskScope }, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
+  const stepped = await resultStep(snapshot, route, task, row, polled, deadline);
+  if ('error' in stepped) return { status: 'failed', error: stepped.error };
+  const scope = stepped.scope;
+  const providerUrl = task.url ? httpsUrl(task.url(scope)) : undefined;
+  const download = task.spec.result.download;
+  const downloadUrl = task.downloadUrl ? httpsUrl(task.downloadUrl(scope)) : undefined;
+  const base64 = !download && !providerUrl ? task.base64?.(scope) : undefined;
+  const fetched = download?.operation || downloadUrl ? downloadSource(snapshot, services.remote, route, { operation: download?.operation, url: downloadUrl }, row, maxBytes, deadline.signal) : undefined;
+  const source = fetched ?? resultSource(services.remote, { url: providerUrl, base64 }, deadline.signal);
+  if (!source) return { status: 'failed', error: 'the result carries neither a URL nor base64 data', scope };
+  try {
+    const labels = { filename: `${task.spec.kind}-${row.id}`, purpose: task.spec.kind === 'video' ? 'video_generation' : 'image_generation', model: row.model, taskId: row.id };
+    // The dashboard's Files page shows what made it (the model, the task).
+    const outcome = await archiveResult(services, { workspaceId: row.workspace_id, maxBytes, ...labels, open: source.open, inline: source.inline, deadline });
+    return outcome.status === 'archived' ? { fileId: outcome.fileId, status: 'archived', attempts: outcome.attempts, scope } : { status: 'failed', providerUrl, error: outcome.error, attempts: outcome.attempts, scope };
+  } finally {
+    fetched?.end();
   }
 }

@@ -1,29 +1,29 @@
-// Creating a task (POST /api/v1/videos, a family route): the pipeline's stages up to the reservation (read, resolve,
-// inputs, estimate, reserve), then a task row and a background submit. The answer is the task, at once, `submitting`;
-// the charge outlives the request: the runner settles it once on completion or releases it on failure.
-import { namedParts } from '../http/multipart-parts.js';
+// Creating a task (POST /api/v1/videos, a family route) is a dialect of the pipeline: read (JSON or the SDK's multipart
+// form), resolve, inputs (the reference image, then the mapped submit document), estimate, reserve (for the task's whole
+// lifetime), execute = a task row and a background submit. The answer is the task, at once, `submitting`; the charge
+// is handed over to the task: the runner settles it once on completion or releases it on failure.
 import type { ModelRoute } from '../config/types.js';
-import type { RouteHandler } from '../endpoints/types.js';
-import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, ValidationError } from '../errors.js';
 import { bytesInFlight } from '../http/bytes-in-flight.js';
-import { sniffContentType } from '../files/index.js';
-import { SNIFF_BYTES } from '../files/sniff.js';
 import { schemaError } from '../http/schema-error.js';
 import { resolveModel } from '../engine/models.js';
-import { openCall, type Call } from '../pipeline/call.js';
+import type { Call } from '../pipeline/call.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import { readForm, type FormRules } from '../pipeline/form.js';
 import { checkDeclaredSize } from '../pipeline/images.js';
+import { ChargeHandedOver } from '../pipeline/settle.js';
+import type { Charge } from '../billing/meter.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
 import { timeoutMsOf, tasksOptions } from './options.js';
-import { referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
+import { inlineImage, referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
 import type { TaskCreateDeps } from './deps.js';
-import { readCapped } from '../net/read-capped.js';
 import { objectOf, taskFor, type CompiledTask, type TaskKind } from './spec.js';
-import { countTasksInFlight, insertTask, newTaskId } from './store.js';
+import { submitOperation } from './steps.js';
+import { countTasksInFlight, insertTask, newTaskId, type TaskRow } from './store.js';
 import { toTaskObject } from './wire.js';
 
 /** A reference image upload, and the whole form, stay within this many bytes. */
 const FORM_LIMIT = 25 * 1024 * 1024;
-const FORM_FIELDS = new Set(['model', 'prompt', 'seconds', 'size', 'input_reference', 'input_reference[file_id]', 'input_reference[image_url]']);
 
 export interface TaskEndpoint {
   kind: TaskKind;
@@ -51,31 +51,45 @@ function admitCreation(keyId: string): { before: number; end(): void } {
   };
 }
 
+/** Reference bytes a request holds in memory, released once its submit ends (or when the request ends without one). */
+class HeldBytes {
+  private readonly releases: (() => void)[] = [];
+  submitted = false;
+  constructor(private readonly budget: ReturnType<typeof bytesInFlight>) {}
+  readonly hold = (bytes: number): void => void this.releases.push(this.budget.hold(bytes));
+  readonly release = (): void => this.releases.splice(0).forEach((release) => release());
+  readonly releaseUnlessSubmitted = (): void => {
+    if (!this.submitted) this.release();
+  };
+}
+
 /** The official SDK sends videos as multipart: fields, and input_reference as a file part or `input_reference[file_id]`. */
-async function readForm(call: Call, hold: (bytes: number) => void): Promise<{ fields: Record<string, unknown>; upload?: ReferenceInput }> {
-  const fields: Record<string, unknown> = {};
-  let upload: ReferenceInput | undefined;
-  let used = 0;
-  for await (const part of namedParts(call.req)) {
-    if (part.type === 'file') {
-      if (part.fieldname !== 'input_reference' || upload) throw new ValidationError(`unexpected file field ${clientValue(part.fieldname)}; send one reference image as "input_reference"`, part.fieldname.slice(0, ECHO_LIMIT));
-      // Held against the process-wide budget as it arrives, until the task is submitted.
-      const bytes = await readCapped(part.file, FORM_LIMIT, () => new LimitError('a video request may carry at most 25 MiB', 'request_too_large', 'input_reference'), { used, hold });
-      used += bytes.length;
-      const contentType = await sniffContentType(bytes.subarray(0, SNIFF_BYTES));
-      if (!contentType?.startsWith('image/')) throw new UnsupportedMediaError('input_reference is not a PNG, JPEG, WebP or GIF image (the type is read from its bytes)', 'input_reference');
-      upload = { upload: { filename: part.filename || 'input_reference', contentType, bytes } };
-      continue;
-    }
-    if (!FORM_FIELDS.has(part.fieldname)) throw new ValidationError(`unknown field ${clientValue(part.fieldname)}`, part.fieldname.slice(0, ECHO_LIMIT));
-    const value = String(part.value);
-    used += value.length;
-    if (used > FORM_LIMIT) throw new LimitError('a video request may carry at most 25 MiB', 'request_too_large');
-    const nested = /^input_reference\[(file_id|image_url)\]$/.exec(part.fieldname);
+const formRules: FormRules = {
+  fields: new Set(['model', 'prompt', 'seconds', 'size', 'input_reference', 'input_reference[file_id]', 'input_reference[image_url]']),
+  file: (fieldname, images) =>
+    fieldname === 'input_reference' && !images.length ? fieldname : new ValidationError(`unexpected file field ${clientValue(fieldname)}; send one reference image as "input_reference"`, fieldname.slice(0, ECHO_LIMIT)),
+  keep(fields, name, value) {
+    const nested = /^input_reference\[(file_id|image_url)\]$/.exec(name);
     if (nested) fields.input_reference = { [nested[1]]: value };
-    else fields[part.fieldname] = value;
-  }
-  return { fields, upload };
+    else fields[name] = value;
+  },
+  budget: FORM_LIMIT,
+  tooLarge: (param) => new LimitError('a video request may carry at most 25 MiB', 'request_too_large', param),
+};
+
+interface TaskRequest {
+  fields: Record<string, unknown>;
+  upload?: ReferenceInput;
+  bytes: HeldBytes;
+}
+
+interface TaskPlan {
+  routes: ModelRoute[];
+  task: CompiledTask;
+  params: TaskParams;
+  request: TaskRequest;
+  /** The submit document, mapped in the inputs stage (before anything is reserved). */
+  document?: Record<string, unknown>;
 }
 
 function referenceOf(body: Record<string, unknown>, upload?: ReferenceInput): ReferenceInput | undefined {
@@ -90,8 +104,8 @@ function referenceOf(body: Record<string, unknown>, upload?: ReferenceInput): Re
 }
 
 /** Routes of the model whose protocol runs this kind of task on this route, with each one's task. */
-function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint): { routes: ModelRoute[]; tasks: Map<ModelRoute, CompiledTask> } {
-  const routes = resolveModel(call.config, call.body.model, endpoint.kind);
+function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint, body: Record<string, unknown>): { routes: ModelRoute[]; tasks: Map<ModelRoute, CompiledTask> } {
+  const routes = resolveModel(call.config, body.model, endpoint.kind);
   const tasks = new Map<ModelRoute, CompiledTask>();
   for (const route of routes) {
     const task = taskFor(call.config, route, { kind: endpoint.kind, route: endpoint.route });
@@ -101,102 +115,124 @@ function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint): { routes: ModelR
   return { routes, tasks };
 }
 
-export function taskCreateHandler(services: TaskCreateDeps, endpoint: TaskEndpoint): RouteHandler {
-  return async (req, reply) => {
-    const call = openCall(services, req, reply, 'tasks');
-    // Reference bytes this request holds in memory, released once its submit ends (or the request fails before it).
-    const budget = bytesInFlight(call.config.gateway.server.referenceBytesInFlight);
-    const releases: (() => void)[] = [];
-    const hold = (bytes: number) => void releases.push(budget.hold(bytes));
-    const releaseBytes = () => releases.splice(0).forEach((release) => release());
-    let submitted = false;
-    const creating = admitCreation(call.auth.keyId);
-    try {
-      // A key has at most tasks.maxInFlightPerKey tasks unfinished (those being created count too).
-      const options = tasksOptions(call.config);
-      if ((await countTasksInFlight(services.db, call.auth.keyId)) + creating.before >= options.maxInFlightPerKey) {
-        throw new RateLimitError(`this key has ${options.maxInFlightPerKey} tasks unfinished, the most it may; try again when one finishes`, 5);
-      }
-      // read: JSON, or the SDK's multipart form; either way checked against the one request schema.
-      let upload: ReferenceInput | undefined;
-      if (req.isMultipart()) {
-        const form = await readForm(call, hold);
-        call.body = form.fields;
-        upload = form.upload;
-      }
-      const validate = services.schemas.validator(endpoint.schema);
-      if (!validate(call.body)) throw schemaError(validate.errors![0]);
-      const body = call.body;
-      // resolve
-      const { routes, tasks } = resolveTaskRoutes(call, endpoint);
-      const route = routes[0];
-      const task = tasks.get(route)!;
-      const params: TaskParams = { prompt: String(body.prompt) };
-      if (body.seconds !== undefined) params.seconds = Number(body.seconds);
-      if (typeof body.size === 'string') params.size = body.size;
-      if (endpoint.kind === 'image') checkDeclaredSize(routes, params.size);
-      if (params.seconds !== undefined && params.seconds > maxSecondsOf(route)) throw new ValidationError(`seconds=${params.seconds}: model ${clientValue(route.model.id)} makes at most ${maxSecondsOf(route)} seconds`, 'seconds');
-      // inputs: the reference image, as the first route's submit operation takes it.
-      const reference = referenceOf(body, upload);
-      const multipart = route.protocol.operations[task.spec.submit.operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
-      const resolved = reference ? await resolveReference(call, reference, multipart ? 'bytes' : 'url', FORM_LIMIT, hold) : {};
-      // A JSON operation takes a URL: an uploaded image's bytes were refused above, nothing stays held.
-      if (!resolved.image) releaseBytes();
-      // map request, before anything is reserved (a mapping failure leaves nothing behind). Every known field is present
-      // (null when not sent), so Liquid's `size` of an absent field is never a key count.
-      const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: resolved.url ?? null };
-      const document = { ...(task.request({ model: route.model.upstream ?? route.model.id, body: scopeBody }) as Record<string, unknown>) };
-      if (resolved.image && task.spec.submit.reference) {
-        document[task.spec.submit.reference] = new File([referenceBlob(resolved.image)], resolved.image.filename, { type: resolved.image.contentType });
-      }
-      // estimate and reserve: the worst case over the routes, held for the task's whole lifetime.
-      const timeoutMs = timeoutMsOf(options, task.spec);
-      const estimate = Math.max(...routes.map((r) => taskEstimateMicros(r, endpoint.kind, params)));
-      const charge = await services.meter.begin({ auth: call.auth, route, requestId: req.id, estimateMicros: estimate, reservationTtlMs: timeoutMs + options.leaseMs });
-      const now = Date.now();
-      const submitMs = route.protocol.operations[task.spec.submit.operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
-      const row = {
-        id: newTaskId(endpoint.kind === 'video' ? 'video' : 'task', now),
-        workspace_id: call.auth.workspaceId,
-        key_id: call.auth.keyId,
-        object: objectOf(endpoint.kind),
-        task: task.name,
-        model: route.model.id,
-        channel: route.channel.id,
-        status: 'submitting' as const,
-        progress: null,
-        params: JSON.stringify(params),
-        upstream_id: null,
-        charge: JSON.stringify(charge.ref),
-        file_id: null,
-        archive_status: null,
-        provider_url: null,
-        error_code: null,
-        error_message: null,
-        cost_micros: null,
-        created_at: Math.floor(now / 1000),
-        completed_at: null,
-        deadline_at: now + timeoutMs,
-        next_poll_at: now,
-        poll_attempts: 0,
-        not_found_count: 0,
-        // Held by this process while it submits; if it dies, another fails the task once this runs out (never submits twice).
-        lease_owner: services.instanceId,
-        lease_until: now + submitMs + options.leaseMs,
-      };
-      try {
-        await insertTask(services.db, row);
-      } catch (err) {
-        await charge.release();
-        throw err;
-      }
-      services.tasks.submit({ row, routes: [route], task, document, done: releaseBytes });
-      submitted = true;
-      return toTaskObject(services, req, row);
-    } finally {
-      creating.end();
-      if (!submitted) releaseBytes();
-      call.dispose();
-    }
+/** read: a key has at most tasks.maxInFlightPerKey tasks unfinished (those being created count too); then JSON, or the SDK's form. */
+async function readTaskRequest(services: TaskCreateDeps, endpoint: TaskEndpoint, call: Call): Promise<TaskRequest> {
+  const creating = admitCreation(call.auth.keyId);
+  call.holdUntilDone(creating.end);
+  const bytes = new HeldBytes(bytesInFlight(call.config.gateway.server.referenceBytesInFlight));
+  call.holdUntilDone(bytes.releaseUnlessSubmitted);
+  const options = tasksOptions(call.config);
+  if ((await countTasksInFlight(services.db, call.auth.keyId)) + creating.before >= options.maxInFlightPerKey) {
+    throw new RateLimitError(`this key has ${options.maxInFlightPerKey} tasks unfinished, the most it may; try again when one finishes`, 5);
+  }
+  const parts = call.parts();
+  let fields = call.body;
+  let upload: ReferenceInput | undefined;
+  if (parts) {
+    // Uploaded bytes are held against the process-wide budget as they arrive, until the task is submitted.
+    const form = await readForm(parts, formRules, bytes.hold);
+    fields = form.fields;
+    const image = form.images[0];
+    if (image) upload = { upload: { filename: image.filename, contentType: image.contentType, bytes: image.bytes } };
+  }
+  const validate = services.schemas.validator(endpoint.schema);
+  if (!validate(fields)) throw schemaError(validate.errors![0]);
+  return { fields, upload, bytes };
+}
+
+function resolveTask(call: Call, endpoint: TaskEndpoint, request: TaskRequest): TaskPlan {
+  const body = request.fields;
+  const { routes, tasks } = resolveTaskRoutes(call, endpoint, body);
+  const route = routes[0];
+  const params: TaskParams = { prompt: String(body.prompt) };
+  if (body.seconds !== undefined) params.seconds = Number(body.seconds);
+  if (typeof body.size === 'string') params.size = body.size;
+  if (endpoint.kind === 'image') checkDeclaredSize(routes, params.size);
+  if (params.seconds !== undefined && params.seconds > maxSecondsOf(route)) throw new ValidationError(`seconds=${params.seconds}: model ${clientValue(route.model.id)} makes at most ${maxSecondsOf(route)} seconds`, 'seconds');
+  return { routes, task: tasks.get(route)!, params, request };
+}
+
+/** inputs: the reference image as the first route's submit operation takes it, then the submit document mapped. */
+async function mapSubmit(call: Call, plan: TaskPlan): Promise<void> {
+  const { task, params, request } = plan;
+  const route = plan.routes[0];
+  const body = request.fields;
+  const reference = referenceOf(body, request.upload);
+  // The submit operation `submit.choose` picks (stored on the task for the poll to follow), as its encoding takes the image.
+  const named = reference && ('named' in reference ? reference.named : reference.upload.filename);
+  const upstreamModel = route.model.upstream ?? route.model.id;
+  const operation = submitOperation(task, route, { model: upstreamModel, body: { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: named ?? null } });
+  if (operation !== task.spec.submit.operation) params.operation = operation;
+  const multipart = route.protocol.operations[operation]?.encoding === 'multipart' && !!task.spec.submit.reference;
+  const inline = task.spec.submit.inline === true;
+  const resolved = reference ? await resolveReference(call, reference, multipart || inline ? 'bytes' : 'url', FORM_LIMIT, request.bytes.hold) : {};
+  // A JSON operation takes a URL: an uploaded image's bytes were refused above, nothing stays held.
+  if (!resolved.image) request.bytes.release();
+  // Every known field is present (null when not sent), so Liquid's `size` of an absent field is never a key count.
+  const scopeBody = { model: body.model, prompt: params.prompt, seconds: body.seconds ?? null, size: params.size ?? null, input_reference: inline && resolved.image ? await inlineImage(resolved.image) : (resolved.url ?? null) };
+  const document = { ...(task.request({ model: upstreamModel, body: scopeBody, operation }) as Record<string, unknown>) };
+  if (resolved.image && task.spec.submit.reference) {
+    document[task.spec.submit.reference] = new File([referenceBlob(resolved.image)], resolved.image.filename, { type: resolved.image.contentType });
+  }
+  plan.document = document;
+}
+
+/** The task's row: submitting, its charge, leased to this process while it submits. */
+function taskRow(services: TaskCreateDeps, call: Call, kind: TaskKind, plan: TaskPlan, charge: Charge): TaskRow {
+  const options = tasksOptions(call.config);
+  const route = plan.routes[0];
+  const now = Date.now();
+  const submitMs = route.protocol.operations[plan.params.operation ?? plan.task.spec.submit.operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
+  return {
+    id: newTaskId(kind === 'video' ? 'video' : 'task', now),
+    workspace_id: call.auth.workspaceId,
+    key_id: call.auth.keyId,
+    object: objectOf(kind),
+    task: plan.task.name,
+    model: route.model.id,
+    channel: route.channel.id,
+    status: 'submitting',
+    progress: null,
+    params: JSON.stringify(plan.params),
+    upstream_id: null,
+    charge: JSON.stringify(charge.ref),
+    file_id: null,
+    archive_status: null,
+    provider_url: null,
+    error_code: null,
+    error_message: null,
+    cost_micros: null,
+    created_at: Math.floor(now / 1000),
+    completed_at: null,
+    deadline_at: now + timeoutMsOf(options, plan.task.spec),
+    next_poll_at: now,
+    poll_attempts: 0,
+    not_found_count: 0,
+    // Held by this process while it submits; if it dies, another fails the task once this runs out (never submits twice).
+    lease_owner: services.instanceId,
+    lease_until: now + submitMs + options.leaseMs,
+  };
+}
+
+/** execute: the row is written and the submit starts in the background; the charge goes with the task. */
+async function createTask(services: TaskCreateDeps, kind: TaskKind, call: Call, plan: TaskPlan, charge: Charge): Promise<ChargeHandedOver> {
+  const row = taskRow(services, call, kind, plan, charge);
+  await insertTask(services.db, row);
+  const { bytes } = plan.request;
+  services.tasks.submit({ row, routes: [plan.routes[0]], task: plan.task, document: plan.document!, done: bytes.release });
+  bytes.submitted = true;
+  return new ChargeHandedOver(await toTaskObject(services, call.baseUrl(), row));
+}
+
+/** The dialect of a task route: `endpoint` names the kind (and a family route's path) and the request schema. */
+export function taskDialect(services: TaskCreateDeps, endpoint: TaskEndpoint): Dialect<TaskPlan, TaskRequest> {
+  return {
+    read: (call) => readTaskRequest(services, endpoint, call),
+    resolve: (call, request) => resolveTask(call, endpoint, request),
+    inputs: mapSubmit,
+    // The worst case over the routes, held for the task's whole lifetime.
+    estimate: (_call, plan) => Math.max(...plan.routes.map((r) => taskEstimateMicros(r, endpoint.kind, plan.params))),
+    reservationMs: (call, plan) => timeoutMsOf(tasksOptions(call.config), plan.task.spec) + tasksOptions(call.config).leaseMs,
+    execute: (call, plan, charge) => createTask(services, endpoint.kind, call, plan, charge),
   };
 }

@@ -5,6 +5,7 @@ import type { Meter } from '../billing/charge.js';
 import type { FileStore, ServerConfig } from '../files/file-store.js';
 import type { RemoteFetcher } from '../net/remote-fetch.js';
 import type { PipelineDeps, SnapshotSource } from '../pipeline/deps.js';
+import type { Db } from '../store/db.js';
 import type { Submission } from './submission.js';
 import type { TaskRow } from './store.js';
 
@@ -16,6 +17,11 @@ export interface TaskQueue {
   pollNow(row: TaskRow): Promise<void>;
 }
 
+/** Told when a task ends (completed or failed), inside the transaction that writes its final status: both land or neither. */
+export interface TaskEvents {
+  taskFinished(db: Db, task: TaskRow): Promise<void>;
+}
+
 /** What the runner uses: the snapshot, the lease table and file store, the remote fetcher, the meter and a logger. */
 export interface TaskRunnerDeps extends FileStore, ServerConfig {
   runtime: SnapshotSource;
@@ -24,6 +30,8 @@ export interface TaskRunnerDeps extends FileStore, ServerConfig {
   /** This process among the replicas: the owner name of the leases it takes. */
   instanceId: string;
   log: Logger;
+  /** Told of each task that ends (webhooks). */
+  events?: TaskEvents;
 }
 
 /** What task creation uses: the pipeline's needs, the runner and the lease owner name. */

@@ -1,7 +1,7 @@
 // A video's `input_reference`: an uploaded file part, a file of the workspace, a signed file URL of this gateway (within its
 // hour), or an https URL. A multipart operation gets the image bytes as a file part; a JSON operation gets a URL.
 import { clientValue, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../errors.js';
-import { findFile, isFileId, publicBaseUrl, signContentUrl } from '../files/index.js';
+import { findFile, isFileId, signContentUrl } from '../files/index.js';
 import { findLiveFileById, type FileRow } from '../files/repository.js';
 import type { Call } from '../pipeline/call.js';
 
@@ -37,7 +37,7 @@ async function readFile(call: Call, row: FileRow, maxBytes: number, hold: (bytes
 async function ownSignedFile(call: Call, url: URL): Promise<FileRow | undefined> {
   const id = signedPath.exec(url.pathname)?.[1];
   const token = url.searchParams.get('token');
-  if (!id || !token || url.origin !== new URL(publicBaseUrl(call.services, call.req)).origin) return undefined;
+  if (!id || !token || url.origin !== new URL(call.baseUrl()).origin) return undefined;
   call.services.files.signer.verify(id, token);
   const row = await findLiveFileById(call.services.db, id);
   if (!row) throw new NotFoundError(`no file ${clientValue(id)}`, 'file_not_found');
@@ -60,7 +60,7 @@ export async function resolveReference(call: Call, input: ReferenceInput, as: 'b
     if (!row) throw new NotFoundError(`no file ${clientValue(named)} in this workspace`, 'file_not_found');
     if (as === 'bytes') return { image: await readFile(call, row, maxBytes, hold) };
     if (!row.content_type.startsWith('image/')) throw new UnsupportedMediaError(`file ${clientValue(named)} is ${row.content_type}, not an image`, 'input_reference');
-    return { url: signContentUrl(services, row.id, publicBaseUrl(services, call.req)).url };
+    return { url: signContentUrl(services, row.id, call.baseUrl()).url };
   }
   let url: URL;
   try {
@@ -76,4 +76,10 @@ export async function resolveReference(call: Call, input: ReferenceInput, as: 'b
   hold(maxBytes);
   const { bytes, contentType } = await services.remote.fetchImage(url.href, maxBytes, call.signal);
   return { image: { filename: 'input_reference', contentType, bytes } };
+}
+
+/** The image inline, for a JSON API that takes its bytes (`submit.inline`): base64 and the type read from the bytes. */
+export async function inlineImage(image: ReferenceImage): Promise<{ base64: string; mime_type: string }> {
+  const bytes = image.bytes ?? Buffer.from(await image.blob!.arrayBuffer());
+  return { base64: bytes.toString('base64'), mime_type: image.contentType };
 }

@@ -1,30 +1,31 @@
-// The task runner: submits each task once in the background, then polls due tasks under a lease on their row (one process
-// per task, whichever replica), backs off, tolerates 408/425/429/5xx, fails after repeated 404s or the timeout, archives
-// the result and settles the task's charge once (release on failure). Started and stopped with the services.
+// The task runner: submits each task once, then polls due tasks under a lease on their row (one process per task), backs
+// off, tolerates 408/425/429/5xx, fails on repeated 404s or the timeout, archives the result and settles the charge once.
 import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
-import type { Upstreams } from '../engine/upstream.js';
+import type { Snapshot } from '../runtime.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { Deadline } from '../net/deadline.js';
-import { readAnswer } from './read-answer.js';
-import { toFormData } from '../pipeline/send.js';
+import { detachedCall } from '../pipeline/core.js';
+import { readJsonObject } from '../pipeline/decode.js';
+import { send } from '../pipeline/send.js';
 import type { TaskQueue, TaskRunnerDeps } from './deps.js';
 import type { Submission } from './submission.js';
 import { archiveTaskResult } from './archive.js';
+import { pollOnce, readSubmitAnswer } from './calls.js';
+import { taskScope, type TaskScope } from './steps.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
 import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
+import { MAX_TEXT, progressOf, text } from './answer-text.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
+import { finishLeasedTask } from './finish.js';
 
 export type { Submission } from './submission.js';
 
 const TOLERATED = new Set([408, 425, 429]);
-const MAX_TEXT = 300;
-const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback).slice(0, MAX_TEXT);
 
 export class TaskRunner implements TaskQueue {
   private timer?: NodeJS.Timeout;
@@ -94,39 +95,28 @@ export class TaskRunner implements TaskQueue {
     void this.track(this.runSubmit(submission));
   }
 
-  /** The deadline of one upstream call, body included, held by its timer; the caller clears it when the call ends. */
-  private deadlineFor(route: ModelRoute, operation: string): Deadline {
-    return new Deadline(route.protocol.operations[operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs, this.abort.signal);
-  }
-
+  /**
+   * Sends the task once through the pipeline's send and decode (the channel's deadline, retries and breaker); its answer
+   * names the upstream task and moves it to queued, or to failed.
+   */
   private async runSubmit({ row, routes, task, document, done }: Submission): Promise<void> {
     const held = this.services.runtime.hold();
-    const deadlines: Deadline[] = [];
+    const call = detachedCall(held.snapshot, this.abort.signal);
     try {
-      const operation = task.spec.submit.operation;
-      const { route, response } = await held.snapshot.upstreams.sendFirst(routes, (route) => {
-        const op = route.protocol.operations[operation];
-        const multipart = op?.encoding === 'multipart';
-        return {
-          operation,
-          body: multipart ? toFormData(document) : JSON.stringify(document),
-          headers: (multipart ? {} : { 'content-type': 'application/json' }) as Record<string, string>,
-          signal: deadlines[deadlines.push(this.deadlineFor(route, operation)) - 1].signal,
-        };
-      });
-      const answer = await readAnswer(response.body, route.channel.id);
-      const upstreamId = task.id({ answer });
-      if ((typeof upstreamId !== 'string' && typeof upstreamId !== 'number') || String(upstreamId).length === 0 || String(upstreamId).length > 256) {
-        this.log.warn({ task: row.id, channel: route.channel.id }, 'the upstream accepted a task but named no usable task id');
-        await this.fail(row, 'upstream_malformed', `channel "${route.channel.id}" answered without a task id`);
-        return;
+      const operation = taskScope(task, row).operation;
+      // Never retried blindly: the upstream may have made the task before its answer failed.
+      const sent = await send(call, routes, () => ({ operation, document, headers: task.spec.submit.headers, once: true }));
+      const { route } = sent, outcome = readSubmitAnswer(task, route, row, await readJsonObject(sent));
+      if (!('upstreamId' in outcome)) {
+        this.log.warn({ task: row.id, channel: route.channel.id, code: outcome.code }, 'the upstream did not accept the task');
+        return await this.fail(row, outcome.code, sanitizeUpstreamMessage(outcome.message, route));
       }
-      const options = this.options;
       await updateLeasedTask(this.services.db, row.id, this.owner, {
         status: 'queued',
-        upstream_id: String(upstreamId),
+        upstream_id: outcome.upstreamId,
+        ...(outcome.saved && { params: JSON.stringify({ ...(JSON.parse(row.params) as TaskParams), saved: outcome.saved }) }),
         channel: route.channel.id,
-        next_poll_at: Date.now() + pollDelayMs(options, task.spec, 0),
+        next_poll_at: Date.now() + pollDelayMs(this.options, task.spec, 0),
       });
     } catch (err) {
       // Submitted once: whatever went wrong, the task is not sent again, and nothing is billed.
@@ -134,7 +124,7 @@ export class TaskRunner implements TaskQueue {
       this.log.warn({ err, task: row.id }, 'submitting a task failed');
       await this.fail(row, error?.code ?? 'submit_failed', error?.expose ? error.message : 'the task could not be submitted upstream');
     } finally {
-      for (const deadline of deadlines) deadline.clear();
+      call.dispose();
       done?.();
       held.release();
     }
@@ -147,7 +137,7 @@ export class TaskRunner implements TaskQueue {
     const held = this.services.runtime.hold();
     let archiving: Promise<void> | undefined;
     try {
-      archiving = (await this.poll(row, held.snapshot.config, held.snapshot.upstreams))?.archiving;
+      archiving = (await this.poll(row, held.snapshot))?.archiving;
     } catch (err) {
       this.log.error({ err, task: id }, 'polling a task failed');
       await this.reschedule(row, {}).catch(() => undefined);
@@ -158,7 +148,8 @@ export class TaskRunner implements TaskQueue {
     }
   }
 
-  private async poll(row: TaskRow, config: LoadedConfig, upstreams: Upstreams): Promise<{ archiving: Promise<void> } | void> {
+  private async poll(row: TaskRow, snapshot: Snapshot): Promise<{ archiving: Promise<void> } | void> {
+    const { config } = snapshot;
     // Its submitter died before the upstream answered: the task cannot be known to exist upstream, and is never sent twice.
     if (row.status === 'submitting') return this.fail(row, 'submit_interrupted', 'the gateway stopped while submitting the task');
     if (Date.now() > row.deadline_at) return this.fail(row, 'task_timeout', 'the task did not finish in time');
@@ -166,10 +157,14 @@ export class TaskRunner implements TaskQueue {
     const task = route && taskNamed(config, route, row.task);
     if (!route || !task) return this.fail(row, 'channel_unavailable', `model "${row.model}" is no longer served by the channel that runs this task`);
     let answer: unknown;
-    const deadline = this.deadlineFor(route, task.spec.poll.operation);
+    let scope: { answer: unknown; task: TaskScope };
+    const call = detachedCall(snapshot, this.abort.signal);
     try {
-      const response = await upstreams.send(route, { operation: task.spec.poll.operation, pathScope: { upstream_id: row.upstream_id }, signal: deadline.signal });
-      answer = await readAnswer(response.body, route.channel.id);
+      const polled = await pollOnce(call, task, route, row);
+      scope = { answer: (answer = polled.answer), task: polled.scope };
+      // The upstream refused in a 2xx answer: "slow down" is polled again after the back-off, anything else fails the task.
+      if (polled.refusal?.retry) return this.reschedule(row, {});
+      if (polled.refusal) return this.fail(row, polled.refusal.code, sanitizeUpstreamMessage(polled.refusal.message, route));
     } catch (err) {
       if (!isUpstreamTrouble(err)) return this.failOnFault(row, err, 'polling');
       const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
@@ -183,9 +178,8 @@ export class TaskRunner implements TaskQueue {
       const retryAfter = err instanceof GatewayError ? Number(err.headers['retry-after']) * 1000 : NaN;
       return this.reschedule(row, {}, Number.isFinite(retryAfter) ? retryAfter : 0);
     } finally {
-      deadline.clear();
+      call.dispose();
     }
-    const scope = { answer };
     let word: unknown;
     let progress: number | undefined;
     let error: { code?: unknown; message?: unknown } = {};
@@ -207,7 +201,7 @@ export class TaskRunner implements TaskQueue {
     }
     if (status === 'completed') {
       // The archive may take a while (up to 512 MiB): it runs on, under the renewed lease, while status requests answer.
-      return { archiving: this.complete(row, route, task, answer, upstreams) };
+      return { archiving: this.complete(row, route, task, scope, snapshot) };
     }
     await this.reschedule(row, { status, progress: progress ?? row.progress });
   }
@@ -230,7 +224,7 @@ export class TaskRunner implements TaskQueue {
    * one that lapsed anyway is admitted again for what the caps still allow. A result whose bytes could not be obtained and
    * that has no provider URL the client could use instead fails the task: nothing is billed for what nobody can get.
    */
-  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, answer: unknown, upstreams: Upstreams): Promise<void> {
+  private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, polled: { answer: unknown; task: TaskScope }, snapshot: Snapshot): Promise<void> {
     const { leaseMs, archiveMaxBytes, archiveGraceMs } = this.options;
     const reservationMs = 3 * leaseMs;
     const charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef);
@@ -244,7 +238,7 @@ export class TaskRunner implements TaskQueue {
       renewing = renewing.then(() => charge.renew(reservationMs)).catch(() => undefined);
     }, Math.max(50, leaseMs / 3));
     try {
-      const archived = await archiveTaskResult(this.services, upstreams, route, task, row, answer, archiveMaxBytes, deadline);
+      const archived = await archiveTaskResult(this.services, snapshot, route, task, row, polled, archiveMaxBytes, deadline);
       clearInterval(renew);
       await renewing;
       if (lost) return;
@@ -262,12 +256,12 @@ export class TaskRunner implements TaskQueue {
       const ref = charge.ref;
       const params = JSON.parse(row.params) as TaskParams;
       const kind = task.spec.kind;
-      const units = unitsOf(kind, task.usage?.({ answer }));
+      const units = unitsOf(kind, task.usage?.(archived.scope ?? polled));
       // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
       const outcome =
-        units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units, route });
+        units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units: units.count, route });
       const costMicros = outcome.charged ? outcome.chargedMicros : Math.min(ref.amountMicros, units === undefined ? ref.amountMicros : taskCostMicros(route, kind, units, params.size));
-      await updateLeasedTask(this.services.db, row.id, this.owner, {
+      await finishLeasedTask(this.services, row.id, this.owner, {
         status: 'completed',
         progress: 100,
         file_id: archived.fileId ?? null,
@@ -296,17 +290,11 @@ export class TaskRunner implements TaskQueue {
   /** Fails the task: its charge is released (nothing billed), the reason kept. */
   private async fail(row: TaskRow, code: string, message: string, charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef)): Promise<void> {
     await charge.release();
-    await updateLeasedTask(this.services.db, row.id, this.owner, {
+    await finishLeasedTask(this.services, row.id, this.owner, {
       status: 'failed',
       error_code: code.slice(0, 100),
       error_message: message.slice(0, MAX_TEXT),
       completed_at: Math.floor(Date.now() / 1000),
     });
   }
-}
-
-/** Progress in whole percent, or undefined when the upstream gave none usable. */
-function progressOf(value: unknown): number | undefined {
-  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  return typeof n === 'number' && Number.isFinite(n) ? Math.max(0, Math.min(100, Math.round(n))) : undefined;
 }

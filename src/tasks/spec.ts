@@ -19,6 +19,14 @@ export interface CompiledTask {
   url?: Renderer;
   base64?: Renderer;
   usage?: Renderer;
+  /** The success check of a 2xx answer (`failure`). */
+  failure?: Renderer;
+  chooseSubmit?: Renderer;
+  save?: Renderer;
+  choosePoll?: Renderer;
+  pollUrl?: Renderer;
+  stepParams?: Renderer;
+  downloadUrl?: Renderer;
 }
 
 const compiled = new WeakMap<TaskSpec, CompiledTask>();
@@ -42,6 +50,13 @@ function compile(config: LoadedConfig, protocol: ProtocolConfig, name: string, s
     url: optional(spec.result.url, 'result/url'),
     base64: optional(spec.result.base64, 'result/base64'),
     usage: optional(spec.result.usage, 'result/usage'),
+    failure: optional(spec.failure, 'failure'),
+    chooseSubmit: optional(spec.submit.choose, 'submit/choose'),
+    save: optional(spec.submit.save, 'submit/save'),
+    choosePoll: optional(spec.poll.choose, 'poll/choose'),
+    pollUrl: optional(spec.poll.url, 'poll/url'),
+    stepParams: optional(spec.result.step?.params, 'result/step/params'),
+    downloadUrl: optional(spec.result.download?.url, 'result/download/url'),
   };
   compiled.set(spec, task);
   return task;

@@ -11,7 +11,7 @@ import type { TaskRow } from './store.js';
 import type { Db } from '../store/database.js';
 
 /** What a task's wire object needs: the task and file rows, and the signer and address of its content link. */
-type TaskObjectDeps = ServerConfig & { db: Db; files: FileSettings };
+export type TaskObjectDeps = ServerConfig & { db: Db; files: FileSettings };
 
 /** When each archived file expires, for the files that still have a row. */
 async function fileExpiries(db: Db, rows: readonly TaskRow[]): Promise<Map<string, number>> {
@@ -21,21 +21,29 @@ async function fileExpiries(db: Db, rows: readonly TaskRow[]): Promise<Map<strin
   return new Map(files.map((f) => [f.id, Number(f.expires_at)]));
 }
 
+/** Where a task's content link points: the gateway's address as the request reached it (or that address, worked out already). */
+type LinkBase = FastifyRequest | string;
+
 /** Tasks as clients see them, each archived file checked: one query for the lot. */
-export async function toTaskObjects(services: TaskObjectDeps, req: FastifyRequest, rows: readonly TaskRow[]): Promise<Record<string, unknown>[]> {
+export async function toTaskObjects(services: TaskObjectDeps, req: LinkBase, rows: readonly TaskRow[]): Promise<Record<string, unknown>[]> {
+  return toTaskObjectsAt(services, typeof req === 'string' ? req : publicBaseUrl(services, req), rows);
+}
+
+/** The same, with signed links on `baseUrl` (no request at hand: a webhook event). */
+export async function toTaskObjectsAt(services: TaskObjectDeps, baseUrl: string, rows: readonly TaskRow[]): Promise<Record<string, unknown>[]> {
   const expiries = await fileExpiries(services.db, rows);
   const now = Math.floor(Date.now() / 1000);
-  return rows.map((row) => taskObject(services, req, row, (id) => {
+  return rows.map((row) => taskObject(services, baseUrl, row, (id) => {
     const expires = expiries.get(id);
     return expires === undefined ? (row.archive_status === 'expired' ? 'expired' : 'deleted') : expires <= now ? 'expired' : 'archived';
   }));
 }
 
-export async function toTaskObject(services: TaskObjectDeps, req: FastifyRequest, row: TaskRow): Promise<Record<string, unknown>> {
+export async function toTaskObject(services: TaskObjectDeps, req: LinkBase, row: TaskRow): Promise<Record<string, unknown>> {
   return (await toTaskObjects(services, req, [row]))[0];
 }
 
-function taskObject(services: TaskObjectDeps, req: FastifyRequest, row: TaskRow, fileState: (id: string) => 'archived' | 'expired' | 'deleted'): Record<string, unknown> {
+function taskObject(services: TaskObjectDeps, baseUrl: string, row: TaskRow, fileState: (id: string) => 'archived' | 'expired' | 'deleted'): Record<string, unknown> {
   const params = JSON.parse(row.params) as TaskParams;
   const task: Record<string, unknown> = {
     id: row.id,
@@ -52,7 +60,7 @@ function taskObject(services: TaskObjectDeps, req: FastifyRequest, row: TaskRow,
   if (row.status === 'completed') {
     const state = row.file_id ? fileState(row.file_id) : undefined;
     task.file_id = row.file_id;
-    task.url = row.file_id && state === 'archived' ? signContentUrl(services, row.file_id, publicBaseUrl(services, req)).url : null;
+    task.url = row.file_id && state === 'archived' ? signContentUrl(services, row.file_id, baseUrl).url : null;
     task.archive_status = state ?? row.archive_status;
     if (row.provider_url) task.provider_url = row.provider_url;
     if (row.archive_status === 'failed' && row.error_message) task.archive_error = row.error_message;

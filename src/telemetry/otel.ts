@@ -214,9 +214,9 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
       };
     },
 
-    async reserve(call: Call, route: ModelRoute, estimateMicros: number): Promise<Charge> {
-      const begin = () => call.services.meter.begin({ auth: call.auth, route, requestId: call.req.id, estimateMicros });
-      const traced = traceOf(call.req);
+    async reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge> {
+      const begin = () => call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, reservationTtlMs });
+      const traced = traceOf(call.carrier as FastifyRequest);
       if (!traced) return begin();
       const genAi: Record<string, string | number> = {
         'gen_ai.operation.name': operationOfKind[route.model.kind] ?? route.model.kind,

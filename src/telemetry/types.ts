@@ -26,7 +26,7 @@ export interface Tracing {
   /** The route's handler inside the request span's context, so the upstream call's span (undici) is its child. */
   handler(handler: RouteHandler): RouteHandler;
   /** The reservation inside a `reserve` span; the charge it returns settles inside a `settle` span. */
-  reserve(call: Call, route: ModelRoute, estimateMicros: number): Promise<Charge>;
+  reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge>;
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
   shutdown(): Promise<void>;

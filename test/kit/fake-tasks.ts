@@ -126,13 +126,13 @@ export function installOpenAIVideos(upstream: FakeUpstream, script: Partial<Task
   return fake;
 }
 
-/** POST .../text_to_image and .../image_to_video, GET .../tasks/{id}, and GET /outputs/{id} serving the results. */
+/** POST .../text_to_image, .../text_to_video and .../image_to_video, GET .../tasks/{id}, and GET /outputs/{id} serving the results. */
 export function installRunwayTasks(upstream: FakeUpstream, script: Partial<TaskScript> = {}): FakeTasks {
   const fake = tracker({ resultBytes: 2048, ...script });
   const kinds = new Map<string, 'image' | 'video'>();
   let next = 0;
   upstream.route(async (req, res) => {
-    const create = /\/(text_to_image|image_to_video)$/.exec(req.path);
+    const create = /\/(text_to_image|image_to_video|text_to_video)$/.exec(req.path);
     if (req.method === 'POST' && create) {
       fake.creates++;
       const id = `0000-task-${++next}`;

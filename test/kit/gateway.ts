@@ -31,6 +31,8 @@ async function dropSchema(schema: string): Promise<void> {
 export interface TestGatewayOptions {
   /** Channel files: name -> YAML text. */
   channels: Record<string, string>;
+  /** Protocol files besides the shipped ones: file name -> YAML text (an operator's protocol under test). */
+  protocols?: Record<string, string>;
   /** Extra top-level config YAML appended to the generated config. */
   extraConfig?: string;
   /** Extra YAML lines inside the `storage:` section (indented two spaces), e.g. a `blobs:` block. */
@@ -64,6 +66,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   const dir = mkdtempSync(join(tmpdir(), 'gateway-test-'));
   mkdirSync(join(dir, 'channels'));
   cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
+  for (const [name, text] of Object.entries(options.protocols ?? {})) writeFileSync(join(dir, 'channels', 'protocols', name), text);
   for (const [name, text] of Object.entries(options.channels)) writeFileSync(join(dir, 'channels', name.endsWith('.yaml') ? name : `${name}.yaml`), text);
   // GATEWAY_TEST_DATABASE=postgres runs the suite's storage on PostgreSQL (DATABASE_URL), one fresh schema per gateway.
   const schema = testDatabase === 'postgres' ? `gw_${randomUUID().replace(/-/g, '').slice(0, 16)}` : undefined;

@@ -8,10 +8,10 @@ export function tasksConfig(fake: FakeUpstream, extra = ''): string {
   return `tasks:\n${tick}  leaseSeconds: 1\n  poll: { firstSeconds: 0.01, maxSeconds: 0.03 }\n${extra}network:\n  allowHosts: ["${host}"]\n`;
 }
 
-/** A video channel on the OpenAI protocol: sora-2 at 0.10 USD a second, at most 12 seconds. */
+/** A video channel on the OpenAI-compatible videos protocol: sora-2 at 0.10 USD a second, at most 12 seconds. */
 export function openaiVideoChannel(baseUrl: string): string {
   return `id: oa-video
-protocol: openai-chat
+protocol: openai-videos
 baseUrl: ${baseUrl}/v1
 models:
   - id: sora-2

@@ -77,6 +77,7 @@ export interface GatewayConfigSchema {
   storage: StorageConfig;
   tasks: TasksConfig;
   telemetry: TelemetryConfig;
+  webhooks: WebhooksConfig;
 }
 /**
  * The admin API (/admin/v1): who may call it besides a workspace owner's dashboard session. Tokens are kept as their SHA-256 only, like API keys; `npm run admin -- admin-token create --id NAME` makes a token and prints the entry to add here. The API's endpoints (workspaces, keys, caps on one model, users, usage, audit, reload) are documented in its OpenAPI document at /admin/v1/openapi.json and in the README.
@@ -358,7 +359,7 @@ export interface ServerConfig {
    */
   bodyLimitBytes: number;
   /**
-   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (64 MiB).
+   * Largest JSON answer an upstream may give a pipeline call (chat, messages, Responses, evaluate, images, a task's submit and status), read while it arrives: a larger one is refused with 502 upstream_malformed and the request charged its reservation (a task's submit fails it, a status answer is polled again) (64 MiB).
    */
   upstreamAnswerMaxBytes: number;
   /**
@@ -501,6 +502,49 @@ export interface TelemetryConfig {
   captureContent: boolean;
 }
 /**
+ * Task webhooks (video.completed, video.failed, image.completed, image.failed) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/webhooks".
+ */
+export interface WebhooksConfig {
+  /**
+   * How often each process looks for due deliveries.
+   */
+  tickMilliseconds: number;
+  /**
+   * How long a process holds a delivery it sends (at least the attempt's timeout plus 5 seconds); a crashed holder's deliveries are sent again after this, under the same webhook-id.
+   */
+  leaseSeconds: number;
+  /**
+   * Due deliveries claimed per look.
+   */
+  batchSize: number;
+  /**
+   * One attempt, from connecting to the end of the answer; slower counts as a failed attempt.
+   */
+  timeoutSeconds: number;
+  /**
+   * Bytes of the receiver's answer read and kept (as the delivery's last_error on a failure); the rest is discarded unread.
+   */
+  maxAnswerBytes: number;
+  /**
+   * Attempts before a delivery is marked failed.
+   */
+  maxAttempts: number;
+  /**
+   * Wait before the 2nd, 3rd, ... attempt (the Standard Webhooks example schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h); the last entry repeats. Each wait gets up to 10% random jitter, and is at least a 429 or 503 answer's retry-after.
+   *
+   * @minItems 1
+   * @maxItems 20
+   */
+  retrySeconds: number[];
+  /**
+   * After a secret is rotated, deliveries are signed with the old secret as well as the new one for this long (two signatures in webhook-signature), so receivers can switch without losing events.
+   */
+  rotationGraceSeconds: number;
+}
+/**
  * One upstream provider: where it is, how it is reached and which models it serves at what price.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -525,6 +569,9 @@ export interface ChannelSchema {
    * Among channels serving a fallback model, lower is tried first.
    */
   priority: number;
+  /**
+   * The provider key, read from the environment; a channel whose variables are not set starts disabled and says which one is missing. Omit it for a keyless upstream (a local server such as Ollama): no auth header is sent and the channel serves as `enabled` says (channels/ollama.yaml reads it from the environment). The base URL is the operator's own and is not subject to network.allowHosts; URLs the upstream answers with are.
+   */
   credential?: {
     /**
      * Environment variable holding the provider key (`credential` in the protocol's auth and header templates).
@@ -837,6 +884,15 @@ export interface ProtocolTasks {
   [k: string]: TaskSpec;
 }
 /**
+ * Headers sent with this step's call only (e.g. an async switch on create), beside the protocol's and the channel's. They may not name the auth header, content-type or content-length.
+ *
+ * This interface was referenced by `ProtocolTasks`'s JSON-Schema
+ * via the `definition` "headers".
+ */
+export interface ProtocolTasksHeaders {
+  [k: string]: string;
+}
+/**
  * One task: submitted once, polled with back-off until its statusMap says completed or failed, its result archived and billed. Every operation it names must be declared under the protocol's `operations` (check-config says where one is not).
  *
  * This interface was referenced by `ProtocolTasks`'s JSON-Schema
@@ -855,15 +911,28 @@ export interface TaskSpec {
    * A task not finished this long after creation fails (nothing billed); its reservation holds budget this long. The gateway config's tasks.timeoutSeconds overrides it.
    */
   timeoutSeconds: number;
+  /**
+   * The success check of an HTTP 2xx answer, applied to every JSON answer of the task (submit, poll, result step): null when the answer is a success, else {code, message, retry}. A refused submit fails the task (never sent again); a refused poll with retry true is polled again after the back-off, without it the task fails. Scope: answer, task (on submit: the task as created, without upstream_id).
+   */
+  failure?: unknown;
   submit: {
     /**
-     * Operation (under `operations`) that creates the upstream task; called once, never retried blindly.
+     * Operation (under `operations`) that creates the upstream task; called once, never retried blindly. The default when `choose` is absent or yields null.
      */
     operation: string;
     /**
-     * Mapping to the submitted document. Scope: model (the upstream model id), body (the client's request fields, every known field present and null when not sent, so `body.size` never reads Liquid's key count; `input_reference` is a URL, or null when it travels as a file part).
+     * Mapping to the name of the operation that creates this task (e.g. text or image to video), or null for `operation`; every literal name in it must be a declared operation. The choice is stored on the task as task.operation. Scope: as request.
+     */
+    choose?: unknown;
+    headers?: ProtocolTasksHeaders;
+    /**
+     * Mapping to the submitted document. Scope: model (the upstream model id), body (the client's request fields, every known field present and null when not sent, so `body.size` never reads Liquid's key count; `input_reference` is a URL, or null when it travels as a file part), operation (the operation chosen).
      */
     request: unknown;
+    /**
+     * The reference image (input_reference) is read (at most 25 MiB) and given to the request mapping as body.input_reference = {base64, mime_type}, for a JSON API that takes the image's bytes inline (Veo's bytesBase64Encoded).
+     */
+    inline: boolean;
     /**
      * Multipart field the reference image (input_reference) travels in as a file part, for `encoding: multipart` operations; a JSON operation gets it as a URL in body.input_reference.
      */
@@ -872,12 +941,29 @@ export interface TaskSpec {
      * Mapping to the upstream task id. Scope: answer (the submit answer).
      */
     id: unknown;
+    /**
+     * Mapping to an object of what later steps need from the submit answer (an absolute polling URL), stored on the task (at most 4 KiB as JSON) and read as task.saved. Scope: answer.
+     */
+    save?: unknown;
   };
   poll: {
     /**
-     * Operation that reads the task; its path has `upstream_id` in scope.
+     * Operation that reads the task; its path has `upstream_id` in scope. Its method and deadline also apply to a `url` poll.
      */
     operation: string;
+    /**
+     * Mapping to the name of the operation that reads the task (following the submit operation: task.operation), or null for `operation`. Scope: task.
+     */
+    choose?: unknown;
+    /**
+     * Mapping to an absolute URL to poll instead of the operation's path (e.g. task.saved.polling_url), or null for the operation's path. Only https (or the channel's own origin) on the channel's host or one of `hosts` is accepted; any other URL fails the task, nothing sent. Scope: task.
+     */
+    url?: unknown;
+    /**
+     * Hosts besides the channel's own that a `url` poll may go to, with the channel's credential: `api.example.com`, or `*.example.com` for any host under it (not the domain itself).
+     */
+    hosts?: string[];
+    headers?: ProtocolTasksHeaders;
     /**
      * First poll after `firstSeconds`, then doubling up to `maxSeconds`. The gateway config's tasks.poll overrides both.
      */
@@ -886,7 +972,7 @@ export interface TaskSpec {
       maxSeconds: number;
     };
     /**
-     * Mapping to the upstream's status word. Scope: answer (the status answer).
+     * Mapping to the upstream's status word, or to a word of your own computed from the answer (`$if` on a done flag and an error object). Scope: answer (the status answer), task.
      */
     status: unknown;
     /**
@@ -896,34 +982,55 @@ export interface TaskSpec {
       [k: string]: 'queued' | 'in_progress' | 'completed' | 'failed';
     };
     /**
-     * Mapping to the progress in percent (0 to 100), or null. Scope: answer.
+     * Mapping to the progress in percent (0 to 100), or null. Scope: answer, task.
      */
     progress?: unknown;
     /**
-     * Mapping to {code, message} of a failed task. Scope: answer.
+     * Mapping to {code, message} of a failed task. Scope: answer, task.
      */
     error?: unknown;
   };
   /**
-   * Where a completed task's media is: a download operation (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64; one of the three is required. It is streamed into the file store up to tasks.archiveMaxBytes.
+   * Where a completed task's media is: a download (authenticated, streamed), a URL (fetched through the remote-fetch guard) or base64; one of the three is required. It is streamed into the file store up to tasks.archiveMaxBytes.
    */
   result: {
+    /**
+     * One more call once the task completed, whose JSON answer says where the result is (a file id looked up for its download URL). Its answer is `step` in the scope of url, base64, download.url and usage; the task's `failure` check applies to it; it is tried again like a download until the archive deadline.
+     */
+    step?: {
+      /**
+       * The operation to call; its path has `upstream_id` and every value of `params` in scope.
+       */
+      operation: string;
+      /**
+       * Mapping to an object of values for the operation's path (each URL-encoded). Scope: answer (the completed status answer), task.
+       */
+      params?: unknown;
+      headers?: ProtocolTasksHeaders;
+    };
+    /**
+     * An authenticated download: an operation answering the bytes, or an absolute URL. The channel's credential goes only to the channel's own origin; a URL on another host, or a redirect to one, is fetched through the remote-fetch guard without it.
+     */
     download?: {
       /**
        * An operation answering the bytes (`response: binary`); its path has `upstream_id` in scope.
        */
-      operation: string;
+      operation?: string;
+      /**
+       * Mapping to the absolute URL of the bytes (e.g. a file URI on the vendor's API host that needs the key). Scope: answer, step, task.
+       */
+      url?: unknown;
     };
     /**
-     * Mapping to the result URL (also kept as provider_url when archiving fails). Scope: answer (the completed status answer).
+     * Mapping to the result URL (also kept as provider_url when archiving fails). Scope: answer (the completed status answer), step (the result step's answer), task.
      */
     url?: unknown;
     /**
-     * Mapping to the result as base64. Scope: answer.
+     * Mapping to the result as base64. Scope: answer, step, task.
      */
     base64?: unknown;
     /**
-     * Mapping to what is billed: {seconds} of video or {images}. Absent or null: the reservation is charged. Scope: answer.
+     * Mapping to what is billed: {seconds} of video (a number or a numeric string; task.seconds is what the client asked for), {images}, or {tokens} priced at the model's outputPerMillion. Absent or null: the reservation is charged. Scope: answer, step, task.
      */
     usage?: unknown;
   };
@@ -1101,7 +1208,16 @@ export interface TranslationSchema {
    * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
    */
   response: unknown;
-  stream: {
+  /**
+   * Media in the translated answer (the client's dialect), archived into the workspace file store before it is sent, as an operation's `outputs` are on a pass-through: the OpenAI images dialect reads `{ answer: { list: "{{ answer.data }}", base64: "{{ item.b64_json }}" } }` from the answer a vendor's mapping made.
+   */
+  outputs?: {
+    answer?: AnswerMedia;
+  };
+  /**
+   * Required for the streaming client dialects (openai-chat, anthropic-messages, openai-responses); the OpenAI images dialect does not stream.
+   */
+  stream?: {
     /**
      * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
      */

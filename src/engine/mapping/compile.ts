@@ -3,6 +3,7 @@ import { toValue } from 'liquidjs';
 import { MappingSyntaxError, type ExpressionCompiler, type Expr, type Frame, type Names } from './expression.js';
 import { isWholeExpression, scan, stringify } from './text.js';
 import { checkedLeaf, type Verification } from './verify.js';
+import { escapeKey, isList, Scope } from './scope.js';
 
 export type { Verification } from './verify.js';
 
@@ -28,31 +29,7 @@ type Node = (f: Frame) => unknown;
 const CONTROLS: Record<string, string[]> = { $if: ['then', 'else'], $for: ['do', 'concat'], $case: ['when', 'else'], $let: ['in'], $merge: [], $concat: [] };
 const FOR = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const escapeKey = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 const messageOf = (err: unknown) => String((err as Error)?.message ?? err);
-const isList = (v: unknown): v is unknown[] => Array.isArray(v);
-
-class Scope implements Names {
-  constructor(
-    readonly roots: readonly string[],
-    private readonly parent?: Scope,
-    private readonly name?: string,
-    private readonly index?: number,
-  ) {}
-  slot(name: string): number | undefined {
-    for (let s: Scope | undefined = this; s; s = s.parent) if (s.name === name) return s.index;
-    return undefined;
-  }
-  bind(name: string, index: number): Scope {
-    return new Scope(this.roots, this, name, index);
-  }
-  /** Local names visible here, innermost first wins: the scope liquidjs sees when a leaf is verified. */
-  visible(): [string, number][] {
-    const seen = new Map<string, number>();
-    for (let s: Scope | undefined = this; s; s = s.parent) if (s.name !== undefined && !seen.has(s.name)) seen.set(s.name, s.index!);
-    return [...seen];
-  }
-}
 
 class TreeCompiler {
   readonly problems: MappingProblem[] = [];

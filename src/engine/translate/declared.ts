@@ -1,5 +1,5 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
-import type { ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
+import type { MediaItems, ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
 import type { LoadedConfig } from '../../compile/loaded-config.js';
 import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../errors.js';
@@ -21,7 +21,10 @@ export interface TranslationSpec {
   /** Mappings: YAML trees compiled at load (src/engine/mapping/). Usage is read per protocol operation (`operations.<name>.usage`). */
   request: unknown;
   response: unknown;
-  stream: { decode: Record<string, unknown>; encode: Record<string, unknown> };
+  /** Absent for a dialect that does not stream (OpenAI images). */
+  stream?: { decode: Record<string, unknown>; encode: Record<string, unknown> };
+  /** Media in the translated answer, archived before it is sent. */
+  outputs?: { answer?: MediaItems };
 }
 
 /** What happens to one top-level client field (schemas/translation.schema.json `fields`). */
@@ -74,7 +77,7 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
   const renderResponse = renderer(config, spec.response, `${where}/response`);
   const Machine = machines[clientDialect] ?? StreamMachine;
   const fields = checkedRules(spec.fields);
-  const stream: StreamMachineSpec = {
+  const stream: StreamMachineSpec | undefined = spec.stream && {
     decode: Object.fromEntries(Object.entries(spec.stream.decode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/decode/${name}`)])),
     encode: Object.fromEntries(Object.entries(spec.stream.encode).map(([name, source]) => [name, renderer(config, source, `${where}/stream/encode/${name}`)])) as Record<string, Renderer> as StreamMachineSpec['encode'],
     maps,
@@ -97,7 +100,12 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
         return asUpstreamFault(err, ctx);
       }
     },
-    stream: (ctx, clientBody) => new Machine(stream, ctx, clientBody),
+    stream(ctx, clientBody) {
+      // The cross-check gives every translation from a streaming dialect its stream section.
+      if (!stream) throw new TranslationError(`channel "${ctx.route.channel.id}" cannot stream ${clientDialect} answers`, 'stream');
+      return new Machine(stream, ctx, clientBody);
+    },
+    outputs: spec.outputs,
   };
   return translator;
 }

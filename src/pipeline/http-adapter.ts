@@ -1,0 +1,115 @@
+// Binds the pipeline's transport-free call to fastify: the request's body, headers and multipart parts in, the answer or
+// the event stream out, and the client hanging up (its response closing early) as the call's abort.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthContext } from '../auth/authenticate.js';
+import { jsonBytes } from '../billing/estimate.js';
+import type { RouteHandler } from '../endpoints/types.js';
+import { publicBaseUrl } from '../files/index.js';
+import { encodedTextOf } from '../http/json-text.js';
+import { namedParts } from '../http/multipart-parts.js';
+import type { SnapshotHold } from '../runtime.js';
+import type { Call, CallLog, ClientStream } from './call.js';
+import { CallCore } from './core.js';
+import type { PipelineDeps } from './deps.js';
+import type { Dialect } from './dialect.js';
+import type { FormPart } from './form.js';
+import { runCall } from './run.js';
+
+/** One fastify request as a call; one object per request, its methods shared (no closures on the hot path). */
+class HttpCall extends CallCore implements Call {
+  readonly auth: AuthContext;
+  readonly body: Record<string, unknown>;
+  readonly bodyBytes: number;
+
+  constructor(
+    readonly services: PipelineDeps,
+    private readonly req: FastifyRequest,
+    private readonly reply: FastifyReply,
+    readonly dialect: string,
+    private readonly snapshotHold: SnapshotHold = services.runtime.hold(),
+  ) {
+    super(snapshotHold.snapshot.config, snapshotHold.snapshot.upstreams);
+    this.body = (req.body ?? {}) as Record<string, unknown>;
+    const declared = Number(req.headers['content-length']);
+    this.bodyBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : jsonBytes(this.body);
+    this.auth = req.auth!;
+    (reply.raw as CallResponse)[callOf] = this;
+    reply.raw.on('close', clientClosed);
+  }
+
+  get requestId(): string {
+    return this.req.id;
+  }
+
+  get log(): CallLog {
+    return this.req.log;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.req.headers;
+  }
+
+  get carrier(): object {
+    return this.req;
+  }
+
+  parts(): AsyncIterable<FormPart> | undefined {
+    return this.req.isMultipart() ? (namedParts(this.req) as AsyncIterable<FormPart>) : undefined;
+  }
+
+  baseUrl(): string {
+    return publicBaseUrl(this.services, this.req);
+  }
+
+  respond(answer: unknown, status = 200): void {
+    const reply = this.reply;
+    if (reply.sent) return;
+    if (status !== 200) reply.code(status);
+    // A pass-through relays the upstream's own JSON text.
+    const text = encodedTextOf(answer);
+    if (text === undefined) reply.send(answer);
+    else reply.header('content-type', 'application/json; charset=utf-8').send(text);
+  }
+
+  openStream(head: Record<string, string>, flush: boolean): ClientStream {
+    const res = this.reply.raw;
+    this.reply.hijack();
+    res.writeHead(200, head);
+    if (flush) res.flushHeaders();
+    return res;
+  }
+
+  /** The client's connection closed: before the answer was complete, that is a hang-up. */
+  closed(): void {
+    if (this.reply.raw.writableFinished) return;
+    this.clientGone = true;
+    this.abort.abort();
+  }
+
+  protected override ended(): void {
+    this.reply.raw.off('close', clientClosed);
+    this.snapshotHold.release();
+  }
+}
+
+/** The response a call listens on: one shared listener finds its call here instead of a closure per request. */
+const callOf = Symbol('call');
+type CallResponse = FastifyReply['raw'] & { [callOf]?: HttpCall };
+
+function clientClosed(this: CallResponse): void {
+  this[callOf]?.closed();
+}
+
+/** A route handler that runs its requests through the pipeline in `dialect`. Handlers hold no billing of their own. */
+export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Dialect<any, any>): RouteHandler {
+  return async (req, reply) => {
+    const call = new HttpCall(services, req, reply, dialectName);
+    try {
+      await runCall(call, dialect);
+      return reply;
+    } finally {
+      call.dispose();
+    }
+  };
+}
