@@ -1,5 +1,5 @@
 // Settlements on PostgreSQL in batches: what arrives while a batch is out goes together in the next one, one
-// statement (spend_settle_batch, migration 016) for all of them. Alone when nothing else is waiting: no added wait.
+// statement (spend_settle_batch, migration 017) for all of them. Alone when nothing else is waiting: no added wait.
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';

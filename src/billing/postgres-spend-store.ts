@@ -32,7 +32,7 @@ function standingOf(outcome: AdmitRow, r: ReservationRequest, calendar: BudgetCa
  * first takes transaction-scoped advisory locks, key then workspace, and only then reads spent and reserved: under
  * READ COMMITTED each statement after the locks sees what the previous holder committed, so no two checks can pass on
  * the same budget. (A conditional UPDATE of one counter row cannot express it: reservations expire on their own, so
- * what is held is a sum over live rows, not a stored number.) One round trip a reservation (migration 016 checks for
+ * what is held is a sum over live rows, not a stored number.) One round trip a reservation (migration 017 checks for
  * caps in the same call); settlements go in batches, one statement for all that arrive while the last batch is out.
  * Budget periods come in as the starts of the reservation's day, week and month (migration 015), computed here in the
  * operator's time zone.
@@ -52,7 +52,7 @@ export function createPostgresSpendStore(db: Db, calendar = new BudgetCalendar()
   const settlements = new PostgresSettleBatcher(db, calendar);
   return {
     commitsInBatches: false,
-    // One round trip: spend_admit checks for caps and reserves (migration 016).
+    // One round trip: spend_admit checks for caps and reserves (migration 017).
     async reserve(r: ReservationRequest): Promise<ReserveOutcome> {
       const starts = calendar.starts(r.now);
       const { rows } = await sql<AdmitRow>`
