@@ -1,5 +1,5 @@
 // No file in src/ over 300 lines, no function over 60 (generated code excepted): read with the TypeScript compiler API.
-// The exceptions below are parts being split by others; each entry is a path prefix, and the list only shrinks.
+// The exceptions below are functions not split yet (migrations are never edited once shipped); the list only shrinks.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
@@ -11,8 +11,8 @@ const MAX_FUNCTION_LINES = 60;
 
 /** Generated code, never held to the limits. */
 const GENERATED = ['src/config/generated/'];
-/** Being split elsewhere this session (the lead shrinks this list as each lands). */
-const EXCEPTIONS = ['src/admin/', 'src/dashboard/', 'src/billing/'];
+/** Folders not yet held to the limits: none now (the list only shrinks). */
+const EXCEPTIONS: string[] = [];
 /** Functions still over the limit, by file and name: not split yet (migrations are never edited once shipped). */
 const FUNCTION_EXCEPTIONS = [
   'src/cli/config-docs.ts renderConfigDocs',

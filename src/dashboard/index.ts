@@ -30,46 +30,7 @@ const FORM_BODY_LIMIT = 16 * 1024;
 export async function registerDashboard(app: FastifyInstance, services: DashboardDeps): Promise<void> {
   await app.register(
     async (dashboard) => {
-      const https = services.config.gateway.server.publicUrl.startsWith('https://');
-      await dashboard.register(helmet, {
-        contentSecurityPolicy: {
-          directives: {
-            defaultSrc: ["'self'"],
-            scriptSrc: ["'self'"],
-            styleSrc: ["'self'"],
-            imgSrc: ["'self'"],
-            mediaSrc: ["'self'"],
-            connectSrc: ["'self'"],
-            formAction: ["'self'"],
-            frameAncestors: ["'none'"],
-            objectSrc: ["'none'"],
-            baseUri: ["'none'"],
-            upgradeInsecureRequests: https ? [] : null,
-          },
-        },
-        strictTransportSecurity: https,
-      });
-      await dashboard.register(secureSession, {
-        key: await sessionKey(services.db),
-        cookieName: SESSION_COOKIE,
-        expiry: SESSION_SECONDS,
-        cookie: { path: '/', httpOnly: true, sameSite: 'strict', secure: https ? true : 'auto', maxAge: SESSION_SECONDS },
-      });
-      await dashboard.register(csrf, { sessionPlugin: '@fastify/secure-session' });
-      await dashboard.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
-      await dashboard.register(view, {
-        engine: { eta: new Eta({ views: viewsDir, cache: true, autoEscape: true }) },
-        templates: viewsDir,
-        production: true,
-      });
-      await dashboard.register(fastifyStatic, { root: publicDir, prefix: '/assets/', cacheControl: true, maxAge: '1h' });
-      await dashboard.register(fastifyStatic, {
-        root: htmxDir,
-        prefix: '/assets/htmx/',
-        decorateReply: false,
-        allowedPath: (path) => path === '/htmx.min.js',
-        maxAge: '1h',
-      });
+      await registerPlugins(dashboard, services);
 
       // Pages carry CSRF tokens, signed links and, once, a new API key: never kept by a cache.
       dashboard.addHook('onSend', async (_req, reply) => {
@@ -89,6 +50,50 @@ export async function registerDashboard(app: FastifyInstance, services: Dashboar
     },
     { prefix: '/dashboard' },
   );
+}
+
+/** The plugins every page relies on: helmet's headers and CSP, the session, CSRF, forms, views and static assets. */
+async function registerPlugins(dashboard: FastifyInstance, services: DashboardDeps): Promise<void> {
+  const https = services.config.gateway.server.publicUrl.startsWith('https://');
+  await dashboard.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        mediaSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        upgradeInsecureRequests: https ? [] : null,
+      },
+    },
+    strictTransportSecurity: https,
+  });
+  await dashboard.register(secureSession, {
+    key: await sessionKey(services.db),
+    cookieName: SESSION_COOKIE,
+    expiry: SESSION_SECONDS,
+    cookie: { path: '/', httpOnly: true, sameSite: 'strict', secure: https ? true : 'auto', maxAge: SESSION_SECONDS },
+  });
+  await dashboard.register(csrf, { sessionPlugin: '@fastify/secure-session' });
+  await dashboard.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
+  await dashboard.register(view, {
+    engine: { eta: new Eta({ views: viewsDir, cache: true, autoEscape: true }) },
+    templates: viewsDir,
+    production: true,
+  });
+  await dashboard.register(fastifyStatic, { root: publicDir, prefix: '/assets/', cacheControl: true, maxAge: '1h' });
+  await dashboard.register(fastifyStatic, {
+    root: htmxDir,
+    prefix: '/assets/htmx/',
+    decorateReply: false,
+    allowedPath: (path) => path === '/htmx.min.js',
+    maxAge: '1h',
+  });
 }
 
 /** Errors as a page: signed-out visitors go to sign-in; htmx actions get a short message the page shows. */
