@@ -3,7 +3,7 @@
 // startup output once, passes SIGHUP on, drains every worker on SIGTERM, and keeps in memory what the workers must
 // share besides the database and the file store: the rate-limit counters (storage.cache.driver memory) and the metrics
 // they add up. Workers ask it over the cluster's IPC channel (askPrimary, src/cluster-ipc.ts).
-import cluster, { type Worker } from 'node:cluster';
+import cluster, { type Address, type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -60,92 +60,141 @@ function serveWorker(worker: Worker, handlers: Record<string, Handler>): void {
   });
 }
 
+/** The first-start bootstrap's result: the key and owner link shown once, or nothing when already set up. */
+type Issued = Awaited<ReturnType<typeof bootstrapDefaultWorkspace>>;
+
+/** What the primary's pieces share: its config, its workers, what each has done, and whether it is stopping. */
+interface PrimaryState {
+  config: LoadedConfig;
+  count: number;
+  log: Logger;
+  issued: Issued;
+  pidFile: string;
+  handlers: Record<string, Handler>;
+  /** Workers alive (cluster.workers may still list one whose exit is being reported). */
+  live: Set<Worker>;
+  stopping: boolean;
+  exitCode: number;
+  announced: boolean;
+  listened: WeakSet<Worker>;
+  reloadPending: WeakSet<Worker>;
+}
+
+/** Applies the migrations and the first-start bootstrap once, before any worker opens the database. */
+async function prepareDatabase(config: LoadedConfig, log: Logger): Promise<Issued> {
+  const database = await openConfiguredDatabase(config);
+  const issued = await bootstrapDefaultWorkspace(database.db);
+  await database.close();
+  if (issued) log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
+  return issued;
+}
+
+/** Writes the primary's pid file (what `kill -HUP` reads) and returns its path. */
+function writePidFile(config: LoadedConfig): string {
+  const pidFile = dataPathFor(config)(PID_FILE);
+  mkdirSync(dirname(pidFile), { recursive: true });
+  writeFileSync(pidFile, pidFileContents());
+  return pidFile;
+}
+
+/** The one-time startup output, printed when the first worker listens. */
+function announce(state: PrimaryState, address: Address): void {
+  const { config, count, log, issued, pidFile } = state;
+  const host = address.address && address.address !== '::' && address.address !== '0.0.0.0' ? address.address : '127.0.0.1';
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  log.info(`listening at ${url} with ${count} workers`);
+  if (issued) log.warn(`first start: set the owner's dashboard password within 7 days (one-time link): ${passwordLinkUrl(config.gateway.server.publicUrl || url, issued.ownerLinkToken)}`);
+  log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
+}
+
+/** Forks one worker, serves its requests, and records when it listens (announcing the first). */
+function forkWorker(state: PrimaryState): void {
+  const worker = cluster.fork();
+  state.live.add(worker);
+  serveWorker(worker, state.handlers);
+  worker.once('listening', (address) => {
+    state.listened.add(worker);
+    // A SIGHUP that came while it started: it may have read the config before the change.
+    if (state.reloadPending.delete(worker)) worker.process.kill('SIGHUP');
+    if (state.announced) return;
+    state.announced = true;
+    announce(state, address);
+  });
+}
+
+/** A worker exited: the last one while stopping ends the primary; one that never listened stops it; else another is forked. */
+function onWorkerExit(state: PrimaryState, worker: Worker, code: number, signal: string): void {
+  state.live.delete(worker);
+  if (state.stopping) {
+    if (!state.live.size) {
+      rmSync(state.pidFile, { force: true });
+      process.exit(state.exitCode);
+    }
+    return;
+  }
+  if (!state.listened.has(worker)) {
+    // It died starting (a port in use, a store it cannot open): another would too. Stop rather than fork in a loop.
+    state.log.error(`worker ${worker.process.pid} exited (${signal ?? code}) before it listened; stopping`);
+    state.exitCode = 1;
+    stopPrimary(state, 'SIGTERM');
+    return;
+  }
+  state.log.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
+  forkWorker(state);
+}
+
+/** Drains every worker (SIGTERM), killing them after PRIMARY_GRACE_MS; the primary exits once none is left. */
+function stopPrimary(state: PrimaryState, signal: NodeJS.Signals): void {
+  if (state.stopping) return;
+  state.stopping = true;
+  const { live, pidFile } = state;
+  state.log.info(`${signal}: draining ${live.size} worker(s), then closing`);
+  setTimeout(() => {
+    for (const worker of live) worker.process.kill('SIGKILL');
+    rmSync(pidFile, { force: true });
+    process.exit(1);
+  }, PRIMARY_GRACE_MS).unref();
+  if (!live.size) {
+    rmSync(pidFile, { force: true });
+    process.exit(state.exitCode);
+  }
+  for (const worker of live) worker.process.kill('SIGTERM');
+}
+
+/** Passes SIGHUP on: a worker reloads once it listens (before that, SIGHUP would end it), so one still starting gets it then. */
+function reloadWorkers(state: PrimaryState): void {
+  for (const worker of state.live) {
+    if (state.listened.has(worker)) worker.process.kill('SIGHUP');
+    else state.reloadPending.add(worker);
+  }
+}
+
 /** The primary of `count` workers; resolves once it has started them (it then runs until SIGTERM). */
 export async function runPrimary(config: LoadedConfig, count: number): Promise<void> {
   const log: Logger = pino({ level: config.gateway.server.logLevel });
   for (const warning of config.warnings) log.warn(warning);
   log.info(`config ${config.file}: ${summarize(config)}; ${count} worker processes`);
 
-  // Migrations and the first-start bootstrap happen once, before any worker opens the database.
-  const database = await openConfiguredDatabase(config);
-  const issued = await bootstrapDefaultWorkspace(database.db);
-  await database.close();
-  if (issued) log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
-
-  const pidFile = dataPathFor(config)(PID_FILE);
-  mkdirSync(dirname(pidFile), { recursive: true });
-  writeFileSync(pidFile, pidFileContents());
-
-  const handlers = primaryHandlers();
-  /** Workers alive (cluster.workers may still list one whose exit is being reported). */
-  const live = new Set<Worker>();
-  let stopping = false;
-  let exitCode = 0;
-  let announced = false;
-  const listened = new WeakSet<Worker>();
-  const reloadPending = new WeakSet<Worker>();
-
-  const fork = () => {
-    const worker = cluster.fork();
-    live.add(worker);
-    serveWorker(worker, handlers);
-    worker.once('listening', (address) => {
-      listened.add(worker);
-      // A SIGHUP that came while it started: it may have read the config before the change.
-      if (reloadPending.delete(worker)) worker.process.kill('SIGHUP');
-      if (announced) return;
-      announced = true;
-      const host = address.address && address.address !== '::' && address.address !== '0.0.0.0' ? address.address : '127.0.0.1';
-      const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-      log.info(`listening at ${url} with ${count} workers`);
-      if (issued) log.warn(`first start: set the owner's dashboard password within 7 days (one-time link): ${passwordLinkUrl(config.gateway.server.publicUrl || url, issued.ownerLinkToken)}`);
-      log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
-    });
+  const issued = await prepareDatabase(config, log);
+  const pidFile = writePidFile(config);
+  const state: PrimaryState = {
+    config,
+    count,
+    log,
+    issued,
+    pidFile,
+    handlers: primaryHandlers(),
+    live: new Set<Worker>(),
+    stopping: false,
+    exitCode: 0,
+    announced: false,
+    listened: new WeakSet<Worker>(),
+    reloadPending: new WeakSet<Worker>(),
   };
 
-  cluster.on('exit', (worker, code, signal) => {
-    live.delete(worker);
-    if (stopping) {
-      if (!live.size) {
-        rmSync(pidFile, { force: true });
-        process.exit(exitCode);
-      }
-      return;
-    }
-    if (!listened.has(worker)) {
-      // It died starting (a port in use, a store it cannot open): another would too. Stop rather than fork in a loop.
-      log.error(`worker ${worker.process.pid} exited (${signal ?? code}) before it listened; stopping`);
-      exitCode = 1;
-      stop('SIGTERM');
-      return;
-    }
-    log.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
-    fork();
-  });
+  cluster.on('exit', (worker, code, signal) => onWorkerExit(state, worker, code, signal));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopPrimary(state, signal));
+  process.on('SIGHUP', () => reloadWorkers(state));
 
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`${signal}: draining ${live.size} worker(s), then closing`);
-    setTimeout(() => {
-      for (const worker of live) worker.process.kill('SIGKILL');
-      rmSync(pidFile, { force: true });
-      process.exit(1);
-    }, PRIMARY_GRACE_MS).unref();
-    if (!live.size) {
-      rmSync(pidFile, { force: true });
-      process.exit(exitCode);
-    }
-    for (const worker of live) worker.process.kill('SIGTERM');
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
-  // A worker reloads once it listens (before that, SIGHUP would end it): one still starting gets it then.
-  process.on('SIGHUP', () => {
-    for (const worker of live) {
-      if (listened.has(worker)) worker.process.kill('SIGHUP');
-      else reloadPending.add(worker);
-    }
-  });
-
-  for (let i = 0; i < count; i++) fork();
+  for (let i = 0; i < count; i++) forkWorker(state);
 }

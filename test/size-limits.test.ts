@@ -15,10 +15,6 @@ const GENERATED = ['src/config/generated/'];
 const EXCEPTIONS: string[] = [];
 /** Functions still over the limit, by file and name: not split yet (migrations are never edited once shipped). */
 const FUNCTION_EXCEPTIONS = [
-  'src/cli/config-docs.ts renderConfigDocs',
-  'src/cluster.ts runPrimary',
-  'src/config/schemas.ts createSchemaRegistry',
-  'src/telemetry/otel.ts createOtelTracing',
   'src/store/migrations/007-spend-functions.ts up',
   'src/store/migrations/015-budget-functions.ts up',
 ];

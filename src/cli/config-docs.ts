@@ -71,10 +71,13 @@ function sections(schema: Schema, heading: string): string {
   return [section(schema, heading), ...Object.entries(schema.$defs ?? {}).map(([name, def]) => section(def, name))].join('\n\n');
 }
 
-export function renderConfigDocs(): string {
-  const load = (file: string) => JSON.parse(readFileSync(join(schemasDir, file), 'utf8')) as Schema;
+/** Reads one JSON Schema from schemas/, by its path there. */
+const load = (file: string) => JSON.parse(readFileSync(join(schemasDir, file), 'utf8')) as Schema;
+
+/** The title, the introduction and one section per file in schemas/config/ (the config file). */
+function configFileLines(): string[] {
   const configFiles = readdirSync(join(schemasDir, 'config')).filter((f) => f.endsWith('.json')).sort();
-  const parts = [
+  return [
     '# Config reference',
     '',
     'Generated from `schemas/` by `npm run docs:config`; a test fails when this file is stale. Every field is checked at load',
@@ -86,6 +89,12 @@ export function renderConfigDocs(): string {
     'Found from `--config PATH`, then `GATEWAY_CONFIG`, then `./config.yaml`, then `./config.example.yaml`. `PORT` and `HOST` override `server.port` and `server.host`.',
     '',
     ...configFiles.map((f) => section(load(`config/${f}`), `\`${f.replace(/\.json$/, '')}\``) + '\n'),
+  ];
+}
+
+/** The sections of a channel file: the channel, its models and what each model carries. */
+function channelLines(): string[] {
+  return [
     '## Channels (`channels/*.yaml`)',
     '',
     section(load('channel.schema.json'), 'channel'),
@@ -100,32 +109,42 @@ export function renderConfigDocs(): string {
     '',
     section(load('model-media.schema.json'), 'model-media'),
     '',
-    '## Billing',
-    '',
-    'A request is charged the usage its upstream reports, priced by the model that served it; the answer\'s `cost` is that',
-    'charge, and the ledger row records it with the price that produced it. Each token class has its price, falling back',
-    'to the base price when unset: input (`inputPerMillion`: input not in another class), cache reads',
-    '(`cachedInputPerMillion`), cache writes (`cacheWritePerMillion`; the 1-hour writes `cacheWrite1hPerMillion`, read',
-    'from Anthropic\'s `usage.cache_creation` split), audio input (`audioInputPerMillion`), output (`outputPerMillion`),',
-    'audio output (`audioOutputPerMillion`), plus `perRequest`. Which usage fields carry each class is the protocol\'s',
-    '`usage.tokens` mapping.',
-    '',
-    'Spending caps hold a reservation of the worst case before the upstream call and settle the reported cost after it.',
-    'The worst case: input = the bytes of the whole body / 3, at most the model\'s `limits.contextTokens`, or the whole',
-    '`contextTokens` when the request references input the gateway cannot measure (`previous_response_id`, a conversation,',
-    'a stored prompt, remote images or files, server-side tools); output = the client\'s bound, else',
-    '`limits.maxOutputTokens`, per choice; each token at the dearest input or output class. A model without `limits` is',
-    'estimated with `billing.defaultLimits`. Limits are never sent upstream: a pass-through request reaches the upstream',
-    'as the client sent it, with only the model id mapped.',
-    '',
-    'Reported usage that costs more than the reservation is charged in full; the difference is recorded as overage',
-    '(ledger `overage_micros`, metric `gateway_overage_micros_total`, a warning), so a cap can be overshot by that one',
-    'request and the next is refused 402. Usage the model\'s `limits` make impossible (more than contextTokens +',
-    'maxOutputTokens per choice; not checked when the upstream runs tools of its own, which sums several model calls),',
-    'negative or non-numeric counts are `upstream_malformed` (502), charged the reservation;',
-    'so is an answer without final usage. An answer that ends early (incomplete, length, content filter) with final usage',
-    'is charged that usage.',
-    '',
+  ];
+}
+
+/** How a request is charged and how spending caps reserve and settle: prose, no schema. */
+const BILLING_LINES = [
+  '## Billing',
+  '',
+  'A request is charged the usage its upstream reports, priced by the model that served it; the answer\'s `cost` is that',
+  'charge, and the ledger row records it with the price that produced it. Each token class has its price, falling back',
+  'to the base price when unset: input (`inputPerMillion`: input not in another class), cache reads',
+  '(`cachedInputPerMillion`), cache writes (`cacheWritePerMillion`; the 1-hour writes `cacheWrite1hPerMillion`, read',
+  'from Anthropic\'s `usage.cache_creation` split), audio input (`audioInputPerMillion`), output (`outputPerMillion`),',
+  'audio output (`audioOutputPerMillion`), plus `perRequest`. Which usage fields carry each class is the protocol\'s',
+  '`usage.tokens` mapping.',
+  '',
+  'Spending caps hold a reservation of the worst case before the upstream call and settle the reported cost after it.',
+  'The worst case: input = the bytes of the whole body / 3, at most the model\'s `limits.contextTokens`, or the whole',
+  '`contextTokens` when the request references input the gateway cannot measure (`previous_response_id`, a conversation,',
+  'a stored prompt, remote images or files, server-side tools); output = the client\'s bound, else',
+  '`limits.maxOutputTokens`, per choice; each token at the dearest input or output class. A model without `limits` is',
+  'estimated with `billing.defaultLimits`. Limits are never sent upstream: a pass-through request reaches the upstream',
+  'as the client sent it, with only the model id mapped.',
+  '',
+  'Reported usage that costs more than the reservation is charged in full; the difference is recorded as overage',
+  '(ledger `overage_micros`, metric `gateway_overage_micros_total`, a warning), so a cap can be overshot by that one',
+  'request and the next is refused 402. Usage the model\'s `limits` make impossible (more than contextTokens +',
+  'maxOutputTokens per choice; not checked when the upstream runs tools of its own, which sums several model calls),',
+  'negative or non-numeric counts are `upstream_malformed` (502), charged the reservation;',
+  'so is an answer without final usage. An answer that ends early (incomplete, length, content filter) with final usage',
+  'is charged that usage.',
+  '',
+];
+
+/** The sections of a protocol file: the protocol, its operations' usage, translations, evaluation and tasks. */
+function protocolLines(): string[] {
+  return [
     '## Protocols (`channels/protocols/*.yaml`)',
     '',
     sections(load('protocol.schema.json'), 'protocol'),
@@ -142,7 +161,10 @@ export function renderConfigDocs(): string {
     '(`translations:`) in [translation.md](translation.md).',
     '',
   ];
-  return parts.join('\n');
+}
+
+export function renderConfigDocs(): string {
+  return [...configFileLines(), ...channelLines(), ...BILLING_LINES, ...protocolLines()].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

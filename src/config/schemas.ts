@@ -38,15 +38,8 @@ export interface SchemaRegistry {
   takeMappings(): CollectedMapping[];
 }
 
-/**
- * One Ajv for config and request bodies. `templates` receives every string marked `liquid: true`;
- * a template that fails to parse (syntax, unknown filter) is a validation error at its own position.
- * A node marked `mapping: [scope names]` is collected, to be compiled with positions once its file has validated.
- */
-export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
-  let collected: CollectedMapping[] = [];
-  const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
-  addFormats(ajv);
+/** Adds the `liquid` keyword: a string marked `liquid: true` must parse as a text template, else it is an error at its position. */
+function addLiquidKeyword(ajv: Ajv, templates: TextTemplates): void {
   ajv.addKeyword({
     keyword: 'liquid',
     type: 'string',
@@ -66,6 +59,10 @@ export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
       }
     },
   });
+}
+
+/** Adds the `path` keyword: a string must be a Liquid path from the named root (src/config/paths.ts). */
+function addPathKeyword(ajv: Ajv): void {
   ajv.addKeyword({
     keyword: 'path',
     type: 'string',
@@ -78,16 +75,24 @@ export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
       return false;
     },
   });
+}
+
+/** Adds the `mapping` keyword: each node marked `mapping: [scope names]` is handed to `collect`, never an error. */
+function addMappingKeyword(ajv: Ajv, collect: (mapping: CollectedMapping) => void): void {
   ajv.addKeyword({
     keyword: 'mapping',
     schemaType: 'array',
     metaSchema: { type: 'array', items: { type: 'string' } },
     errors: false,
     validate: (roots: string[], data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
-      collected.push({ pointer: cxt?.instancePath ?? '', tree: data, roots });
+      collect({ pointer: cxt?.instancePath ?? '', tree: data, roots });
       return true;
     },
   });
+}
+
+/** Adds every schema under schemas/ and the `config` schema made of the config sections; returns those sections' ids. */
+function addSchemas(ajv: Ajv): string[] {
   const configSections: string[] = [];
   for (const file of walk(schemasDir).sort()) {
     const schema = JSON.parse(readFileSync(file, 'utf8')) as { $id?: string };
@@ -101,6 +106,22 @@ export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
     additionalProperties: false,
     properties: Object.fromEntries(configSections.map((id) => [id.slice('config/'.length), { $ref: id }])),
   });
+  return configSections;
+}
+
+/**
+ * One Ajv for config and request bodies. `templates` receives every string marked `liquid: true`;
+ * a template that fails to parse (syntax, unknown filter) is a validation error at its own position.
+ * A node marked `mapping: [scope names]` is collected, to be compiled with positions once its file has validated.
+ */
+export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
+  let collected: CollectedMapping[] = [];
+  const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
+  addFormats(ajv);
+  addLiquidKeyword(ajv, templates);
+  addPathKeyword(ajv);
+  addMappingKeyword(ajv, (mapping) => collected.push(mapping));
+  const configSections = addSchemas(ajv);
   return {
     ajv,
     configSections,

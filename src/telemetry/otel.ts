@@ -126,7 +126,8 @@ class TracedCharge implements Charge {
   }
 }
 
-export function createOtelTracing(config: TelemetryConfig): Tracing {
+/** Starts the SDK (exporter, provider, process-wide registration) and traces upstream calls made inside a request. */
+function startProvider(config: TelemetryConfig): { provider: NodeTracerProvider; undici: UndiciInstrumentation } {
   const base = config.otlp.endpoint!.replace(/\/+$/, '');
   const exporter = new OTLPTraceExporter({
     url: base.endsWith('/v1/traces') ? base : `${base}/v1/traces`,
@@ -143,8 +144,11 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
   const undici = new UndiciInstrumentation({ requireParentforSpans: true });
   undici.setTracerProvider(provider);
   undici.enable();
-  const tracer = provider.getTracer('relay-gateway');
+  return { provider, undici };
+}
 
+/** The Fastify hooks that start a request's span, end it once answered, mark errors and (with content capture) record the answer. */
+function requestHooks(tracer: Tracer, genAiRequests: WeakSet<TracedRequest>) {
   const onRequest = (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = tracer.startSpan(
@@ -176,7 +180,56 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
     if (traced && typeof payload === 'string' && traced.span.isRecording() && genAiRequests.has(traced)) traced.span.setAttribute('gen_ai.output.messages', cut(payload));
     done(null, payload);
   };
+  return { onRequest, onResponse, onError, onSend };
+}
+
+/** Wraps the auth hook in an `auth` span, putting the workspace and key it found on the request's span. */
+function traceAuth(tracer: Tracer, hook: onRequestAsyncHookHandler): onRequestAsyncHookHandler {
+  return async function tracedAuth(this: unknown, req, reply) {
+    const traced = traceOf(req);
+    if (!traced) return hook.call(this as never, req, reply);
+    const span = tracer.startSpan('auth', undefined, traced.context);
+    try {
+      await hook.call(this as never, req, reply);
+      if (req.auth) {
+        const who = { 'gateway.workspace.id': req.auth.workspaceId, 'gateway.key.id': req.auth.keyId };
+        span.setAttributes(who);
+        traced.span.setAttributes(who);
+      }
+    } catch (err) {
+      fail(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  };
+}
+
+/** Puts the GenAI attributes of a model call on the request's span (and, with content capture, its input). */
+function recordGenAiCall(traced: TracedRequest, call: Call, route: ModelRoute, captureContent: boolean): void {
+  const genAi: Record<string, string | number> = {
+    'gen_ai.operation.name': operationOfKind[route.model.kind] ?? route.model.kind,
+    'gen_ai.request.model': route.model.id,
+    // The operator's name for the provider: the channel's id (channels are data; nothing here knows a vendor).
+    'gen_ai.provider.name': route.channel.id,
+    'gateway.channel.id': route.channel.id,
+  };
+  const maxTokens = call.body.max_tokens ?? call.body.max_completion_tokens ?? call.body.max_output_tokens;
+  if (typeof maxTokens === 'number') genAi['gen_ai.request.max_tokens'] = maxTokens;
+  traced.span.setAttributes(genAi);
+  if (call.body.stream === true) traced.span.setAttribute('gateway.stream', true);
+  if (captureContent) {
+    const input = call.body.messages ?? call.body.input ?? call.body.prompt ?? call.body.questions;
+    if (input !== undefined) traced.span.setAttribute('gen_ai.input.messages', cut(JSON.stringify(input)));
+    if (typeof call.body.system === 'string' || Array.isArray(call.body.system)) traced.span.setAttribute('gen_ai.system_instructions', cut(JSON.stringify(call.body.system)));
+  }
+}
+
+export function createOtelTracing(config: TelemetryConfig): Tracing {
+  const { provider, undici } = startProvider(config);
+  const tracer = provider.getTracer('relay-gateway');
   const genAiRequests = new WeakSet<TracedRequest>();
+  const { onRequest, onResponse, onError, onSend } = requestHooks(tracer, genAiRequests);
 
   return {
     register(app) {
@@ -187,24 +240,7 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
     },
 
     auth(hook: onRequestAsyncHookHandler): onRequestAsyncHookHandler {
-      return async function tracedAuth(this: unknown, req, reply) {
-        const traced = traceOf(req);
-        if (!traced) return hook.call(this as never, req, reply);
-        const span = tracer.startSpan('auth', undefined, traced.context);
-        try {
-          await hook.call(this as never, req, reply);
-          if (req.auth) {
-            const who = { 'gateway.workspace.id': req.auth.workspaceId, 'gateway.key.id': req.auth.keyId };
-            span.setAttributes(who);
-            traced.span.setAttributes(who);
-          }
-        } catch (err) {
-          fail(span, err);
-          throw err;
-        } finally {
-          span.end();
-        }
-      };
+      return traceAuth(tracer, hook);
     },
 
     handler(handler: RouteHandler): RouteHandler {
@@ -218,23 +254,8 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
       const begin = () => call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, reservationTtlMs });
       const traced = traceOf(call.carrier as FastifyRequest);
       if (!traced) return begin();
-      const genAi: Record<string, string | number> = {
-        'gen_ai.operation.name': operationOfKind[route.model.kind] ?? route.model.kind,
-        'gen_ai.request.model': route.model.id,
-        // The operator's name for the provider: the channel's id (channels are data; nothing here knows a vendor).
-        'gen_ai.provider.name': route.channel.id,
-        'gateway.channel.id': route.channel.id,
-      };
-      const maxTokens = call.body.max_tokens ?? call.body.max_completion_tokens ?? call.body.max_output_tokens;
-      if (typeof maxTokens === 'number') genAi['gen_ai.request.max_tokens'] = maxTokens;
-      traced.span.setAttributes(genAi);
-      if (call.body.stream === true) traced.span.setAttribute('gateway.stream', true);
       genAiRequests.add(traced);
-      if (config.captureContent) {
-        const input = call.body.messages ?? call.body.input ?? call.body.prompt ?? call.body.questions;
-        if (input !== undefined) traced.span.setAttribute('gen_ai.input.messages', cut(JSON.stringify(input)));
-        if (typeof call.body.system === 'string' || Array.isArray(call.body.system)) traced.span.setAttribute('gen_ai.system_instructions', cut(JSON.stringify(call.body.system)));
-      }
+      recordGenAiCall(traced, call, route, config.captureContent);
       const span = tracer.startSpan('reserve', { attributes: { 'gateway.reserved': Math.ceil(estimateMicros) / 1e6 } }, traced.context);
       try {
         const charge = await begin();
