@@ -158,7 +158,7 @@ async function freePort(): Promise<number> {
 }
 
 async function waitForHealth(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 600; i++) {
     const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
     if (ok) return;
     await new Promise((r) => setTimeout(r, 50));

@@ -14,7 +14,7 @@ const baselineRef = process.env.BENCH_BASELINE ?? '84b3bf3';
 const rounds = Number(process.env.BENCH_BASELINE_ROUNDS ?? 6);
 
 /** The earlier build's files, from git, beside this checkout's node_modules (its dependencies are a subset). */
-function checkOut(ref: string): string {
+export function checkOut(ref: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-baseline-'));
   execSync(`git archive --format=tar ${ref} | tar -x -C ${dir}`, { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] });
   symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));

@@ -6,6 +6,7 @@ import type { ChannelConfig, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
+import type { AbortSource } from '../net/call-abort.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
 import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
@@ -16,7 +17,8 @@ export interface UpstreamRequest {
   /** Extra headers for this call (the send stage sets content-type for the operation's encoding). */
   headers?: Record<string, string>;
   query?: Record<string, string>;
-  signal?: AbortSignal;
+  /** An AbortSignal, or the call's own abort (net/call-abort.ts), which undici takes as an EventEmitter-shaped signal. */
+  signal?: AbortSignal | AbortSource;
   /** Values for Liquid in the operation path besides `model` (e.g. a task id). */
   pathScope?: Record<string, unknown>;
   /** A path and query on the channel's own origin that replaces the operation's (an absolute URL the upstream gave); with no declared operation, a GET. */
@@ -118,7 +120,7 @@ export class Upstreams {
         path: request.originPath ?? `${client.basePath}${path}${query}`,
         headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },
         body: request.body ?? undefined,
-        signal: request.signal,
+        signal: request.signal as Dispatcher.RequestOptions['signal'],
       });
     } catch (err) {
       if (request.signal?.aborted) client.breaker.abandon();

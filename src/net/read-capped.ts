@@ -10,13 +10,88 @@ export interface CappedReadOptions {
 
 type Body = AsyncIterable<unknown> & { destroy?(): unknown };
 
+/** A Node stream read by its events: no async iterator, no promise per chunk (the hot path reads every answer here). */
+interface EventBody {
+  on(event: 'data', listener: (chunk: unknown) => void): unknown;
+  on(event: 'end' | 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  destroy(error?: Error): unknown;
+  readableEnded?: boolean;
+  destroyed?: boolean;
+}
+
 const asBuffer = (chunk: unknown): Buffer => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+/** A Node stream still to be read (one already ended or destroyed goes through the iterator, which knows its state). */
+const isEventBody = (body: Body): body is Body & EventBody => {
+  const stream = body as Partial<EventBody>;
+  return typeof stream.on === 'function' && typeof stream.removeListener === 'function' && !stream.readableEnded && !stream.destroyed;
+};
 
 /**
  * Reads `body` whole while `used` plus its bytes stay within `limit`; one byte more destroys the body and throws
  * what `tooLarge` makes.
  */
-export async function readCapped(body: Body, limit: number, tooLarge: () => Error, options: CappedReadOptions = {}): Promise<Buffer> {
+export function readCapped(body: Body, limit: number, tooLarge: () => Error, options: CappedReadOptions = {}): Promise<Buffer> {
+  return isEventBody(body) ? new CappedRead(body, limit, tooLarge, options).done : readIterable(body, limit, tooLarge, options);
+}
+
+/** One read of a Node stream: its listeners are methods of one object, removed when it settles. */
+class CappedRead {
+  readonly done: Promise<Buffer>;
+  private readonly chunks: Buffer[] = [];
+  private size: number;
+  private settled = false;
+  private resolve!: (bytes: Buffer) => void;
+  private reject!: (error: unknown) => void;
+  private readonly onData = (raw: unknown): void => this.data(raw);
+  private readonly onEnd = (): void => this.settle(undefined);
+  private readonly onClose = (): void => this.settle(this.body.readableEnded ? undefined : new Error('the body ended before it was complete'));
+  private readonly onError = (error: Error): void => this.settle(error);
+
+  constructor(
+    private readonly body: EventBody,
+    private readonly limit: number,
+    private readonly tooLarge: () => Error,
+    private readonly options: CappedReadOptions,
+  ) {
+    this.size = options.used ?? 0;
+    this.done = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    body.on('data', this.onData);
+    body.on('end', this.onEnd);
+    body.on('close', this.onClose);
+    body.on('error', this.onError);
+  }
+
+  private data(raw: unknown): void {
+    const chunk = asBuffer(raw);
+    this.size += chunk.length;
+    if (this.size > this.limit) {
+      this.settle(this.tooLarge());
+      this.body.destroy();
+      return;
+    }
+    this.options.hold?.(chunk.length);
+    this.chunks.push(chunk);
+  }
+
+  /** Once; the error listener stays, so an error after the end (a late socket failure) is not thrown at the process. */
+  private settle(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { body } = this;
+    body.removeListener('data', this.onData);
+    body.removeListener('end', this.onEnd);
+    body.removeListener('close', this.onClose);
+    if (error === undefined) this.resolve(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks));
+    else this.reject(error);
+  }
+}
+
+async function readIterable(body: Body, limit: number, tooLarge: () => Error, options: CappedReadOptions): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = options.used ?? 0;
   for await (const raw of body) {

@@ -2,6 +2,7 @@
 // upstream work. A client's request (the HTTP adapter) and the task runner's upstream calls (no client) both build on it.
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Upstreams } from '../engine/upstream.js';
+import { CallAbort, type AbortSource } from '../net/call-abort.js';
 
 /** What the send and decode stages need of a call: the snapshot's config and pools, and one deadline with its signal. */
 export interface UpstreamScope {
@@ -9,17 +10,19 @@ export interface UpstreamScope {
   readonly upstreams: Upstreams;
   /** Aborts when the deadline passes (or the client hangs up, or the caller's own signal aborts). */
   readonly signal: AbortSignal;
+  /** The same abort as undici takes it, without an AbortSignal (the upstream request's signal on the hot path). */
+  readonly abortSource: AbortSource;
   /** True once the deadline passed. */
   readonly timedOut: boolean;
   /** Starts the overall deadline of the upstream work, once: later calls keep the first deadline. */
   startDeadline(ms: number): void;
 }
 
-/** One object per call, its methods shared: the hot path allocates the call and its abort controller, no closures. */
+/** One object per call, its methods shared: the hot path allocates the call and its abort, no closures. */
 export class CallCore implements UpstreamScope {
   clientGone = false;
   timedOut = false;
-  protected readonly abort = new AbortController();
+  protected readonly abort = new CallAbort();
   private timer: NodeJS.Timeout | undefined;
   private disposed = false;
   /** What the call keeps until it ends (bytes held against the in-flight budget, a creation slot); none on the hot path. */
@@ -34,13 +37,17 @@ export class CallCore implements UpstreamScope {
     return this.abort.signal;
   }
 
+  get abortSource(): AbortSource {
+    return this.abort;
+  }
+
   startDeadline(ms: number): void {
     this.timer ??= setTimeout(deadlinePassed, ms, this);
   }
 
   /** Called by the deadline's timer. */
   expire(): void {
-    this.timedOut = !this.clientGone && !this.abort.signal.aborted;
+    this.timedOut = !this.clientGone && !this.abort.aborted;
     this.abort.abort();
   }
 

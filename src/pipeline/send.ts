@@ -100,7 +100,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
       operation = route.protocol.operations[outgoing.operation];
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.signal, once: outgoing.once };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once };
     });
     return new SentCall(call, route, response, operation);
   } catch (err) {

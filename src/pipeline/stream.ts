@@ -58,7 +58,7 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
   const archived = media ? new Map<string, ArchivedResult>() : undefined;
   const relay = async (events: SseEvent[]) => {
     for (let event of events) {
-      if (call.signal.aborted) return;
+      if (call.abortSource.aborted) return;
       const archive = media?.[event.event ?? 'message'];
       current.set(event);
       if (archive) {
@@ -80,10 +80,10 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
   };
   try {
     for await (const chunk of body) {
-      if (call.signal.aborted) break;
+      if (call.abortSource.aborted) break;
       await relay(reader.feed(chunk));
     }
-    if (!call.signal.aborted) await relay(reader.end());
+    if (!call.abortSource.aborted) await relay(reader.end());
     if (call.timedOut) throw deadlineError(sent.route);
     // The closing events go out with the end of the response (below), in one write.
     if (!call.clientGone) out.add(mapper.end());
