@@ -4,24 +4,35 @@ import type { ChargeRef, Settlement } from './billing/charge.js';
 
 const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
+interface LabelledCount {
+  labels: Record<string, string>;
+  value: number;
+}
+
 /**
  * A counter's values by label, kept as plain numbers that prom-client reads when /metrics is scraped: the hot path
  * adds to a number instead of validating and hashing a label object per increment. Label values come from
  * configuration and routing (models, routes, methods, statuses): a bounded set.
  */
 class CountsByLabel {
-  private readonly counts = new Map<string, { labels: Record<string, string>; value: number }>();
+  /** Entries by label values, one Map level each: the lookup hashes strings the caller already holds (no key built). */
+  private readonly counts = new Map<string, Map<string, Map<string, LabelledCount>>>();
+  private readonly all: LabelledCount[] = [];
 
   constructor(private readonly labelNames: readonly string[]) {}
 
   /** The count for these label values, in `labelNames` order. */
   at(a: string, b: string, c = ''): { value: number } {
-    const key = c ? `${a}\u0000${b}\u0000${c}` : `${a}\u0000${b}`;
-    let entry = this.counts.get(key);
+    let byB = this.counts.get(a);
+    if (!byB) this.counts.set(a, (byB = new Map()));
+    let byC = byB.get(b);
+    if (!byC) byB.set(b, (byC = new Map()));
+    let entry = byC.get(c);
     if (!entry) {
       const values = [a, b, c];
       entry = { labels: Object.fromEntries(this.labelNames.map((name, i) => [name, values[i]])), value: 0 };
-      this.counts.set(key, entry);
+      byC.set(c, entry);
+      this.all.push(entry);
     }
     return entry;
   }
@@ -29,7 +40,7 @@ class CountsByLabel {
   /** Copies the counts into `counter` (its collect hook, before each scrape). */
   copyTo(counter: Counter<string>): void {
     counter.reset();
-    for (const { labels, value } of this.counts.values()) counter.inc(labels, value);
+    for (const { labels, value } of this.all) counter.inc(labels, value);
   }
 }
 
@@ -68,7 +79,7 @@ export class Metrics {
   });
 
   /** The latency histogram's children by channel and status, so an observation skips prom-client's label lookup. */
-  private readonly latencyBy = new Map<string, Histogram.Internal<string>>();
+  private readonly latencyBy = new Map<string, Map<number, Histogram.Internal<string>>>();
 
   readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
 
@@ -99,9 +110,10 @@ export class Metrics {
 
   /** Times an upstream call to its response headers. */
   observeUpstream(channel: string, status: number, seconds: number): void {
-    const key = `${channel}\u0000${status}`;
-    let child = this.latencyBy.get(key);
-    if (!child) this.latencyBy.set(key, (child = this.upstreamLatency.labels(channel, String(status))));
+    let byStatus = this.latencyBy.get(channel);
+    if (!byStatus) this.latencyBy.set(channel, (byStatus = new Map()));
+    let child = byStatus.get(status);
+    if (!child) byStatus.set(status, (child = this.upstreamLatency.labels(channel, String(status))));
     child.observe(seconds);
   }
 

@@ -36,14 +36,16 @@ function skipSpace(text: string, i: number): number {
   return i;
 }
 
-/** Index just past the string that starts at `i` (a quote). */
+/** Index just past the string that starts at `i` (a quote): the next quote not escaped, found by indexOf. */
 function skipString(text: string, i: number): number {
-  for (i++; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i++;
-    else if (c === 0x22) return i + 1;
+  for (let from = i + 1; ; ) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
   }
-  return -1;
 }
 
 /** Index just past the value that starts at `i`: a string, an object or array (strings inside skipped), or a literal. */
@@ -80,7 +82,8 @@ function skipValue(text: string, i: number): number {
 export function replaceTopLevel(text: string, values: Record<string, string>): string | undefined {
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== 0x7b) return undefined;
-  const missing = new Set(Object.keys(values));
+  const names = Object.keys(values);
+  const found = new Array<boolean>(names.length).fill(false);
   let out = '';
   let copied = 0;
   let members = 0;
@@ -89,24 +92,37 @@ export function replaceTopLevel(text: string, values: Record<string, string>): s
     if (text.charCodeAt(i) !== 0x22) return undefined;
     const keyEnd = skipString(text, i);
     if (keyEnd < 0) return undefined;
-    const raw = text.slice(i + 1, keyEnd - 1);
-    const key = raw.includes('\\') ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
+    const which = memberIndex(text, i, keyEnd, names);
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== 0x3a) return undefined;
     const start = skipSpace(text, i + 1);
     const end = skipValue(text, start);
     if (end < 0) return undefined;
     members++;
-    if (Object.hasOwn(values, key)) {
-      out += text.slice(copied, start) + values[key];
+    if (which >= 0) {
+      out += text.slice(copied, start) + values[names[which]];
       copied = end;
-      missing.delete(key);
+      found[which] = true;
     }
     i = skipSpace(text, end);
     if (text.charCodeAt(i) === 0x2c) i = skipSpace(text, i + 1);
   }
   if (i >= text.length) return undefined;
   let added = '';
-  for (const key of missing) added += `${members++ === 0 ? '' : ','}${JSON.stringify(key)}:${values[key]}`;
+  names.forEach((name, n) => {
+    if (!found[n]) added += `${members++ === 0 ? '' : ','}${JSON.stringify(name)}:${values[name]}`;
+  });
   return out + text.slice(copied, i) + added + text.slice(i);
+}
+
+/** Which of `names` the member name quoted at text[start, end) is, or -1; compared in place (no key string made). */
+function memberIndex(text: string, start: number, end: number, names: string[]): number {
+  for (let k = start + 1; k < end - 1; k++) {
+    if (text.charCodeAt(k) === 0x5c) return names.indexOf(JSON.parse(text.slice(start, end)) as string);
+  }
+  const length = end - start - 2;
+  for (let n = 0; n < names.length; n++) {
+    if (names[n].length === length && text.startsWith(names[n], start + 1)) return n;
+  }
+  return -1;
 }
