@@ -44,6 +44,9 @@ export async function run(): Promise<Record<string, number | string>> {
     const [directP99, gatewayP99, plainP99] = [directTimes, gatewayTimes, plainTimes].map((t) => percentile(t, 99));
 
     const streamBody = chatBody({ stream: true });
+    // The stream path warmed up first (the load above was JSON only), the gateway's and the bare relay's alike.
+    await throughput(relayed, auth, streamBody, 8, 2);
+    await throughput(`${plain.match[1]}/v1/chat/completions`, {}, streamBody, 8, 2);
     const directTtft = percentile(await sequentialTimes(direct, {}, streamBody, 800, true), 50);
     const gatewayTtft = percentile(await sequentialTimes(relayed, auth, streamBody, 800, true), 50);
     const plainTtft = percentile(await sequentialTimes(`${plain.match[1]}/v1/chat/completions`, {}, streamBody, 800, true), 50);
