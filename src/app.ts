@@ -129,10 +129,13 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
       config: { endpoint },
       bodyLimit: endpoint.bodyLimit,
       onRequest: authHook && tracing ? tracing.auth(authHook) : authHook,
-      handler: async (req, reply) => {
-        if (validate && !validate(req.body)) throw schemaError(validate.errors![0]);
-        return handler(req, reply);
-      },
+      // Not async: one promise a request fewer (fastify answers a thrown error through the error handler all the same).
+      handler: validate
+        ? (req, reply) => {
+            if (!validate(req.body)) throw schemaError(validate.errors![0]);
+            return handler(req, reply);
+          }
+        : handler,
     });
   }
 }

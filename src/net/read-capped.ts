@@ -74,7 +74,14 @@ class CappedRead {
       this.body.destroy();
       return;
     }
-    this.options.hold?.(chunk.length);
+    try {
+      this.options.hold?.(chunk.length);
+    } catch (error) {
+      // A hold refused (the process-wide byte budget is spent): the read fails with it, as the loop's would.
+      this.settle(error);
+      this.body.destroy();
+      return;
+    }
     this.chunks.push(chunk);
   }
 
