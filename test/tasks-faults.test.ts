@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
-import { tasksConfig, waitFor } from './kit/tasks.js';
+import { clipsChannels, tasksConfig, waitFor } from './kit/tasks.js';
 
 let fake: FakeUpstream | undefined;
 let gw: TestGateway | undefined;
@@ -10,23 +10,6 @@ afterEach(async () => {
   await fake?.close();
   gw = fake = undefined;
 });
-
-// A task API whose progress mapping expects an object where the upstream reports a number: the status answer can never be read.
-const protocol = `id: clips
-operations:
-  create: { path: /clips }
-  clip: { method: GET, path: "/clips/{{ upstream_id }}", encoding: none }
-tasks:
-  video:
-    kind: video
-    submit: { operation: create, request: { prompt: "{{ body.prompt }}" }, id: "{{ answer.id }}" }
-    poll:
-      operation: clip
-      status: "{{ answer.state }}"
-      statusMap: { working: in_progress, done: completed, error: failed }
-      progress: { $merge: ["{{ answer.progress }}"] }
-    result: { url: "{{ answer.url }}" }
-`;
 
 describe('a task the gateway cannot read', () => {
   it('fails at its first poll and releases its reservation, instead of being polled until it times out', async () => {
@@ -37,8 +20,8 @@ describe('a task the gateway cannot read', () => {
       if (req.method === 'GET' && req.path === '/clips/c1') return (polls++, json(res, 200, { state: 'working', progress: 40 }), true);
       return false;
     });
-    const channel = `id: clips\nprotocol: clips\nbaseUrl: ${fake.url}\nmodels:\n  - id: clip-1\n    kind: video\n    media: { maxSeconds: 8 }\n    price: { perVideoSecond: 0.1 }\n`;
-    gw = await startGateway({ channels: { 'protocols/clips.yaml': protocol, clips: channel }, extraConfig: tasksConfig(fake) });
+    // A progress mapping that expects an object where the upstream reports a number: the status answer can never be read.
+    gw = await startGateway({ channels: clipsChannels(fake.url, { pollExtra: '      progress: { $merge: ["{{ answer.progress }}"] }\n' }), extraConfig: tasksConfig(fake) });
     const created = await gw.app.inject({ method: 'POST', url: '/api/v1/videos', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'clip-1', prompt: 'A dot', seconds: 4 } });
     expect(created.statusCode).toBe(200);
     const read = async () => (await gw!.app.inject({ method: 'GET', url: `/api/v1/videos/${created.json().id}`, headers: { authorization: `Bearer ${gw!.key}` } })).json();

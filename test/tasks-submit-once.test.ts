@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
-import { tasksConfig, waitFor } from './kit/tasks.js';
+import { clipsChannels, tasksConfig, waitFor } from './kit/tasks.js';
 
 let fake: FakeUpstream | undefined;
 let gw: TestGateway | undefined;
@@ -13,21 +13,6 @@ afterEach(async () => {
   gw = fake = undefined;
 });
 
-const protocol = `id: clips
-operations:
-  create: { path: /clips }
-  clip: { method: GET, path: "/clips/{{ upstream_id }}", encoding: none }
-tasks:
-  video:
-    kind: video
-    submit: { operation: create, request: { prompt: "{{ body.prompt }}" }, id: "{{ answer.id }}" }
-    poll:
-      operation: clip
-      status: "{{ answer.state }}"
-      statusMap: { working: in_progress, done: completed, error: failed }
-    result: { url: "{{ answer.url }}" }
-`;
-
 describe('a task submit on a channel with retries', () => {
   it('is sent once when the upstream answers 503: the task fails, unbilled, its reservation gone', async () => {
     fake = await FakeUpstream.start();
@@ -36,8 +21,7 @@ describe('a task submit on a channel with retries', () => {
       if (req.method === 'POST' && req.path === '/clips') return (submits++, json(res, 503, { error: { message: 'busy' } }), true);
       return false;
     });
-    const channel = `id: clips\nprotocol: clips\nbaseUrl: ${fake.url}\nretries: { max: 2, minDelayMs: 0, budget: 1, burst: 10 }\nmodels:\n  - id: clip-1\n    kind: video\n    media: { maxSeconds: 8 }\n    price: { perVideoSecond: 0.1 }\n`;
-    gw = await startGateway({ channels: { 'protocols/clips.yaml': protocol, clips: channel }, extraConfig: tasksConfig(fake) });
+    gw = await startGateway({ channels: clipsChannels(fake.url, { channelExtra: 'retries: { max: 2, minDelayMs: 0, budget: 1, burst: 10 }\n' }), extraConfig: tasksConfig(fake) });
     const created = await gw.app.inject({ method: 'POST', url: '/api/v1/videos', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'clip-1', prompt: 'A dot', seconds: 4 } });
     expect(created.statusCode).toBe(200);
     expect(created.json()).toMatchObject({ status: 'submitting', object: 'video.task' });

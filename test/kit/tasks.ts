@@ -40,6 +40,30 @@ models:
 }
 
 /** Reads the task until `done` says so (the API is the only way a client learns), failing after `ms`. */
+/**
+ * A minimal task protocol (`clips`: POST /clips, GET /clips/{id} with `state` working/done/error and `url`) and its
+ * channel on `baseUrl`, model `clip-1`: for tests of the runner's own behaviour rather than of a vendor.
+ * `pollExtra` adds lines to the poll step, `channelExtra` to the channel.
+ */
+export function clipsChannels(baseUrl: string, options: { pollExtra?: string; channelExtra?: string } = {}): Record<string, string> {
+  const protocol = `id: clips
+operations:
+  create: { path: /clips }
+  clip: { method: GET, path: "/clips/{{ upstream_id }}", encoding: none }
+tasks:
+  video:
+    kind: video
+    submit: { operation: create, request: { prompt: "{{ body.prompt }}" }, id: "{{ answer.id }}" }
+    poll:
+      operation: clip
+      status: "{{ answer.state }}"
+      statusMap: { working: in_progress, done: completed, error: failed }
+${options.pollExtra ?? ''}    result: { url: "{{ answer.url }}" }
+`;
+  const channel = `id: clips\nprotocol: clips\nbaseUrl: ${baseUrl}\n${options.channelExtra ?? ''}models:\n  - id: clip-1\n    kind: video\n    media: { maxSeconds: 8 }\n    price: { perVideoSecond: 0.1 }\n`;
+  return { 'protocols/clips.yaml': protocol, clips: channel };
+}
+
 export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
