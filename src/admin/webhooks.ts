@@ -8,7 +8,7 @@ import { urlRefusal } from '../net/remote-fetch.js';
 import { appendAudit } from '../store/audit.js';
 import { EVENT_TYPES, isEventType } from '../webhooks/events.js';
 import { newWebhookSecret } from '../webhooks/secret.js';
-import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, newEndpointId, recentDeliveries, updateEndpoint, type DeliveryRow, type EndpointRow } from '../webhooks/store.js';
+import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, lockWorkspaceEndpoints, newEndpointId, recentDeliveries, updateEndpoint, type DeliveryRow, type EndpointRow } from '../webhooks/store.js';
 import type { AdminService } from './service.js';
 
 const MAX_URL = 2048;
@@ -117,6 +117,7 @@ export class WebhookAdmin {
     const events = input.events === undefined ? [...EVENT_TYPES] : checkEvents(input.events);
     const row: EndpointRow = { id: newEndpointId(now), workspace_id: workspace.id, url, secret: newWebhookSecret(), previous_secret: null, previous_until: null, events: JSON.stringify(events), enabled: input.enabled === false ? 0 : 1, created_at: Math.floor(now / 1000) };
     return this.db.transaction().execute(async (trx) => {
+      await lockWorkspaceEndpoints(trx, workspace.id);
       if ((await listEndpoints(trx, workspace.id)).length >= MAX_ENDPOINTS) throw new ValidationError(`a workspace may register at most ${MAX_ENDPOINTS} webhook endpoints`, 'url', 'too_many_webhooks');
       await insertEndpoint(trx, row);
       await appendAudit(trx, this.admin.actor, { action: 'webhook.create', workspaceId: workspace.id, targetId: row.id, after: endpointView(row) }, now);

@@ -2,6 +2,7 @@
 // (`UPDATE ... WHERE lease_until < now`, the same statement on SQLite and PostgreSQL), so one process sends each attempt.
 import type { Updateable } from 'kysely';
 import type { Db } from '../store/database.js';
+import { isPostgres } from '../store/dialect.js';
 import { sortableId } from '../store/sortable-id.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../store/webhook-tables.js';
 
@@ -19,6 +20,15 @@ export async function insertEndpoint(db: Db, row: EndpointRow): Promise<void> {
 export async function findEndpoint(db: Db, id: string): Promise<EndpointRow | undefined> {
   if (!endpointIdPattern.test(id)) return undefined;
   return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Within a transaction: holds off other registrations for this workspace until it ends, so a count of its endpoints
+ * stays true until the insert. PostgreSQL locks the workspace's row; SQLite's transactions already begin with the
+ * database's write lock (src/store/database.ts).
+ */
+export async function lockWorkspaceEndpoints(trx: Db, workspaceId: string): Promise<void> {
+  if (isPostgres(trx as never)) await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
 }
 
 export async function listEndpoints(db: Db, workspaceId: string): Promise<EndpointRow[]> {
