@@ -9,6 +9,20 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../store/web
 export type EndpointRow = WebhookEndpointsTable;
 export type DeliveryRow = WebhookDeliveriesTable;
 
+/** An endpoint as the admin API shows it and the audit log records it (never its secrets). */
+export interface EndpointView {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  created_at: number;
+}
+
+export function endpointView(row: EndpointRow): EndpointView {
+  return { id: row.id, workspace_id: row.workspace_id, url: row.url, events: JSON.parse(row.events) as string[], enabled: row.enabled === 1, created_at: row.created_at };
+}
+
 export const endpointIdPattern = /^whep_[0-9a-f]{28}$/;
 export const newEndpointId = (now = Date.now()) => sortableId('whep', now);
 export const newDeliveryId = (now = Date.now()) => sortableId('msg', now);
