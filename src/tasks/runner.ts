@@ -1,5 +1,6 @@
 // The task runner: submits each task once, then polls due tasks under a lease on their row (one process per task), backs
 // off, tolerates 408/425/429/5xx, fails on repeated 404s or the timeout, archives the result and settles the charge once.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
@@ -36,6 +37,9 @@ export class TaskRunner implements TaskQueue {
 
   constructor(private readonly services: TaskRunnerDeps) {
     this.log = services.log;
+    // Every submit, poll and download in flight listens for the runner's stop, and stops listening when it ends: the
+    // count follows the calls in flight (16 submits of one key at once are no leak), so Node's warning at 10 is off.
+    setMaxListeners(0, this.abort.signal);
   }
 
   private get options(): TasksOptions {
