@@ -1,9 +1,8 @@
 // A gateway killed (kill -9) in the middle of a capped request: the gateway that starts next on the same database
 // releases the reservation the dead one left at once, instead of refusing the key until billing.reservationTtlSeconds.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { loadConfig } from '../src/compile/load-config.js';
@@ -11,7 +10,8 @@ import { createServices, type Services } from '../src/services.js';
 import { buildApp } from '../src/app.js';
 import { startBackgroundJobs } from '../src/jobs.js';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
-import { chatChannel, repoRoot, startGateway, testModels, type TestGateway } from './kit/gateway.js';
+import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
+import { spawnChildGateway } from './kit/process.js';
 
 let fake: FakeUpstream | undefined;
 let gw: TestGateway | undefined;
@@ -24,16 +24,6 @@ afterEach(async () => {
   await fake?.close();
   fake = gw = restarted = child = undefined;
 });
-
-/** A gateway in its own process on the same config (and so the same database): prints its URL, then serves until killed. */
-const childGateway = `
-import { loadConfig } from './src/compile/load-config.ts';
-import { createServices } from './src/services.ts';
-import { buildApp } from './src/app.ts';
-const services = await createServices(await loadConfig(process.argv[1]));
-const app = await buildApp(services, { logger: false });
-console.log(await app.listen({ host: '127.0.0.1', port: 0 }));
-`;
 
 const completion = { id: 'chatcmpl-k', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
 
@@ -53,8 +43,8 @@ describe('a gateway killed mid-request', () => {
     // One request's worth: one cent.
     const key = await gw.newKey({ spendCapMicros: 10_000 });
     const configFile = join(gw.dir, 'config.yaml');
-    child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', childGateway, configFile], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-    const [url] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+    let url: string;
+    ({ child, url } = await spawnChildGateway(configFile));
     const body = JSON.stringify({ model: 'flat-chat', messages: [{ role: 'user', content: 'hi' }] });
     void fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body }).catch(() => undefined);
     await expect.poll(() => held.length).toBe(1);
