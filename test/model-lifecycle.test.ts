@@ -157,13 +157,13 @@ describe('a deprecated model', () => {
 });
 
 describe('a retired model', () => {
-  it('is refused with a 404 naming its replacement, from its retirement day, with nothing sent upstream', async () => {
+  it('is refused with a 404 naming its replacement (and its sunset header), from its retirement day, with nothing sent upstream', async () => {
     now = day('2026-11-30');
     const res = await chat(refusing, 'old-chat');
     expect(res.statusCode).toBe(404);
     expect(res.json().error).toMatchObject({ code: 'model_not_found' });
     expect(res.json().error.message).toBe('model "old-chat" was retired on 2026-11-30; use "fake-chat-latest" instead');
-    expect(res.headers.sunset).toBeUndefined();
+    expect(res.headers.sunset).toBe('Mon, 30 Nov 2026 00:00:00 GMT');
     expect(fake.requests).toHaveLength(0);
   });
 
