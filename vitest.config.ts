@@ -21,6 +21,8 @@ const unit = [
   'test/docs-links.test.ts',
   'test/import-graph.test.ts',
   'test/size-limits.test.ts',
+  'test/model-ids-config.test.ts',
+  'test/shipped-models.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
