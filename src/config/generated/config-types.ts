@@ -110,7 +110,7 @@ export interface AdminConfig {
  */
 export interface BillingConfig {
   /**
-   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included.
+   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included. Those of a gateway process known to be gone are released sooner: by the next gateway to start on the same machine, or by any replica once the dead process's heartbeat (30 s) has run out.
    */
   reservationTtlSeconds: number;
   /**
