@@ -27,6 +27,7 @@ const unit = [
 const processes = [
   'test/startup.test.ts',
   'test/workers.test.ts',
+  'test/workers-reload.test.ts',
   'test/compiled-start.test.ts',
   'test/billing-processes.test.ts',
   'test/check-config.test.ts',
