@@ -29,6 +29,21 @@ async function dropSchema(schema: string): Promise<void> {
   }
 }
 
+/**
+ * createServices, tried again when PostgreSQL says another gateway's schema is gone: kysely's migrator looks at every
+ * schema of the database, and suites running in parallel drop theirs as they end.
+ */
+async function createServicesOnSharedDatabase(config: Awaited<ReturnType<typeof loadConfig>>, overrides?: ServiceOverrides): Promise<Services> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createServices(config, overrides);
+    } catch (err) {
+      const dropped = testDatabase === 'postgres' && /schema "gw_[0-9a-f]+" does not exist/.test((err as Error).message);
+      if (!dropped || attempt === 3) throw err;
+    }
+  }
+}
+
 export interface TestGatewayOptions {
   /** Channel files: name -> YAML text. */
   channels: Record<string, string>;
@@ -77,7 +92,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
     `server:\n  logLevel: silent\n${options.serverConfig ?? ''}storage:\n  dataDir: ./data\n${database}${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
-  const services = await createServices(config, options.overrides);
+  const services = await createServicesOnSharedDatabase(config, options.overrides);
   const app = await buildApp(services, { logger: options.logger ?? false });
   const workspace = await createWorkspace(services.db, 'test');
   const key = (await issueApiKey(services.db, workspace)).key;
