@@ -191,7 +191,7 @@ function pathAndQueryInputs(): Input[] {
 
 /** The endpoint catalogue as the gateway reads it, so rows below cover every route, including ones added later. */
 function catalogue(): Pick<EndpointConfig, 'method' | 'path' | 'auth' | 'dialect'>[] {
-  const dir = join(repoRoot, 'src', 'endpoints', 'catalogue');
+  const dir = join(repoRoot, 'catalogue');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .flatMap((f) => parseYaml(readFileSync(join(dir, f), 'utf8')) as EndpointConfig[])

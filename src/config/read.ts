@@ -6,7 +6,8 @@ import { interpolateValue } from './env.js';
 import type { Problems } from './problems.js';
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 
-const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
+/** The shipped endpoint catalogue: YAML at the top of the project (one level above src/ and dist/ alike). */
+const catalogueDir = join(import.meta.dirname, '..', '..', 'catalogue');
 
 export interface ConfigSources {
   file: string;

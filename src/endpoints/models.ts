@@ -1,9 +1,10 @@
 // GET /v1/models: the models this key may use, in the shape the openai SDK's models.list() reads.
 import { hasScope } from '../auth/authenticate.js';
-import { scopeForKind } from '../auth/scopes.js';
+import { modelKinds } from '../engine/models.js';
 import type { HandlerFactory } from './types.js';
 
 const create: HandlerFactory = ({ services }) => {
+  const kinds = modelKinds(services.config.endpoints);
   const created = Math.floor(Date.now() / 1000);
   const all = [...services.config.models.entries()].map(([id, routes]) => ({
     id,
@@ -13,7 +14,10 @@ const create: HandlerFactory = ({ services }) => {
     kind: routes[0].model.kind,
     available: routes.some((r) => !r.channel.disabledReason),
   }));
-  return async (req) => ({ object: 'list', data: all.filter((m) => hasScope(req.auth!, scopeForKind[m.kind])) });
+  return async (req) => ({ object: 'list', data: all.filter((m) => {
+      const scope = kinds.get(m.kind)?.scope;
+      return !scope || hasScope(req.auth!, scope);
+    }) });
 };
 
 export default create;

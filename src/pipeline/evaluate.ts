@@ -25,7 +25,7 @@ interface EvaluatePlan {
 
 /** Usage summed over every upstream call of one request; one answer without usable usage makes the whole request unmetered. */
 class Spent {
-  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0, reasoningTokens: 0 };
+  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0, reasoningTokens: 0, seconds: 0, searches: 0, characters: 0 };
   answered = 0;
   unmetered = false;
   add(counts: TokenUsage) {
