@@ -8,7 +8,7 @@ import { billingConfig } from '../billing/config.js';
 import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
 import { estimateRelayMicros, searchUnitsBound } from '../billing/estimate.js';
 import type { Charge } from '../billing/meter.js';
-import type { EndpointConfig, ModelRoute } from '../config/types.js';
+import type { EndpointConfig, ModelRoute, PriceConfig } from '../config/types.js';
 import { relayedAs } from '../engine/passthrough.js';
 import { resolveModel } from '../engine/models.js';
 import { servesOperation } from '../engine/translators.js';
@@ -65,10 +65,20 @@ function outgoing(call: Call, plan: RelayPlan, route: ModelRoute): unknown {
 /** The x-cost header's value: `{"amount": ..., "currency": "USD"}`. */
 const costHeader = (micros: number, currency: string) => JSON.stringify(renderCost({ micros, currency }));
 
-/** Usage priced: what the upstream reported, with what the gateway counted itself; undefined when neither says anything. */
-function quantities(reported: TokenUsage | undefined, characters: number | undefined): TokenUsage | undefined {
-  if (characters === undefined) return reported;
-  return { inputTokens: 0, outputTokens: 0, ...reported, characters };
+const tokenPrices = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'cacheWritePerMillion', 'audioInputPerMillion', 'audioOutputPerMillion'] as const;
+
+/**
+ * What the call is charged by: the usage the upstream reported with the characters the gateway counted, when together
+ * they cover every unit the price counts; undefined otherwise (a token-priced model that reported no tokens), and the
+ * reservation is charged instead.
+ */
+function settlementCounts(price: PriceConfig, reported: TokenUsage | undefined, characters: number | undefined): TokenUsage | undefined {
+  if (price.free) return reported ?? { inputTokens: 0, outputTokens: 0 };
+  if (tokenPrices.some((name) => price[name]) && !reported) return undefined;
+  if (price.perMinute && reported?.seconds === undefined) return undefined;
+  if (price.perThousandSearches && reported?.searches === undefined) return undefined;
+  if (price.perMillionCharacters && characters === undefined) return undefined;
+  return { inputTokens: 0, outputTokens: 0, ...reported, ...(characters === undefined ? {} : { characters }) };
 }
 
 /** Settles the charge from `counts` (the reservation when there are none); returns the micros the answer reports. */
@@ -132,13 +142,13 @@ async function relay(call: Call, spec: PipelineSpec, plan: RelayPlan, charge: Ch
     if (plan.answer === 'json') {
       const answer = await readJsonObject(sent);
       usage.fromAnswer(answer);
-      const counts = quantities(usage.counts(), characters);
+      const counts = settlementCounts(sent.route.model.price, usage.counts(), characters);
       const costMicros = counts ? tokenCostMicros(sent.route.model.price, counts) : charge.ref.amountMicros;
       const cost = renderCost({ micros: costMicros, currency: sent.route.model.price.currency });
       return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined));
     }
     // Text and bytes carry no usage: what the gateway counted, else the reservation.
-    const costMicros = await settle(call, charge, sent.route, quantities(undefined, characters));
+    const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, characters));
     await relayBody(call, sent, plan, costMicros);
     return undefined;
   } catch (err) {

@@ -128,6 +128,7 @@ export interface GatewayConfigSchema {
   billing: BillingConfig;
   channels: ChannelsConfig;
   dashboard: DashboardConfig;
+  endpoints: EndpointsConfig;
   evaluate: EvaluateConfig;
   files: FilesConfig;
   metrics: MetricsConfig;
@@ -276,6 +277,22 @@ export interface DashboardConfig {
       role: 'owner' | 'admin' | 'member';
     }[];
   };
+}
+/**
+ * Endpoint families an operator adds beside the shipped catalogue (catalogue/*.yaml): YAML entries and the JSON Schemas of their requests, no code (docs/endpoints.md).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/endpoints".
+ */
+export interface EndpointsConfig {
+  /**
+   * Folder of extra catalogue YAML files, each a list of entries as in catalogue/*.yaml, read after the shipped ones (a name or a path and method already served is an error). A relative path resolves against the folder of the config file.
+   */
+  catalogueDir?: string;
+  /**
+   * Folder of extra JSON Schemas (`*.json`, each with an `$id` such as `requests/completions`) that an entry's `requestSchema` may name. An `$id` the gateway already has is an error. A relative path resolves against the folder of the config file.
+   */
+  schemasDir?: string;
 }
 /**
  * Typed evaluation (POST /api/v1/evaluate).
