@@ -18,8 +18,8 @@ import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js'
 import type { Call } from '../pipeline/call.js';
 import { readBounded, readJsonObject } from '../pipeline/decode.js';
 import type { Dialect } from '../pipeline/dialect.js';
-import { send, type Sent } from '../pipeline/send.js';
-import { SettlingAnswer, settleAfterFailure } from '../pipeline/settle.js';
+import type { Sent } from '../pipeline/send.js';
+import { SettlingAnswer } from '../pipeline/settle.js';
 import { usageReaderFor } from '../pipeline/usage.js';
 import type { PipelineSpec } from './spec.js';
 import { readRelayForm, type RelayForm } from './relay-form.js';
@@ -127,34 +127,22 @@ async function relayBody(call: Call, sent: Sent, plan: RelayPlan, costMicros: nu
   }
 }
 
-/** send, decode, settle and answer: the relay's whole call after the reservation. */
-async function relay(call: Call, spec: PipelineSpec, plan: RelayPlan, charge: Charge): Promise<unknown> {
-  let sent: Sent;
-  try {
-    sent = await send(call, plan.routes, (route) => ({ operation: spec.operation, document: outgoing(call, plan, route) }));
-  } catch (err) {
-    await settleAfterFailure(charge, call.clientGone);
-    throw err;
+/** decode, settle and answer: JSON with its cost, or text and bytes relayed with an x-cost header. */
+async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
+  const usage = usageReaderFor(call.config, sent, spec.operation);
+  const characters = charactersOf(spec, plan.fields);
+  if (plan.answer === 'json') {
+    const answer = await readJsonObject(sent);
+    usage.fromAnswer(answer);
+    const counts = settlementCounts(sent.route.model.price, usage.counts(), characters);
+    const costMicros = counts ? tokenCostMicros(sent.route.model.price, counts) : charge.ref.amountMicros;
+    const cost = renderCost({ micros: costMicros, currency: sent.route.model.price.currency });
+    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined));
   }
-  try {
-    const usage = usageReaderFor(call.config, sent, spec.operation);
-    const characters = charactersOf(spec, plan.fields);
-    if (plan.answer === 'json') {
-      const answer = await readJsonObject(sent);
-      usage.fromAnswer(answer);
-      const counts = settlementCounts(sent.route.model.price, usage.counts(), characters);
-      const costMicros = counts ? tokenCostMicros(sent.route.model.price, counts) : charge.ref.amountMicros;
-      const cost = renderCost({ micros: costMicros, currency: sent.route.model.price.currency });
-      return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined));
-    }
-    // Text and bytes carry no usage: what the gateway counted, else the reservation.
-    const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, characters));
-    await relayBody(call, sent, plan, costMicros);
-    return undefined;
-  } catch (err) {
-    await settleAfterFailure(charge, true);
-    throw err;
-  }
+  // Text and bytes carry no usage: what the gateway counted, else the reservation.
+  const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, characters));
+  await relayBody(call, sent, plan, costMicros);
+  return undefined;
 }
 
 /** The dialect of a relayed family: its catalogue entry says everything that differs. */
@@ -185,6 +173,7 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
       const measure = { bodyBytes: plan.form ? plan.form.used : call.bodyBytes, characters: charactersOf(spec, plan.fields), searches: searches || undefined };
       return estimateRelayMicros(plan.routes, measure, billingConfig(call.config).defaultLimits);
     },
-    execute: (call, plan, charge) => relay(call, spec, plan, charge),
+    request: (call, plan, route) => ({ operation: spec.operation, document: outgoing(call, plan, route) }),
+    answer: (call, plan, sent, charge) => relayAnswer(call, spec, plan, sent, charge),
   };
 }

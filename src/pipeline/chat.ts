@@ -1,4 +1,5 @@
-// The chat dialects (OpenAI chat, Anthropic Messages, Responses): inputs, map request, send, decode, outputs, map the answer or the stream, settle.
+// The chat dialects (OpenAI chat, Anthropic Messages, Responses): inputs, map request (pass-through or by protocol pair), and
+// the answer or the stream mapped back with its outputs and settlement; run.ts sends and settles failures.
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
 import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
@@ -11,8 +12,8 @@ import { isPassthrough, translatorFor } from '../engine/translators.js';
 import type { Call } from './call.js';
 import { expectEventStream, readJsonObject } from './decode.js';
 import type { Dialect } from './dialect.js';
-import { forwardedHeaders, send, type Sent } from './send.js';
-import { SettlingAnswer, settleAfterFailure, settleFromUsage } from './settle.js';
+import { forwardedHeaders, type Sent } from './send.js';
+import { SettlingAnswer, settleFromUsage } from './settle.js';
 import { relayStream } from './stream.js';
 import { usageReaderFor, type UsageReader } from './usage.js';
 import { resolveInputs } from './inputs.js';
@@ -23,6 +24,8 @@ interface ChatPlan {
   routes: ModelRoute[];
   /** Each route's translator, in the order of `routes`. */
   translators: ChatTranslator[];
+  /** The last route's mapped request and what its translator sees: the route that answers is the last one mapped. */
+  mapped?: { ctx: ChatContext; document: Record<string, unknown> };
 }
 
 /** What a translator sees of one call on one route; its methods are shared, not made for every request. */
@@ -57,6 +60,30 @@ class ChatContext implements TranslateContext {
   }
 }
 
+/** decode and map the answer, or relay the stream: usage read, outputs archived, the answer settled as it goes out. */
+async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge): Promise<unknown> {
+  const translator = plan.translators[plan.routes.indexOf(sent.route)];
+  const { ctx, document } = plan.mapped!;
+  // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
+  const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
+  const usage = usageReaderFor(call.config, sent, translator.operation, choices);
+  ctx.reader = usage;
+  const streamFlag = sent.operation.streamFlag;
+  if (sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true)) {
+    await expectEventStream(sent);
+    return relayStream(call, sent, translator.stream(ctx, call.body), usage, charge);
+  }
+  // decode and map the answer; it is sent while its settlement commits.
+  const answer = await readJsonObject(sent);
+  await recordResponseId(call, answer);
+  usage.fromAnswer(answer);
+  usage.counts();
+  // outputs: media the answer carries are archived before it is mapped and sent.
+  await archiveOutputs(call, sent.operation.outputs?.answer, answer);
+  const mapped = translator.response(answer, ctx);
+  return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
+}
+
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
     resolve(call) {
@@ -65,50 +92,14 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
     },
     inputs: (call, plan) => resolveInputs(call, plan.routes),
     estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes, billingConfig(call.config).defaultLimits),
-    async execute(call, plan, charge: Charge) {
-      // map request, route by route as the send stage reaches it (a translation refusal is a 400 before anything is sent), and send.
-      // The route that answers is the last one mapped.
-      let ctx!: ChatContext;
-      let document!: Record<string, unknown>;
-      let sent: Sent;
-      try {
-        sent = await send(call, plan.routes, (route, index) => {
-          const translator = plan.translators[index];
-          ctx = new ChatContext(call, route, charge);
-          document = translator.request(call.body, ctx);
-          return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.headers, route) : undefined };
-        });
-      } catch (err) {
-        // A client that hung up may have left the upstream working: charge the reservation, as for an abandoned stream.
-        await settleAfterFailure(charge, call.clientGone);
-        throw err;
-      }
-      const translator = plan.translators[plan.routes.indexOf(sent.route)];
-      // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
-      const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
-      const usage = usageReaderFor(call.config, sent, translator.operation, choices);
-      ctx.reader = usage;
-      const streamFlag = sent.operation.streamFlag;
-      const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true);
-      try {
-        if (streaming) {
-          await expectEventStream(sent);
-          return await relayStream(call, sent, translator.stream(ctx, call.body), usage, charge);
-        }
-        // decode and map the answer; it is sent while its settlement commits.
-        const answer = await readJsonObject(sent);
-        await recordResponseId(call, answer);
-        usage.fromAnswer(answer);
-        usage.counts();
-        // outputs: media the answer carries are archived before it is mapped and sent.
-        await archiveOutputs(call, sent.operation.outputs?.answer, answer);
-        const mapped = translator.response(answer, ctx);
-        return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
-      } catch (err) {
-        // An answer arrived (or the client left the upstream working): the upstream did the work.
-        await settleAfterFailure(charge, true);
-        throw err;
-      }
+    // map request, route by route (a translation refusal is a 400 before anything is sent).
+    request(call, plan, route, index, charge) {
+      const translator = plan.translators[index];
+      const ctx = new ChatContext(call, route, charge);
+      const document = translator.request(call.body, ctx);
+      plan.mapped = { ctx, document };
+      return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.headers, route) : undefined };
     },
+    answer: chatAnswer,
   };
 }
