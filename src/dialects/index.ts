@@ -1,10 +1,10 @@
 // The pipeline's dialects by the name a catalogue entry gives them (`pipeline.dialect`): what differs between the
 // families of billed calls. Any family without a dialect of its own is a `relay` (docs/endpoints.md).
 import type { EndpointConfig } from '../config/types.js';
-import { chatDialect } from '../pipeline/chat.js';
+import { chatDialect } from './chat.js';
 import type { Dialect } from '../pipeline/dialect.js';
-import { evaluateDialect } from '../pipeline/evaluate.js';
-import { imagesDialect } from '../pipeline/images.js';
+import { evaluateDialect } from './evaluate.js';
+import { imagesDialect } from './images.js';
 import { relayDialect } from './relay.js';
 import type { PipelineSpec } from './spec.js';
 

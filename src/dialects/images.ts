@@ -6,16 +6,16 @@ import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
 import { UnsupportedMediaError, ValidationError } from '../errors.js';
-import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
+import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from '../pipeline/image-form.js';
 import { schemaError } from '../http/schema-error.js';
 import type { ChatTranslator } from '../engine/translator.js';
 import { imagesTranslateContext, imagesTranslatorFor } from './images-translated.js';
-import type { Call } from './call.js';
-import { readJsonObject } from './decode.js';
-import type { Dialect } from './dialect.js';
-import { archiveOutputs } from './outputs.js';
-import type { Outgoing, Sent } from './send.js';
-import { upstreamMalformed, usageReaderFor } from './usage.js';
+import type { Call } from '../pipeline/call.js';
+import { readJsonObject } from '../pipeline/decode.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import { archiveOutputs } from '../pipeline/outputs.js';
+import type { Outgoing, Sent } from '../pipeline/send.js';
+import { upstreamMalformed, usageReaderFor } from '../pipeline/usage.js';
 
 const DEFAULT_MAX_IMAGES = 10;
 

@@ -10,12 +10,12 @@ import { runLogprobs } from '../evaluate/logprobs-mode.js';
 import { runNative } from '../evaluate/native-mode.js';
 import { readQuestions } from '../evaluate/questions.js';
 import type { EvaluateSettings, ModeResult, Question } from '../evaluate/types.js';
-import type { Call } from './call.js';
-import { readJsonObject } from './decode.js';
-import type { Dialect } from './dialect.js';
-import { send } from './send.js';
-import { settleAfterFailure } from './settle.js';
-import { usageReaderFor } from './usage.js';
+import type { Call } from '../pipeline/call.js';
+import { readJsonObject } from '../pipeline/decode.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import { send } from '../pipeline/send.js';
+import { settleAfterFailure } from '../pipeline/settle.js';
+import { usageReaderFor } from '../pipeline/usage.js';
 
 interface EvaluatePlan {
   routes: ModelRoute[];

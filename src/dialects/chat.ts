@@ -9,16 +9,16 @@ import { resolveModel } from '../engine/models.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
 import type { TokenUsage } from '../billing/cost.js';
 import { isPassthrough, translatorFor } from '../engine/translators.js';
-import type { Call } from './call.js';
-import { expectEventStream, readJsonObject } from './decode.js';
-import type { Dialect } from './dialect.js';
-import { forwardedHeaders, type Sent } from './send.js';
-import { SettlingAnswer, settleFromUsage } from './settle.js';
-import { relayStream } from './stream.js';
-import { usageReaderFor, type UsageReader } from './usage.js';
-import { resolveInputs } from './inputs.js';
-import { archiveOutputs } from './outputs.js';
-import { recordResponseId } from './provider-ids.js';
+import type { Call } from '../pipeline/call.js';
+import { expectEventStream, readJsonObject } from '../pipeline/decode.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import { forwardedHeaders, type Sent } from '../pipeline/send.js';
+import { SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
+import { relayStream } from '../pipeline/stream.js';
+import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
+import { resolveInputs } from '../pipeline/inputs.js';
+import { archiveOutputs } from '../pipeline/outputs.js';
+import { recordResponseId } from '../pipeline/provider-ids.js';
 
 interface ChatPlan {
   routes: ModelRoute[];
