@@ -26,9 +26,9 @@ export type Catalogue = {
    */
   auth: 'key' | 'none' | 'optional';
   /**
-   * Error envelope.
+   * The error envelope the route answers in (the client SDK's own): OpenAI's `{"error": {...}}` or Anthropic's `{"type": "error", "error": {...}}`.
    */
-  dialect: 'openai' | 'anthropic';
+  envelope: 'openai' | 'anthropic';
   /**
    * Id of a schema in schemas/requests/ the JSON body must match.
    */
