@@ -35,11 +35,31 @@ afterAll(async () => {
   await fake?.close();
 });
 
+/** Bytes that are no audio format the gateway can read a duration from (the fake does not care). */
 const audio = () => toFile(Buffer.from('ID3 fake mp3 bytes'), 'meeting.mp3', { type: 'audio/mpeg' });
+
+/** A real WAV file of `seconds` of silence (8 kHz, mono, 16-bit): its duration is in its header. */
+function wav(seconds: number): Buffer {
+  const data = Math.round(seconds * 8000) * 2;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + data, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(16000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(data, 40);
+  return Buffer.concat([header, Buffer.alloc(data)]);
+}
 const costOf = (answer: unknown) => (answer as { cost: unknown }).cost;
 const usd = (amount: number) => ({ amount, currency: 'USD' });
 const last = () => fake.requests[fake.requests.length - 1];
-/** whisper-1 answers without usage are charged the reservation: the model's media.maxAudioSeconds (1800) at $0.006 a minute. */
+/** whisper-1 answers without usage, on an upload whose duration cannot be read, are charged the reservation: the model's media.maxAudioSeconds (1800) at $0.006 a minute. */
 const WHISPER_RESERVED = 0.18;
 /** The 3 seconds the fake's whisper-1 reports, at $0.006 a minute. */
 const WHISPER_3S = 0.0003;
@@ -125,6 +145,16 @@ describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {
     const { data, response } = await client.audio.translations.create({ model: 'whisper-1', file: await audio(), response_format: 'srt' }).withResponse();
     expect(data).toContain('00:00:00,000 --> 00:00:03,000');
     expect(JSON.parse(response.headers.get('x-cost')!)).toEqual(usd(WHISPER_RESERVED));
+  });
+
+  it('bills a whisper-1 answer without usage by the upload\'s measured duration, by the started second', async () => {
+    const file = await toFile(wav(2.5), 'note.wav', { type: 'audio/wav' });
+    const { data, response } = await client.audio.transcriptions.create({ model: 'whisper-1', file, response_format: 'text' }).withResponse();
+    expect(data).toBe('Hello from the fake audio.\n');
+    expect(JSON.parse(response.headers.get('x-cost')!)).toEqual(usd(WHISPER_3S));
+    const translated = await client.audio.translations.create({ model: 'whisper-1', file: await toFile(wav(2.5), 'note.wav', { type: 'audio/wav' }) });
+    expect(costOf(translated)).toEqual(usd(WHISPER_3S));
+    expect(last().files.file).toMatchObject({ name: 'note.wav', size: 44 + 40000 });
   });
 
   it('refuses a form without its file (400) and a key without audio.transcribe (403)', async () => {

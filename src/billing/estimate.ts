@@ -120,6 +120,8 @@ export interface RelayMeasure {
   characters?: number;
   /** Search units the request may use at most. */
   searches?: number;
+  /** Seconds of audio the request carries, as measured. */
+  seconds?: number;
 }
 
 /** Audio seconds reserved for a `perMinute` model that declares no `media.maxAudioSeconds`: one hour. */
@@ -128,7 +130,7 @@ const DEFAULT_MAX_AUDIO_SECONDS = 3600;
 /**
  * A relayed request's worst case on the priciest of its routes, each unit its price counts bounded: input tokens by the
  * body's bytes (at most the model's context), output tokens by the model's maxOutputTokens (or `defaults`), audio by
- * the model's `media.maxAudioSeconds`, characters and search units as measured. A `free` model costs nothing.
+ * its measured duration (else the model's `media.maxAudioSeconds`), characters and search units as measured. A `free` model costs nothing.
  */
 export function estimateRelayMicros(routes: readonly ModelRoute[], measure: RelayMeasure, defaults: ModelLimits): number {
   const bodyTokens = tokensForBytes(measure.bodyBytes);
@@ -141,7 +143,8 @@ export function estimateRelayMicros(routes: readonly ModelRoute[], measure: Rela
       const outputTokens = price.outputPerMillion || price.audioOutputPerMillion ? limits.maxOutputTokens : 0;
       const dearest = dearestTokenPrices(price);
       const maxSeconds = Number((model.media as { maxAudioSeconds?: unknown } | undefined)?.maxAudioSeconds ?? DEFAULT_MAX_AUDIO_SECONDS);
-      const others = tokenCostMicros(price, { inputTokens: 0, outputTokens: 0, seconds: price.perMinute ? maxSeconds : 0, characters: measure.characters, searches: measure.searches });
+      const seconds = measure.seconds === undefined ? maxSeconds : Math.ceil(measure.seconds);
+      const others = tokenCostMicros(price, { inputTokens: 0, outputTokens: 0, seconds: price.perMinute ? seconds : 0, characters: measure.characters, searches: measure.searches });
       return Math.round(inputTokens * dearest.input + outputTokens * dearest.output) + others;
     }),
   );

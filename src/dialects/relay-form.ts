@@ -4,6 +4,7 @@ import { clientValue, ECHO_LIMIT, LimitError, UnsupportedMediaError, ValidationE
 import type { Call } from '../pipeline/call.js';
 import { holdForCall } from '../pipeline/image-form.js';
 import { readCapped } from '../net/read-capped.js';
+import { audioSeconds } from './audio-duration.js';
 import type { PipelineSpec } from './spec.js';
 
 /** 25 MiB: what a relayed form may carry when its entry says nothing (OpenAI's audio upload limit). */
@@ -21,6 +22,8 @@ export interface RelayForm {
   files: RelayFile[];
   /** Bytes the form carried, files and fields together. */
   used: number;
+  /** Seconds of audio in the file `pipeline.durationOf` names, as measured; undefined when it could not be read. */
+  seconds?: number;
 }
 
 export async function readRelayForm(call: Call, spec: PipelineSpec): Promise<RelayForm> {
@@ -46,5 +49,7 @@ export async function readRelayForm(call: Call, spec: PipelineSpec): Promise<Rel
     form.fields[part.fieldname] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
   }
   for (const field of fileFields) if (!form.files.some((f) => f.field === field)) throw new ValidationError(`"${field}" is required: send it as a file part`, field);
+  const audio = spec.durationOf ? form.files.find((f) => f.field === spec.durationOf) : undefined;
+  if (audio) form.seconds = await audioSeconds(audio.bytes, audio.filename, audio.contentType);
   return form;
 }

@@ -65,17 +65,28 @@ function outgoing(call: Call, plan: RelayPlan, route: ModelRoute): unknown {
 /** The x-cost header's value: `{"amount": ..., "currency": "USD"}`. */
 const costHeader = (micros: number, currency: string) => JSON.stringify(renderCost({ micros, currency }));
 
+/** What the gateway measured of the request itself. */
+interface Measured {
+  characters?: number;
+  seconds?: number;
+}
+
 const tokenPrices = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'cacheWritePerMillion', 'audioInputPerMillion', 'audioOutputPerMillion'] as const;
 
 /**
- * What the call is charged by: the usage the upstream reported with the characters the gateway counted, when together
+ * What the call is charged by: the usage the upstream reported with what the gateway measured (characters, seconds of audio), when together
  * they cover every unit the price counts; undefined otherwise (a token-priced model that reported no tokens), and the
  * reservation is charged instead.
  */
-function settlementCounts(price: PriceConfig, reported: TokenUsage | undefined, characters: number | undefined): TokenUsage | undefined {
+function settlementCounts(price: PriceConfig, reported: TokenUsage | undefined, measured: Measured): TokenUsage | undefined {
+  const { characters } = measured;
   if (price.free) return reported ?? { inputTokens: 0, outputTokens: 0 };
   if (tokenPrices.some((name) => price[name]) && !reported) return undefined;
-  if (price.perMinute && reported?.seconds === undefined) return undefined;
+  // Audio seconds the vendor did not report: the upload's measured duration, billed by the started second.
+  if (price.perMinute && reported?.seconds === undefined) {
+    if (measured.seconds === undefined) return undefined;
+    reported = { inputTokens: 0, outputTokens: 0, ...reported, seconds: Math.ceil(measured.seconds) };
+  }
   if (price.perThousandSearches && reported?.searches === undefined) return undefined;
   if (price.perMillionCharacters && characters === undefined) return undefined;
   return { inputTokens: 0, outputTokens: 0, ...reported, ...(characters === undefined ? {} : { characters }) };
@@ -130,17 +141,17 @@ async function relayBody(call: Call, sent: Sent, plan: RelayPlan, costMicros: nu
 /** decode, settle and answer: JSON with its cost, or text and bytes relayed with an x-cost header. */
 async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
   const usage = usageReaderFor(call.config, sent, spec.operation);
-  const characters = charactersOf(spec, plan.fields);
+  const measured: Measured = { characters: charactersOf(spec, plan.fields), seconds: plan.form?.seconds };
   if (plan.answer === 'json') {
     const answer = await readJsonObject(sent);
     usage.fromAnswer(answer);
-    const counts = settlementCounts(sent.route.model.price, usage.counts(), characters);
+    const counts = settlementCounts(sent.route.model.price, usage.counts(), measured);
     const costMicros = counts ? tokenCostMicros(sent.route.model.price, counts) : charge.ref.amountMicros;
     const cost = renderCost({ micros: costMicros, currency: sent.route.model.price.currency });
     return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined));
   }
-  // Text and bytes carry no usage: what the gateway counted, else the reservation.
-  const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, characters));
+  // Text and bytes carry no usage: what the gateway measured, else the reservation.
+  const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, measured));
   await relayBody(call, sent, plan, costMicros);
   return undefined;
 }
@@ -170,7 +181,7 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
     },
     estimate(call, plan) {
       const searches = spec.searches && searchUnitsBound(plan.fields[spec.searches.query], plan.fields[spec.searches.documents], spec.searches.documentsPerSearch, spec.searches.tokensPerDocument);
-      const measure = { bodyBytes: plan.form ? plan.form.used : call.bodyBytes, characters: charactersOf(spec, plan.fields), searches: searches || undefined };
+      const measure = { bodyBytes: plan.form ? plan.form.used : call.bodyBytes, characters: charactersOf(spec, plan.fields), searches: searches || undefined, seconds: plan.form?.seconds };
       return estimateRelayMicros(plan.routes, measure, billingConfig(call.config).defaultLimits);
     },
     request: (call, plan, route) => ({ operation: spec.operation, document: outgoing(call, plan, route) }),

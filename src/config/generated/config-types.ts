@@ -110,6 +110,10 @@ export type Catalogue = {
       documentsPerSearch: number;
       tokensPerDocument: number;
     };
+    /**
+     * relay, multipart: the file field holding audio whose duration the gateway measures (music-metadata): a `perMinute` model is reserved and, when the answer reports no `seconds`, charged by it. An upload whose duration cannot be read is reserved the model's `media.maxAudioSeconds`.
+     */
+    durationOf?: string;
   };
 }[];
 /**
@@ -813,7 +817,7 @@ export interface PriceConfig {
       };
   perVideoSecond?: number;
   /**
-   * Per minute of audio (transcription), charged by the second from the `seconds` the usage mapping reports. Without reported usage the call is charged its reservation: `media.maxAudioSeconds` of the model (default 3600) at this price.
+   * Per minute of audio (transcription), charged by the second: the `seconds` the usage mapping reports, else the upload's duration as the gateway measured it (`pipeline.durationOf`). Reserved as the measured duration, or `media.maxAudioSeconds` of the model (default 3600) when it cannot be measured; neither known at settlement: the reservation is charged.
    */
   perMinute?: number;
   /**
