@@ -10,7 +10,7 @@ import { estimateRelayMicros, searchUnitsBound } from '../billing/estimate.js';
 import type { Charge } from '../billing/meter.js';
 import type { EndpointConfig, ModelRoute, PriceConfig } from '../config/types.js';
 import { relayedAs } from '../engine/passthrough.js';
-import { resolveModel } from '../engine/models.js';
+import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
 import { TranslationError } from '../errors.js';
 import { schemaError } from '../http/schema-error.js';
@@ -173,7 +173,7 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
       : undefined,
     resolve(call, form) {
       const fields = form ? form.fields : call.body;
-      const routes = resolveModel(call.config, fields.model, kind);
+      const routes = resolveCallModel(call, fields.model, kind);
       for (const route of routes) {
         if (!servesOperation(route, spec.operation)) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no "${spec.operation}" operation`, 'model');
       }

@@ -1,6 +1,10 @@
 // GET /v1/models: the models this key may use, in the shape the openai SDK's models.list() reads; it follows reloads.
+// One entry per model, with the other ids it answers to (`aliases`) and its lifecycle (`deprecated_at`, `retires_at`,
+// `replacement`, and `retired` as of the request).
 import { hasScope } from '../auth/authenticate.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
+import { isRetired } from '../config/cross-check-models.js';
+import type { ModelRoute } from '../config/types.js';
 import { modelKinds } from '../engine/models.js';
 import type { HandlerFactory } from './types.js';
 
@@ -11,38 +15,47 @@ interface ListedModel {
   owned_by: string;
   kind: string;
   available: boolean;
-  /** The scope the endpoints serving its kind need (null: any key). */
-  scope: string | null;
+  aliases?: string[];
+  deprecated_at?: string;
+  retires_at?: string;
+  replacement?: string;
 }
 
-/** Every model of one config snapshot, built once per snapshot; `created` is when the gateway started. */
-const listings = new WeakMap<LoadedConfig, ListedModel[]>();
+/**
+ * An entry, the scope the endpoints serving its kind need (the catalogue's; null: any key) and, for a model with a
+ * retirement day, its routes (whether it is retired is read at each request).
+ */
+type Listing = { entry: ListedModel; scope: string | null; dated?: readonly ModelRoute[] }[];
 
-function listing(config: LoadedConfig, created: number): ListedModel[] {
+/** Every model of one config snapshot, built once per snapshot; `created` is when the gateway started. */
+const listings = new WeakMap<LoadedConfig, Listing>();
+
+function listing(config: LoadedConfig, created: number): Listing {
   let all = listings.get(config);
   if (all) return all;
   const kinds = modelKinds(config.endpoints);
-  all = [...config.models.entries()].map(([id, routes]) => ({
-    id,
-    object: 'model' as const,
-    created,
-    owned_by: routes[0].channel.id,
-    kind: routes[0].model.kind,
-    available: routes.some((r) => !r.channel.disabledReason),
-    scope: kinds.get(routes[0].model.kind)?.scope ?? null,
-  }));
+  all = [...config.models.entries()].map(([id, routes]) => {
+    const { kind, aliases, deprecatedAt, retiresAt, replacement } = routes[0].model;
+    const entry: ListedModel = { id, object: 'model', created, owned_by: routes[0].channel.id, kind, available: routes.some((r) => !r.channel.disabledReason) };
+    if (aliases?.length) entry.aliases = aliases;
+    if (deprecatedAt) entry.deprecated_at = deprecatedAt;
+    if (retiresAt) entry.retires_at = retiresAt;
+    if (replacement) entry.replacement = replacement;
+    return { entry, scope: kinds.get(kind)?.scope ?? null, dated: retiresAt ? routes : undefined };
+  });
   listings.set(config, all);
   return all;
 }
 
 const create: HandlerFactory = ({ services }) => {
   const created = Math.floor(Date.now() / 1000);
-  return async (req) => ({
-    object: 'list',
-    data: listing(services.config, created)
-      .filter((m) => !m.scope || hasScope(req.auth!, m.scope))
-      .map(({ scope: _scope, ...model }) => model),
-  });
+  return async (req) => {
+    const now = services.now();
+    const data = listing(services.config, created)
+      .filter(({ scope }) => !scope || hasScope(req.auth!, scope))
+      .map(({ entry, dated }) => (dated ? { ...entry, retired: dated.every((r) => isRetired(r.model, now)) } : entry));
+    return { object: 'list', data };
+  };
 };
 
 export default create;
