@@ -40,9 +40,8 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const templates = new TemplateSet(createLiquid());
   await loadFilters(templates.liquid);
   templates.verify = env.MAPPING_VERIFY === '1';
-  const schemas = createSchemaRegistry(templates);
-
   const sources = readConfigFiles(file, env, problems);
+  const schemas = createSchemaRegistry(templates, { ownSchemas: sources.schemas.length > 0 });
   const valid = validateConfig(sources, schemas, problems, env);
   const checked = crossCheckConfig(valid, problems, env);
   checkModelIds(checked, problems, warnings, options.now ?? Date.now());

@@ -118,21 +118,24 @@ function addSchemas(ajv: Ajv): string[] {
   return configSections;
 }
 
-/**
- * The one Ajv of this process: schemas/ is code, the same for every load, and compiling its validators costs most of a
- * config load (each is compiled on first use, then kept). What differs between loads (the templates, the collected
- * mappings) reaches the keywords through `current`.
- */
-let shared: { ajv: Ajv; configSections: string[] } | undefined;
-function sharedAjv(): { ajv: Ajv; configSections: string[] } {
-  if (shared) return shared;
+/** A strict Ajv with the gateway's keywords and every schema under schemas/. */
+function newAjv(): { ajv: Ajv; configSections: string[] } {
   const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
   addFormats(ajv);
   addLiquidKeyword(ajv);
   addPathKeyword(ajv);
   addMappingKeyword(ajv);
-  shared = { ajv, configSections: addSchemas(ajv) };
-  return shared;
+  return { ajv, configSections: addSchemas(ajv) };
+}
+
+/**
+ * The one Ajv of this process for loads that add no schema of their own: schemas/ is code, the same for every load, and
+ * compiling its validators costs most of a config load (each is compiled on first use, then kept). What differs between
+ * loads (the templates, the collected mappings) reaches the keywords through `current`.
+ */
+let shared: { ajv: Ajv; configSections: string[] } | undefined;
+function sharedAjv(): { ajv: Ajv; configSections: string[] } {
+  return (shared ??= newAjv());
 }
 
 /** Runs `validate` with `context` current; its errors are kept on the returned function, where callers read them. */
@@ -155,10 +158,11 @@ function validatorIn(context: KeywordContext, validate: ValidateFunction): Valid
  * a template that fails to parse (syntax, unknown filter) is a validation error at its own position.
  * A node marked `mapping: [scope names]` is collected, to be compiled with positions once its file has validated.
  */
-export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
+export function createSchemaRegistry(templates: TextTemplates, options: { ownSchemas?: boolean } = {}): SchemaRegistry {
   let collected: CollectedMapping[] = [];
   const context: KeywordContext = { templates, collect: (mapping) => collected.push(mapping) };
-  const { ajv, configSections } = sharedAjv();
+  // A load that adds the operator's schemas (endpoints.schemasDir) gets an Ajv of its own: they must not outlive it.
+  const { ajv, configSections } = options.ownSchemas ? newAjv() : sharedAjv();
   const validators = new Map<string, ValidateFunction>();
   return {
     ajv,
