@@ -20,10 +20,11 @@ beforeAll(async () => {
   fake = await FakeFamilies.start();
   gw = await startGateway({
     listen: true,
-    env: { OPENAI_API_KEY: 'sk-openai-test', COHERE_API_KEY: 'co-test' },
+    env: { OPENAI_API_KEY: 'sk-openai-test', COHERE_API_KEY: 'co-test', MISTRAL_API_KEY: 'mistral-test' },
     channels: {
       openai: shipped('openai.yaml', `${fake.url}/v1`),
       cohere: shipped('cohere.yaml', fake.url),
+      mistral: shipped('mistral.yaml', `${fake.url}/v1`),
       // One cent a call and nothing per token: its worst case is its cost, so a cap counts calls exactly.
       flat: `id: flat\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: flat-embed\n    upstream: text-embedding-3-small\n    kind: embedding\n    price: { perRequest: 0.01 }\n`,
     },
@@ -79,6 +80,12 @@ describe('POST /v1/embeddings', () => {
     expect(answer.data.map((d) => d.embedding.length)).toEqual([8, 8]);
     expect(last().body).toMatchObject({ encoding_format: 'base64', dimensions: 8 });
     expect(costOf(answer)).toEqual(usd((FAKE_USAGE.embeddingTokens * 0.13) / 1e6));
+  });
+
+  it("embeds on another shipped vendor (Mistral's mistral-embed, $0.10 per million)", async () => {
+    const answer = await client.embeddings.create({ model: 'mistral-embed', input: 'bonjour', encoding_format: 'float' });
+    expect(costOf(answer)).toEqual(usd((FAKE_USAGE.embeddingTokens * 0.1) / 1e6));
+    expect(last().headers.authorization).toBe('Bearer mistral-test');
   });
 
   it('gives a key capped for N calls exactly N, then 402', async () => {
