@@ -16,7 +16,8 @@ import { archiveTaskResult } from './archive.js';
 import { pollOnce, readSubmitAnswer } from './calls.js';
 import { taskScope, type TaskScope } from './steps.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
-import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
+import { unitsOf, type TaskParams } from './cost.js';
+import { settleCompletedTask } from './settle.js';
 import { MAX_TEXT, progressOf, text } from './answer-text.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
@@ -253,14 +254,10 @@ export class TaskRunner implements TaskQueue {
       }
       // The last word on the reservation before settling: still held, or admitted again for what the caps allow.
       await charge.renew(reservationMs);
-      const ref = charge.ref;
       const params = JSON.parse(row.params) as TaskParams;
-      const kind = task.spec.kind;
-      const units = unitsOf(kind, task.usage?.(archived.scope ?? polled));
+      const units = unitsOf(task.spec.kind, task.usage?.(archived.scope ?? polled));
       // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
-      const outcome =
-        units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units: units.count, route });
-      const costMicros = outcome.charged ? outcome.chargedMicros : Math.min(ref.amountMicros, units === undefined ? ref.amountMicros : taskCostMicros(route, kind, units, params.size));
+      const costMicros = await settleCompletedTask(charge, route, task.spec.kind, units, params.size, this.log.child({ task: row.id }));
       await finishLeasedTask(this.services, row.id, this.owner, {
         status: 'completed',
         progress: 100,
