@@ -81,9 +81,10 @@ describe('POST /v1/messages/count_tokens counted locally, bounded per request', 
     expect(res.body.input_tokens).toBeGreaterThan(chars);
     expect(res.body.input_tokens).toBeLessThan(4 * chars);
     expect(otherCall).toMatchObject({ status: 200, body: { input_tokens: 3 + 4 + countTokens('Hello there') } });
-    // The event loop was free between slices of counting: every health check answered in a small part of the count's time.
+    // The event loop was free between slices of counting: every health check answered in a part of the count's time (the
+    // slowest waits while the 6 MiB body is read and parsed, before any counting; it used to wait for the whole count).
     expect(health.checks).toBeGreaterThan(2);
-    expect(health.slowestMs).toBeLessThan(res.ms / 4);
+    expect(health.slowestMs).toBeLessThan(res.ms / 2);
   });
 
   it('extrapolates the rest of a text at the rate counted so far once the counting budget is spent', async () => {
