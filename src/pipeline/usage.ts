@@ -3,6 +3,7 @@ import type { TokenUsage } from '../billing/cost.js';
 import type { ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { GatewayError } from '../errors.js';
+import { impossibleTokens } from '../billing/usage-bounds.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 import { pathSegments } from '../config/paths.js';
@@ -131,11 +132,8 @@ export class UsageReader {
   }
 
   private checkLimits(counts: TokenUsage): void {
-    if (!this.limits) return;
-    const most = (this.limits.contextTokens + this.limits.maxOutputTokens) * this.choices;
-    if (counts.inputTokens + counts.outputTokens > most) {
-      throw upstreamMalformed(this.channel, `usage reports ${counts.inputTokens + counts.outputTokens} tokens, more than the model's limits allow (${most})`);
-    }
+    const impossible = impossibleTokens(this.limits, counts, this.choices);
+    if (impossible) throw upstreamMalformed(this.channel, impossible);
   }
 
   private merge(usage: Record<string, unknown>) {

@@ -535,10 +535,6 @@ export interface TasksConfig {
    */
   archiveMaxBytes: number;
   /**
-   * An archive ends by the task's deadline, or this long after it starts when that is later (a task that finishes just before its deadline still gets this long); transient download failures are tried again with back-off until then.
-   */
-  archiveGraceSeconds: number;
-  /**
    * Overrides every task's timeoutSeconds.
    */
   timeoutSeconds?: number;
