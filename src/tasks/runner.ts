@@ -38,8 +38,7 @@ export class TaskRunner implements TaskQueue {
 
   constructor(private readonly services: TaskRunnerDeps) {
     this.log = services.log;
-    // Every submit, poll and download in flight listens for the runner's stop, and stops listening when it ends: the
-    // count follows the calls in flight (16 submits of one key at once are no leak), so Node's warning at 10 is off.
+    // Each call in flight listens for the stop until it ends: as many as calls in flight, no leak past Node's 10.
     setMaxListeners(0, this.abort.signal);
   }
 
