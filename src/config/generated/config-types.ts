@@ -681,6 +681,10 @@ export interface ModelConfig {
    * Chat models on an OpenAI chat protocol: continues a final assistant message sent with `prefix: true` (DeepSeek, Mistral). Without it a translated request ending in an assistant turn is refused (400), since the model would start a new message. Never sent upstream.
    */
   prefill: boolean;
+  /**
+   * Chat models on an Anthropic Messages protocol: takes structured outputs (`output_config.format` and strict tools). A translated json_schema format becomes `output_config.format` and a strict tool a strict tool; without it a json format is answered through one forced tool, and a strict tool is refused. Never sent upstream.
+   */
+  structuredOutputs: boolean;
   limits?: ModelLimits;
 }
 /**
@@ -1205,7 +1209,7 @@ export interface TranslationSchema {
    */
   request: unknown;
   /**
-   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
+   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), target (the model entry), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
    */
   response: unknown;
   /**
@@ -1219,7 +1223,7 @@ export interface TranslationSchema {
    */
   stream?: {
     /**
-     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
+     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), request (the client body), target (the model entry), maps. Events not listed are ignored.
      */
     decode: {
       [k: string]: unknown;

@@ -78,7 +78,7 @@ export class StreamMachine implements StreamMapper {
     if (!decode || this.finished) return [];
     // An object is JSON the upstream must get right (a SyntaxError here is a malformed upstream); anything else (`[DONE]`) stays raw.
     const parsed = event.data.charCodeAt(0) === 123 ? parse() : null;
-    const ops = decode({ event: parsed, raw: event.data, maps: this.spec.maps }) as UpstreamOp[];
+    const ops = decode({ event: parsed, raw: event.data, request: this.request, target: this.ctx.route.model, maps: this.spec.maps }) as UpstreamOp[];
     const out: SseEvent[] = [];
     for (const op of ops) this.apply(op, out);
     return out;
@@ -134,6 +134,11 @@ export class StreamMachine implements StreamMapper {
       }
       case 'tool_args': {
         const block = this.tools.get(op.key);
+        // A tool call the client reads as text (a structured output answered through a forced tool): its arguments are the text.
+        if (!block && this.current?.type === 'text' && this.current.key === op.key) {
+          if (op.json) this.emit('delta', { op: { ...this.current, text: op.json } }, out);
+          return;
+        }
         if (!block) throw new UpstreamError(`channel "${this.ctx.route.channel.id}" streamed arguments for a tool call it never started`);
         if (!op.json) return;
         if ('json' in block) block.json += op.json;
