@@ -12,6 +12,8 @@ type UpstreamOp =
   | { op: 'start'; id?: string }
   | { op: 'text'; key?: Key; text?: string }
   | { op: 'refusal'; key?: Key; text?: string }
+  /** Thinking (Anthropic): its text, its signature, or a redacted block's data, as they arrive. */
+  | { op: 'thinking'; key?: Key; text?: string; signature?: string; data?: string }
   | { op: 'tool_start'; key: Key; id: string; name: string }
   | { op: 'tool_args'; key: Key; json?: string }
   | { op: 'block_stop'; key?: Key }
@@ -24,7 +26,7 @@ export type EncodeStep = 'start' | 'block_start' | 'delta' | 'block_stop' | 'fin
 export interface Block {
   index: number;
   /** `refusal`: the model's refusal text (chat `refusal`), which each client dialect frames its own way. */
-  type: 'text' | 'refusal' | 'tool_use';
+  type: 'text' | 'refusal' | 'tool_use' | 'thinking';
   key: Key;
   /** Position among tool blocks only (OpenAI numbers tool calls on their own). */
   tool_index?: number;
@@ -110,14 +112,16 @@ export class StreamMachine implements StreamMapper {
     if (!this.started) this.begin(op.op === 'start' ? op.id : undefined, out);
     switch (op.op) {
       case 'text':
-      case 'refusal': {
+      case 'refusal':
+      case 'thinking': {
         let block = this.current;
         if (!block || block.type !== op.op || block.key !== op.key) {
           this.release(out);
           block = this.open({ type: op.op, key: op.key }, out);
         }
         if (op.op === 'refusal') this.refused = true;
-        if (op.text) this.emit('delta', { op: { ...block, text: op.text } }, out);
+        if (op.op === 'thinking' && (op.text || op.signature || op.data)) this.emit('delta', { op: { ...block, text: op.text ?? '', signature: op.signature, data: op.data } }, out);
+        else if (op.text) this.emit('delta', { op: { ...block, text: op.text } }, out);
         return;
       }
       case 'tool_start': {
