@@ -115,6 +115,9 @@ export const filters = {
     }
   },
 
+  /** A custom tool call's input text as the arguments (JSON text) of the function it crosses as. */
+  custom_arguments: (input: unknown) => JSON.stringify({ input: typeof input === 'string' ? input : '' }),
+
   /** A thinking block, or a streamed thinking item (its text, signature or data), sealed as encrypted_content. */
   seal_thinking: (block: unknown) => sealThinking(block),
 
