@@ -27,6 +27,8 @@ export interface StreamMapper {
   end(): SseEvent[];
   /** The upstream failed mid-stream: the events that tell the client. */
   fail(error: GatewayError): SseEvent[];
+  /** Work the events pushed so far started (recording what they hand the client), awaited before they are written. */
+  drain?(): Promise<void> | undefined;
 }
 
 export interface ChatTranslator {

@@ -17,7 +17,7 @@ import { relayStream } from './stream.js';
 import { usageReaderFor, type UsageReader } from './usage.js';
 import { resolveInputs } from './inputs.js';
 import { archiveOutputs } from './outputs.js';
-import { recordResponseId } from './provider-ids.js';
+import { keepingItems, recordResponseId, recordTranslatedItems } from './provider-ids.js';
 
 interface ChatPlan {
   routes: ModelRoute[];
@@ -93,7 +93,8 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       try {
         if (streaming) {
           await expectEventStream(sent);
-          return await relayStream(call, sent, translator.stream(ctx, call.body), usage, charge);
+          const mapper = translator.stream(ctx, call.body);
+          return await relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge);
         }
         // decode and map the answer; it is sent while its settlement commits.
         const answer = await readJsonObject(sent);
@@ -103,6 +104,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
         // outputs: media the answer carries are archived before it is mapped and sent.
         await archiveOutputs(call, sent.operation.outputs?.answer, answer);
         const mapped = translator.response(answer, ctx);
+        if (!isPassthrough(translator)) await recordTranslatedItems(call, mapped);
         return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
       } catch (err) {
         // An answer arrived (or the client left the upstream working): the upstream did the work.

@@ -75,6 +75,8 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
       usage.counts();
       out.add(mapper.push(event, current.parse));
     }
+    // What the mapper records about these events (a translated response's items) is kept before the client sees them.
+    await mapper.drain?.();
     // The events of one upstream chunk go out in one write.
     await out.flush();
   };
@@ -86,7 +88,10 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     if (!call.abortSource.aborted) await relay(reader.end());
     if (call.timedOut) throw deadlineError(sent.route);
     // The closing events go out with the end of the response (below), in one write.
-    if (!call.clientGone) out.add(mapper.end());
+    if (!call.clientGone) {
+      out.add(mapper.end());
+      await mapper.drain?.();
+    }
   } catch (err) {
     if (!call.clientGone) {
       const failure = readFailure(err, sent);
