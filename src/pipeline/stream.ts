@@ -73,10 +73,9 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
       usage.fromEvent(event, current.parse);
       // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
       usage.counts();
-      out.add(mapper.push(event, current.parse));
+      const kept = addDrained(out, mapper, mapper.push(event, current.parse));
+      if (kept) await kept;
     }
-    // What the mapper records about these events (a translated response's items) is kept before the client sees them.
-    await mapper.drain?.();
     // The events of one upstream chunk go out in one write.
     await out.flush();
   };
@@ -88,10 +87,7 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     if (!call.abortSource.aborted) await relay(reader.end());
     if (call.timedOut) throw deadlineError(sent.route);
     // The closing events go out with the end of the response (below), in one write.
-    if (!call.clientGone) {
-      out.add(mapper.end());
-      await mapper.drain?.();
-    }
+    if (!call.clientGone) await addDrained(out, mapper, mapper.end());
   } catch (err) {
     if (!call.clientGone) {
       const failure = readFailure(err, sent);
@@ -104,6 +100,12 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
   } finally {
     await endStream(call, sent, usage, charge, out, res);
   }
+}
+
+/** Adds a mapper's events; what they record (a translated response's items) is to be kept before the client sees them. */
+function addDrained(out: SseWriter, mapper: StreamMapper, events: SseEvent[]): Promise<void> | undefined {
+  out.add(events);
+  return mapper.drain?.();
 }
 
 /**
