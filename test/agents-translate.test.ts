@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installClaude, type FakeClaude } from './kit/fake-claude.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { ledgerForRequest } from '../src/store/usage-ledger.js';
 
 let fake: FakeUpstream;
 let claude: FakeClaude;
@@ -261,5 +262,44 @@ describe('a Claude Code-shaped session on an OpenAI chat channel', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect(String((error as Error).message)).toContain('compact_20260112');
+  });
+});
+
+describe('usage that adds up', () => {
+  it('a translated Messages stream starts with the local input count, and message_delta carries the upstream count', async () => {
+    fake.chat = { text: 'Hello there.', usage: { prompt_tokens: 31, completion_tokens: 4 } };
+    const stream = anthropic.messages.stream({ model: 'gpt-plain', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Say hello to everyone in the room, please.' }] });
+    let started: Anthropic.Usage | undefined;
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'message_start') started = event.message.usage;
+    });
+    const final = await stream.finalMessage();
+    expect(started!.input_tokens).toBeGreaterThan(5);
+    expect(started!.input_tokens).toBeLessThan(40);
+    expect(final.usage).toMatchObject({ input_tokens: 31, output_tokens: 4 });
+  });
+
+  it('a pass-through Messages stream cut short is charged the usage of its message_start plus the output streamed, not the reservation', async () => {
+    const deltas = ['Once upon', ' a time, ', 'there was'].map((text) => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } } }));
+    fake.next({
+      kind: 'sse',
+      truncate: true,
+      events: [
+        { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_cut', type: 'message', role: 'assistant', model: 'claude-old', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 40, output_tokens: 1 } } } },
+        { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+        ...deltas,
+      ],
+    });
+    const res = await fetch(`${gw.url}/api/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': gw.key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-thinks', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'Tell me a story.' }] }),
+    });
+    const text = await res.text();
+    expect(text).toContain('event: error');
+    const [row] = await ledgerForRequest(gw.services.db, res.headers.get('x-request-id')!);
+    // 40 input tokens at 2 micro-USD, and the deltas' JSON (about 90 bytes each) at 4 bytes a token at 10: far below 4000 output tokens.
+    const streamed = Math.ceil(deltas.reduce((n, d) => n + JSON.stringify(d.data).length, 0) / 4);
+    expect(row).toMatchObject({ input_tokens: 40, output_tokens: streamed, cost_micros: 40 * 2 + streamed * 10 });
   });
 });

@@ -5,6 +5,7 @@ import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
 import { billingConfig } from '../billing/config.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveModel } from '../engine/models.js';
+import { countMessagesTokens } from '../engine/count-tokens.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
 import type { TokenUsage } from '../billing/cost.js';
 import { isPassthrough, translatorFor } from '../engine/translators.js';
@@ -32,6 +33,7 @@ class ChatContext implements TranslateContext {
   readonly request: Record<string, unknown>;
   /** Set once the answer's operation is known: how to read its usage. */
   reader?: UsageReader;
+  inputEstimate?: number;
 
   constructor(
     call: Call,
@@ -57,6 +59,10 @@ class ChatContext implements TranslateContext {
   }
 }
 
+/** The request's input tokens by the route's local tokenizer (its protocol's encoding); never fails the request. */
+const inputEstimate = (call: Call, route: ModelRoute): Promise<number | undefined> =>
+  countMessagesTokens(call.body, route.protocol.tokenizer?.encoding ?? 'o200k_base').catch(() => undefined);
+
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
     resolve(call) {
@@ -71,6 +77,8 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       let ctx!: ChatContext;
       let document!: Record<string, unknown>;
       let sent: Sent;
+      // A translated Messages stream starts by saying its input tokens: counted locally while the upstream works on it.
+      const estimate = call.body.stream === true && call.dialect === 'anthropic-messages' && !isPassthrough(plan.translators[0]) ? inputEstimate(call, plan.routes[0]) : undefined;
       try {
         sent = await send(call, plan.routes, (route, index) => {
           const translator = plan.translators[index];
@@ -88,6 +96,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
       const usage = usageReaderFor(call.config, sent, translator.operation, choices);
       ctx.reader = usage;
+      if (estimate && !isPassthrough(translator)) ctx.inputEstimate = await estimate;
       const streamFlag = sent.operation.streamFlag;
       const streaming = sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true);
       try {

@@ -28,14 +28,19 @@ export class ChargeHandedOver {
   constructor(readonly answer: unknown) {}
 }
 
-/** Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. */
-export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: CallLog): Promise<void> {
+/**
+ * Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. A stream cut
+ * short whose start reported usage (Anthropic's message_start) is charged that usage plus the output it streamed
+ * (`streamedOutput`, estimated), not the reservation.
+ */
+export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: CallLog, streamedOutput?: number): Promise<void> {
   let counts;
   try {
-    counts = usage.final ? usage.counts() : undefined;
+    counts = usage.final ? usage.counts() : streamedOutput === undefined ? undefined : usage.counts();
   } catch {
     counts = undefined;
   }
+  if (counts && !usage.final) counts = { ...counts, outputTokens: Math.max(counts.outputTokens, streamedOutput ?? 0) };
   if (!counts) {
     log.warn({ channel: route.channel.id, final: usage.final }, 'upstream reported no final usage; charging the reserved worst case');
     await charge.settleReserved();

@@ -98,7 +98,7 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     }
     body.destroy();
   } finally {
-    await endStream(call, sent, usage, charge, out, res);
+    await endStream(call, sent, usage, charge, out, res, mapper.streamedOutputTokens?.());
   }
 }
 
@@ -112,9 +112,9 @@ function addDrained(out: SseWriter, mapper: StreamMapper, events: SseEvent[]): P
  * Settles and ends the response. The settlement is queued before the response ends (so it is committed before anything
  * can read the ledger after the stream), and nothing in it may keep the response from ending.
  */
-async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream): Promise<void> {
+async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream, streamedOutput?: number): Promise<void> {
   const { log } = call;
-  const settling = settleFromUsage(charge, sent.route, usage, log).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
+  const settling = settleFromUsage(charge, sent.route, usage, log, streamedOutput).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
   if (!answerBeforeCommit(call)) await settling;
   if (!res.writableEnded) out.end();
   // The answer is complete: the runtime snapshot may go while the settlement commits.

@@ -214,6 +214,7 @@ export class StreamMachine implements StreamMapper {
       ...scope,
       message: this.message,
       usage: this.usage() ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 },
+      estimate: { inputTokens: this.ctx.inputEstimate ?? 0 },
       request: this.request,
       maps: this.spec.maps,
     }) as { event?: string; data: unknown }[];
