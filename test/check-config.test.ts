@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/errors.js';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 
 const run = promisify(execFile);
 const fixtures = 'test/fixtures/config-errors';

@@ -9,6 +9,7 @@ import type { AdminDeps } from './deps.js';
 import { membershipsOf } from '../store/users.js';
 import { sessionUser } from '../dashboard/session.js';
 import { AdminService, type AdminStore } from './service.js';
+import { routesOf } from '../engine/models.js';
 
 export const ADMIN_TOKEN_PREFIX = 'gwadm_';
 
@@ -43,7 +44,7 @@ class NotOwnerError extends GatewayError {
 
 /** What the API's service reads through: the database, the budget calendar and clock, and the models served now. */
 function adminStore(services: Omit<AdminDeps, 'reload'>): AdminStore {
-  return { db: services.db, calendar: services.calendar, now: () => services.now(), servesModel: (model) => services.config.models.has(model) };
+  return { db: services.db, calendar: services.calendar, now: () => services.now(), servedModelId: (model) => routesOf(services.config, model)?.[0].model.id };
 }
 
 /** The service as this request's caller may use it, or a 401/403. */

@@ -267,7 +267,17 @@ export const openApiDocument = {
         },
       },
       AuditPage: { type: 'object', required: ['data', 'has_more'], additionalProperties: false, properties: { data: { type: 'array', items: ref('AuditEntry') }, has_more: { type: 'boolean' } } },
-      Reload: { type: 'object', required: ['reloaded', 'summary'], additionalProperties: false, properties: { reloaded: { type: 'boolean' }, summary: { type: 'string' } } },
+      Reload: {
+        type: 'object',
+        required: ['reloaded', 'summary', 'workers', 'workers_total'],
+        additionalProperties: false,
+        properties: {
+          reloaded: { type: 'boolean' },
+          summary: { type: 'string' },
+          workers: { type: 'integer', minimum: 1, description: 'The gateway processes (server.workers) that swapped the new config in' },
+          workers_total: { type: 'integer', minimum: 1, description: 'The gateway processes running; a worker still starting applies the config once it listens' },
+        },
+      },
       ...webhookSchemas,
     },
   },

@@ -2,6 +2,7 @@
 // here) -> route (src/config); then the config is frozen. check-config, startup and reload all run exactly this.
 import { join } from 'node:path';
 import { crossCheckConfig } from '../config/cross-check.js';
+import { checkModelIds } from '../config/cross-check-models.js';
 import { deepFreeze } from '../config/load.js';
 import { Problems } from '../config/problems.js';
 import { readConfigFiles } from '../config/read.js';
@@ -17,6 +18,8 @@ export type { LoadedConfig };
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
+  /** The day models' lifecycles are judged at (Unix milliseconds); Date.now() by default. */
+  now?: number;
 }
 
 /** The compile stage: every mapping a protocol file holds, then every fixture under protocols/tests/ rendered against them. */
@@ -41,6 +44,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const sources = readConfigFiles(file, env, problems);
   const valid = validateConfig(sources, schemas, problems, env);
   const checked = crossCheckConfig(valid, problems, env);
+  checkModelIds(checked, problems, warnings, options.now ?? Date.now());
   compileMappings(templates, valid, checked.protocols, checked.rejected, problems, warnings);
   const routes = routeConfig(checked, env, warnings);
 

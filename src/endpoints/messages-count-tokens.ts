@@ -3,7 +3,7 @@
 // BPE encoding elsewhere, the answer then marked `x-token-count: approximate`.
 import type { FastifyReply } from 'fastify';
 import type { ModelRoute } from '../config/types.js';
-import { resolveModel } from '../engine/models.js';
+import { lifecycleHeaders, resolveModel, routesOf } from '../engine/models.js';
 import { relayedAs } from '../engine/passthrough.js';
 import { operationDialect } from '../engine/translators.js';
 import { readBoundedText } from '../engine/upstream-text.js';
@@ -19,7 +19,8 @@ const create: HandlerFactory = ({ services }) => async (req, reply) => {
   try {
     const { config, upstreams } = held.snapshot;
     const body = req.body as Record<string, unknown>;
-    const routes = resolveModel(config, body.model, 'chat');
+    const routes = resolveModel(config, body.model, 'chat', services.now());
+    for (const [name, value] of lifecycleHeaders(routesOf(config, body.model as string)![0].model)) reply.header(name, value);
     const counting = routes.filter((r) => operationDialect(r, OPERATION) === 'anthropic-messages');
     if (counting.length) return await countUpstream(counting, body, req.headers, upstreams, reply);
     const encoding = routes[0].protocol.tokenizer?.encoding ?? 'o200k_base';

@@ -4,7 +4,7 @@ import type { Charge } from '../billing/meter.js';
 import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
 import { billingConfig } from '../billing/config.js';
 import type { ModelRoute } from '../config/types.js';
-import { resolveModel } from '../engine/models.js';
+import { resolveCallModel } from './resolve.js';
 import { countMessagesTokens } from '../engine/count-tokens.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
 import type { TokenUsage } from '../billing/cost.js';
@@ -66,7 +66,7 @@ const inputEstimate = (call: Call, route: ModelRoute): Promise<number | undefine
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
     resolve(call) {
-      const routes = resolveModel(call.config, call.body.model, 'chat');
+      const routes = resolveCallModel(call, call.body.model, 'chat');
       return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },
     inputs: (call, plan) => resolveInputs(call, plan.routes),

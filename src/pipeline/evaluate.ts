@@ -3,7 +3,7 @@ import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js
 import type { Charge } from '../billing/meter.js';
 import { estimateEvaluateMicros } from '../billing/estimate.js';
 import type { ModelRoute } from '../config/types.js';
-import { resolveModel } from '../engine/models.js';
+import { resolveCallModel } from './resolve.js';
 import { ChannelUnavailableError, ValidationError } from '../errors.js';
 import type { ModeContext } from '../evaluate/context.js';
 import { runLogprobs } from '../evaluate/logprobs-mode.js';
@@ -37,7 +37,7 @@ class Spent {
 function evaluationRoute(call: Call, modelId: unknown): ModelRoute {
   let routes: ModelRoute[];
   try {
-    routes = resolveModel(call.config, modelId, 'evaluation');
+    routes = resolveCallModel(call, modelId, 'evaluation');
   } catch (err) {
     if (err instanceof ChannelUnavailableError) throw new ValidationError(`model "${modelId}" is not an enabled evaluation model: ${err.message}`, 'model', 'model_not_enabled');
     throw err;

@@ -4,7 +4,7 @@ import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import { declaredSizes, imagePriceMicros } from '../billing/image-price.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
-import { resolveModel } from '../engine/models.js';
+import { resolveCallModel } from './resolve.js';
 import { UnsupportedMediaError, ValidationError } from '../errors.js';
 import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
 import { schemaError } from '../http/schema-error.js';
@@ -72,7 +72,7 @@ async function readEditForm(call: Call): Promise<ImageForm> {
 
 function resolveImages(call: Call, operation: string, form: ImageForm | undefined): ImagesPlan {
   const fields = form ? form.fields : call.body;
-  const routes = resolveModel(call.config, fields.model, 'image');
+  const routes = resolveCallModel(call, fields.model, 'image');
   const translators = new Map(routes.map((route) => [route, imagesTranslatorFor(call.config, call.dialect, route, operation, !!form)]));
   const count = fields.n === undefined || fields.n === null ? 1 : Number(fields.n);
   const max = Math.min(...routes.map(maxImagesOf));

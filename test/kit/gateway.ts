@@ -10,8 +10,9 @@ import { buildApp } from '../../src/app.js';
 import { createWorkspace } from '../../src/store/workspaces.js';
 import { issueApiKey, type IssueKeyOptions } from '../../src/auth/keys.js';
 import type { Workspace } from '../../src/store/workspaces.js';
+import { repoRoot } from './paths.js';
 
-export const repoRoot = join(import.meta.dirname, '..', '..');
+export { repoRoot } from './paths.js';
 
 /** The metadata database test gateways use: sqlite (default) or postgres (needs DATABASE_URL). */
 export const testDatabase = process.env.GATEWAY_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';

@@ -140,7 +140,7 @@ export interface BillingConfig {
   };
 }
 /**
- * Where channel and protocol files are found.
+ * Where channel and protocol files are found, and what requests for a retired model get.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/channels".
@@ -154,6 +154,10 @@ export interface ChannelsConfig {
    * Folder of protocol YAML files (default: <dir>/protocols). A relative path resolves against the folder of the config file.
    */
   protocolsDir?: string;
+  /**
+   * What a request for a model past its `retiresAt` gets: `refuse`, a 404 (`model_not_found`; Anthropic's `not_found_error` on Messages routes) whose message names the model's `replacement`; `replace`, the replacement serves it (the answer still echoes the id sent, the `deprecation` and `sunset` headers say why, and usage is recorded and priced as the replacement). A retired model without a replacement is refused either way.
+   */
+  retiredModels: 'refuse' | 'replace';
 }
 /**
  * How people sign in to the dashboard (/dashboard): by password, by single sign-on with an OpenID Connect provider, or both.
@@ -656,6 +660,12 @@ export interface ModelConfig {
    * Id sent upstream (default: id).
    */
   upstream?: string;
+  /**
+   * Other ids clients may send for this model, as the vendor names it: dated snapshots (`claude-haiku-4-5-20251001`), `-latest` names. Resolved to this model wherever a model id is read (routing, GET /v1/models, per-model budgets); the answer echoes the id the client sent, while usage, metrics and budgets record the model's `id`. An alias may not be another model's id or alias.
+   *
+   * @maxItems 32
+   */
+  aliases?: string[];
   kind: 'chat' | 'evaluation' | 'image' | 'video';
   /**
    * Several channels may serve this id when each declares fallback; they are tried by priority.
@@ -685,6 +695,18 @@ export interface ModelConfig {
    * Chat models on an Anthropic Messages protocol: takes structured outputs (`output_config.format` and strict tools). A translated json_schema format becomes `output_config.format` and a strict tool a strict tool; without it a json format is answered through one forced tool, and a strict tool is refused. Never sent upstream.
    */
   structuredOutputs: boolean;
+  /**
+   * The day (UTC, YYYY-MM-DD) the vendor deprecated the model. Answers for it carry a `deprecation` header (RFC 9745, `@<unix seconds>`; a future day is sent too, as the RFC allows) and GET /v1/models shows it; check-config warns once the day has passed.
+   */
+  deprecatedAt?: string;
+  /**
+   * The day (UTC, YYYY-MM-DD) the vendor stops serving the model. Answers carry a `sunset` header (RFC 8594). From that day the model is never sent upstream: a request for it is refused (404, naming the replacement) or served by `replacement`, as `channels.retiredModels` says; check-config warns. In a fallback group only the entries past their own day are skipped.
+   */
+  retiresAt?: string;
+  /**
+   * Id (or alias) of the model the vendor recommends instead, of the same kind: named in the refusal of a retired model, or serving its requests (channels.retiredModels: replace).
+   */
+  replacement?: string;
   limits?: ModelLimits;
 }
 /**
@@ -1229,7 +1251,7 @@ export interface TranslationSchema {
       [k: string]: unknown;
     };
     /**
-     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
+     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, estimate {inputTokens} (counted locally for a translated Messages stream, else 0), cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
      */
     encode: {
       start: unknown;
