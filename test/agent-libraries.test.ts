@@ -12,11 +12,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { z } from 'zod';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installClaude, type FakeClaude } from './kit/fake-claude.js';
+import { installResponses, type ResponsesScript } from './kit/fake-responses.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 
 let fake: FakeUpstream;
 let claude: FakeClaude;
 let gw: TestGateway;
+let responses: ResponsesScript;
 
 const price = 'price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }';
 const claudeModels = `  - id: claude-thinks
@@ -51,6 +53,7 @@ beforeAll(async () => {
   fake = await FakeUpstream.start();
   claude = installClaude(fake);
   claude.structured.add('claude-new');
+  responses = installResponses(fake);
   // The OpenAI chat fakes answer by turn: a tool call while tools are offered and none has answered, else the final text
   // (or, for a json_schema format, the JSON).
   fake.route((req, _res, f) => {
@@ -138,6 +141,7 @@ const objectRoutes: [string, () => LanguageModel][] = [
   ['Responses -> Claude with structured outputs', () => aiOpenAI().responses('claude-structured')],
   ['Responses -> Claude through a forced tool', () => aiOpenAI().responses('claude-thinks')],
   ['Responses -> chat-only vendor', () => aiOpenAI().responses('vendor-chat')],
+  ['Messages -> OpenAI chat', () => aiAnthropic()('gpt-plain')],
 ];
 
 describe.each(objectRoutes)('AI SDK structured output, %s', (_name, model) => {
@@ -152,6 +156,17 @@ describe.each(objectRoutes)('AI SDK structured output, %s', (_name, model) => {
     for await (const partial of result.partialObjectStream) partials.push(partial);
     expect(partials.at(-1)).toEqual({ name: 'Paris', country: 'France' });
     expect(await result.object).toEqual({ name: 'Paris', country: 'France' });
+  });
+});
+
+describe('AI SDK on a Responses pass-through', () => {
+  it('generateText and streamText answer, billed at list price', async () => {
+    const { text } = await generateText({ model: aiOpenAI().responses('gpt-plain'), prompt: 'Hello?' });
+    expect(text).toBe(responses.text);
+    let streamed = '';
+    for await (const part of streamText({ model: aiOpenAI().responses('gpt-plain'), prompt: 'Hello?' }).textStream) streamed += part;
+    expect(streamed).toBe(responses.text);
+    expect(fake.requests.map((r) => r.path)).toEqual(['/v1/responses', '/v1/responses']);
   });
 });
 
