@@ -114,6 +114,10 @@ function events(id: string, model: string, content: Block[], stop: string, usage
 export function installClaude(fake: FakeUpstream): FakeClaude {
   const claude: FakeClaude = { structured: new Set(), turn: () => ({ content: [{ type: 'text', text: 'Hello from Claude.' }] }), refusals: [], usage: { input_tokens: 40, output_tokens: 12 } };
   fake.route(async (req: RecordedRequest, res) => {
+    if (req.method === 'POST' && req.path.endsWith('/messages/count_tokens')) {
+      json(res, 200, { input_tokens: claude.usage.input_tokens });
+      return true;
+    }
     if (req.method !== 'POST' || !req.path.endsWith('/messages')) return false;
     const body = req.body ?? {};
     const problem = check(body, claude);
