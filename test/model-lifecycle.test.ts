@@ -44,7 +44,13 @@ let replacing: TestGateway;
 let api: AdminApi;
 const ops = newAdminToken();
 
+/** shared-chat, a fallback group: the first channel's entry retires, the second's does not. */
+const shared = (id: string, priority: number, more: string) =>
+  `id: ${id}\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\npriority: ${priority}\nmodels:\n  - id: shared-chat\n    upstream: ${id}-upstream\n    kind: chat\n    fallback: true\n${more}    price: { inputPerMillion: 1.0 }\n`;
+
 const channels = () => ({
+  first: shared('first', 0, '    retiresAt: 2026-11-30\n'),
+  second: shared('second', 10, ''),
   fake: chatChannel('fake', `${fake.url}/v1`, { models: openaiModels }),
   anthropic: chatChannel('anthropic', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: anthropicModels }),
 });
@@ -95,7 +101,7 @@ describe('aliases', () => {
   it('lists each model once in GET /v1/models, with its aliases and lifecycle', async () => {
     const res = await refusing.app.inject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${refusing.key}` } });
     const data = res.json().data as Record<string, unknown>[];
-    expect(data.map((m) => m.id).sort()).toEqual(['claude-fake', 'fake-chat', 'lone-chat', 'old-chat']);
+    expect(data.map((m) => m.id).sort()).toEqual(['claude-fake', 'fake-chat', 'lone-chat', 'old-chat', 'shared-chat']);
     const entry = (list: Record<string, unknown>[], id: string) => list.find((m) => m.id === id);
     expect(entry(data, 'fake-chat')).toMatchObject({ aliases: ['fake-chat-2026-01-01', 'fake-chat-latest'] });
     expect(entry(data, 'fake-chat')).not.toHaveProperty('deprecated_at');
@@ -151,13 +157,13 @@ describe('a deprecated model', () => {
 });
 
 describe('a retired model', () => {
-  it('is refused with a 404 naming its replacement, from its retirement day, with nothing sent upstream', async () => {
+  it('is refused with a 404 naming its replacement (and its sunset header), from its retirement day, with nothing sent upstream', async () => {
     now = day('2026-11-30');
     const res = await chat(refusing, 'old-chat');
     expect(res.statusCode).toBe(404);
     expect(res.json().error).toMatchObject({ code: 'model_not_found' });
     expect(res.json().error.message).toBe('model "old-chat" was retired on 2026-11-30; use "fake-chat-latest" instead');
-    expect(res.headers.sunset).toBeUndefined();
+    expect(res.headers.sunset).toBe('Mon, 30 Nov 2026 00:00:00 GMT');
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -169,6 +175,14 @@ describe('a retired model', () => {
     expect(res.headers.sunset).toBe('Mon, 30 Nov 2026 00:00:00 GMT');
     const [row] = await ledgerForRequest(replacing.services.db, res.headers['x-request-id'] as string);
     expect(row).toMatchObject({ model: 'fake-chat', cost_micros: 12 * 2 + 7 * 10 });
+  });
+
+  it('in a fallback group, skips only the entries past their own day', async () => {
+    expect((await chat(refusing, 'shared-chat')).statusCode).toBe(200);
+    expect(fake.last!.body.model).toBe('first-upstream');
+    now = day('2026-11-30');
+    expect((await chat(refusing, 'shared-chat')).statusCode).toBe(200);
+    expect(fake.last!.body.model).toBe('second-upstream');
   });
 
   it('without a replacement is refused whatever the operator says', async () => {

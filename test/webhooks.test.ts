@@ -201,7 +201,7 @@ describe('task webhooks', () => {
     expect(verified(endpoint.secret, hook).type).toBe('video.completed');
   });
 
-  it('a 410 Gone fails the delivery at once and disables the endpoint', async () => {
+  it('a 410 Gone fails the delivery at once and disables the endpoint, with an audit row naming the gateway', async () => {
     const { gw, receiver } = await start();
     receiver.statuses = [410];
     const endpoint = await register(gw, `${receiver.url}/gone`);
@@ -212,6 +212,9 @@ describe('task webhooks', () => {
     const shown = await waitFor(async () => (await adminCall(gw.app, 'GET', `/webhooks/${endpoint.id}`)).json(), (e) => e.enabled === false);
     expect(shown.enabled).toBe(false);
     expect(receiver.received).toHaveLength(1);
+    const audit = (await adminCall(gw.app, 'GET', `/audit?workspace_id=${gw.workspace.id}`)).json().data.filter((r: { target_id: string }) => r.target_id === endpoint.id);
+    expect(audit.map((r: { action: string }) => r.action)).toEqual(['webhook.disable', 'webhook.create']);
+    expect(audit[0]).toMatchObject({ actor: { kind: 'gateway', id: gw.services.instanceId }, before: { enabled: true }, after: { enabled: false, reason: expect.stringContaining('410 Gone') } });
   });
 
   it('a new app on the same database sends the deliveries the last one left pending', async () => {

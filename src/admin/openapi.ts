@@ -257,7 +257,7 @@ export const openApiDocument = {
         properties: {
           id: { type: 'string' },
           at: { type: 'string', format: 'date-time' },
-          actor: { type: 'object', required: ['kind', 'id'], properties: { kind: { enum: ['user', 'admin_token', 'cli'] }, id: { type: 'string' } } },
+          actor: { type: 'object', required: ['kind', 'id'], properties: { kind: { enum: ['user', 'admin_token', 'cli', 'gateway'] }, id: { type: 'string' } } },
           action: { type: 'string' },
           workspace_id: { type: ['string', 'null'] },
           target_id: { type: ['string', 'null'] },

@@ -1,6 +1,7 @@
 // The one config loader, five stages: read -> validate -> cross-check (src/config) -> compile (mappings and their fixtures,
 // here) -> route (src/config); then the config is frozen. check-config, startup and reload all run exactly this.
 import { join } from 'node:path';
+import { declareScopes } from '../auth/scopes.js';
 import { crossCheckConfig } from '../config/cross-check.js';
 import { checkModelIds } from '../config/cross-check-models.js';
 import { deepFreeze } from '../config/load.js';
@@ -49,6 +50,8 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const routes = routeConfig(checked, env, warnings);
 
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
+  // A scope the catalogue declares can be given to keys once a config declaring it has loaded.
+  declareScopes(routes.endpoints.map((e) => e.scope));
   const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, templates, schemas, warnings };
   return deepFreeze(config, new Set<unknown>([templates, schemas]));
 }

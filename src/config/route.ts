@@ -69,7 +69,7 @@ function endpointsOf(catalogue: EndpointConfig[], protocols: Map<string, Protoco
   const endpoints = [...catalogue];
   for (const [path, kind] of familyRoutes(protocols.values())) {
     if (endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
-    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', dialect: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
+    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', envelope: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
   }
   return endpoints;
 }

@@ -2,10 +2,10 @@
 // One entry per model, with the other ids it answers to (`aliases`) and its lifecycle (`deprecated_at`, `retires_at`,
 // `replacement`, and `retired` as of the request).
 import { hasScope } from '../auth/authenticate.js';
-import { scopeForKind } from '../auth/scopes.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { isRetired } from '../config/cross-check-models.js';
 import type { ModelRoute } from '../config/types.js';
+import { modelKinds } from '../engine/models.js';
 import type { HandlerFactory } from './types.js';
 
 interface ListedModel {
@@ -13,7 +13,7 @@ interface ListedModel {
   object: 'model';
   created: number;
   owned_by: string;
-  kind: keyof typeof scopeForKind;
+  kind: string;
   available: boolean;
   aliases?: string[];
   deprecated_at?: string;
@@ -21,8 +21,11 @@ interface ListedModel {
   replacement?: string;
 }
 
-/** An entry and, for a model with a retirement day, its routes (whether it is retired is read at each request). */
-type Listing = { entry: ListedModel; dated?: readonly ModelRoute[] }[];
+/**
+ * An entry, the scope the endpoints serving its kind need (the catalogue's; null: any key) and, for a model with a
+ * retirement day, its routes (whether it is retired is read at each request).
+ */
+type Listing = { entry: ListedModel; scope: string | null; dated?: readonly ModelRoute[] }[];
 
 /** Every model of one config snapshot, built once per snapshot; `created` is when the gateway started. */
 const listings = new WeakMap<LoadedConfig, Listing>();
@@ -30,6 +33,7 @@ const listings = new WeakMap<LoadedConfig, Listing>();
 function listing(config: LoadedConfig, created: number): Listing {
   let all = listings.get(config);
   if (all) return all;
+  const kinds = modelKinds(config.endpoints);
   all = [...config.models.entries()].map(([id, routes]) => {
     const { kind, aliases, deprecatedAt, retiresAt, replacement } = routes[0].model;
     const entry: ListedModel = { id, object: 'model', created, owned_by: routes[0].channel.id, kind, available: routes.some((r) => !r.channel.disabledReason) };
@@ -37,7 +41,7 @@ function listing(config: LoadedConfig, created: number): Listing {
     if (deprecatedAt) entry.deprecated_at = deprecatedAt;
     if (retiresAt) entry.retires_at = retiresAt;
     if (replacement) entry.replacement = replacement;
-    return { entry, dated: retiresAt ? routes : undefined };
+    return { entry, scope: kinds.get(kind)?.scope ?? null, dated: retiresAt ? routes : undefined };
   });
   listings.set(config, all);
   return all;
@@ -48,7 +52,7 @@ const create: HandlerFactory = ({ services }) => {
   return async (req) => {
     const now = services.now();
     const data = listing(services.config, created)
-      .filter(({ entry }) => hasScope(req.auth!, scopeForKind[entry.kind]))
+      .filter(({ scope }) => !scope || hasScope(req.auth!, scope))
       .map(({ entry, dated }) => (dated ? { ...entry, retired: dated.every((r) => isRetired(r.model, now)) } : entry));
     return { object: 'list', data };
   };

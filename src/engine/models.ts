@@ -1,18 +1,37 @@
 // Resolves a client's model id to the routes that may serve it on a given endpoint.
-import type { ModelConfig, ModelKind, ModelRoute } from '../config/types.js';
+import type { EndpointConfig, ModelConfig, ModelKind, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { dayStart, isRetired } from '../config/cross-check-models.js';
 import { ChannelUnavailableError, GatewayError, ValidationError, clientValue } from '../errors.js';
 
-const kindWords: Record<ModelKind, string> = { chat: 'a chat model', evaluation: 'an evaluation model', image: 'an image model', video: 'a video model' };
+/** What the catalogue says of a kind of model: the scope its endpoints need, and where they are. */
+export interface KindEndpoints {
+  scope: string | null;
+  /** `POST /api/v1/...` for each endpoint that serves the kind, in catalogue order. */
+  routes: string[];
+}
 
-/** Where each kind of model is served, for error messages that point the client to the right endpoint. */
-export const endpointForKind: Record<ModelKind, string> = {
-  chat: 'POST /api/v1/chat/completions or POST /api/v1/messages',
-  evaluation: 'POST /api/v1/evaluate',
-  image: 'POST /api/v1/images/generations',
-  video: 'POST /api/v1/videos',
-};
+const kindsCache = new WeakMap<readonly EndpointConfig[], ReadonlyMap<string, KindEndpoints>>();
+
+/** Every model kind the catalogue's endpoints declare (`modelKind`), with its scope (the first endpoint's) and routes. */
+export function modelKinds(endpoints: readonly EndpointConfig[]): ReadonlyMap<string, KindEndpoints> {
+  let kinds = kindsCache.get(endpoints);
+  if (!kinds) {
+    const made = new Map<string, KindEndpoints>();
+    for (const endpoint of endpoints) {
+      if (!endpoint.modelKind) continue;
+      const kind = made.get(endpoint.modelKind) ?? { scope: endpoint.scope ?? null, routes: [] };
+      const path = endpoint.aliases !== false && endpoint.path.startsWith('/v1/') ? `/api${endpoint.path}` : endpoint.path;
+      kind.routes.push(`${endpoint.method[0]} ${path}`);
+      made.set(endpoint.modelKind, kind);
+    }
+    kinds = made;
+    kindsCache.set(endpoints, kinds);
+  }
+  return kinds;
+}
+
+const kindWords = (kind: string) => `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} model`;
 
 /** A model this gateway does not serve (or no longer does): 404 in each dialect, `model_not_found` as OpenAI answers it. */
 export class ModelNotFoundError extends GatewayError {
@@ -38,7 +57,7 @@ export function resolveModel(config: LoadedConfig, modelId: unknown, kind: Model
   const actual = routes[0].model.kind;
   if (actual !== kind) {
     throw new ValidationError(
-      `model ${clientValue(modelId)} is ${kindWords[actual]}, not ${kindWords[kind]}; send it to ${endpointForKind[actual]}`,
+      `model ${clientValue(modelId)} is ${kindWords(actual)}, not ${kindWords(kind)}; send it to ${modelKinds(config.endpoints).get(actual)?.routes.join(' or ') ?? 'no endpoint'}`,
       'model',
       actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
     );

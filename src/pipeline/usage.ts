@@ -30,6 +30,13 @@ function readCount(value: unknown, name: string, channel: string): number | null
   return sum;
 }
 
+/** Seconds of audio: a non-negative number (fractions allowed), or null when not reported. */
+function readSeconds(value: unknown, channel: string): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw upstreamMalformed(channel, `usage seconds is ${JSON.stringify(value)?.slice(0, 40)}, not a non-negative number`);
+  return value;
+}
+
 interface CompiledSpec {
   from?: string[];
   events: Map<string, { from: string[]; key: string; final: boolean }>;
@@ -103,8 +110,12 @@ export class UsageReader {
     const mapped = this.spec.tokens({ usage: this.raw }) as Record<string, unknown> | null;
     const input = readCount(mapped?.inputTokens, 'inputTokens', this.channel);
     const output = readCount(mapped?.outputTokens, 'outputTokens', this.channel);
-    if (input === null && output === null) return undefined;
+    const seconds = readSeconds(mapped?.seconds, this.channel);
+    const searches = readCount(mapped?.searches, 'searches', this.channel);
+    if (input === null && output === null && seconds === null && searches === null) return undefined;
     const counts: TokenUsage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
+    if (seconds !== null) counts.seconds = seconds;
+    if (searches !== null) counts.searches = searches;
     // Token classes billed at their own prices, each counted inside inputTokens or outputTokens.
     for (const name of tokenClasses) {
       const n = readCount(mapped?.[name], name, this.channel);

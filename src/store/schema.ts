@@ -209,7 +209,8 @@ export interface SsoLoginsTable {
   expires_at: number;
 }
 
-export type AuditActorKind = 'user' | 'admin_token' | 'cli';
+/** Who made a change: a dashboard user, an admin token, the CLI, or the gateway itself (a receiver's 410 disabling an endpoint). */
+export type AuditActorKind = 'user' | 'admin_token' | 'cli' | 'gateway';
 
 /** One admin change; append-only (see migration 012). */
 export interface AuditLogTable {

@@ -10,7 +10,7 @@ import { resolveCallModel } from '../pipeline/resolve.js';
 import type { Call } from '../pipeline/call.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import { readForm, type FormRules } from '../pipeline/form.js';
-import { checkDeclaredSize } from '../pipeline/images.js';
+import { checkDeclaredSize } from '../dialects/images.js';
 import { ChargeHandedOver } from '../pipeline/settle.js';
 import type { Charge } from '../billing/meter.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';

@@ -26,9 +26,9 @@ export type Catalogue = {
    */
   auth: 'key' | 'none' | 'optional';
   /**
-   * Error envelope.
+   * The error envelope the route answers in (the client SDK's own): OpenAI's `{"error": {...}}` or Anthropic's `{"type": "error", "error": {...}}`.
    */
-  dialect: 'openai' | 'anthropic';
+  envelope: 'openai' | 'anthropic';
   /**
    * Id of a schema in schemas/requests/ the JSON body must match.
    */
@@ -42,7 +42,7 @@ export type Catalogue = {
    */
   multipart: boolean;
   /**
-   * A handler named in src/endpoints/handlers.ts (module src/endpoints/<handler>.ts)
+   * A handler named in src/endpoints/handlers.ts (module src/endpoints/<handler>.ts). `pipeline`: a billed upstream call run by the pipeline, as the entry's `pipeline` section declares.
    */
   handler: string;
   /**
@@ -50,6 +50,70 @@ export type Catalogue = {
    */
   options?: {
     [k: string]: unknown;
+  };
+  /**
+   * The kind of model this endpoint serves (a model's `kind` in a channel file). Declaring it makes the kind known: models of it are listed by GET /v1/models to keys holding this entry's scope, and a model sent to the wrong endpoint is pointed here.
+   */
+  modelKind?: string;
+  /**
+   * For `handler: pipeline`: how the pipeline runs the call (docs/endpoints.md).
+   */
+  pipeline?: {
+    /**
+     * The pipeline dialect by name (src/dialects/index.ts): `openai-chat`, `anthropic-messages`, `openai-responses` (chat, translated by protocol pair), `evaluate`, `openai-images`, or `relay` (any other family: the request passed through with only `model` mapped, the answer relayed with its cost).
+     */
+    dialect: string;
+    /**
+     * The protocol operation the call is sent to (a route's channel must serve it). Its `usage` mapping says how usage is read; the model's price units say what it costs.
+     */
+    operation: string;
+    /**
+     * relay: what the upstream answers. `json`: a JSON object, relayed with `cost` added. `text`: text relayed as it came, cost in an `x-cost` header. `binary`: bytes streamed to the client as they arrive (never buffered), cost in an `x-cost` header.
+     */
+    answer: 'json' | 'text' | 'binary';
+    /**
+     * relay, `answer: json`: the answer is text instead (cost in `x-cost`) when the request's `field` is one of `values` (a transcription's `response_format: text`).
+     */
+    textWhen?: {
+      field: string;
+      /**
+       * @minItems 1
+       */
+      values: string[];
+    };
+    /**
+     * relay: the request field whose characters a `perMillionCharacters` price counts (speech: `input`).
+     */
+    charactersOf?: string;
+    /**
+     * relay, multipart: the form's file fields (sent on with their file names); every other part is a text field checked against requestSchema.
+     *
+     * @minItems 1
+     */
+    files?: string[];
+    /**
+     * relay, multipart: the most bytes a form may carry, files and fields together (default: 25 MiB).
+     */
+    maxRequestBytes?: number;
+    /**
+     * relay: how a `perThousandSearches` estimate counts search units (Cohere's rule): one unit per `documentsPerSearch` documents, a document whose bytes with the query's pass `tokensPerDocument` counting once per started `tokensPerDocument` (each byte taken as a token, so the estimate errs high).
+     */
+    searches?: {
+      /**
+       * The request field holding the query.
+       */
+      query: string;
+      /**
+       * The request field holding the list of documents.
+       */
+      documents: string;
+      documentsPerSearch: number;
+      tokensPerDocument: number;
+    };
+    /**
+     * relay, multipart: the file field holding audio whose duration the gateway measures (music-metadata): a `perMinute` model is reserved and, when the answer reports no `seconds`, charged by it. An upload whose duration cannot be read is reserved the model's `media.maxAudioSeconds`.
+     */
+    durationOf?: string;
   };
 }[];
 /**
@@ -68,6 +132,7 @@ export interface GatewayConfigSchema {
   billing: BillingConfig;
   channels: ChannelsConfig;
   dashboard: DashboardConfig;
+  endpoints: EndpointsConfig;
   evaluate: EvaluateConfig;
   files: FilesConfig;
   metrics: MetricsConfig;
@@ -110,7 +175,7 @@ export interface AdminConfig {
  */
 export interface BillingConfig {
   /**
-   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included.
+   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included. Those of a gateway process known to be gone are released sooner: by the next gateway to start on the same machine, or by any replica once the dead process's heartbeat (30 s) has run out.
    */
   reservationTtlSeconds: number;
   /**
@@ -220,6 +285,22 @@ export interface DashboardConfig {
       role: 'owner' | 'admin' | 'member';
     }[];
   };
+}
+/**
+ * Endpoint families an operator adds beside the shipped catalogue (catalogue/*.yaml): YAML entries and the JSON Schemas of their requests, no code (docs/endpoints.md).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/endpoints".
+ */
+export interface EndpointsConfig {
+  /**
+   * Folder of extra catalogue YAML files, each a list of entries as in catalogue/*.yaml, read after the shipped ones (a name or a path and method already served is an error). A relative path resolves against the folder of the config file.
+   */
+  catalogueDir?: string;
+  /**
+   * Folder of extra JSON Schemas (`*.json`, each with an `$id` such as `requests/completions`) that an entry's `requestSchema` may name. An `$id` the gateway already has is an error. A relative path resolves against the folder of the config file.
+   */
+  schemasDir?: string;
 }
 /**
  * Typed evaluation (POST /api/v1/evaluate).
@@ -666,7 +747,10 @@ export interface ModelConfig {
    * @maxItems 32
    */
   aliases?: string[];
-  kind: 'chat' | 'evaluation' | 'image' | 'video';
+  /**
+   * chat, evaluation, image, video, or a kind an endpoint of the catalogue declares (`modelKind`: embedding, moderation, transcription, speech, rerank, ...).
+   */
+  kind: string;
   /**
    * Several channels may serve this id when each declares fallback; they are tried by priority.
    */
@@ -710,7 +794,7 @@ export interface ModelConfig {
   limits?: ModelLimits;
 }
 /**
- * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "price".
@@ -758,6 +842,22 @@ export interface PriceConfig {
         [k: string]: number;
       };
   perVideoSecond?: number;
+  /**
+   * Per minute of audio (transcription), charged by the second: the `seconds` the usage mapping reports, else the upload's duration as the gateway measured it (`pipeline.durationOf`). Reserved as the measured duration, or `media.maxAudioSeconds` of the model (default 3600) when it cannot be measured; neither known at settlement: the reservation is charged.
+   */
+  perMinute?: number;
+  /**
+   * Per million characters of the request field the endpoint names (`pipeline.charactersOf`; speech: `input`), counted by the gateway.
+   */
+  perMillionCharacters?: number;
+  /**
+   * Per thousand search units (rerank), from the `searches` the usage mapping reports. Estimated as Cohere counts them: one unit per query of up to 100 documents, a document over 500 tokens (the query's included) counting once per 500, each byte taken as a token.
+   */
+  perThousandSearches?: number;
+  /**
+   * The model costs nothing (moderation). Its calls are still counted in usage.
+   */
+  free?: true;
 }
 /**
  * Per-model overrides of its protocol's evaluate section (logprobs mode).
@@ -827,7 +927,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Units other than tokens, for models priced by them: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`).
    */
   tokens: unknown;
 }

@@ -3,19 +3,19 @@ import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js
 import type { Charge } from '../billing/meter.js';
 import { estimateEvaluateMicros } from '../billing/estimate.js';
 import type { ModelRoute } from '../config/types.js';
-import { resolveCallModel } from './resolve.js';
+import { resolveCallModel } from '../pipeline/resolve.js';
 import { ChannelUnavailableError, ValidationError } from '../errors.js';
 import type { ModeContext } from '../evaluate/context.js';
 import { runLogprobs } from '../evaluate/logprobs-mode.js';
 import { runNative } from '../evaluate/native-mode.js';
 import { readQuestions } from '../evaluate/questions.js';
 import type { EvaluateSettings, ModeResult, Question } from '../evaluate/types.js';
-import type { Call } from './call.js';
-import { readJsonObject } from './decode.js';
-import type { Dialect } from './dialect.js';
-import { send } from './send.js';
-import { settleAfterFailure } from './settle.js';
-import { usageReaderFor } from './usage.js';
+import type { Call } from '../pipeline/call.js';
+import { readJsonObject } from '../pipeline/decode.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import { send } from '../pipeline/send.js';
+import { settleAfterFailure } from '../pipeline/settle.js';
+import { usageReaderFor } from '../pipeline/usage.js';
 
 interface EvaluatePlan {
   routes: ModelRoute[];
@@ -25,7 +25,7 @@ interface EvaluatePlan {
 
 /** Usage summed over every upstream call of one request; one answer without usable usage makes the whole request unmetered. */
 class Spent {
-  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0, reasoningTokens: 0 };
+  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0, reasoningTokens: 0, seconds: 0, searches: 0, characters: 0 };
   answered = 0;
   unmetered = false;
   add(counts: TokenUsage) {

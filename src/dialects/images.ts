@@ -1,22 +1,21 @@
 // The image dialect (generations and edits): resolve, estimate n x the priciest image asked for, send, archive every result,
-// settle per image. Edits read their multipart form first and fetch their image_url references in the inputs stage.
+// settle per image (run.ts sends, and settles failures). Edits read their multipart form first and fetch their image_url references in the inputs stage.
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import { declaredSizes, imagePriceMicros } from '../billing/image-price.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
-import { resolveCallModel } from './resolve.js';
+import { resolveCallModel } from '../pipeline/resolve.js';
 import { UnsupportedMediaError, ValidationError } from '../errors.js';
-import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from './image-form.js';
+import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from '../pipeline/image-form.js';
 import { schemaError } from '../http/schema-error.js';
 import type { ChatTranslator } from '../engine/translator.js';
 import { imagesTranslateContext, imagesTranslatorFor } from './images-translated.js';
-import type { Call } from './call.js';
-import { readJsonObject } from './decode.js';
-import type { Dialect } from './dialect.js';
-import { archiveOutputs } from './outputs.js';
-import { send, type Sent } from './send.js';
-import { settleAfterFailure } from './settle.js';
-import { upstreamMalformed, usageReaderFor } from './usage.js';
+import type { Call } from '../pipeline/call.js';
+import { readJsonObject } from '../pipeline/decode.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import { archiveOutputs } from '../pipeline/outputs.js';
+import type { Outgoing, Sent } from '../pipeline/send.js';
+import { upstreamMalformed, usageReaderFor } from '../pipeline/usage.js';
 
 const DEFAULT_MAX_IMAGES = 10;
 
@@ -92,40 +91,32 @@ async function fetchReferences(call: Call, plan: ImagesPlan): Promise<void> {
   if (!plan.form.images.some((i) => i.field === 'image')) throw new ValidationError('send at least one image: an "image" file or an "image_url"', 'image');
 }
 
-/** send, decode, outputs (every result archived or marked failed before the answer is sent) and settle per image made. */
-async function makeImages(call: Call, operation: string, plan: ImagesPlan, charge: Charge): Promise<unknown> {
+/** map request: a declared translation, the edit form (model mapped), or the JSON body with the model mapped. */
+function imagesRequest(call: Call, operation: string, plan: ImagesPlan, route: ModelRoute): Outgoing {
   const { fields } = plan;
-  let sent: Sent;
-  try {
-    sent = await send(call, plan.routes, (route) => {
-      const model = route.model.upstream ?? route.model.id;
-      const translator = plan.translators.get(route);
-      if (translator) return { operation: translator.operation, document: translator.request(fields, imagesTranslateContext(route, fields, call.requestId)) };
-      return { operation, document: plan.form ? formDocument(plan.form, model) : { ...fields, model } };
-    });
-  } catch (err) {
-    await settleAfterFailure(charge, call.clientGone);
-    throw err;
-  }
-  try {
-    const translator = plan.translators.get(sent.route);
-    const upstream = await readJsonObject(sent);
-    const usage = usageReaderFor(call.config, sent, translator?.operation ?? operation);
-    usage.fromAnswer(upstream);
-    const tokens = usage.counts();
-    // A translated answer is the OpenAI images answer the protocol's mapping makes of the vendor's.
-    const answer = translator ? translator.response(upstream, imagesTranslateContext(sent.route, fields, call.requestId, () => tokens)) : upstream;
-    if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
-    if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
-    await archiveOutputs(call, translator ? translator.outputs?.answer : sent.operation.outputs?.answer, answer, undefined, fields.model);
-    // Per image made, at the size and quality the upstream reports, else the ones asked for.
-    const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? fields.size, answer.quality ?? fields.quality, tokens);
-    const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });
-    return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
-  } catch (err) {
-    await settleAfterFailure(charge, true);
-    throw err;
-  }
+  const model = route.model.upstream ?? route.model.id;
+  const translator = plan.translators.get(route);
+  if (translator) return { operation: translator.operation, document: translator.request(fields, imagesTranslateContext(route, fields, call.requestId)) };
+  return { operation, document: plan.form ? formDocument(plan.form, model) : { ...fields, model } };
+}
+
+/** decode, outputs (every result archived or marked failed before the answer is sent) and settle per image made. */
+async function imagesAnswer(call: Call, operation: string, plan: ImagesPlan, sent: Sent, charge: Charge): Promise<unknown> {
+  const { fields } = plan;
+  const translator = plan.translators.get(sent.route);
+  const upstream = await readJsonObject(sent);
+  const usage = usageReaderFor(call.config, sent, translator?.operation ?? operation);
+  usage.fromAnswer(upstream);
+  const tokens = usage.counts();
+  // A translated answer is the OpenAI images answer the protocol's mapping makes of the vendor's.
+  const answer = translator ? translator.response(upstream, imagesTranslateContext(sent.route, fields, call.requestId, () => tokens)) : upstream;
+  if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');
+  if (answer.data.length > plan.count) throw upstreamMalformed(sent.route.channel.id, `it made ${answer.data.length} images where ${plan.count} were asked for`);
+  await archiveOutputs(call, translator ? translator.outputs?.answer : sent.operation.outputs?.answer, answer, undefined, fields.model);
+  // Per image made, at the size and quality the upstream reports, else the ones asked for.
+  const costMicros = imagesCostMicros(sent.route, answer.data.length, answer.size ?? fields.size, answer.quality ?? fields.quality, tokens);
+  const outcome = await charge.settle({ costMicros, units: answer.data.length, inputTokens: tokens?.inputTokens, outputTokens: tokens?.outputTokens, route: sent.route });
+  return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
 }
 
 export function imagesDialect(operation: string, options: { form?: boolean } = {}): Dialect<ImagesPlan, ImageForm | undefined> {
@@ -135,6 +126,7 @@ export function imagesDialect(operation: string, options: { form?: boolean } = {
     inputs: fetchReferences,
     // The worst case: n images at the priciest size and quality the request allows, on the priciest route.
     estimate: (_call, plan) => Math.max(...plan.routes.map((route) => imagesCostMicros(route, plan.count, plan.fields.size, plan.fields.quality))),
-    execute: (call, plan, charge) => makeImages(call, operation, plan, charge),
+    request: (call, plan, route) => imagesRequest(call, operation, plan, route),
+    answer: (call, plan, sent, charge) => imagesAnswer(call, operation, plan, sent, charge),
   };
 }
