@@ -12,7 +12,7 @@ import { displayPath, type YamlSource } from './yaml-source.js';
 
 const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond', 'perMinute', 'perMillionCharacters', 'perThousandSearches', 'free'] as const;
 /** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
-const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'] as const;
+const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill', 'structuredOutputs'] as const;
 /** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
 const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 

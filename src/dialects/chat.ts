@@ -18,14 +18,15 @@ import { relayStream } from '../pipeline/stream.js';
 import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
 import { resolveInputs } from '../pipeline/inputs.js';
 import { archiveOutputs } from '../pipeline/outputs.js';
-import { recordResponseId } from '../pipeline/provider-ids.js';
+import { keepingItems, recordResponseId, recordTranslatedItems } from '../pipeline/provider-ids.js';
+import { countMessagesTokens } from '../engine/count-tokens.js';
 
 interface ChatPlan {
   routes: ModelRoute[];
   /** Each route's translator, in the order of `routes`. */
   translators: ChatTranslator[];
   /** The last route's mapped request and what its translator sees: the route that answers is the last one mapped. */
-  mapped?: { ctx: ChatContext; document: Record<string, unknown> };
+  mapped?: { ctx: ChatContext; document: Record<string, unknown>; estimate?: Promise<number | undefined> };
 }
 
 /** What a translator sees of one call on one route; its methods are shared, not made for every request. */
@@ -35,6 +36,8 @@ class ChatContext implements TranslateContext {
   readonly request: Record<string, unknown>;
   /** Set once the answer's operation is known: how to read its usage. */
   reader?: UsageReader;
+  /** A translated Messages stream's input tokens, counted locally (its message_start says them). */
+  inputEstimate?: number;
 
   constructor(
     call: Call,
@@ -60,10 +63,14 @@ class ChatContext implements TranslateContext {
   }
 }
 
+/** The request's input tokens by the route's local tokenizer (its protocol's encoding); never fails the request. */
+const inputEstimate = (call: Call, route: ModelRoute): Promise<number | undefined> =>
+  countMessagesTokens(call.body, route.protocol.tokenizer?.encoding ?? 'o200k_base').then((count) => count.tokens, () => undefined);
+
 /** decode and map the answer, or relay the stream: usage read, outputs archived, the answer settled as it goes out. */
 async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge): Promise<unknown> {
   const translator = plan.translators[plan.routes.indexOf(sent.route)];
-  const { ctx, document } = plan.mapped!;
+  const { ctx, document, estimate } = plan.mapped!;
   // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
   const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
   const usage = usageReaderFor(call.config, sent, translator.operation, choices);
@@ -71,7 +78,9 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   const streamFlag = sent.operation.streamFlag;
   if (sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true)) {
     await expectEventStream(sent);
-    return relayStream(call, sent, translator.stream(ctx, call.body), usage, charge);
+    if (estimate) ctx.inputEstimate = await estimate;
+    const mapper = translator.stream(ctx, call.body);
+    return relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge);
   }
   // decode and map the answer; it is sent while its settlement commits.
   const answer = await readJsonObject(sent);
@@ -81,6 +90,7 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   // outputs: media the answer carries are archived before it is mapped and sent.
   await archiveOutputs(call, sent.operation.outputs?.answer, answer);
   const mapped = translator.response(answer, ctx);
+  if (!isPassthrough(translator)) await recordTranslatedItems(call, mapped);
   return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
 }
 
@@ -97,7 +107,9 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       const translator = plan.translators[index];
       const ctx = new ChatContext(call, route, charge);
       const document = translator.request(call.body, ctx);
-      plan.mapped = { ctx, document };
+      // A translated Messages stream starts by saying its input tokens: counted locally while the upstream works on it.
+      const estimate = call.body.stream === true && call.dialect === 'anthropic-messages' && !isPassthrough(translator) ? inputEstimate(call, route) : undefined;
+      plan.mapped = { ctx, document, estimate };
       return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.headers, route) : undefined };
     },
     answer: chatAnswer,

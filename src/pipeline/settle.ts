@@ -29,6 +29,7 @@ export class ChargeHandedOver {
 }
 
 /**
+/**
  * Settles a charge from the usage an upstream reported: in full, what it cost beyond the reservation recorded as overage
  * and logged; or, when the usage is impossible for the model (billing/usage-bounds.ts says why), the reservation, logged,
  * never overage. Every billed path that reads reported usage settles here (the settle stage, a task's completion).
@@ -45,15 +46,23 @@ export async function settleReported(charge: Charge, route: ModelRoute, log: Cal
   return outcome;
 }
 
-/** Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. */
-export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: CallLog): Promise<void> {
+/**
+ * Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. A stream cut
+ * short whose start reported usage (Anthropic's message_start) is charged that usage plus the output it streamed
+ * (`streamedOutput`, estimated), not the reservation.
+ */
+export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: CallLog, streamedOutput?: number): Promise<void> {
   let counts;
   try {
-    counts = usage.final ? usage.counts() : undefined;
+    counts = usage.final ? usage.counts() : streamedOutput === undefined ? undefined : usage.counts();
   } catch (err) {
-    await settleReported(charge, route, log, { impossible: (err as Error).message });
-    return;
+    if (usage.final) {
+      await settleReported(charge, route, log, { impossible: (err as Error).message });
+      return;
+    }
+    counts = undefined;
   }
+  if (counts && !usage.final) counts = { ...counts, outputTokens: Math.max(counts.outputTokens, streamedOutput ?? 0) };
   if (!counts) {
     log.warn({ channel: route.channel.id, final: usage.final }, 'upstream reported no final usage; charging the reserved worst case');
     await charge.settleReserved();

@@ -196,6 +196,8 @@ export interface ProviderIdsTable {
   provider_id: string;
   workspace_id: string;
   created_at: number;
+  /** An output item's JSON (kind "item", migration 018); null for the other kinds. */
+  data: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A single sign-on started and not yet finished (migration 014). */

@@ -772,6 +772,10 @@ export interface ModelConfig {
    */
   prefill: boolean;
   /**
+   * Chat models on an Anthropic Messages protocol: takes structured outputs (`output_config.format` and strict tools). A translated json_schema format becomes `output_config.format` and a strict tool a strict tool; without it a json format is answered through one forced tool, and a strict tool is refused. Never sent upstream.
+   */
+  structuredOutputs: boolean;
+  /**
    * The day (UTC, YYYY-MM-DD) the vendor deprecated the model. Answers for it carry a `deprecation` header (RFC 9745, `@<unix seconds>`; a future day is sent too, as the RFC allows) and GET /v1/models shows it; check-config warns once the day has passed.
    */
   deprecatedAt?: string;
@@ -1323,7 +1327,7 @@ export interface TranslationSchema {
    */
   request: unknown;
   /**
-   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
+   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), target (the model entry), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
    */
   response: unknown;
   /**
@@ -1337,13 +1341,13 @@ export interface TranslationSchema {
    */
   stream?: {
     /**
-     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
+     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), request (the client body), target (the model entry), maps. Events not listed are ignored.
      */
     decode: {
       [k: string]: unknown;
     };
     /**
-     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
+     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, estimate {inputTokens} (counted locally for a translated Messages stream, else 0), cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
      */
     encode: {
       start: unknown;
