@@ -97,7 +97,8 @@ describe('an endpoint family added by config alone (legacy completions)', () => 
     // The running gateway read its files at start; a second load of the same folder sees these.
     writeFileSync(join(gw.dir, 'catalogue', 'broken.yaml'), '- name: broken\n  method: [POST]\n  path: /v1/broken\n  requestSchema: requests/nowhere\n  handler: pipeline\n  pipeline: { dialect: relay, operation: completions }\n');
     writeFileSync(join(gw.dir, 'channels', 'odd.yaml'), `id: odd\nprotocol: legacy-completions\nbaseUrl: ${upstreamUrl}\nmodels:\n  - id: odd\n    kind: nowhere\n    price: { perRequest: 0.01 }\n`);
-    const problems = await loadConfig(join(gw.dir, 'config.yaml'), { env: {} }).then(
+    // The test database's URL is all the environment this config reads (the PostgreSQL run names no URL in the file).
+    const problems = await loadConfig(join(gw.dir, 'config.yaml'), { env: { DATABASE_URL: process.env.DATABASE_URL } }).then(
       () => [],
       (err: ConfigError) => err.problems,
     );
