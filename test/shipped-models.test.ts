@@ -52,7 +52,7 @@ describe('the shipped models', () => {
     for (const id of ['claude-haiku-4-5-20251001', 'claude-sonnet-4-5-20250929']) {
       const model = config.models.get(config.aliases.get(id)!)![0].model;
       if (model.retiresAt && now >= Date.parse(model.retiresAt)) continue;
-      expect(resolveModel(config, id, 'chat', now)[0].channel.id).toBe('anthropic');
+      expect(resolveModel(config, id, 'chat', () => now)[0].channel.id).toBe('anthropic');
     }
   });
 });

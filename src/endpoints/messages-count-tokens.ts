@@ -20,7 +20,7 @@ const create: HandlerFactory = ({ services }) => async (req, reply) => {
   try {
     const { config, upstreams } = held.snapshot;
     const body = req.body as Record<string, unknown>;
-    const routes = resolveModel(config, body.model, 'chat', services.now());
+    const routes = resolveModel(config, body.model, 'chat', () => services.now());
     for (const [name, value] of lifecycleHeaders(routesOf(config, body.model as string)![0].model)) reply.header(name, value);
     const counting = routes.filter((r) => operationDialect(r, OPERATION) === 'anthropic-messages');
     if (counting.length) return await countUpstream(counting, body, req.headers, upstreams, reply);

@@ -48,9 +48,10 @@ export function routesOf(config: Pick<LoadedConfig, 'models' | 'aliases'>, model
 /**
  * Enabled routes for `modelId` (an id or an alias) of `kind`, best first, as of `now`: unknown models are 404, wrong-kind
  * and all-disabled ones refused; a retired model's routes are skipped, and when none is left it is refused naming its
- * replacement, or (channels.retiredModels: replace) its replacement serves.
+ * replacement, or (channels.retiredModels: replace) its replacement serves. The clock is read only for a model with a
+ * retirement day (a call's injected clock is read once per reservation, as budget periods expect).
  */
-export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind, now = Date.now()): ModelRoute[] {
+export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind, now: () => number = Date.now): ModelRoute[] {
   if (typeof modelId !== 'string' || modelId === '') throw new ValidationError('"model" is required', 'model');
   const routes = routesOf(config, modelId);
   if (!routes) throw new ModelNotFoundError(`model ${clientValue(modelId)} does not exist or is not served by this gateway (GET /v1/models lists what is)`);
@@ -66,9 +67,10 @@ export function resolveModel(config: LoadedConfig, modelId: unknown, kind: Model
 }
 
 /** The routes not past their retirement day; when none is left, the replacement's (followed at most a few times) or a refusal. */
-function liveRoutes(config: LoadedConfig, asked: string, routes: ModelRoute[], now: number, depth = 0): ModelRoute[] {
+function liveRoutes(config: LoadedConfig, asked: string, routes: ModelRoute[], now: () => number, depth = 0): ModelRoute[] {
   if (!routes.some((r) => r.model.retiresAt !== undefined)) return routes;
-  const live = routes.filter((r) => !isRetired(r.model, now));
+  const today = now();
+  const live = routes.filter((r) => !isRetired(r.model, today));
   if (live.length) return live;
   const { id, retiresAt, replacement } = routes[0].model;
   const replacing = replacement !== undefined && config.gateway.channels.retiredModels === 'replace' && depth < 8 ? routesOf(config, replacement) : undefined;

@@ -8,5 +8,5 @@ import type { Call } from './call.js';
 export function resolveCallModel(call: Call, modelId: unknown, kind: ModelKind): ModelRoute[] {
   const asked = typeof modelId === 'string' ? routesOf(call.config, modelId)?.[0].model : undefined;
   if (asked && (asked.deprecatedAt || asked.retiresAt)) for (const [name, value] of lifecycleHeaders(asked)) call.header(name, value);
-  return resolveModel(call.config, modelId, kind, call.services.now());
+  return resolveModel(call.config, modelId, kind, () => call.services.now());
 }
