@@ -21,6 +21,7 @@ const unit = [
   'test/config-types.test.ts',
   'test/docs-links.test.ts',
   'test/import-graph.test.ts',
+  'test/folder-layers.test.ts',
   'test/size-limits.test.ts',
   'test/model-ids-config.test.ts',
   'test/shipped-models.test.ts',
