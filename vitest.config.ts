@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 const storageFree = ['test/translate-*.test.ts', 'test/liquid-*.test.ts', 'test/mapping*.test.ts', 'test/config-docs.test.ts', 'test/import-graph.test.ts', 'test/check-config.test.ts', 'test/startup.test.ts', 'test/billing-processes.test.ts', 'test/billing-settle-batch.test.ts', 'test/evaluate-config.test.ts', 'test/dashboard-setup.test.ts', 'test/dashboard-browser.test.ts', 'test/compiled-start.test.ts', 'test/workers.test.ts', 'test/sqlite-checkpoint.test.ts'];
 /** Suites that need PostgreSQL itself (several replicas on one database). */
 const postgresOnly = ['test/*-postgres.test.ts'];
+/** Containers (podman): `npm run test:container` runs them, after building the images. */
+const containers = ['test/container/**'];
 
 export default defineConfig({
   test: {
@@ -11,10 +13,10 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: postgresOnly } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [...postgresOnly, ...containers] } },
       // With DATABASE_URL set (.ci/run sets it), every storage suite runs again with PostgreSQL as the metadata database.
       ...(process.env.DATABASE_URL
-        ? [{ extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: storageFree, env: { GATEWAY_TEST_DATABASE: 'postgres' } } }]
+        ? [{ extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: [...storageFree, ...containers], env: { GATEWAY_TEST_DATABASE: 'postgres' } } }]
         : []),
     ],
   },
