@@ -39,6 +39,7 @@ COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json config.example.yaml ./
 COPY schemas schemas
+COPY catalogue catalogue
 COPY channels channels
 RUN mkdir -p /data && chown node:node /data
 USER node

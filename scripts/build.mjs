@@ -1,5 +1,5 @@
 // npm run build (and npm's `prepare`, which runs it on `npm install` / `npm ci`): compiles src/ with tsc into dist/ and
-// copies what is not TypeScript beside it (the endpoint catalogue's YAML, the dashboard's views and public files), so
+// copies what is not TypeScript beside it (the dashboard's views and public files; the endpoint catalogue is read from catalogue/ at the top), so
 // `npm start` runs plain JavaScript. `--if-stale` (npm's `prestart`) builds only when something under src/, a tsconfig
 // or package.json is newer than the last build. Plain JavaScript itself: it runs before anything is compiled.
 import { spawnSync } from 'node:child_process';

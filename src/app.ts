@@ -121,7 +121,8 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
   const made = await factory({ services, endpoint });
   const handler = tracing ? tracing.handler(made) : made;
   const authHook = endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint);
-  const validate = endpoint.requestSchema ? services.schemas.validator(endpoint.requestSchema) : undefined;
+  // A form's fields are checked by the handler that reads it (there is no JSON body to check here).
+  const validate = endpoint.requestSchema && !endpoint.multipart ? services.schemas.validator(endpoint.requestSchema) : undefined;
   for (const url of endpointPaths(endpoint)) {
     scope.route({
       method: [...endpoint.method],

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import Keyv from 'keyv';
 import { pino, type Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import type { PrimaryReply, PrimaryRequest } from './cluster-ipc.js';
+import { askWorker, type FleetReload, type PrimaryReply, type PrimaryRequest } from './cluster-ipc.js';
 import type { LoadedConfig } from './compile/loaded-config.js';
 import { dataPathFor, summarize } from './config/load.js';
 import { openConfiguredDatabase } from './store/open.js';
@@ -29,7 +29,10 @@ export function workerCount(config: LoadedConfig): number {
 /** How long the primary waits for draining workers before it stops them (a worker's own grace is 10 s). */
 const PRIMARY_GRACE_MS = 15_000;
 
-type Handler = (payload: unknown) => Promise<unknown> | unknown;
+/** How long the primary waits for a worker to answer a reload (it loads and compiles the whole config). */
+const WORKER_RELOAD_MS = 30_000;
+
+type Handler = (payload: unknown, from: Worker) => Promise<unknown> | unknown;
 
 /** What the primary answers workers: the shared rate-limit counters and the metrics of every worker added up. */
 function primaryHandlers(): Record<string, Handler> {
@@ -49,7 +52,7 @@ function serveWorker(worker: Worker, handlers: Record<string, Handler>): void {
     if (message?.gateway !== 'request') return;
     const handler = handlers[message.kind];
     Promise.resolve()
-      .then(() => (handler ? handler(message.payload) : Promise.reject(new Error(`no primary handler for ${message.kind}`))))
+      .then(() => (handler ? handler(message.payload, worker) : Promise.reject(new Error(`no primary handler for ${message.kind}`))))
       .then(
         (result) => ({ gateway: 'reply', id: message.id, result }) satisfies PrimaryReply,
         (err: Error) => ({ gateway: 'reply', id: message.id, error: err.message }) satisfies PrimaryReply,
@@ -169,6 +172,27 @@ function reloadWorkers(state: PrimaryState): void {
   }
 }
 
+/**
+ * One worker reloaded through the admin API: every other one reloads too, and the answer counts those that did (a
+ * worker still starting gets SIGHUP once it listens, and is not counted).
+ */
+async function reloadOthers(state: PrimaryState, from: Worker): Promise<FleetReload> {
+  const others = [...state.live].filter((worker) => worker !== from);
+  const outcomes = await Promise.all(
+    others.map((worker) => {
+      if (!state.listened.has(worker)) {
+        state.reloadPending.add(worker);
+        return false;
+      }
+      return askWorker<boolean>(worker, 'reload', WORKER_RELOAD_MS).catch((err: Error) => {
+        state.log.error(`worker ${worker.process.pid} did not reload: ${err.message}`);
+        return false;
+      });
+    }),
+  );
+  return { reloaded: outcomes.filter(Boolean).length, total: state.live.size };
+}
+
 /** The primary of `count` workers; resolves once it has started them (it then runs until SIGTERM). */
 export async function runPrimary(config: LoadedConfig, count: number): Promise<void> {
   const log: Logger = pino({ level: config.gateway.server.logLevel });
@@ -192,6 +216,7 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
     reloadPending: new WeakSet<Worker>(),
   };
 
+  state.handlers['reload-others'] = (_payload, from) => reloadOthers(state, from);
   cluster.on('exit', (worker, code, signal) => onWorkerExit(state, worker, code, signal));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopPrimary(state, signal));
   process.on('SIGHUP', () => reloadWorkers(state));

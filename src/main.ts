@@ -12,6 +12,7 @@ import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './metrics-server.js';
 import { PID_FILE, pidFileContents, reloadConfig } from './reload.js';
 import { runPrimary, workerCount } from './cluster.js';
+import { answerPrimary } from './cluster-ipc.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -50,6 +51,8 @@ async function serve(config: LoadedConfig, worker: boolean) {
   // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
   // A worker gets it from the primary (whose pid is the one written), as soon as it listens: the handler is in place by then.
   process.on('SIGHUP', () => void reloadConfig(services, app.log));
+  // The admin API's reload, taken by another worker: the primary asks every worker to swap too.
+  if (worker) answerPrimary('reload', () => reloadConfig(services, app.log));
 
   const host = process.env.HOST || config.gateway.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;

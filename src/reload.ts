@@ -11,9 +11,40 @@ export interface Reloadable {
   readonly runtime: { readonly draining: number };
 }
 
-/** Sections built into long-lived services at start (database, blob store, listeners, limits): they change at a restart. */
-function sectionsNeedingRestart(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
-  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((s) => s !== 'channels' && JSON.stringify(before[s]) !== JSON.stringify(after[s]));
+/**
+ * The settings a reload applies at once: read from the current snapshot on each use. Everything else is built into
+ * long-lived services at start (database, blob store, listeners, the task and webhook timers, limits, the fetcher).
+ */
+const APPLY_AT_ONCE = new Set([
+  'channels',
+  'admin',
+  'dashboard',
+  'evaluate',
+  'billing.defaultLimits',
+  'server.upstreamAnswerMaxBytes',
+  'server.referenceBytesInFlight',
+  ...['leaseSeconds', 'batchSize', 'maxNotFound', 'archiveMaxBytes', 'archiveGraceSeconds', 'timeoutSeconds', 'maxInFlightPerKey', 'poll'].map((s) => `tasks.${s}`),
+  ...['leaseSeconds', 'batchSize', 'timeoutSeconds', 'maxAnswerBytes', 'maxAttempts', 'retrySeconds', 'rotationGraceSeconds'].map((s) => `webhooks.${s}`),
+]);
+
+const isSection = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The settings (`section` or `section.key`) that changed and apply only at the next restart. */
+export function settingsNeedingRestart(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const changed: string[] = [];
+  for (const section of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const [was, now] = [before[section], after[section]];
+    if (APPLY_AT_ONCE.has(section) || JSON.stringify(was) === JSON.stringify(now)) continue;
+    if (!isSection(was) || !isSection(now)) {
+      changed.push(section);
+      continue;
+    }
+    for (const key of new Set([...Object.keys(was), ...Object.keys(now)])) {
+      const path = `${section}.${key}`;
+      if (!APPLY_AT_ONCE.has(path) && JSON.stringify(was[key]) !== JSON.stringify(now[key])) changed.push(path);
+    }
+  }
+  return changed;
 }
 
 /** How the last reload went, for /readyz: a refused one is reported until a good one replaces it. */
@@ -31,7 +62,11 @@ export function lastReload(services: object): ReloadOutcome | undefined {
   return lastReloads.get(services);
 }
 
-export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger): Promise<boolean> {
+/**
+ * Loads the config file again and swaps it in, logging how it went (and the sections that wait for a restart); a
+ * config that does not load throws its ConfigError, recorded for /readyz, and the running one keeps serving.
+ */
+export async function applyReload(services: Reloadable, log: FastifyBaseLogger, how: string): Promise<LoadedConfig> {
   // Loaded here, not at the top: the admin CLI imports PID_FILE from this module and needs none of the config loader.
   const { summarize } = await import('./config/load.js');
   const before = services.config;
@@ -39,18 +74,26 @@ export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger)
   try {
     const next = await services.reload();
     for (const warning of next.warnings) log.warn(warning);
-    log.info(`reloaded ${before.file}: ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
-    const restart = sectionsNeedingRestart(before.gateway, next.gateway);
-    if (restart.length) log.warn({ sections: restart }, `config sections ${restart.join(', ')} changed; they apply at the next restart (a reload swaps channels, protocols and models)`);
+    log.info(`reloaded ${before.file}${how}: ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
+    const restart = settingsNeedingRestart(before.gateway, next.gateway);
+    if (restart.length) log.warn({ settings: restart }, `config settings ${restart.join(', ')} changed; they apply at the next restart (a reload swaps the rest)`);
     lastReloads.set(services, { ok: true, at });
-    return true;
+    return next;
   } catch (err) {
     const problems = err instanceof ConfigError ? err.problems : ['the config could not be loaded; see the log'];
     lastReloads.set(services, { ok: false, at, problems: problems.slice(0, 20).map((p) => p.slice(0, 300)) });
     if (err instanceof ConfigError) log.error({ problems: err.problems }, `reload refused, the running config keeps serving:\n${err.problems.join('\n')}`);
     else log.error({ err }, 'reload failed; the running config keeps serving');
-    return false;
+    throw err;
   }
+}
+
+/** A reload on a signal (SIGHUP) or the primary's command: whether it was swapped in. */
+export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger): Promise<boolean> {
+  return applyReload(services, log, '').then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Where a running gateway writes its pid, so `npm run admin -- reload` can signal it. */

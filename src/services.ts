@@ -33,6 +33,7 @@ import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './cluster-ipc.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { webhookTaskEvents } from './webhooks/events.js';
+import { newProcessIdentity, startHeartbeat, type ProcessIdentity } from './billing/reservation-owners.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -41,6 +42,8 @@ export interface Services {
   runtime: Runtime;
   /** This process among the replicas: the owner name of the leases it takes. */
   instanceId: string;
+  /** This process as its reservations and heartbeat name it (src/billing/reservation-owners.ts). */
+  processIdentity: ProcessIdentity;
   db: Db;
   cache: Keyv;
   /** The current runtime snapshot's upstream pools. */
@@ -96,15 +99,14 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
-  const reservationTtlMs = billingConfig(config).reservationTtlSeconds * 1000;
   const { blobs, files } = await openFileStore(config, database.db, dataPath);
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs, metrics, now: overrides.now });
+  const processIdentity = newProcessIdentity();
+  const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs: billingConfig(config).reservationTtlSeconds * 1000, metrics, now: overrides.now, ownerTag: processIdentity.tag });
   const remote = new RemoteFetcher(networkOptions(config));
   const events = webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files });
   const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events });
   const webhooks = createWebhookDeliverer(runtime, { db: database.db, remote, instanceId });
-  const tracing = await startTracing(config);
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -114,13 +116,14 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
     runtime,
     instanceId,
+    processIdentity,
     db: database.db,
     cache,
     meter,
     spend,
     calendar,
     now: overrides.now ?? Date.now,
-    tracing,
+    tracing: await startTracing(config),
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
     schemas: config.schemas,
@@ -144,12 +147,21 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
   };
   watchForMetrics(metrics, runtime, spend);
-  startBackground(services, closers, webhooks);
+  await startBackground(services, closers, webhooks);
   return services;
 }
 
-/** Starts the task runner and the webhook sender, and registers what closes with the services, in the order it must close. */
-function startBackground(services: Services, closers: (() => Promise<void> | void)[], webhooks: WebhookDeliverer): void {
+/** Writes this process's heartbeat now and while it runs (what tells other processes it holds its reservations still). */
+async function keepHeartbeat(services: Services): Promise<void> {
+  const log = pino({ level: services.config.gateway.server.logLevel, name: 'heartbeat' });
+  services.onClose(await startHeartbeat(services.db, services.processIdentity, (err) => log.error({ err }, 'the process heartbeat could not be written')));
+}
+
+/**
+ * Starts the task runner, the webhook sender and the process heartbeat, and registers what closes with the services,
+ * in the order it must close.
+ */
+async function startBackground(services: Services, closers: (() => Promise<void> | void)[], webhooks: WebhookDeliverer): Promise<void> {
   const { blobs, remote, tasks, tracing } = services;
   services.onClose(() => blobs.close());
   // Registered first, so it runs last: spans of the work finished on close are exported too.
@@ -160,6 +172,7 @@ function startBackground(services: Services, closers: (() => Promise<void> | voi
   // Closers run last-registered first: the runner and the webhook sender stop (and finish what they hold) before the stores close.
   services.onClose(() => webhooks.stop());
   services.onClose(() => tasks.stop());
+  await keepHeartbeat(services);
 }
 
 /** The webhook sender on the current snapshot, with its own logger: task events become deliveries, sent by a leased job (src/webhooks/). */

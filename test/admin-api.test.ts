@@ -53,6 +53,23 @@ describe('the OpenAPI document', () => {
 });
 
 describe('who may call it', () => {
+  it("refuses a change an owner's session cookie carries unless the browser shows it comes from the gateway's own pages", async () => {
+    const mine = await gw.newWorkspace('owned-by-opal');
+    await addUser(gw.services, 'opal@example.com', [[mine, 'owner']]);
+    const opal = new DashboardClient(gw.url);
+    expect((await opal.signIn('opal@example.com')).status).toBe(303);
+    const cookie = [...opal.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const create = (headers: Record<string, string>) => api('POST', `/workspaces/${mine.id}/keys`, { token: null, headers: { cookie, ...headers }, body: { name: 'from-session' } });
+    for (const headers of [{}, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'none' }, { origin: 'https://evil.example' }, { origin: gw.url, 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
+      const refused = await create(headers);
+      expect([JSON.stringify(headers), refused.status, refused.body.error.code]).toEqual([JSON.stringify(headers), 403, 'cross_site_refused']);
+    }
+    expect((await api('GET', `/workspaces/${mine.id}/keys`, { token: null, headers: { cookie } })).body.data).toEqual([]);
+    expect((await create({ 'sec-fetch-site': 'same-origin' })).status).toBe(201);
+    expect((await create({ origin: gw.url })).status).toBe(201);
+    expect((await create({ origin: gw.url, 'sec-fetch-site': 'same-origin' })).status).toBe(201);
+  });
+
   it('refuses no credentials, a wrong token and a workspace API key, each with a typed 401', async () => {
     expect((await api('GET', '/workspaces', { token: null })).body.error.code).toBe('admin_auth_required');
     const wrong = await api('GET', '/workspaces', { token: newAdminToken().token });
@@ -73,7 +90,8 @@ describe('who may call it', () => {
     await addUser(gw.services, 'adam@example.com', [[mine, 'admin']]);
     const olive = new DashboardClient(gw.url);
     expect((await olive.signIn('olive@example.com')).status).toBe(303);
-    const cookie = { cookie: [...olive.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+    // What a browser sends with a change from a page of the gateway (fetch leaves out Origin here).
+    const cookie = { cookie: [...olive.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'sec-fetch-site': 'same-origin' };
     const listed = await api('GET', '/workspaces', { token: null, headers: cookie });
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((w: { name: string }) => w.name)).toEqual(['owned-by-olive']);

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 import { openSqlite } from '../src/store/database.js';
 import { createWorkspace } from '../src/store/workspaces.js';
 import { issueApiKey } from '../src/auth/keys.js';

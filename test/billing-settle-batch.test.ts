@@ -7,6 +7,7 @@ import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway, testModels } from './kit/gateway.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
+import { waitFor } from './kit/tasks.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
@@ -72,7 +73,9 @@ describe('settlements batched off the response path (SQLite)', () => {
     const res = await chat(key.key);
     const requestId = res.headers['x-request-id'] as string;
     expect(outside.prepare('select count(*) from usage_ledger where request_id = ?').pluck().get(requestId)).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect(outside.prepare('select cost_micros from usage_ledger where request_id = ?').pluck().get(requestId)).toBe(10_000);
+    // Watched from the other connection only, so nothing through this process commits it: the window's timer does.
+    const committed = () => outside.prepare('select cost_micros from usage_ledger where request_id = ?').pluck().get(requestId);
+    await waitFor(async () => committed(), (cost) => cost !== undefined, 5_000);
+    expect(committed()).toBe(10_000);
   });
 });

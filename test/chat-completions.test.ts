@@ -71,8 +71,10 @@ describe('chat completions relay', () => {
     expect(res.json().error.code).toBe('evaluation_model_not_supported');
   });
 
-  it('refuses an unknown model and a body without messages with 400', async () => {
-    expect((await post({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).statusCode).toBe(400);
+  it('refuses an unknown model with 404 model_not_found, and a body without messages with 400', async () => {
+    const unknown = await post({ model: 'nope', messages: [{ role: 'user', content: 'x' }] });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('model_not_found');
     const res = await post({ model: 'fake-chat' });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.message).toContain('messages');

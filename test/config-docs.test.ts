@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderConfigDocs } from '../src/cli/config-docs.js';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 
 describe('docs/config.md', () => {
   it('matches the schemas (run `npm run docs:config` after changing one)', () => {

@@ -124,13 +124,14 @@ for (const file of fixtureFiles) {
     }
 
     if (namesMediaUrl(fixture)) {
-      it('a result URL on a private address is refused: never fetched, no file', async () => {
+      it('a result URL on a private address is refused: never fetched, no file, failed unbilled, never shown', async () => {
         const { done, task, newRows } = await run('private');
         expect(task.media).toBe(0);
         expect(done.file_id ?? null).toBeNull();
-        // A URL the client could fetch itself is kept as provider_url (and billed); a credentialed download fails unbilled.
-        if (done.status === 'completed') expect(done).toMatchObject({ archive_status: 'failed', archive_error: expect.stringContaining('private address') });
-        else expect({ done, newRows }).toMatchObject({ done: { error: { code: 'result_unavailable', message: expect.stringContaining('private address') } }, newRows: 0 });
+        // Failed, unbilled, and the private URL never shown as provider_url.
+        expect({ done, newRows }).toMatchObject({ done: { status: 'failed', error: { code: 'result_unavailable', message: expect.stringContaining('private address') } }, newRows: 0 });
+        expect(JSON.stringify(done)).not.toContain('https://10.0.0.1');
+        expect(await held()).toBe(0);
       });
     }
   });

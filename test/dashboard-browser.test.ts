@@ -182,6 +182,25 @@ describe('Settings > API keys', () => {
     await page.screenshot({ path: join(artifacts, 'keys-revoked.png'), fullPage: true });
     await page.context().close();
   });
+
+  it("shows why a key row's cap was refused, keeps the row as it was, and clears the message once a cap is set", async () => {
+    const page = await signIn('owner@example.com');
+    await page.goto(`${gw.url}/dashboard/settings/keys`);
+    await page.getByLabel('Name (optional)').fill('cap refusal');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const row = () => page.locator('tr', { hasText: 'cap refusal' });
+    await row().locator('input[name=cap]').fill('ten dollars');
+    await row().getByRole('button', { name: 'Set' }).click();
+    const alert = page.getByRole('alert');
+    await expect.poll(() => alert.count()).toBe(1);
+    expect(await alert.textContent()).toContain('the spending cap must be an amount in USD like 25.00');
+    expect(await row().locator('input[name=cap]').count()).toBe(1);
+    await row().locator('input[name=cap]').fill('4');
+    await row().getByRole('button', { name: 'Set' }).click();
+    await expect.poll(() => alert.count()).toBe(0);
+    expect((await gw.services.db.selectFrom('api_keys').select('spend_cap_micros').where('name', '=', 'cap refusal').executeTakeFirstOrThrow()).spend_cap_micros).toBe(4_000_000);
+    await page.context().close();
+  });
 });
 
 describe('Usage', () => {

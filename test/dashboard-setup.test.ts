@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient } from './kit/dashboard.js';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 
 const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
 let dir: string;

@@ -1,18 +1,25 @@
 // Single sign-on in a real browser (Debian's Chromium through playwright-core) against a real OpenID Connect provider
-// (oidc-provider) started here: sign-in by rule, and a forged state, a replayed code, an ID token for another client
-// and an unverified email each refused; password sign-in switched off.
+// (oidc-provider) started here on another site than the gateway's (https, another host: the redirect back is a
+// cross-site navigation, as with a real provider): sign-in by rule, and a forged state, a replayed code, an ID token
+// for another client and an unverified email each refused; password sign-in switched off.
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import Provider from 'oidc-provider';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, addUser } from './kit/dashboard.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+/** The provider's address: https on another loopback host, so another site than the gateway's http://127.0.0.1. */
+const IDP_HOST = '127.0.0.2';
+const CHROMIUM_ARGS = ['--ignore-certificate-errors', '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const GATEWAY_SECRET = randomBytes(24).toString('base64url');
 const OTHER_SECRET = randomBytes(24).toString('base64url');
 const OTHER_CALLBACK = 'http://127.0.0.1:9/other/callback';
@@ -21,6 +28,8 @@ let gw: TestGateway;
 let idp: Server;
 let issuer: string;
 let browser: Browser;
+let dispatcher: Dispatcher;
+const certDir = mkdtempSync(join(tmpdir(), 'gateway-sso-idp-'));
 let handle: (req: IncomingMessage, res: ServerResponse) => void;
 /** When set, the provider's token answers carry this ID token instead of their own (a substitution attack). */
 let substituteIdToken: string | undefined;
@@ -35,7 +44,6 @@ const ssoConfig = (passwordSignIn: boolean) => `dashboard:
     clientSecret: ${GATEWAY_SECRET}
     label: Sign in with Example ID
     scopes: [openid, email, groups]
-    allowHttp: true
     rules:
       - emailDomain: example.com
         workspace: test
@@ -45,8 +53,18 @@ const ssoConfig = (passwordSignIn: boolean) => `dashboard:
         role: owner
 `;
 
+/** A self-signed certificate for the provider's address; the gateway (Node's fetch) trusts it, Chromium is told to. */
+function providerCertificate(): { key: Buffer; cert: Buffer } {
+  const [key, cert] = [join(certDir, 'key.pem'), join(certDir, 'cert.pem')];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', `/CN=${IDP_HOST}`, '-addext', `subjectAltName=IP:${IDP_HOST}`, '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  return { key: readFileSync(key), cert: readFileSync(cert) };
+}
+
 beforeAll(async () => {
-  idp = createServer((req, res) => {
+  const tls = providerCertificate();
+  dispatcher = getGlobalDispatcher();
+  setGlobalDispatcher(new Agent({ connect: { ca: tls.cert } }));
+  idp = createServer(tls, (req, res) => {
     if (tamperCallback) {
       const setHeader = res.setHeader.bind(res);
       res.setHeader = ((name: string, value: string) => {
@@ -68,8 +86,8 @@ beforeAll(async () => {
     }
     handle(req, res);
   });
-  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => idp.listen(0, IDP_HOST, resolve));
+  issuer = `https://${IDP_HOST}:${(idp.address() as AddressInfo).port}`;
   gw = await startGateway({ channels: {}, extraConfig: ssoConfig(true), listen: true });
   const provider = new Provider(issuer, {
     clients: [
@@ -93,6 +111,8 @@ afterAll(async () => {
   await browser?.close();
   await gw?.close();
   await new Promise((resolve) => idp?.close(resolve));
+  if (dispatcher) setGlobalDispatcher(dispatcher);
+  rmSync(certDir, { recursive: true, force: true });
 });
 
 /** Signs in at the provider's own pages (login, then consent), in a fresh browser. */
@@ -140,8 +160,11 @@ let usedCallback = '';
 describe('single sign-on', () => {
   it('signs a new user in with the role their email domain gives, and an owner by a group claim; each role change is audited', async () => {
     const member = await ssoSignIn('ada@example.com');
-    expect(member.status).toBe(303);
-    await member.page.waitForURL('**/dashboard/files');
+    expect(member.status).toBe(200);
+    // The browser lands on the files page signed in (not on the sign-in page with the session cookie left unsent).
+    await member.page.waitForURL(/\/dashboard\/(files|login)$/);
+    expect(new URL(member.page.url()).pathname).toBe('/dashboard/files');
+    expect(await member.page.getByRole('heading', { name: 'Files' }).count()).toBe(1);
     expect(await signedIn(member.page)).toBe(true);
     expect(await member.page.getByRole('link', { name: /API keys/ }).count()).toBe(0);
     expect(await membership('ada@example.com')).toEqual({ role: 'member', password_hash: null });

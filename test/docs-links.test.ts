@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import GithubSlugger from 'github-slugger';
 import { marked, type Token } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 
 /** The markdown a newcomer reads: README.md and everything under docs/. */
 const pages = [join(repoRoot, 'README.md'), ...readdirSync(join(repoRoot, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => join(repoRoot, 'docs', f))];

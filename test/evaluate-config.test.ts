@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/errors.js';
 import type { EvaluateSettings } from '../src/evaluate/types.js';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -93,7 +93,7 @@ describe('evaluate request validation', () => {
 
   it('refuses a model that is not an enabled evaluation model', async () => {
     const unknown = await evaluate({ model: 'nope', state: 's', questions: { q: valid } });
-    expect(unknown.statusCode).toBe(400);
+    expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error.code).toBe('model_not_found');
     const chat = await evaluate({ model: 'chat-model', state: 's', questions: { q: valid } });
     expect(chat.statusCode).toBe(400);

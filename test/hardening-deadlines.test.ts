@@ -1,5 +1,5 @@
 // Issue 27, items 2, 4 and 14: deadlines that fire even after a garbage collection, an archive that ends by the task's
-// deadline, a reservation that outlives its task's work (and a lapsed one that can never take spend past the cap),
+// own deadline (issue 37 item 5: no grace past it), a reservation that outlives its task's work (and a lapsed one that can never take spend past the cap),
 // transient download failures tried again, nothing billed for a result nobody can get, and a task whose file is gone.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
@@ -12,6 +12,7 @@ import { startGateway, type TestGateway } from './kit/gateway.js';
 import { png } from './kit/media-samples.js';
 import { openaiVideoChannel, tasksConfig, waitFor } from './kit/tasks.js';
 import { sweepExpiredFiles } from '../src/files/sweeper.js';
+import type { ServiceOverrides } from '../src/services.js';
 
 // A collection on demand, as the issue's reproduction forced one.
 setFlagsFromString('--expose-gc');
@@ -64,7 +65,7 @@ async function underCollections<T>(work: Promise<T>, limitMs: number): Promise<{
   }
 }
 
-async function startVideos(script: Partial<TaskScript>, extra: string, content?: (res: ServerResponse, n: number) => void, keyCap?: number) {
+async function startVideos(script: Partial<TaskScript>, extra: string, content?: (res: ServerResponse, n: number) => void, keyCap?: number, overrides?: ServiceOverrides) {
   fake = await FakeUpstream.start();
   let downloads = 0;
   const tasks = installOpenAIVideos(fake, script);
@@ -76,7 +77,7 @@ async function startVideos(script: Partial<TaskScript>, extra: string, content?:
       return true;
     });
   }
-  gw = await startGateway({ channels: { tasks: openaiVideoChannel(fake.url) }, extraConfig: tasksConfig(fake, extra) });
+  gw = await startGateway({ channels: { tasks: openaiVideoChannel(fake.url) }, extraConfig: tasksConfig(fake, extra), overrides });
   const key = keyCap === undefined ? gw.key : await gw.newKey({ spendCapMicros: keyCap });
   return { gw, fake, tasks, key, downloads: () => downloads };
 }
@@ -109,7 +110,7 @@ describe('deadlines that fire after a garbage collection (item 2)', () => {
   });
 
   it('ends a task whose download trickles at the task deadline: failed, nothing billed, the reservation gone', { timeout: 40_000 }, async () => {
-    const { gw, downloads } = await startVideos({ steps: [] }, '  timeoutSeconds: 4\n  archiveGraceSeconds: 1\n', (res) => trickle(res, mp4Header(), 'video/mp4', 100));
+    const { gw, downloads } = await startVideos({ steps: [] }, '  timeoutSeconds: 4\n', (res) => trickle(res, mp4Header(), 'video/mp4', 100));
     const id = (await create(gw, gw.key, { model: 'sora-2', prompt: 'slow', seconds: 4 })).json().id;
     const { seconds, outcome } = await underCollections(waitFor(() => read(gw, id), finished, 25_000).catch(() => 'timed out'), 25_000);
     expect(outcome).toMatchObject({ status: 'failed', error: { code: 'result_unavailable' } });
@@ -120,14 +121,20 @@ describe('deadlines that fire after a garbage collection (item 2)', () => {
     expect(await gw.services.db.selectFrom('spend_reservations').selectAll().execute()).toHaveLength(0);
   });
 
-  it('keeps a task reservation while its archive outlasts the task timeout: a second task on the same cap is refused', { timeout: 40_000 }, async () => {
-    // 0.40 cap; each 4-second video reserves 0.40. The first one's result takes ~5 s to arrive (past its 2 s timeout +
-    // 1 s lease, when its reservation used to lapse), but within the download's deadline.
-    const { gw, key } = await startVideos({ steps: [], seconds: '4' }, '  timeoutSeconds: 2\n', (res) => trickle(res, mp4Header(), 'video/mp4', 100, 50), 400_000);
+  it('keeps a task reservation while its archive runs past the first expiry of that reservation: a second task on the same cap is refused', { timeout: 40_000 }, async () => {
+    // 0.40 cap; each 4-second video reserves 0.40. The first one's result takes ~5 s to arrive, within its 8 s deadline
+    // (the archive ends by the task's own deadline, issue 37 item 5).
+    let ahead = 0;
+    const now = () => Date.now() + ahead;
+    const { gw, key, downloads } = await startVideos({ steps: [], seconds: '4' }, '  timeoutSeconds: 8\n', (res) => trickle(res, mp4Header(), 'video/mp4', 100, 50), 400_000, { now });
     const first = (await create(gw, key, { model: 'sora-2', prompt: 'one', seconds: 4 })).json().id;
     await waitFor(() => read(gw, first, key), (t) => t.status === 'in_progress' || t.status === 'queued' || finished(t));
-    const seconds = 4.2;
-    await new Promise((r) => setTimeout(r, seconds * 1000));
+    const reservation = () => gw.services.db.selectFrom('spend_reservations').selectAll().executeTakeFirst();
+    // The archive is under way; the meter's clock moves 1.2 s past the moment the first reservation (timeout + lease)
+    // ran out. The archive's renewals carry it past the clock's new reading: it never lapses.
+    await waitFor(async () => downloads(), (n) => n > 0);
+    ahead = Number((await reservation())!.expires_at) - Date.now() + 1200;
+    await waitFor(reservation, (row) => row !== undefined && Number(row.expires_at) > now());
     const second = await create(gw, key, { model: 'sora-2', prompt: 'two', seconds: 4 });
     expect(second.statusCode).toBe(402);
     const done = await waitFor(() => read(gw, first, key), finished, 25_000);

@@ -30,9 +30,9 @@ async function longestLogLine(requestId: string): Promise<number> {
 }
 
 describe('echoed client values are cut to a short prefix', () => {
-  it('answers a 5 MiB model id with a short 400 and a short log line', async () => {
+  it('answers a 5 MiB model id with a short 404 and a short log line', async () => {
     const res = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(), payload: { model: 'm'.repeat(5 * MiB), messages: [{ role: 'user', content: 'hi' }] } });
-    expect(res.statusCode).toBe(400);
+    expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('model_not_found');
     expect(res.body.length).toBeLessThan(1024);
     expect(await longestLogLine(res.headers['x-request-id'] as string)).toBeLessThan(4096);

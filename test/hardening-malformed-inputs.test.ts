@@ -190,12 +190,12 @@ function pathAndQueryInputs(): Input[] {
 }
 
 /** The endpoint catalogue as the gateway reads it, so rows below cover every route, including ones added later. */
-function catalogue(): Pick<EndpointConfig, 'method' | 'path' | 'auth' | 'dialect'>[] {
-  const dir = join(repoRoot, 'src', 'endpoints', 'catalogue');
+function catalogue(): Pick<EndpointConfig, 'method' | 'path' | 'auth' | 'envelope'>[] {
+  const dir = join(repoRoot, 'catalogue');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .flatMap((f) => parseYaml(readFileSync(join(dir, f), 'utf8')) as EndpointConfig[])
-    .map((e) => ({ method: e.method, path: e.path, auth: e.auth ?? 'key', dialect: e.dialect ?? 'openai' }));
+    .map((e) => ({ method: e.method, path: e.path, auth: e.auth ?? 'key', envelope: e.envelope ?? 'openai' }));
 }
 
 /** Inputs every catalogue route gets, whatever it does: a bad URL, and (where a key is needed) bad credentials. */
@@ -204,7 +204,7 @@ function everyRouteInputs(): Input[] {
   for (const endpoint of catalogue()) {
     const method = endpoint.method[0] as Input['method'];
     const path = endpoint.path.replace(/:[a-z_]+/g, 'FILE');
-    const anthropic = endpoint.dialect === 'anthropic';
+    const anthropic = endpoint.envelope === 'anthropic';
     const headers = ['POST', 'PUT', 'PATCH'].includes(method) ? json : {};
     const payload = method === 'POST' ? () => '{}' : undefined;
     rows.push({ name: `${method} ${path} with a 10 KB query`, method, url: `${path}?q=${'x'.repeat(10 * 1024)}`, anthropic });

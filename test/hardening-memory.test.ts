@@ -7,7 +7,7 @@ import { installOpenAIVideos } from './kit/fake-tasks.js';
 import { multipart } from './kit/files.js';
 import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
 import { png } from './kit/media-samples.js';
-import { openaiVideoChannel, tasksConfig } from './kit/tasks.js';
+import { openaiVideoChannel, tasksConfig, waitFor } from './kit/tasks.js';
 import { bytesInFlight } from '../src/http/bytes-in-flight.js';
 
 let fake: FakeUpstream | undefined;
@@ -20,14 +20,21 @@ afterEach(async () => {
 
 const MiB = 1024 * 1024;
 
-/** A video upstream whose create answers after `delayMs` (the submit holds its reference meanwhile). */
-async function startVideos(extraTasks: string, serverConfig = '', delayMs = 0) {
+/** A gate the test opens: until then the upstream's create does not answer (the submit holds its reference meanwhile). */
+function gate(): { opened: Promise<void>; open(): void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** A video upstream whose create answers once `held` resolves. */
+async function startVideos(extraTasks: string, serverConfig = '', held: Promise<void> = Promise.resolve()) {
   fake = await FakeUpstream.start();
   installOpenAIVideos(fake, { steps: Array.from({ length: 200 }, () => 50) });
   let creates = 0;
   fake.route(async (req, res) => {
     if (req.method !== 'POST' || !req.path.endsWith('/videos')) return false;
-    await new Promise((r) => setTimeout(r, delayMs));
+    await held;
     json(res, 200, { id: `video_up_${++creates}`, object: 'video', status: 'queued', progress: 0 });
     return true;
   });
@@ -65,7 +72,8 @@ describe('reference bytes in flight', () => {
   ]);
 
   it('refuses an upload that would pass server.referenceBytesInFlight with 503 and retry-after, and admits it once the first is submitted', async () => {
-    const { gw } = await startVideos('', '  referenceBytesInFlight: 1048576\n', 1500);
+    const upstream = gate();
+    const { gw } = await startVideos('', '  referenceBytesInFlight: 1048576\n', upstream.opened);
     const first = await createVideo(gw, gw.key, upload(700 * 1024));
     expect(first.statusCode).toBe(200);
     const second = await createVideo(gw, gw.key, upload(700 * 1024));
@@ -73,22 +81,26 @@ describe('reference bytes in flight', () => {
     expect(second.headers['retry-after']).toBe('1');
     expect(second.json().error.code).toBe('server_busy');
     // The first submit ends: its bytes are let go.
-    await new Promise((r) => setTimeout(r, 2000));
+    upstream.open();
+    await waitFor(async () => bytesInFlight(1048576).held, (held) => held === 0);
     expect(bytesInFlight(1048576).held).toBe(0);
     expect((await createVideo(gw, gw.key, upload(700 * 1024))).statusCode).toBe(200);
   });
 
   it('streams a workspace file named as the reference from storage: nothing held in memory, the upstream gets every byte', async () => {
-    const { gw, fake } = await startVideos('', '  referenceBytesInFlight: 1048576\n', 800);
+    const upstream = gate();
+    const { gw, fake } = await startVideos('', '  referenceBytesInFlight: 1048576\n', upstream.opened);
     const image = png(3 * MiB);
     const form = multipart([{ name: 'file', value: image, filename: 'big.png', contentType: 'image/png' }, { name: 'purpose', value: 'vision' }]);
     const fileId = (await gw.app.inject({ method: 'POST', url: '/v1/files', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload })).json().id;
     // Three at once, each naming a 3 MiB file, under a 1 MiB budget: none is refused, none holds bytes.
     const answers = await Promise.all([1, 2, 3].map(() => gw.app.inject({ method: 'POST', url: '/v1/videos', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'sora-2', prompt: 'animate', input_reference: fileId } })));
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
+    // While the upstream has not answered, the three submits stream from storage and hold nothing.
+    const posts = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/videos'));
+    const sent = await waitFor(async () => posts(), (requests) => requests.length >= 3);
     expect(bytesInFlight(1048576).held).toBe(0);
-    await new Promise((r) => setTimeout(r, 1500));
-    const sent = fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/videos'));
+    upstream.open();
     expect(sent).toHaveLength(3);
     for (const request of sent) expect(request.raw.includes(image)).toBe(true);
   });

@@ -100,10 +100,10 @@ describe('POST /v1/images/generations', () => {
     expect(row).toMatchObject({ model: 'fake-image', kind: 'image', units: 3, input_tokens: 10, output_tokens: 100, cost_micros: 30_000 });
   });
 
-  it('refuses n above the model limit, a size it does not know, and a chat model, with 400 before calling the upstream', async () => {
-    for (const payload of [{ n: 5 }, { size: '640x480' }, { model: 'nope' }]) {
+  it('refuses n above the model limit and a size it does not know with 400, an unknown model with 404, before calling the upstream', async () => {
+    for (const [payload, status] of [[{ n: 5 }, 400], [{ size: '640x480' }, 400], [{ model: 'nope' }, 404]] as const) {
       const res = await gw.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'fake-image', prompt: 'x', ...payload } });
-      expect(res.statusCode).toBe(400);
+      expect(res.statusCode).toBe(status);
     }
     expect(fake.requests).toHaveLength(0);
   });

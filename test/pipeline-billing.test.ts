@@ -92,18 +92,21 @@ describe('billing follows the usage the upstream reports', () => {
 });
 
 describe('usage counts only once the protocol reports it as final', () => {
-  it('charges the reservation, not the message_start usage, when a Messages client hangs up after the first block', async () => {
+  it('charges the message_start usage plus the output streamed, not the reservation, when a Messages client hangs up after the first block (pass-through)', async () => {
     holdingStream(fake, anthropicStart({ input_tokens: 10, output_tokens: 1 }));
     const body = { model: 'fake-claude', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'hi' }] };
     const requestId = await hangUpAfter(`${gw.url}/v1/messages`, { 'x-api-key': gw.key, 'anthropic-version': '2023-06-01' }, body, (t) => t.includes('partial'));
     await vi.waitFor(async () => expect(await ledgerOf(requestId)).toHaveLength(1));
     const [row] = await ledgerOf(requestId);
-    // message_start alone would have cost 10 x 3.0 + 1 x 15.0 = 45 micro-USD; the reservation counts all 4000 output tokens.
-    expect(row.cost_micros).toBeGreaterThan(4000 * 15);
-    expect(row.input_tokens).toBe(0);
+    // 10 input tokens at 3.0 and the one streamed delta's tokens (its JSON at 4 characters a token) at 15.0; the
+    // reservation would have counted all 4000 output tokens.
+    expect(row.input_tokens).toBe(10);
+    expect(row.output_tokens).toBeGreaterThanOrEqual(1);
+    expect(row.output_tokens).toBeLessThan(40);
+    expect(row.cost_micros).toBe(10 * 3 + row.output_tokens * 15);
   });
 
-  it('does the same through /v1/chat/completions to an Anthropic channel', async () => {
+  it('charges the reservation through /v1/chat/completions to an Anthropic channel (a translated stream counts no output of its own)', async () => {
     holdingStream(fake, anthropicStart({ input_tokens: 10, output_tokens: 1 }));
     const body = { model: 'fake-claude', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'hi' }] };
     const requestId = await hangUpAfter(`${gw.url}/v1/chat/completions`, { authorization: `Bearer ${gw.key}` }, body, (t) => t.includes('partial'));

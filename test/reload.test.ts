@@ -13,6 +13,9 @@ import { pidFileContents, PID_FILE, reloadConfig } from '../src/reload.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino from 'pino';
+import { readFileSync } from 'node:fs';
+import { newAdminToken } from '../src/admin/auth.js';
+import { captureLogs } from './kit/log-capture.js';
 
 let before: FakeUpstream;
 let after: FakeUpstream;
@@ -105,6 +108,46 @@ describe('hot reload', () => {
       expect(messages).toContain('hup');
     } finally {
       bystander.kill();
+    }
+  });
+});
+
+describe('what a reload changes at once', () => {
+  const listed = async () => (await gw.app.inject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${gw.key}` } })).json().data.map((m: { id: string }) => m.id);
+
+  it('lists a model a reload added in GET /v1/models, and drops one it removed', async () => {
+    writeChannel(chatChannel('fake', `${after.url}/v1`));
+    await gw.services.reload({ env: process.env });
+    expect(await listed()).toEqual(['fake-chat']);
+    writeChannel(chatChannel('fake', `${after.url}/v1`, { models: '  - id: renamed-chat\n    upstream: upstream-chat\n    kind: chat\n    price: { perRequest: 0.01 }\n' }));
+    await gw.services.reload({ env: process.env });
+    expect(await listed()).toEqual(['renamed-chat']);
+    writeChannel(chatChannel('fake', `${after.url}/v1`));
+    await gw.services.reload({ env: process.env });
+  });
+
+  it('lets a new admin token in at once without warning of a restart, and names a changed port as waiting for one', async () => {
+    const file = join(gw.dir, 'config.yaml');
+    const original = readFileSync(file, 'utf8');
+    const ops = newAdminToken();
+    const logs = captureLogs('info');
+    const log = pino({ level: 'info' }, logs.logger.stream as never);
+    const workspaces = () => gw.app.inject({ method: 'GET', url: '/admin/v1/workspaces', headers: { authorization: `Bearer ${ops.token}` } });
+    try {
+      expect((await workspaces()).statusCode).toBe(401);
+      writeFileSync(file, `${original}admin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\n`);
+      expect(await reloadConfig(gw.services, log)).toBe(true);
+      expect((await workspaces()).statusCode).toBe(200);
+      expect(logs.lines.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([]);
+
+      writeFileSync(file, original.replace('server:\n', 'server:\n  port: 4111\n'));
+      expect(await reloadConfig(gw.services, log)).toBe(true);
+      const warned = logs.lines.filter((l) => l.level >= 40);
+      expect(warned.map((l) => l.msg)).toEqual([expect.stringMatching(/^config settings server\.port changed; they apply at the next restart/)]);
+      expect(warned[0].settings).toEqual(['server.port']);
+    } finally {
+      writeFileSync(file, original);
+      await gw.services.reload({ env: process.env });
     }
   });
 });

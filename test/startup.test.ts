@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 
 const run = promisify(execFile);
+const execFileSyncText = (file: string, args: string[]) => execFileSync(file, args).toString();
 const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -118,5 +119,51 @@ describe('npm run admin -- reload', () => {
     const models = Number(/(\d+) model\(s\)/.exec(server.lines.find((l) => l.includes('model(s)'))!)![1]);
     await vi.waitFor(() => expect(server.lines.some((l) => l.includes('reloaded') && l.includes(`${models + 1} model(s)`))).toBe(true), { timeout: 20_000 });
     server.child.kill('SIGTERM');
+  }, 90_000);
+});
+
+describe('npm run demo', () => {
+  it('stops on SIGTERM to npm, leaving no process of it behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-demo-'));
+    dirs.push(dir);
+    const npm = spawn('npm', ['run', '--silent', 'demo'], { cwd: repoRoot, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA_DIR: dir } });
+    children.push(npm);
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const onData = (data: Buffer) => {
+        output += data.toString();
+        const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+        if (match) resolve(match[1]);
+      };
+      npm.stdout!.on('data', onData);
+      npm.stderr!.on('data', onData);
+      npm.once('exit', (code) => reject(new Error(`npm run demo exited with ${code}:\n${output}`)));
+    });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const tree = (pid: number): number[] => {
+      const children = (() => {
+        try {
+          return execFileSyncText('pgrep', ['-P', String(pid)]).trim().split('\n').map(Number).filter(Boolean);
+        } catch {
+          return [];
+        }
+      })();
+      return children.flatMap((child) => [child, ...tree(child)]);
+    };
+    const processes = tree(npm.pid!);
+    expect(processes.length).toBeGreaterThan(0);
+    const exited = new Promise((resolve) => npm.once('exit', resolve));
+    npm.kill('SIGTERM');
+    await exited;
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await vi.waitFor(() => expect(processes.filter(alive)).toEqual([]), { timeout: 15_000 });
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   }, 90_000);
 });

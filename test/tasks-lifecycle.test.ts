@@ -251,12 +251,13 @@ describe('tasks on a Runway-shaped protocol (YAML only)', () => {
     expect(sent.body.promptImage).toMatch(new RegExp(`/api/v1/files/${fileId}/content\\?token=`));
   });
 
-  it('a result URL the gateway may not fetch completes unarchived with the provider URL, and is billed', async () => {
+  it('a result URL the gateway may not fetch fails the task unbilled, the URL never shown (issue 37 item 3)', async () => {
     const { gw } = await start('runway', { outputUrl: 'https://10.0.0.1/private.png' });
     const id = (await post(gw, '/api/v1/runway/text_to_image', { model: 'gen4-image', prompt: 'Hidden', size: '1024x1024' })).json().id;
     const done = await waitFor(() => get(gw, `/api/v1/tasks/${id}`), finished);
-    expect(done.body).toMatchObject({ status: 'completed', archive_status: 'failed', file_id: null, provider_url: 'https://10.0.0.1/private.png', cost: { amount: 0.05 } });
-    expect(await ledger(gw)).toHaveLength(1);
+    expect(done.body).toMatchObject({ status: 'failed', error: { code: 'result_unavailable' } });
+    expect(JSON.stringify(done.body)).not.toContain('private.png');
+    expect(await ledger(gw)).toHaveLength(0);
   });
 
   it('a result over the archive limit completes with the provider URL', async () => {

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/compile/load-config.js';
 import { createServices, type Services } from '../src/services.js';
 import { buildApp } from '../src/app.js';
-import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
+import { startGateway, type TestGateway } from './kit/gateway.js';
+import { spawnChildGateway } from './kit/process.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installOpenAIVideos } from './kit/fake-tasks.js';
 import { openaiVideoChannel, tasksConfig, waitFor } from './kit/tasks.js';
@@ -26,16 +26,6 @@ afterEach(async () => {
 const create = (gw: TestGateway, prompt: string) =>
   gw.app.inject({ method: 'POST', url: '/api/v1/videos', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'sora-2', prompt, seconds: 8 } });
 const status = (gw: TestGateway, id: string) => gw.app.inject({ method: 'GET', url: `/api/v1/tasks/${id}`, headers: { authorization: `Bearer ${gw.key}` } }).then((r) => r.json());
-
-/** A gateway in its own process on the same config (and so the same database): prints its URL, then serves until killed. */
-const childGateway = `
-import { loadConfig } from './src/compile/load-config.ts';
-import { createServices } from './src/services.ts';
-import { buildApp } from './src/app.ts';
-const services = await createServices(await loadConfig(process.argv[1]));
-const app = await buildApp(services, { logger: false });
-console.log(await app.listen({ host: '127.0.0.1', port: 0 }));
-`;
 
 describe('tasks across processes', () => {
   it('a completed task bills once, and each poll of it is made by one process, while two gateways share the database', async () => {
@@ -61,8 +51,8 @@ describe('tasks across processes', () => {
     const configFile = join(gw.dir, 'config.yaml');
     // The test gateway's runner stands aside: only the child polls until it is killed.
     await gw.services.tasks.stop();
-    child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', childGateway, configFile], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-    const [url] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+    let url: string;
+    ({ child, url } = await spawnChildGateway(configFile));
     const created = await fetch(`${url}/api/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sora-2', prompt: 'Survives a restart', seconds: 8 }) });
     const { id } = (await created.json()) as { id: string };
     await waitFor(async () => [...videos.polls.values()][0] ?? 0, (n) => n >= 3);

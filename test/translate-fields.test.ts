@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 import { sdkRequestFields } from './kit/sdk-fields.js';
 
 type Rule = { action: 'map' | 'ignore' | 'refuse'; reason?: string };

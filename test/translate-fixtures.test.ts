@@ -7,7 +7,7 @@ import { parseDocument } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { FixtureRunner, kindOf, readFixtureFiles, runMappingFixtures } from '../src/compile/fixtures.js';
-import { repoRoot } from './kit/gateway.js';
+import { repoRoot } from './kit/paths.js';
 
 const fixturesDir = join(repoRoot, 'channels', 'protocols', 'tests');
 const writing = process.env.FIXTURES_WRITE === '1';

@@ -37,7 +37,7 @@ const vendors: Record<string, string> = {
   'deepseek.yaml': 'deepseek-flash',
   'mistral.yaml': 'mistral-large-latest',
   'xai.yaml': 'grok-4.3',
-  'groq.yaml': 'llama-3.3-70b-versatile',
+  'groq.yaml': 'llama-3.1-8b-instant',
   'together.yaml': 'moonshotai/Kimi-K2.6',
   'openrouter.yaml': 'anthropic/claude-sonnet-4.6',
   'ollama.yaml': 'llama3.3',
@@ -117,7 +117,7 @@ describe('one chat completion per vendor channel, through the openai SDK', () =>
   }
 
   it('streams from a vendor, with usage and cost on the final chunk', async () => {
-    const stream = await openai().chat.completions.create({ model: 'llama-3.3-70b-versatile', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+    const stream = await openai().chat.completions.create({ model: 'llama-3.1-8b-instant', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
     let text = '';
     let last: unknown;
     for await (const chunk of stream) {
@@ -125,8 +125,8 @@ describe('one chat completion per vendor channel, through the openai SDK', () =>
       last = chunk;
     }
     expect(text).toBe('Hello from a vendor.');
-    // Groq's llama-3.3-70b-versatile: $0.59 in (no cache discount), $0.79 out per million: 20,000 x 0.59 + 10,000 x 0.79.
-    expect(last).toMatchObject({ usage: { prompt_tokens: 20_000, completion_tokens: 10_000 }, cost: { amount: 0.0197, currency: 'USD' } });
+    // Groq's llama-3.1-8b-instant: $0.05 in (no cache discount), $0.08 out per million: 20,000 x 0.05 + 10,000 x 0.08.
+    expect(last).toMatchObject({ usage: { prompt_tokens: 20_000, completion_tokens: 10_000 }, cost: { amount: 0.0018, currency: 'USD' } });
   });
 
   it('takes an Anthropic Messages client on a vendor channel, translated to chat with the vendor\'s output bound', async () => {

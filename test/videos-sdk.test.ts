@@ -80,7 +80,7 @@ describe('videos through the official openai SDK', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('refuses an unknown model with a typed 400', async () => {
-    await expect(client.videos.create({ model: 'no-such-model', prompt: 'x' })).rejects.toMatchObject({ status: 400 });
+  it('refuses an unknown model with a typed 404 (model_not_found)', async () => {
+    await expect(client.videos.create({ model: 'no-such-model', prompt: 'x' })).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
   });
 });

@@ -101,6 +101,14 @@ describe('the webhook admin API', () => {
     expect(res.body.error.param).toBe(param);
   });
 
+  it('registers exactly the limit of 20 out of 40 registrations at once, answering the rest 400', async () => {
+    const workspace = await gw.newWorkspace('forty-at-once');
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => api('POST', `/workspaces/${workspace.id}/webhooks`, { url: `https://hooks.example.com/${i}` })));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(20);
+    expect(answers.filter((a) => a.status !== 201).map((a) => [a.status, a.body.error.code])).toEqual(Array(20).fill([400, 'too_many_webhooks']));
+    expect((await api('GET', `/workspaces/${workspace.id}/webhooks`)).body.data).toHaveLength(20);
+  });
+
   it('answers 400 for an empty change and 404 for unknown ids', async () => {
     const { body: created } = await api('POST', hooksUrl(), { url: 'https://hooks.example.com/d' });
     expect((await api('PATCH', `/webhooks/${created.id}`, {})).status).toBe(400);

@@ -11,6 +11,7 @@ import { newAdminToken } from '../src/admin/auth.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/compile/load-config.js';
 import { createServices } from '../src/services.js';
+import { dueDeliveryIds } from '../src/webhooks/store.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installOpenAIVideos, installRunwayTasks, type FakeTasks, type TaskScript } from './kit/fake-tasks.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
@@ -70,6 +71,11 @@ async function deliveries(gw: TestGateway, endpointId: string) {
   const res = await adminCall(gw.app, 'GET', `/webhooks/${endpointId}/deliveries`);
   expect(res.statusCode).toBe(200);
   return res.json().data as Record<string, any>[];
+}
+
+/** Nothing left to send, then or ever: no delivery is due even a day from now (what the deliverer's ticks look for). */
+async function nothingDue(gw: TestGateway): Promise<void> {
+  expect(await dueDeliveryIds(gw.services.db, Date.now() + 86_400_000, 100)).toEqual([]);
 }
 
 /** The event, checked with the standardwebhooks package: a good signature, a fresh timestamp. */
@@ -142,7 +148,7 @@ describe('task webhooks', () => {
     verified(endpoint.secret, second);
     const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status !== 'pending');
     expect(row).toMatchObject({ status: 'delivered', attempts: 2, last_status: 200 });
-    await new Promise((r) => setTimeout(r, 400));
+    await nothingDue(gw);
     expect(receiver.received).toHaveLength(2);
   });
 
@@ -168,7 +174,7 @@ describe('task webhooks', () => {
     expect(row).toMatchObject({ status: 'failed', attempts: 3, last_status: 502, next_attempt_at: null });
     expect(row.last_error.length).toBeLessThanOrEqual(300);
     expect(row.last_error).toMatch(/^answered 502: x+$/);
-    await new Promise((r) => setTimeout(r, 500));
+    await nothingDue(gw);
     expect(receiver.received).toHaveLength(3);
   });
 
@@ -195,15 +201,20 @@ describe('task webhooks', () => {
     expect(verified(endpoint.secret, hook).type).toBe('video.completed');
   });
 
-  it('a 410 Gone fails the delivery at once and disables the endpoint', async () => {
+  it('a 410 Gone fails the delivery at once and disables the endpoint, with an audit row naming the gateway', async () => {
     const { gw, receiver } = await start();
     receiver.statuses = [410];
     const endpoint = await register(gw, `${receiver.url}/gone`);
     await createVideo(gw.app, gw.key);
     const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status === 'failed');
     expect(row).toMatchObject({ attempts: 1, last_status: 410 });
-    expect((await adminCall(gw.app, 'GET', `/webhooks/${endpoint.id}`)).json().enabled).toBe(false);
+    // The attempt is recorded first, the endpoint disabled just after.
+    const shown = await waitFor(async () => (await adminCall(gw.app, 'GET', `/webhooks/${endpoint.id}`)).json(), (e) => e.enabled === false);
+    expect(shown.enabled).toBe(false);
     expect(receiver.received).toHaveLength(1);
+    const audit = (await adminCall(gw.app, 'GET', `/audit?workspace_id=${gw.workspace.id}`)).json().data.filter((r: { target_id: string }) => r.target_id === endpoint.id);
+    expect(audit.map((r: { action: string }) => r.action)).toEqual(['webhook.disable', 'webhook.create']);
+    expect(audit[0]).toMatchObject({ actor: { kind: 'gateway', id: gw.services.instanceId }, before: { enabled: true }, after: { enabled: false, reason: expect.stringContaining('410 Gone') } });
   });
 
   it('a new app on the same database sends the deliveries the last one left pending', async () => {
@@ -234,13 +245,13 @@ describe('task webhooks', () => {
     const endpoint = await register(gw, `${receiver.url}/hooks`);
     const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => createVideo(i % 2 ? other : gw.app, gw.key, `video ${i}`)));
     await receiver.waitFor(16, 20_000);
-    await new Promise((r) => setTimeout(r, 300));
+    const rows = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows.every((r) => r.status !== 'pending'));
+    await nothingDue(gw);
     const perId = new Map<string, number>();
     for (const hook of receiver.received) perId.set(String(hook.headers['webhook-id']), (perId.get(String(hook.headers['webhook-id'])) ?? 0) + 1);
     expect([...perId.values()]).toEqual(Array.from({ length: 8 }, () => 2));
     const tasks = receiver.received.map((hook) => verified(endpoint.secret, hook).data.id as string);
     expect(new Set(tasks)).toEqual(new Set(ids));
-    const rows = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows.every((r) => r.status !== 'pending'));
     expect(rows.map((r) => [r.status, r.attempts])).toEqual(Array.from({ length: 8 }, () => ['delivered', 2]));
   });
 });

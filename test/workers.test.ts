@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
-import { chatChannel, repoRoot, testModels } from './kit/gateway.js';
-import { alive, spawnGateway, type GatewayProcess } from './kit/process.js';
+import { repoRoot } from './kit/gateway.js';
+import { alive, childrenOf, killTree, spawnGateway, spawnTwoWorkers, type GatewayProcess } from './kit/process.js';
 import { openSqlite } from '../src/store/database.js';
 import { issueApiKey } from '../src/auth/keys.js';
 
@@ -15,18 +14,10 @@ const dir = mkdtempSync(join(tmpdir(), 'gateway-workers-'));
 let gateway: GatewayProcess | undefined;
 let upstream: FakeUpstream | undefined;
 afterAll(async () => {
-  if (gateway) for (const pid of [gateway.child.pid!, ...treeOf(gateway.child.pid!)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  killTree(gateway);
   await upstream?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function childrenOf(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').map(Number).filter(Boolean);
-  } catch {
-    return [];
-  }
-}
 
 /** The primary's workers: its children running the gateway (tsx's esbuild service is a child too). */
 const workersOf = (pid: number) => childrenOf(pid).filter((child) => {
@@ -37,7 +28,6 @@ const workersOf = (pid: number) => childrenOf(pid).filter((child) => {
   }
 });
 
-const treeOf = (pid: number): number[] => childrenOf(pid).flatMap((child) => [child, ...treeOf(child)]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const completion = { id: 'chatcmpl-w', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
 
@@ -51,20 +41,12 @@ describe('server.workers: 2', () => {
       json(res, 200, completion);
       return true;
     });
-    mkdirSync(join(dir, 'channels'));
-    writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', `${upstream.url}/v1`, { models: testModels.flatChat }));
-    writeFileSync(
-      join(dir, 'config.yaml'),
-      `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n` +
-        `rate-limits:\n  perKey:\n    requestsPerMinute: 6\nmetrics:\n  token: ${METRICS_TOKEN}\n`,
-    );
-    gateway = spawnGateway(join(repoRoot, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
-    const url = (await gateway.waitFor(/listening at (http:\/\/127\.0\.0\.1:\d+) with 2 workers/, 90_000))[1];
+    let url: string;
+    ({ gateway, url } = await spawnTwoWorkers(dir, `${upstream.url}/v1`, `rate-limits:\n  perKey:\n    requestsPerMinute: 6\nmetrics:\n  token: ${METRICS_TOKEN}\n`));
     await gateway.waitFor(/"msg":"pid \d+ /);
     // tsx runs the primary in a child of its launcher: the pid written is the primary's, whose children are the workers.
     const primary = (JSON.parse(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8')) as { pid: number }).pid;
     await vi.waitFor(() => expect(workersOf(primary)).toHaveLength(2), { timeout: 30_000 });
-    await vi.waitFor(() => expect(gateway!.lines.filter((l) => l.includes('Server listening at'))).toHaveLength(2), { timeout: 30_000 });
     expect(gateway.lines.filter((l) => l.includes('first start: created workspace'))).toHaveLength(1);
     expect(gateway.lines.filter((l) => l.includes('one-time link'))).toHaveLength(1);
 

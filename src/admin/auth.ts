@@ -9,6 +9,7 @@ import type { AdminDeps } from './deps.js';
 import { membershipsOf } from '../store/users.js';
 import { sessionUser } from '../dashboard/session.js';
 import { AdminService, type AdminStore } from './service.js';
+import { routesOf } from '../engine/models.js';
 
 export const ADMIN_TOKEN_PREFIX = 'gwadm_';
 
@@ -41,9 +42,28 @@ class NotOwnerError extends GatewayError {
   }
 }
 
+export class CrossSiteError extends GatewayError {
+  constructor() {
+    super('cross_site_refused', 403, 'permission_error', 'a change made with a dashboard session must come from a page of this gateway (same Origin, or Sec-Fetch-Site: same-origin); other callers use an admin token');
+  }
+}
+
+/**
+ * A cookie rides along on requests other sites start: a change carried by the session must show it comes from a page
+ * of this origin. The Origin header when sent; else the browser's Sec-Fetch-Site; a request with neither is refused
+ * (every browser that runs a page sends one of them on a change).
+ */
+function refuseCrossSite(req: FastifyRequest): void {
+  const origin = req.headers.origin;
+  const site = req.headers['sec-fetch-site'];
+  if (origin !== undefined && origin !== `${req.protocol}://${req.host}`) throw new CrossSiteError();
+  if (site !== undefined && site !== 'same-origin') throw new CrossSiteError();
+  if (origin === undefined && site === undefined) throw new CrossSiteError();
+}
+
 /** What the API's service reads through: the database, the budget calendar and clock, and the models served now. */
 function adminStore(services: Omit<AdminDeps, 'reload'>): AdminStore {
-  return { db: services.db, calendar: services.calendar, now: () => services.now(), servesModel: (model) => services.config.models.has(model) };
+  return { db: services.db, calendar: services.calendar, now: () => services.now(), servedModelId: (model) => routesOf(services.config, model)?.[0].model.id };
 }
 
 /** The service as this request's caller may use it, or a 401/403. */
@@ -60,11 +80,7 @@ export async function adminFor(services: Omit<AdminDeps, 'reload'>, req: Fastify
   if (req.headers['x-api-key'] !== undefined) throw new AuthError('a workspace API key cannot use the admin API: use an admin token (admin.tokens)', 'workspace_key_refused');
   const user = req.session ? await sessionUser(services, req) : undefined;
   if (!user) throw new AuthError('the admin API needs "Authorization: Bearer <admin token>" or a dashboard owner\'s session', 'admin_auth_required');
-  // A cookie rides along on any request to this site: a change must come from a page of this origin.
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `${req.protocol}://${req.host}`) throw new NotOwnerError();
-  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') refuseCrossSite(req);
   const owned = (await membershipsOf(services.db, user.id)).filter((m) => m.role === 'owner').map((m) => m.workspaceId);
   if (!owned.length) throw new NotOwnerError();
   return new AdminService(adminStore(services), { kind: 'user', id: user.id, address: req.ip }, new Set(owned));

@@ -13,4 +13,6 @@ export interface AdminDeps {
   now(): number;
   /** Loads and checks the config file again and swaps the runtime snapshot (throws the ConfigError of a bad one). */
   reload(): Promise<LoadedConfig>;
+  /** How many requests still finish on an older config (logged after a reload). */
+  readonly runtime: { readonly draining: number };
 }

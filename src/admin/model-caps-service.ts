@@ -36,12 +36,14 @@ export async function listModelCaps(admin: AdminScope, scope: BudgetScope, id: s
 
 /** Checks a model cap's fields: a spelled model id the gateway serves (when it knows), an amount, a period. */
 function checkInput(admin: AdminScope, input: ModelCapInput) {
-  const model = checkModelId(input.model);
+  const named = checkModelId(input.model);
   const cap = capMicros(input.spend_cap);
   const period = input.spend_cap_period === undefined ? undefined : parseBudgetPeriod(input.spend_cap_period, 'spend_cap_period');
-  // Removing a cap on a model no longer served must stay possible; setting one on a model never served is a typo.
-  if (cap !== null && admin.servesModel && !admin.servesModel(model)) throw new ValidationError(`no model "${model}" is served by this gateway`, 'model', 'model_not_found');
-  return { model, cap, period };
+  // A cap is kept under the model's id (what the ledger records), whichever alias named it. Removing a cap on a model no
+  // longer served must stay possible; setting one on a model never served is a typo.
+  const served = admin.servedModelId?.(named);
+  if (cap !== null && admin.servedModelId && served === undefined) throw new ValidationError(`no model "${named}" is served by this gateway`, 'model', 'model_not_found');
+  return { model: served ?? named, cap, period };
 }
 
 /** Sets a key's or a workspace's cap on one model (spend_cap null removes it); removing none changes nothing. */

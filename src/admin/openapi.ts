@@ -257,7 +257,7 @@ export const openApiDocument = {
         properties: {
           id: { type: 'string' },
           at: { type: 'string', format: 'date-time' },
-          actor: { type: 'object', required: ['kind', 'id'], properties: { kind: { enum: ['user', 'admin_token', 'cli'] }, id: { type: 'string' } } },
+          actor: { type: 'object', required: ['kind', 'id'], properties: { kind: { enum: ['user', 'admin_token', 'cli', 'gateway'] }, id: { type: 'string' } } },
           action: { type: 'string' },
           workspace_id: { type: ['string', 'null'] },
           target_id: { type: ['string', 'null'] },
@@ -267,7 +267,17 @@ export const openApiDocument = {
         },
       },
       AuditPage: { type: 'object', required: ['data', 'has_more'], additionalProperties: false, properties: { data: { type: 'array', items: ref('AuditEntry') }, has_more: { type: 'boolean' } } },
-      Reload: { type: 'object', required: ['reloaded', 'summary'], additionalProperties: false, properties: { reloaded: { type: 'boolean' }, summary: { type: 'string' } } },
+      Reload: {
+        type: 'object',
+        required: ['reloaded', 'summary', 'workers', 'workers_total'],
+        additionalProperties: false,
+        properties: {
+          reloaded: { type: 'boolean' },
+          summary: { type: 'string' },
+          workers: { type: 'integer', minimum: 1, description: 'The gateway processes (server.workers) that swapped the new config in' },
+          workers_total: { type: 'integer', minimum: 1, description: 'The gateway processes running; a worker still starting applies the config once it listens' },
+        },
+      },
       ...webhookSchemas,
     },
   },

@@ -11,6 +11,8 @@ import type { AdminDeps } from './deps.js';
 import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../dashboard/password-links.js';
 import { SESSION_COOKIE, sessionKey } from '../dashboard/session.js';
 import { adminFor } from './auth.js';
+import { applyReload } from '../reload.js';
+import { reloadOtherWorkers } from '../cluster-ipc.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { openApiDocument, requestSchemas } from './openapi.js';
 import { ForbiddenError, type AdminService, type ModelCapInput } from './service.js';
@@ -156,17 +158,21 @@ function reportRoutes(api: FastifyInstance, services: AdminDeps): void {
   api.post('/reload', async (req, reply) => reload(services, admin(req), req, reply));
 }
 
-/** Loads the config file again and swaps it in; a config that does not load is a 400 listing its problems, and the running one keeps serving. */
+/**
+ * Loads the config file again and swaps it in, in this process and (server.workers) every other worker; the answer
+ * counts the workers that took it. A config that does not load is a 400 listing its problems, and the running one
+ * keeps serving.
+ */
 async function reload(services: AdminDeps, admin: AdminService, req: FastifyRequest, reply: FastifyReply) {
   if (!admin.global) throw new ForbiddenError('only an admin token may reload the config');
   const before = summarize(services.config);
   try {
-    const next = await services.reload();
-    for (const warning of next.warnings) req.log.warn(warning);
+    const next = await applyReload(services, req.log, ' through the admin API');
+    const fleet = await reloadOtherWorkers();
+    if (fleet.reloaded < fleet.total) req.log.warn(`the reload reached ${fleet.reloaded} of ${fleet.total} worker processes; the others apply it once they can (see the log)`);
     const summary = summarize(next);
-    req.log.info(`reloaded ${next.file} through the admin API: ${summary}`);
-    await admin.record('config.reload', null, null, { summary: before }, { summary });
-    return reply.send({ reloaded: true, summary });
+    await admin.record('config.reload', null, null, { summary: before }, { summary, workers: fleet.reloaded });
+    return reply.send({ reloaded: true, summary, workers: fleet.reloaded, workers_total: fleet.total });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     const shown = err.problems.slice(0, 20).join('\n');

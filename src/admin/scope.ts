@@ -18,8 +18,8 @@ export interface AdminStore {
   calendar?: BudgetCalendar;
   /** The clock (Unix milliseconds) budget periods are read at; tests move it. */
   now?: () => number;
-  /** Whether the gateway serves a model of this id; absent (the CLI, which loads no channels): not checked. */
-  servesModel?: (model: string) => boolean;
+  /** The id of the model the gateway serves under this id or alias, else undefined; absent (the CLI, which loads no channels): not checked. */
+  servedModelId?: (model: string) => string | undefined;
 }
 
 export class ForbiddenError extends GatewayError {
@@ -31,7 +31,7 @@ export class ForbiddenError extends GatewayError {
 export class AdminScope {
   readonly db: Db;
   readonly calendar: BudgetCalendar;
-  readonly servesModel: ((model: string) => boolean) | undefined;
+  readonly servedModelId: ((model: string) => string | undefined) | undefined;
   private readonly clock: () => number;
 
   constructor(
@@ -43,7 +43,7 @@ export class AdminScope {
     this.db = store.db;
     this.calendar = store.calendar ?? new BudgetCalendar();
     this.clock = store.now ?? Date.now;
-    this.servesModel = store.servesModel;
+    this.servedModelId = store.servedModelId;
   }
 
   now(): number {

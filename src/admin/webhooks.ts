@@ -8,21 +8,12 @@ import { urlRefusal } from '../net/remote-fetch.js';
 import { appendAudit } from '../store/audit.js';
 import { EVENT_TYPES, isEventType } from '../webhooks/events.js';
 import { newWebhookSecret } from '../webhooks/secret.js';
-import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, newEndpointId, recentDeliveries, updateEndpoint, type DeliveryRow, type EndpointRow } from '../webhooks/store.js';
+import { deleteEndpoint, endpointView, findEndpoint, insertEndpoint, listEndpoints, lockWorkspaceEndpoints, newEndpointId, recentDeliveries, updateEndpoint, type DeliveryRow, type EndpointRow, type EndpointView } from '../webhooks/store.js';
 import type { AdminService } from './service.js';
 
 const MAX_URL = 2048;
 /** Endpoints one workspace may register. */
 export const MAX_ENDPOINTS = 20;
-
-export interface EndpointView {
-  id: string;
-  workspace_id: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  created_at: number;
-}
 
 export interface DeliveryView {
   id: string;
@@ -44,10 +35,6 @@ export interface EndpointInput {
 }
 
 const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
-
-export function endpointView(row: EndpointRow): EndpointView {
-  return { id: row.id, workspace_id: row.workspace_id, url: row.url, events: JSON.parse(row.events) as string[], enabled: row.enabled === 1, created_at: row.created_at };
-}
 
 function deliveryView(row: DeliveryRow): DeliveryView {
   return {
@@ -117,6 +104,7 @@ export class WebhookAdmin {
     const events = input.events === undefined ? [...EVENT_TYPES] : checkEvents(input.events);
     const row: EndpointRow = { id: newEndpointId(now), workspace_id: workspace.id, url, secret: newWebhookSecret(), previous_secret: null, previous_until: null, events: JSON.stringify(events), enabled: input.enabled === false ? 0 : 1, created_at: Math.floor(now / 1000) };
     return this.db.transaction().execute(async (trx) => {
+      await lockWorkspaceEndpoints(trx, workspace.id);
       if ((await listEndpoints(trx, workspace.id)).length >= MAX_ENDPOINTS) throw new ValidationError(`a workspace may register at most ${MAX_ENDPOINTS} webhook endpoints`, 'url', 'too_many_webhooks');
       await insertEndpoint(trx, row);
       await appendAudit(trx, this.admin.actor, { action: 'webhook.create', workspaceId: workspace.id, targetId: row.id, after: endpointView(row) }, now);

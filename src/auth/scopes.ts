@@ -1,16 +1,19 @@
-// The scopes a key can hold, and which scope each model kind needs.
-import type { ModelKind } from '../config/types.js';
+// The scopes a key can hold: the gateway's own, and every scope an endpoint of the loaded catalogue declares.
 
-export const SCOPES = ['llm.evaluate', 'llm.chat', 'images.generate', 'videos.generate', 'files.write'] as const;
-export type Scope = (typeof SCOPES)[number];
+/** Scopes the gateway's own routes check (files, and the shipped families' endpoints name them in the catalogue too). */
+const BUILT_IN = ['llm.evaluate', 'llm.chat', 'images.generate', 'videos.generate', 'files.write'] as const;
 
-export const scopeForKind: Record<ModelKind, Scope> = {
-  chat: 'llm.chat',
-  evaluation: 'llm.evaluate',
-  image: 'images.generate',
-  video: 'videos.generate',
-};
+const known: string[] = [...BUILT_IN];
+
+/** Every scope a key may be given, built-in first, then those the catalogue declared, in the order they were declared. */
+export const SCOPES: readonly string[] = known;
+export type Scope = string;
+
+/** Makes the scopes a loaded catalogue's endpoints declare known (a key can then be given them); called for each config loaded. */
+export function declareScopes(scopes: Iterable<string | null | undefined>): void {
+  for (const scope of scopes) if (scope && !known.includes(scope)) known.push(scope);
+}
 
 export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
+  return known.includes(value);
 }

@@ -18,6 +18,12 @@ export interface TokenUsage {
   audioOutputTokens?: number;
   /** Output tokens spent reasoning, where the upstream counts them apart; counted inside outputTokens (reported, never priced apart). */
   reasoningTokens?: number;
+  /** Seconds of audio (price `perMinute`), as the upstream reports them. */
+  seconds?: number;
+  /** Search units (price `perThousandSearches`), as the upstream reports them. */
+  searches?: number;
+  /** Characters of the request field the endpoint names (price `perMillionCharacters`), counted by the gateway. */
+  characters?: number;
 }
 
 export interface Cost {
@@ -32,7 +38,19 @@ function share(want: number | undefined, left: { n: number }): number {
   return n;
 }
 
-/** Cost of tokens plus the per-request price: each token class at its own price, falling back to the base input or output price. */
+/** Cost of the units priced by something other than tokens: audio seconds, search units, characters. */
+function otherUnitsMicros(price: PriceConfig, usage: TokenUsage): number {
+  return (
+    ((usage.seconds ?? 0) * (price.perMinute ?? 0) * 1e6) / 60 +
+    ((usage.searches ?? 0) * (price.perThousandSearches ?? 0) * 1e6) / 1000 +
+    (usage.characters ?? 0) * (price.perMillionCharacters ?? 0)
+  );
+}
+
+/**
+ * Cost of usage plus the per-request price: each token class at its own price (falling back to the base input or output
+ * price), and the units priced otherwise (`perMinute`, `perThousandSearches`, `perMillionCharacters`). A `free` model costs 0.
+ */
 export function tokenCostMicros(price: PriceConfig, usage: TokenUsage): number {
   const input = price.inputPerMillion ?? 0;
   const output = price.outputPerMillion ?? 0;
@@ -53,7 +71,8 @@ export function tokenCostMicros(price: PriceConfig, usage: TokenUsage): number {
     outLeft.n * output +
     audioOut * (price.audioOutputPerMillion ?? output);
   // Prices are per million tokens in currency units, so the sum is already in micro-units.
-  return Math.round(perMillionUnits + (price.perRequest ?? 0) * 1e6);
+  if (price.free) return 0;
+  return Math.round(perMillionUnits + otherUnitsMicros(price, usage) + (price.perRequest ?? 0) * 1e6);
 }
 
 /** The highest price per million of any input class and of any output class: the worst case of tokens whose class is unknown yet. */

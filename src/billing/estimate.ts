@@ -111,3 +111,52 @@ export function estimateEvaluateMicros(route: ModelRoute, state: unknown, bodyBy
   const inputTokens = tokensForBytes(bodyBytes) + questionCount * (tokensForBytes(jsonBytes(state)) + EVALUATE_PROMPT_OVERHEAD);
   return tokenCostMicros(route.model.price, { inputTokens, outputTokens: questionCount * EVALUATE_OUTPUT_PER_QUESTION });
 }
+
+/** What the gateway measured of a relayed request, for the units a price may count besides tokens. */
+export interface RelayMeasure {
+  /** Bytes of the whole request body (a form's files included). */
+  bodyBytes: number;
+  /** Characters of the field a `perMillionCharacters` price counts. */
+  characters?: number;
+  /** Search units the request may use at most. */
+  searches?: number;
+  /** Seconds of audio the request carries, as measured. */
+  seconds?: number;
+}
+
+/** Audio seconds reserved for a `perMinute` model that declares no `media.maxAudioSeconds`: one hour. */
+const DEFAULT_MAX_AUDIO_SECONDS = 3600;
+
+/**
+ * A relayed request's worst case on the priciest of its routes, each unit its price counts bounded: input tokens by the
+ * body's bytes (at most the model's context), output tokens by the model's maxOutputTokens (or `defaults`), audio by
+ * its measured duration (else the model's `media.maxAudioSeconds`), characters and search units as measured. A `free` model costs nothing.
+ */
+export function estimateRelayMicros(routes: readonly ModelRoute[], measure: RelayMeasure, defaults: ModelLimits): number {
+  const bodyTokens = tokensForBytes(measure.bodyBytes);
+  return Math.max(
+    ...routes.map(({ model }) => {
+      const price = model.price;
+      if (price.free) return 0;
+      const limits = model.limits ?? defaults;
+      const inputTokens = model.limits ? Math.min(bodyTokens, limits.contextTokens) : bodyTokens;
+      const outputTokens = price.outputPerMillion || price.audioOutputPerMillion ? limits.maxOutputTokens : 0;
+      const dearest = dearestTokenPrices(price);
+      const maxSeconds = Number((model.media as { maxAudioSeconds?: unknown } | undefined)?.maxAudioSeconds ?? DEFAULT_MAX_AUDIO_SECONDS);
+      const seconds = measure.seconds === undefined ? maxSeconds : Math.ceil(measure.seconds);
+      const others = tokenCostMicros(price, { inputTokens: 0, outputTokens: 0, seconds: price.perMinute ? seconds : 0, characters: measure.characters, searches: measure.searches });
+      return Math.round(inputTokens * dearest.input + outputTokens * dearest.output) + others;
+    }),
+  );
+}
+
+/** Search units a request may use at most (Cohere's rule; see the catalogue's `pipeline.searches`). */
+export function searchUnitsBound(query: unknown, documents: unknown, documentsPerSearch: number, tokensPerDocument: number): number {
+  const queryBytes = typeof query === 'string' ? Buffer.byteLength(query) : jsonBytes(query);
+  let chunks = 0;
+  for (const document of Array.isArray(documents) ? documents : []) {
+    const bytes = queryBytes + (typeof document === 'string' ? Buffer.byteLength(document) : jsonBytes(document));
+    chunks += Math.max(1, Math.ceil(bytes / tokensPerDocument));
+  }
+  return Math.max(1, Math.ceil(chunks / documentsPerSearch));
+}

@@ -4,6 +4,7 @@ import { capExhaustedError } from './spend-caps.js';
 import type { SpendStore } from './spend-store.js';
 import type { BeginOptions, Charge, ChargeRef, Meter, SettleOutcome, Settlement } from './charge.js';
 import { sortableId } from '../store/sortable-id.js';
+import { ownedReservationId } from './reservation-owners.js';
 
 export type { BeginOptions, Charge, ChargeRef, Meter, SettleOutcome, Settlement } from './charge.js';
 
@@ -13,6 +14,8 @@ export interface MeterOptions {
   reservationTtlMs: number;
   metrics?: Metrics;
   now?: () => number;
+  /** This process's tag, ending each reservation id, so a sweep can release what a dead process held. */
+  ownerTag?: string;
 }
 
 const unchanged: SettleOutcome = Object.freeze({ charged: false, chargedMicros: 0, overageMicros: 0 });
@@ -108,7 +111,7 @@ class ReservedCharge implements Charge {
   }
 }
 
-export function createReservingMeter({ store, reservationTtlMs, metrics, now = Date.now }: MeterOptions): Meter {
+export function createReservingMeter({ store, reservationTtlMs, metrics, now = Date.now, ownerTag }: MeterOptions): Meter {
   const chargeFor = (ref: ChargeRef): Charge => new ReservedCharge(ref, store, metrics, now);
 
   return {
@@ -117,7 +120,7 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
       const at = now();
       const ref: ChargeRef = {
         // Time-ordered, so the ledger's unique index on it grows at its end.
-        id: sortableId('rsv'),
+        id: ownerTag ? ownedReservationId(sortableId('rsv'), ownerTag) : sortableId('rsv'),
         requestId,
         keyId: auth.keyId,
         workspaceId: auth.workspaceId,

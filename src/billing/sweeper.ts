@@ -1,16 +1,19 @@
-// The background job that deletes expired spend reservations, so budget held by a crashed request comes back; one replica at a time.
+// The background job that deletes expired spend reservations, and those of gateway processes provably gone (killed
+// mid-request), so budget held by a crashed request comes back; one replica at a time, at start and every interval.
 import type { FastifyBaseLogger } from 'fastify';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { Db } from '../store/db.js';
 import type { SpendStore } from './spend-store.js';
 import { billingConfig } from './config.js';
 import { withLease } from '../store/leases.js';
+import { releaseDeadOwners, type ProcessIdentity } from './reservation-owners.js';
 
 /** What the sweeper uses: the config's interval, the lease table, the spend store and a place to stop its timer. */
 export interface SpendSweepDeps {
   readonly config: LoadedConfig;
   db: Db;
   instanceId: string;
+  processIdentity: ProcessIdentity;
   spend: SpendStore;
   onClose(fn: () => void): void;
 }
@@ -23,6 +26,8 @@ export function sweepSpendReservations(services: SpendSweepDeps, log: FastifyBas
       await withLease(services.db, 'sweep:spend-reservations', services.instanceId, intervalMs, async () => {
         const swept = await services.spend.sweep(Date.now());
         if (swept) log.info({ swept }, 'expired spend reservations released');
+        const orphaned = await releaseDeadOwners(services.db, services.processIdentity);
+        if (orphaned) log.info({ released: orphaned }, 'spend reservations of stopped gateway processes released');
       });
     } catch (err) {
       log.error({ err }, 'sweeping spend reservations failed');

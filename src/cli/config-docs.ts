@@ -136,9 +136,12 @@ const BILLING_LINES = [
   '(ledger `overage_micros`, metric `gateway_overage_micros_total`, a warning), so a cap can be overshot by that one',
   'request and the next is refused 402. Usage the model\'s `limits` make impossible (more than contextTokens +',
   'maxOutputTokens per choice; not checked when the upstream runs tools of its own, which sums several model calls),',
-  'negative or non-numeric counts are `upstream_malformed` (502), charged the reservation;',
-  'so is an answer without final usage. An answer that ends early (incomplete, length, content filter) with final usage',
-  'is charged that usage.',
+  'negative or non-numeric counts are `upstream_malformed` (502), charged the reservation and logged, never booked as',
+  'overage; so is an answer without final usage. A model without `limits` is not bounded this way: declare them to bound',
+  'what one answer can cost. A task\'s answer comes later, so a task whose result reports impossible units (output tokens',
+  'past `limits.maxOutputTokens`, seconds past the model\'s `media.maxSeconds`, more than one image) completes with its',
+  'result, charged its reservation, the impossible usage logged as a warning. An answer that ends early (incomplete,',
+  'length, content filter) with final usage is charged that usage.',
   '',
 ];
 

@@ -92,7 +92,7 @@ export class FixtureRunner {
   context(protocol: ProtocolConfig, reader?: UsageReader, capabilities?: Record<string, unknown>): TranslateContext {
     const { price } = FIXTURE_CONTEXT;
     const route = {
-      model: { id: FIXTURE_CONTEXT.clientModel, upstream: FIXTURE_CONTEXT.upstreamModel, kind: 'chat', fallback: false, enabled: true, price, reasoning: false, thinking: false, prefill: false, ...capabilities },
+      model: { id: FIXTURE_CONTEXT.clientModel, upstream: FIXTURE_CONTEXT.upstreamModel, kind: 'chat', fallback: false, enabled: true, price, reasoning: false, thinking: false, prefill: false, structuredOutputs: false, ...capabilities },
       channel: { id: FIXTURE_CONTEXT.channel } as ChannelConfig,
       protocol,
     } as ModelRoute;

@@ -1,7 +1,9 @@
 // The one config loader, five stages: read -> validate -> cross-check (src/config) -> compile (mappings and their fixtures,
 // here) -> route (src/config); then the config is frozen. check-config, startup and reload all run exactly this.
 import { join } from 'node:path';
+import { declareScopes } from '../auth/scopes.js';
 import { crossCheckConfig } from '../config/cross-check.js';
+import { checkModelIds } from '../config/cross-check-models.js';
 import { deepFreeze } from '../config/load.js';
 import { Problems } from '../config/problems.js';
 import { readConfigFiles } from '../config/read.js';
@@ -17,6 +19,8 @@ export type { LoadedConfig };
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
+  /** The day models' lifecycles are judged at (Unix milliseconds); Date.now() by default. */
+  now?: number;
 }
 
 /** The compile stage: every mapping a protocol file holds, then every fixture under protocols/tests/ rendered against them. */
@@ -36,15 +40,17 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const templates = new TemplateSet(createLiquid());
   await loadFilters(templates.liquid);
   templates.verify = env.MAPPING_VERIFY === '1';
-  const schemas = createSchemaRegistry(templates);
-
   const sources = readConfigFiles(file, env, problems);
+  const schemas = createSchemaRegistry(templates, { ownSchemas: sources.schemas.length > 0 });
   const valid = validateConfig(sources, schemas, problems, env);
   const checked = crossCheckConfig(valid, problems, env);
+  checkModelIds(checked, problems, warnings, options.now ?? Date.now());
   compileMappings(templates, valid, checked.protocols, checked.rejected, problems, warnings);
   const routes = routeConfig(checked, env, warnings);
 
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
+  // A scope the catalogue declares can be given to keys once a config declaring it has loaded.
+  declareScopes(routes.endpoints.map((e) => e.scope));
   const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, templates, schemas, warnings };
   return deepFreeze(config, new Set<unknown>([templates, schemas]));
 }

@@ -10,9 +10,9 @@ import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, Prot
 import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
-const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond'] as const;
+const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond', 'perMinute', 'perMillionCharacters', 'perThousandSearches', 'free'] as const;
 /** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
-const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill'] as const;
+const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill', 'structuredOutputs'] as const;
 /** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
 const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'host', 'content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 
@@ -143,6 +143,16 @@ function checkModelOwners(channels: CheckedFiles['channels'], problems: Problems
   }
 }
 
+/** Every model's kind is one an endpoint of the catalogue serves (`modelKind`), else no route could reach it. */
+function checkModelKinds(channels: CheckedFiles['channels'], endpoints: readonly EndpointConfig[], problems: Problems): void {
+  const kinds = new Set(endpoints.map((e) => e.modelKind).filter((k) => k !== undefined));
+  for (const { channel, source } of channels) {
+    channel.models.forEach((model, index) => {
+      if (!kinds.has(model.kind)) problems.add(source, `/models/${index}/kind`, `model "${model.id}" is of kind "${model.kind}", which no endpoint serves (kinds: ${[...kinds].join(', ')})`);
+    });
+  }
+}
+
 export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env: NodeJS.ProcessEnv): CheckedFiles {
   checkRoot(valid, problems, env);
   const known = checkProtocols(valid, problems);
@@ -161,5 +171,7 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   }
   checkCurrency(channels, problems);
   checkModelOwners(channels, problems);
-  return { gateway: valid.root.value, ...known, channels, endpoints: valid.catalogue.flatMap((file) => file.value ?? []) };
+  const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
+  checkModelKinds(channels, endpoints, problems);
+  return { gateway: valid.root.value, ...known, channels, endpoints };
 }

@@ -1,12 +1,13 @@
 // The read stage: the config file and every file it leads to (protocols, channels, the endpoint catalogue), parsed with positions.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { interpolateValue } from './env.js';
 import type { Problems } from './problems.js';
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 
-const catalogueDir = join(import.meta.dirname, '..', 'endpoints', 'catalogue');
+/** The shipped endpoint catalogue: YAML at the top of the project (one level above src/ and dist/ alike). */
+const catalogueDir = join(import.meta.dirname, '..', '..', 'catalogue');
 
 export interface ConfigSources {
   file: string;
@@ -17,12 +18,14 @@ export interface ConfigSources {
   protocols: YamlSource[];
   channels: YamlSource[];
   catalogue: YamlSource[];
+  /** The operator's JSON Schemas (endpoints.schemasDir), each file's path and parsed value, or why it could not be read. */
+  schemas: { file: string; value?: unknown; problem?: string }[];
 }
 
-function yamlFiles(dir: string): string[] {
+function yamlFiles(dir: string, pattern = /\.ya?ml$/): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
+    .filter((f) => pattern.test(f))
     .sort()
     .map((f) => join(dir, f));
 }
@@ -42,11 +45,29 @@ function folders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { c
   return { channelsDir, protocolsDir };
 }
 
+/** The operator's extra catalogue and schema folders (endpoints.catalogueDir, endpoints.schemasDir), when the config names them. */
+function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { catalogueDir?: string; schemasDir?: string } {
+  const section = interpolateValue((root.value as { endpoints?: unknown } | undefined)?.endpoints, env) as { catalogueDir?: unknown; schemasDir?: unknown } | undefined;
+  return {
+    catalogueDir: typeof section?.catalogueDir === 'string' ? resolve(baseDir, section.catalogueDir) : undefined,
+    schemasDir: typeof section?.schemasDir === 'string' ? resolve(baseDir, section.schemasDir) : undefined,
+  };
+}
+
+function readJson(file: string): { file: string; value?: unknown; problem?: string } {
+  try {
+    return { file, value: JSON.parse(readFileSync(file, 'utf8')) };
+  } catch (err) {
+    return { file, problem: `not a JSON file: ${(err as Error).message.split('\n')[0]}` };
+  }
+}
+
 export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: Problems): ConfigSources {
   if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
   const baseDir = dirname(file);
   const root = read(file, problems);
   const { channelsDir, protocolsDir } = folders(root, baseDir, env);
+  const operator = operatorFolders(root, baseDir, env);
   return {
     file,
     baseDir,
@@ -54,6 +75,7 @@ export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: 
     protocolsDir,
     protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
     channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
-    catalogue: yamlFiles(catalogueDir).map((path) => read(path, problems)),
+    catalogue: [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])].map((path) => read(path, problems)),
+    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJson) : [],
   };
 }

@@ -7,6 +7,8 @@ import { displayPath } from './yaml-source.js';
 export interface Routes {
   channels: ChannelConfig[];
   models: Map<string, ModelRoute[]>;
+  /** Alias to the id of the model it names (schemas/model.schema.json `aliases`), for routed models only. */
+  aliases: Map<string, string>;
   endpoints: EndpointConfig[];
 }
 
@@ -44,6 +46,15 @@ function routeModels(channels: ChannelConfig[], protocols: Map<string, ProtocolC
   return models;
 }
 
+/** Each routed model's aliases to its id (the cross-check has made them unique and distinct from every id). */
+function routeAliases(channels: ChannelConfig[], models: Map<string, ModelRoute[]>): Map<string, string> {
+  const aliases = new Map<string, string>();
+  for (const channel of channels) {
+    for (const model of channel.models) if (models.has(model.id)) for (const alias of model.aliases ?? []) aliases.set(alias, model.id);
+  }
+  return aliases;
+}
+
 /** Family routes every protocol declares: path to the kind of its tasks (one entry per path). */
 function familyRoutes(protocols: Iterable<ProtocolConfig>): Map<string, TaskSpec['kind']> {
   const routes = new Map<string, TaskSpec['kind']>();
@@ -58,7 +69,7 @@ function endpointsOf(catalogue: EndpointConfig[], protocols: Map<string, Protoco
   const endpoints = [...catalogue];
   for (const [path, kind] of familyRoutes(protocols.values())) {
     if (endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
-    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', dialect: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
+    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', envelope: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
   }
   return endpoints;
 }
@@ -66,5 +77,6 @@ function endpointsOf(catalogue: EndpointConfig[], protocols: Map<string, Protoco
 export function routeConfig(checked: CheckedFiles, env: NodeJS.ProcessEnv, warnings: string[]): Routes {
   const channels = checked.channels.map(({ channel }) => channel);
   for (const channel of channels) resolveCredentials(channel, env, warnings);
-  return { channels, models: routeModels(channels, checked.protocols), endpoints: endpointsOf(checked.endpoints, checked.protocols) };
+  const models = routeModels(channels, checked.protocols);
+  return { channels, models, aliases: routeAliases(channels, models), endpoints: endpointsOf(checked.endpoints, checked.protocols) };
 }

@@ -38,17 +38,26 @@ export interface SchemaRegistry {
   takeMappings(): CollectedMapping[];
 }
 
+/** What the keywords report to while one registry's validator runs: its load's templates and its mapping collector. */
+interface KeywordContext {
+  templates: TextTemplates;
+  collect(mapping: CollectedMapping): void;
+}
+
+/** Set for the span of one (synchronous) validation; the keywords below report to it. */
+let current: KeywordContext | undefined;
+
 /** Adds the `liquid` keyword: a string marked `liquid: true` must parse as a text template, else it is an error at its position. */
-function addLiquidKeyword(ajv: Ajv, templates: TextTemplates): void {
+function addLiquidKeyword(ajv: Ajv): void {
   ajv.addKeyword({
     keyword: 'liquid',
     type: 'string',
     schemaType: 'boolean',
     errors: true,
     validate: function validateLiquid(this: unknown, enabled: boolean, data: string) {
-      if (!enabled) return true;
+      if (!enabled || !current) return true;
       try {
-        templates.compile(data);
+        current.templates.compile(data);
         return true;
       } catch (err) {
         const message = (err as Error).message.split('\n')[0].replace(/, line:\d+, col:\d+$/, '');
@@ -77,15 +86,15 @@ function addPathKeyword(ajv: Ajv): void {
   });
 }
 
-/** Adds the `mapping` keyword: each node marked `mapping: [scope names]` is handed to `collect`, never an error. */
-function addMappingKeyword(ajv: Ajv, collect: (mapping: CollectedMapping) => void): void {
+/** Adds the `mapping` keyword: each node marked `mapping: [scope names]` is handed to the current collector, never an error. */
+function addMappingKeyword(ajv: Ajv): void {
   ajv.addKeyword({
     keyword: 'mapping',
     schemaType: 'array',
     metaSchema: { type: 'array', items: { type: 'string' } },
     errors: false,
     validate: (roots: string[], data: unknown, _parent?: unknown, cxt?: { instancePath: string }) => {
-      collect({ pointer: cxt?.instancePath ?? '', tree: data, roots });
+      current?.collect({ pointer: cxt?.instancePath ?? '', tree: data, roots });
       return true;
     },
   });
@@ -109,19 +118,52 @@ function addSchemas(ajv: Ajv): string[] {
   return configSections;
 }
 
+/** A strict Ajv with the gateway's keywords and every schema under schemas/. */
+function newAjv(): { ajv: Ajv; configSections: string[] } {
+  const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
+  addFormats(ajv);
+  addLiquidKeyword(ajv);
+  addPathKeyword(ajv);
+  addMappingKeyword(ajv);
+  return { ajv, configSections: addSchemas(ajv) };
+}
+
+/**
+ * The one Ajv of this process for loads that add no schema of their own: schemas/ is code, the same for every load, and
+ * compiling its validators costs most of a config load (each is compiled on first use, then kept). What differs between
+ * loads (the templates, the collected mappings) reaches the keywords through `current`.
+ */
+let shared: { ajv: Ajv; configSections: string[] } | undefined;
+function sharedAjv(): { ajv: Ajv; configSections: string[] } {
+  return (shared ??= newAjv());
+}
+
+/** Runs `validate` with `context` current; its errors are kept on the returned function, where callers read them. */
+function validatorIn(context: KeywordContext, validate: ValidateFunction): ValidateFunction {
+  const bound = ((data: unknown) => {
+    const outer = current;
+    current = context;
+    try {
+      return validate(data);
+    } finally {
+      current = outer;
+      bound.errors = validate.errors;
+    }
+  }) as ValidateFunction;
+  return bound;
+}
+
 /**
  * One Ajv for config and request bodies. `templates` receives every string marked `liquid: true`;
  * a template that fails to parse (syntax, unknown filter) is a validation error at its own position.
  * A node marked `mapping: [scope names]` is collected, to be compiled with positions once its file has validated.
  */
-export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
+export function createSchemaRegistry(templates: TextTemplates, options: { ownSchemas?: boolean } = {}): SchemaRegistry {
   let collected: CollectedMapping[] = [];
-  const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
-  addFormats(ajv);
-  addLiquidKeyword(ajv, templates);
-  addPathKeyword(ajv);
-  addMappingKeyword(ajv, (mapping) => collected.push(mapping));
-  const configSections = addSchemas(ajv);
+  const context: KeywordContext = { templates, collect: (mapping) => collected.push(mapping) };
+  // A load that adds the operator's schemas (endpoints.schemasDir) gets an Ajv of its own: they must not outlive it.
+  const { ajv, configSections } = options.ownSchemas ? newAjv() : sharedAjv();
+  const validators = new Map<string, ValidateFunction>();
   return {
     ajv,
     configSections,
@@ -131,9 +173,13 @@ export function createSchemaRegistry(templates: TextTemplates): SchemaRegistry {
       return taken;
     },
     validator(id) {
-      const fn = ajv.getSchema(id);
-      if (!fn) throw new Error(`no schema with $id "${id}"`);
-      return fn;
+      let bound = validators.get(id);
+      if (!bound) {
+        const fn = ajv.getSchema(id);
+        if (!fn) throw new Error(`no schema with $id "${id}"`);
+        validators.set(id, (bound = validatorIn(context, fn)));
+      }
+      return bound;
     },
   };
 }

@@ -66,6 +66,8 @@ export interface CheckedConfig {
   protocols: Map<string, ProtocolConfig>;
   /** Client model id to the routes that serve it, in the order to try. */
   models: Map<string, ModelRoute[]>;
+  /** Alias to the id of the model it names. */
+  aliases: Map<string, string>;
   endpoints: EndpointConfig[];
   /** The Ajv that validated this config; request bodies are checked with it too. */
   schemas: SchemaRegistry;

@@ -4,7 +4,7 @@ import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
 import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema } from './types.js';
 import { interpolateValue } from './env.js';
-import type { YamlSource } from './yaml-source.js';
+import { displayPath, type YamlSource } from './yaml-source.js';
 
 /** One file after validation: its value when valid, and the mappings its schema marked (collected valid or not). */
 export interface ValidatedFile<T> {
@@ -40,12 +40,50 @@ function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaR
   return { source, mappings };
 }
 
+/** Adds the operator's JSON Schemas (endpoints.schemasDir) to the registry; a broken one, or an id already taken, is a problem. */
+function addOperatorSchemas(sources: ConfigSources, registry: SchemaRegistry, problems: Problems): void {
+  for (const { file, value, problem } of sources.schemas) {
+    const id = (value as { $id?: unknown } | undefined)?.$id;
+    const why = problem ?? (typeof id !== 'string' ? 'the schema has no "$id"' : registry.ajv.getSchema(id) ? `a schema with $id "${id}" already exists` : undefined);
+    if (why) {
+      problems.list.push(`${displayPath(file)}:1:1 / ${why}`);
+      continue;
+    }
+    try {
+      registry.ajv.addSchema(value as object);
+      registry.ajv.getSchema(id as string);
+    } catch (err) {
+      problems.list.push(`${displayPath(file)}:1:1 / ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+}
+
+/** Every entry's requestSchema names a schema the registry holds, and no two entries share a name or a path and method. */
+function checkCatalogue(catalogue: ValidatedFile<EndpointConfig[]>[], registry: SchemaRegistry, problems: Problems): void {
+  const names = new Set<string>();
+  const routes = new Set<string>();
+  for (const { source, value } of catalogue) {
+    value?.forEach((entry, index) => {
+      if (entry.requestSchema && !registry.ajv.getSchema(entry.requestSchema)) problems.add(source, `/${index}/requestSchema`, `no schema with $id "${entry.requestSchema}" (schemas/, or endpoints.schemasDir)`);
+      if (names.has(entry.name)) problems.add(source, `/${index}/name`, `endpoint "${entry.name}" is already declared`);
+      names.add(entry.name);
+      for (const method of entry.method) {
+        if (routes.has(`${method} ${entry.path}`)) problems.add(source, `/${index}/path`, `${method} ${entry.path} is already served by another endpoint`);
+        routes.add(`${method} ${entry.path}`);
+      }
+    });
+  }
+}
+
 export function validateConfig(sources: ConfigSources, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): ValidatedConfig {
+  addOperatorSchemas(sources, registry, problems);
+  const catalogue = sources.catalogue.map((source) => validateFile<EndpointConfig[]>(source, 'catalogue', registry, problems, env));
+  checkCatalogue(catalogue, registry, problems);
   return {
     sources,
     root: validateFile<GatewayConfig>(sources.root, 'config', registry, problems, env),
     protocols: sources.protocols.map((source) => validateFile<ProtocolSchema>(source, 'protocol', registry, problems, env)),
     channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, problems, env)),
-    catalogue: sources.catalogue.map((source) => validateFile<EndpointConfig[]>(source, 'catalogue', registry, problems, env)),
+    catalogue,
   };
 }

@@ -106,7 +106,8 @@ async function renderError(req: FastifyRequest, reply: FastifyReply, err: Fastif
   if (status === 401 && req.method === 'GET' && !htmx) return reply.redirect('/dashboard/login', 303);
   if (status === 401 && htmx) return reply.code(401).header('hx-redirect', '/dashboard/login').send();
   if (err instanceof GatewayError) reply.headers(err.headers);
-  if (htmx) return reply.code(status).type('text/html').send(`<p class="error" role="alert">${escapeHtml(message)}</p>`);
+  // Shown above the page (the layout's #action-error), not in place of the row or form that asked.
+  if (htmx) return reply.code(status).headers({ 'hx-retarget': '#action-error', 'hx-reswap': 'innerHTML' }).type('text/html').send(`<p class="error" role="alert">${escapeHtml(message)}</p>`);
   return reply.code(status).view('error', { title: `Error ${status}`, status, message, dashboard: req.dashboard });
 }
 

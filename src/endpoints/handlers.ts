@@ -1,22 +1,17 @@
 // Every endpoint handler by the name the catalogue gives it (endpoint.handler): imported statically, so the compiled
 // gateway needs no computed import. A new handler module is added here as well as in the catalogue.
 import type { HandlerFactory } from './types.js';
-import chatCompletions from './chat-completions.js';
-import evaluate from './evaluate.js';
 import filesContent from './files-content.js';
 import filesDelete from './files-delete.js';
 import filesList from './files-list.js';
 import filesRetrieve from './files-retrieve.js';
 import filesUpload from './files-upload.js';
 import health from './health.js';
-import imagesEdits from './images-edits.js';
-import imagesGenerations from './images-generations.js';
-import messages from './messages.js';
 import messagesCountTokens from './messages-count-tokens.js';
 import metrics from './metrics.js';
 import models from './models.js';
+import pipeline from './pipeline.js';
 import readiness from './readiness.js';
-import responses from './responses.js';
 import tasksFamily from './tasks-family.js';
 import tasksRetrieve from './tasks-retrieve.js';
 import usage from './usage.js';
@@ -26,22 +21,17 @@ import videosList from './videos-list.js';
 import videosRetrieve from './videos-retrieve.js';
 
 export const handlers: Readonly<Record<string, HandlerFactory>> = {
-  'chat-completions': chatCompletions,
-  evaluate,
   'files-content': filesContent,
   'files-delete': filesDelete,
   'files-list': filesList,
   'files-retrieve': filesRetrieve,
   'files-upload': filesUpload,
   health,
-  'images-edits': imagesEdits,
-  'images-generations': imagesGenerations,
-  messages,
   'messages-count-tokens': messagesCountTokens,
   metrics,
   models,
+  pipeline,
   readiness,
-  responses,
   'tasks-family': tasksFamily,
   'tasks-retrieve': tasksRetrieve,
   usage,

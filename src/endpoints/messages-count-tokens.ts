@@ -1,9 +1,10 @@
 // POST /v1/messages/count_tokens: a Messages request's input tokens, never billed. Passed through (model mapped, vendor
 // headers forwarded) to a channel whose protocol has a `count_tokens` operation; counted locally with the protocol's
-// BPE encoding elsewhere, the answer then marked `x-token-count: approximate`.
+// BPE encoding elsewhere, the answer then marked `x-token-count: approximate` (`; extrapolated` when the text was too long
+// to count whole within the counting budget: engine/count-tokens.ts).
 import type { FastifyReply } from 'fastify';
 import type { ModelRoute } from '../config/types.js';
-import { resolveModel } from '../engine/models.js';
+import { lifecycleHeaders, resolveModel, routesOf } from '../engine/models.js';
 import { relayedAs } from '../engine/passthrough.js';
 import { operationDialect } from '../engine/translators.js';
 import { readBoundedText } from '../engine/upstream-text.js';
@@ -19,17 +20,33 @@ const create: HandlerFactory = ({ services }) => async (req, reply) => {
   try {
     const { config, upstreams } = held.snapshot;
     const body = req.body as Record<string, unknown>;
-    const routes = resolveModel(config, body.model, 'chat');
+    const routes = resolveModel(config, body.model, 'chat', () => services.now());
+    for (const [name, value] of lifecycleHeaders(routesOf(config, body.model as string)![0].model)) reply.header(name, value);
     const counting = routes.filter((r) => operationDialect(r, OPERATION) === 'anthropic-messages');
     if (counting.length) return await countUpstream(counting, body, req.headers, upstreams, reply);
     const encoding = routes[0].protocol.tokenizer?.encoding ?? 'o200k_base';
-    const inputTokens = await countMessagesTokens(body, encoding);
-    reply.header('x-token-count', `approximate; encoding=${encoding}`);
-    return { input_tokens: inputTokens };
+    const counted = await countLocally(body, encoding, reply);
+    reply.header('x-token-count', `approximate; encoding=${encoding}${counted.extrapolated ? '; extrapolated' : ''}`);
+    return { input_tokens: counted.tokens };
   } finally {
     held.release();
   }
 };
+
+/** Counts on this process, within the counter's budget; a client hanging up stops the counting. */
+async function countLocally(body: Record<string, unknown>, encoding: string, reply: FastifyReply) {
+  const abort = new AbortController();
+  const raw = reply.raw;
+  const hangUp = () => {
+    if (!raw.writableFinished) abort.abort();
+  };
+  raw.once('close', hangUp);
+  try {
+    return await countMessagesTokens(body, encoding, { signal: abort.signal });
+  } finally {
+    raw.off('close', hangUp);
+  }
+}
 
 async function countUpstream(
   routes: ModelRoute[],

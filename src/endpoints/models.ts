@@ -1,19 +1,61 @@
-// GET /v1/models: the models this key may use, in the shape the openai SDK's models.list() reads.
+// GET /v1/models: the models this key may use, in the shape the openai SDK's models.list() reads; it follows reloads.
+// One entry per model, with the other ids it answers to (`aliases`) and its lifecycle (`deprecated_at`, `retires_at`,
+// `replacement`, and `retired` as of the request).
 import { hasScope } from '../auth/authenticate.js';
-import { scopeForKind } from '../auth/scopes.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
+import { isRetired } from '../config/cross-check-models.js';
+import type { ModelRoute } from '../config/types.js';
+import { modelKinds } from '../engine/models.js';
 import type { HandlerFactory } from './types.js';
+
+interface ListedModel {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  kind: string;
+  available: boolean;
+  aliases?: string[];
+  deprecated_at?: string;
+  retires_at?: string;
+  replacement?: string;
+}
+
+/**
+ * An entry, the scope the endpoints serving its kind need (the catalogue's; null: any key) and, for a model with a
+ * retirement day, its routes (whether it is retired is read at each request).
+ */
+type Listing = { entry: ListedModel; scope: string | null; dated?: readonly ModelRoute[] }[];
+
+/** Every model of one config snapshot, built once per snapshot; `created` is when the gateway started. */
+const listings = new WeakMap<LoadedConfig, Listing>();
+
+function listing(config: LoadedConfig, created: number): Listing {
+  let all = listings.get(config);
+  if (all) return all;
+  const kinds = modelKinds(config.endpoints);
+  all = [...config.models.entries()].map(([id, routes]) => {
+    const { kind, aliases, deprecatedAt, retiresAt, replacement } = routes[0].model;
+    const entry: ListedModel = { id, object: 'model', created, owned_by: routes[0].channel.id, kind, available: routes.some((r) => !r.channel.disabledReason) };
+    if (aliases?.length) entry.aliases = aliases;
+    if (deprecatedAt) entry.deprecated_at = deprecatedAt;
+    if (retiresAt) entry.retires_at = retiresAt;
+    if (replacement) entry.replacement = replacement;
+    return { entry, scope: kinds.get(kind)?.scope ?? null, dated: retiresAt ? routes : undefined };
+  });
+  listings.set(config, all);
+  return all;
+}
 
 const create: HandlerFactory = ({ services }) => {
   const created = Math.floor(Date.now() / 1000);
-  const all = [...services.config.models.entries()].map(([id, routes]) => ({
-    id,
-    object: 'model' as const,
-    created,
-    owned_by: routes[0].channel.id,
-    kind: routes[0].model.kind,
-    available: routes.some((r) => !r.channel.disabledReason),
-  }));
-  return async (req) => ({ object: 'list', data: all.filter((m) => hasScope(req.auth!, scopeForKind[m.kind])) });
+  return async (req) => {
+    const now = services.now();
+    const data = listing(services.config, created)
+      .filter(({ scope }) => !scope || hasScope(req.auth!, scope))
+      .map(({ entry, dated }) => (dated ? { ...entry, retired: dated.every((r) => isRetired(r.model, now)) } : entry));
+    return { object: 'list', data };
+  };
 };
 
 export default create;

@@ -1,32 +1,90 @@
 // Resolves a client's model id to the routes that may serve it on a given endpoint.
-import type { ModelKind, ModelRoute } from '../config/types.js';
+import type { EndpointConfig, ModelConfig, ModelKind, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
-import { ChannelUnavailableError, ValidationError, clientValue } from '../errors.js';
+import { dayStart, isRetired } from '../config/cross-check-models.js';
+import { ChannelUnavailableError, GatewayError, ValidationError, clientValue } from '../errors.js';
 
-const kindWords: Record<ModelKind, string> = { chat: 'a chat model', evaluation: 'an evaluation model', image: 'an image model', video: 'a video model' };
+/** What the catalogue says of a kind of model: the scope its endpoints need, and where they are. */
+export interface KindEndpoints {
+  scope: string | null;
+  /** `POST /api/v1/...` for each endpoint that serves the kind, in catalogue order. */
+  routes: string[];
+}
 
-/** Where each kind of model is served, for error messages that point the client to the right endpoint. */
-export const endpointForKind: Record<ModelKind, string> = {
-  chat: 'POST /api/v1/chat/completions or POST /api/v1/messages',
-  evaluation: 'POST /api/v1/evaluate',
-  image: 'POST /api/v1/images/generations',
-  video: 'POST /api/v1/videos',
-};
+const kindsCache = new WeakMap<readonly EndpointConfig[], ReadonlyMap<string, KindEndpoints>>();
 
-/** Enabled routes for `modelId` of `kind`, best first; unknown, wrong-kind and all-disabled models are refused. */
-export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind): ModelRoute[] {
+/** Every model kind the catalogue's endpoints declare (`modelKind`), with its scope (the first endpoint's) and routes. */
+export function modelKinds(endpoints: readonly EndpointConfig[]): ReadonlyMap<string, KindEndpoints> {
+  let kinds = kindsCache.get(endpoints);
+  if (!kinds) {
+    const made = new Map<string, KindEndpoints>();
+    for (const endpoint of endpoints) {
+      if (!endpoint.modelKind) continue;
+      const kind = made.get(endpoint.modelKind) ?? { scope: endpoint.scope ?? null, routes: [] };
+      const path = endpoint.aliases !== false && endpoint.path.startsWith('/v1/') ? `/api${endpoint.path}` : endpoint.path;
+      kind.routes.push(`${endpoint.method[0]} ${path}`);
+      made.set(endpoint.modelKind, kind);
+    }
+    kinds = made;
+    kindsCache.set(endpoints, kinds);
+  }
+  return kinds;
+}
+
+const kindWords = (kind: string) => `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} model`;
+
+/** A model this gateway does not serve (or no longer does): 404 in each dialect, `model_not_found` as OpenAI answers it. */
+export class ModelNotFoundError extends GatewayError {
+  constructor(message: string) {
+    super('model_not_found', 404, 'invalid_request_error', message, { param: 'model', anthropicType: 'not_found_error' });
+  }
+}
+
+/** The routes of the model `modelId` names, by its id or an alias; undefined when no routed model has it. */
+export function routesOf(config: Pick<LoadedConfig, 'models' | 'aliases'>, modelId: string): ModelRoute[] | undefined {
+  return config.models.get(modelId) ?? config.models.get(config.aliases.get(modelId) ?? '');
+}
+
+/**
+ * Enabled routes for `modelId` (an id or an alias) of `kind`, best first, as of `now`: unknown models are 404, wrong-kind
+ * and all-disabled ones refused; a retired model's routes are skipped, and when none is left it is refused naming its
+ * replacement, or (channels.retiredModels: replace) its replacement serves. The clock is read only for a model with a
+ * retirement day (a call's injected clock is read once per reservation, as budget periods expect).
+ */
+export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind, now: () => number = Date.now): ModelRoute[] {
   if (typeof modelId !== 'string' || modelId === '') throw new ValidationError('"model" is required', 'model');
-  const routes = config.models.get(modelId);
-  if (!routes) throw new ValidationError(`unknown model ${clientValue(modelId)}`, 'model', 'model_not_found');
+  const routes = routesOf(config, modelId);
+  if (!routes) throw new ModelNotFoundError(`model ${clientValue(modelId)} does not exist or is not served by this gateway (GET /v1/models lists what is)`);
   const actual = routes[0].model.kind;
   if (actual !== kind) {
     throw new ValidationError(
-      `model ${clientValue(modelId)} is ${kindWords[actual]}, not ${kindWords[kind]}; send it to ${endpointForKind[actual]}`,
+      `model ${clientValue(modelId)} is ${kindWords(actual)}, not ${kindWords(kind)}; send it to ${modelKinds(config.endpoints).get(actual)?.routes.join(' or ') ?? 'no endpoint'}`,
       'model',
       actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
     );
   }
-  return usableRoutes(routes);
+  return usableRoutes(liveRoutes(config, modelId, routes, now));
+}
+
+/** The routes not past their retirement day; when none is left, the replacement's (followed at most a few times) or a refusal. */
+function liveRoutes(config: LoadedConfig, asked: string, routes: ModelRoute[], now: () => number, depth = 0): ModelRoute[] {
+  if (!routes.some((r) => r.model.retiresAt !== undefined)) return routes;
+  const today = now();
+  const live = routes.filter((r) => !isRetired(r.model, today));
+  if (live.length) return live;
+  const { id, retiresAt, replacement } = routes[0].model;
+  const replacing = replacement !== undefined && config.gateway.channels.retiredModels === 'replace' && depth < 8 ? routesOf(config, replacement) : undefined;
+  if (replacing) return liveRoutes(config, asked, replacing, now, depth + 1);
+  const named = asked === id ? `model ${clientValue(asked)}` : `model ${clientValue(asked)} (${id})`;
+  throw new ModelNotFoundError(`${named} was retired on ${retiresAt}${replacement ? `; use ${clientValue(replacement)} instead` : ''}`);
+}
+
+/** The headers an answer for `model` carries: `deprecation` (RFC 9745) and `sunset` (RFC 8594), when its days are known. */
+export function lifecycleHeaders(model: ModelConfig): [string, string][] {
+  const headers: [string, string][] = [];
+  if (model.deprecatedAt) headers.push(['deprecation', `@${Math.floor(dayStart(model.deprecatedAt) / 1000)}`]);
+  if (model.retiresAt) headers.push(['sunset', new Date(dayStart(model.retiresAt)).toUTCString()]);
+  return headers;
 }
 
 /** The routes whose channel is enabled (the same array when all are: callers only read it). */

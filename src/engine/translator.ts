@@ -18,6 +18,8 @@ export interface TranslateContext {
   costOf(usage: TokenUsage): { amount: number; currency: string };
   /** The reservation, rendered: what an answer without usage is charged. */
   reservedCost?(): { amount: number; currency: string };
+  /** The request's input tokens counted locally, for a stream whose upstream reports input only at its end. */
+  inputEstimate?: number;
 }
 
 export interface StreamMapper {
@@ -27,6 +29,10 @@ export interface StreamMapper {
   end(): SseEvent[];
   /** The upstream failed mid-stream: the events that tell the client. */
   fail(error: GatewayError): SseEvent[];
+  /** Work the events pushed so far started (recording what they hand the client), awaited before they are written. */
+  drain?(): Promise<void> | undefined;
+  /** Output tokens streamed so far, estimated: what a stream cut short before its final usage is charged for its output. */
+  streamedOutputTokens?(): number;
 }
 
 export interface ChatTranslator {

@@ -91,5 +91,5 @@ export function sendError(reply: FastifyReply, error: GatewayError, dialect: Err
 
 /** The error dialect of a request: its endpoint's, else guessed from the path. */
 export function dialectOf(req: FastifyRequest): ErrorDialect {
-  return req.routeOptions?.config?.endpoint?.dialect ?? (/\/v1\/messages(?:[/?]|$)/.test(req.url) ? 'anthropic' : 'openai');
+  return req.routeOptions?.config?.endpoint?.envelope ?? (/\/v1\/messages(?:[/?]|$)/.test(req.url) ? 'anthropic' : 'openai');
 }

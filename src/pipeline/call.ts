@@ -39,6 +39,8 @@ export interface Call extends UpstreamScope {
   baseUrl(): string;
   /** Keeps something (bytes held against the in-flight budget) until the answer is done, then calls `release`. */
   holdUntilDone(release: () => void): void;
+  /** Sets a header on the answer, whatever it turns out to be (JSON, an event stream or an error). */
+  header(name: string, value: string): void;
   /** Sends the answer (a JSON document, or a pass-through's own JSON text) with `status`, unless one was sent. */
   respond(answer: unknown, status?: number): void;
   /** Starts an event stream: the head goes out (at once when `flush`), the events follow on the stream returned. */

@@ -17,7 +17,7 @@ export function readFailure(err: unknown, sent: Sent): Error {
 }
 
 /** The answer's text, read while it arrives and refused once it passes the configured limit (never buffered whole). */
-async function readBounded(sent: Sent): Promise<string> {
+export async function readBounded(sent: Sent): Promise<string> {
   const body = sent.response.body;
   const limit = sent.answerLimit;
   const declared = Number(sent.response.headers['content-length']);

@@ -19,4 +19,6 @@ export interface PipelineDeps extends FileStore, ServerConfig {
   spend: Pick<SpendStore, 'commitsInBatches'>;
   remote: RemoteFetcher;
   schemas: SchemaRegistry;
+  /** The clock (Unix milliseconds) models' retirement days are judged by. */
+  now(): number;
 }

@@ -6,7 +6,7 @@ import { readCapped } from '../net/read-capped.js';
 
 /** One part of a multipart request as the transport's reader yields it, named (a file part streams its bytes). */
 export type FormPart =
-  | { type: 'file'; fieldname: string; filename?: string; file: AsyncIterable<Buffer> }
+  | { type: 'file'; fieldname: string; filename?: string; mimetype?: string; file: AsyncIterable<Buffer> }
   | { type: 'field'; fieldname: string; value: unknown };
 
 export interface FormImage {

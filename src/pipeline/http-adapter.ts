@@ -62,6 +62,11 @@ class HttpCall extends CallCore implements Call {
     return publicBaseUrl(this.services, this.req);
   }
 
+  header(name: string, value: string): void {
+    // On the raw response, so that a hijacked event stream's head and an error's answer carry it too.
+    this.reply.raw.setHeader(name, value);
+  }
+
   respond(answer: unknown, status = 200): void {
     const reply = this.reply;
     if (reply.sent) return;

@@ -5,7 +5,7 @@
 import { clientValue, LimitError, NotFoundError, ValidationError } from '../errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
-import { ownsProviderId } from '../store/provider-ids.js';
+import { findResponseItems, ownsProviderId } from '../store/provider-ids.js';
 import type { ModelRoute } from '../config/types.js';
 import { operationDialect } from '../engine/translators.js';
 import { forgetSourceText } from '../http/json-text.js';
@@ -92,6 +92,34 @@ async function checkProviderIds(call: Call, parts: Record<string, unknown>[]): P
   }
 }
 
+/** Item references a request may make: each is one row looked up. */
+const REFERENCES_LIMIT = 1000;
+
+/** Positions of the `item_reference` items of a Responses input, or undefined when there are none. */
+function itemReferences(input: unknown): number[] | undefined {
+  if (!Array.isArray(input)) return undefined;
+  const at: number[] = [];
+  input.forEach((item, index) => {
+    if (isObject(item) && item.type === 'item_reference') at.push(index);
+  });
+  return at.length ? at : undefined;
+}
+
+/** Replaces each item_reference with the output item this gateway kept for the workspace; any other is 404. */
+async function resolveItemReferences(call: Call, at: number[]): Promise<void> {
+  if (at.length > REFERENCES_LIMIT) throw new ValidationError(`a request may make at most ${REFERENCES_LIMIT} item references`, 'input');
+  const input = call.body.input as Part[];
+  const ids = at.map((i) => input[i].id);
+  for (const id of ids) if (typeof id !== 'string') throw new ValidationError('an item_reference needs the id of an item', 'input');
+  const items = await findResponseItems(call.services.db, call.auth.workspaceId, ids as string[]);
+  forgetSourceText(call.body);
+  for (const i of at) {
+    const item = items.get(input[i].id as string);
+    if (!item) throw new NotFoundError(`no item ${clientValue(String(input[i].id))} in this workspace: only items this gateway answered with, kept 30 days, can be referenced`, 'item_not_found');
+    input[i] = item as Part;
+  }
+}
+
 /** Every content part of a Responses input's messages. */
 const responsesParts = (input: unknown): Part[] =>
   Array.isArray(input) ? input.flatMap((item) => (isObject(item) && Array.isArray(item.content) ? (item.content as Part[]) : [])) : [];
@@ -105,8 +133,11 @@ function responsesInputs(call: Call, routes: readonly ModelRoute[]): Promise<voi
   const parts = namedParts(call.body.input, (p) => p.type === 'input_image' && p.file_id !== undefined && p.file_id !== null);
   // Only a route that passes Responses through forwards provider ids (a translated one refuses them with 400 itself).
   const passedThrough = routes.some((route) => operationDialect(route, 'responses') === 'openai-responses');
-  if (!parts && !passedThrough) return undefined;
+  // On translated routes an item_reference names an item this gateway answered the workspace with: it is resolved here.
+  const references = passedThrough ? undefined : itemReferences(call.body.input);
+  if (!parts && !passedThrough && !references) return undefined;
   return (async () => {
+    if (references) await resolveItemReferences(call, references);
     if (passedThrough) await checkProviderIds(call, responsesParts(call.body.input));
     const files = new InputFiles(call);
     for (const part of parts ?? []) {

@@ -1,9 +1,11 @@
 // The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> estimate ->
-// reserve -> execute; the answer goes to the call, and the Charge closes last (unless a task took it over).
+// reserve -> map request -> send -> decode or stream -> outputs -> settle; the answer goes to the call, and the Charge
+// closes last (unless a task took it over). The dialect says only what differs.
 import type { Call } from './call.js';
 import type { Dialect } from './dialect.js';
 import { reserve } from './reserve.js';
-import { answerBeforeCommit, ChargeHandedOver, SettlingAnswer } from './settle.js';
+import { send, type Sent } from './send.js';
+import { answerBeforeCommit, ChargeHandedOver, SettlingAnswer, settleAfterFailure } from './settle.js';
 
 /** Runs one call through `dialect`'s stages; throws what a stage threw (the transport answers it in the call's dialect). */
 export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<void> {
@@ -15,7 +17,25 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
   const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan), dialect.reservationMs?.(call, plan));
   let handedOver = false;
   try {
-    const result = await dialect.execute(call, plan, charge);
+    let result: unknown;
+    if (dialect.execute) result = await dialect.execute(call, plan, charge);
+    else {
+      // One exchange, in this frame: map and send (a failure before an answer releases the charge, unless the client
+      // left the upstream working), then the dialect's answer (a failure once an answer arrived charges the reservation).
+      let sent: Sent;
+      try {
+        sent = await send(call, plan.routes, (route, index) => dialect.request!(call, plan, route, index, charge));
+      } catch (err) {
+        await settleAfterFailure(charge, call.clientGone);
+        throw err;
+      }
+      try {
+        result = await dialect.answer!(call, plan, sent, charge);
+      } catch (err) {
+        await settleAfterFailure(charge, true);
+        throw err;
+      }
+    }
     if (result instanceof ChargeHandedOver) {
       // The charge is the task's now: its runner settles or releases it, once, however long that takes.
       handedOver = true;

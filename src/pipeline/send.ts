@@ -54,6 +54,8 @@ export interface Sent {
 
 /** Multipart fields from a mapped document: Blobs become file parts, arrays repeat their field, objects travel as JSON. */
 export function toFormData(document: unknown): FormData {
+  // A relay builds its form itself (repeated fields, file names kept).
+  if (document instanceof FormData) return document;
   const form = new FormData();
   const append = (name: string, value: unknown) => {
     if (value === undefined || value === null) return;

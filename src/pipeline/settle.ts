@@ -1,7 +1,7 @@
 // The settle stage: usage mapped once per operation becomes the charge. No final usage: the reservation. Usage above the
 // reservation is charged in full; the overage is recorded (ledger, metric, warning).
 import { tokenCostMicros } from '../billing/cost.js';
-import type { Charge } from '../billing/meter.js';
+import type { Charge, SettleOutcome, Settlement } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { UsageReader } from './usage.js';
 import type { Call, CallLog } from './call.js';
@@ -28,23 +28,47 @@ export class ChargeHandedOver {
   constructor(readonly answer: unknown) {}
 }
 
-/** Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. */
-export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: CallLog): Promise<void> {
+/**
+/**
+ * Settles a charge from the usage an upstream reported: in full, what it cost beyond the reservation recorded as overage
+ * and logged; or, when the usage is impossible for the model (billing/usage-bounds.ts says why), the reservation, logged,
+ * never overage. Every billed path that reads reported usage settles here (the settle stage, a task's completion).
+ */
+export async function settleReported(charge: Charge, route: ModelRoute, log: CallLog, reported: Settlement | { impossible: string }): Promise<SettleOutcome> {
+  if ('impossible' in reported) {
+    log.warn({ channel: route.channel.id, model: route.model.id, reason: reported.impossible, reservedMicros: charge.ref.amountMicros }, 'upstream reported impossible usage; charging the reservation, no overage');
+    return charge.settleReserved();
+  }
+  const outcome = await charge.settle(reported);
+  if (outcome.overageMicros > 0) {
+    log.warn({ channel: route.channel.id, model: route.model.id, overageMicros: outcome.overageMicros, reservedMicros: charge.ref.amountMicros }, 'upstream usage cost more than the reservation; charged in full, overage recorded');
+  }
+  return outcome;
+}
+
+/**
+ * Settles from the usage read so far; usage that is missing, not final or malformed charges the reservation. A stream cut
+ * short whose start reported usage (Anthropic's message_start) is charged that usage plus the output it streamed
+ * (`streamedOutput`, estimated), not the reservation.
+ */
+export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: UsageReader, log: CallLog, streamedOutput?: number): Promise<void> {
   let counts;
   try {
-    counts = usage.final ? usage.counts() : undefined;
-  } catch {
+    counts = usage.final ? usage.counts() : streamedOutput === undefined ? undefined : usage.counts();
+  } catch (err) {
+    if (usage.final) {
+      await settleReported(charge, route, log, { impossible: (err as Error).message });
+      return;
+    }
     counts = undefined;
   }
+  if (counts && !usage.final) counts = { ...counts, outputTokens: Math.max(counts.outputTokens, streamedOutput ?? 0) };
   if (!counts) {
     log.warn({ channel: route.channel.id, final: usage.final }, 'upstream reported no final usage; charging the reserved worst case');
     await charge.settleReserved();
     return;
   }
-  const outcome = await charge.settle({ costMicros: tokenCostMicros(route.model.price, counts), ...counts, route });
-  if (outcome.overageMicros > 0) {
-    log.warn({ channel: route.channel.id, model: route.model.id, overageMicros: outcome.overageMicros, reservedMicros: charge.ref.amountMicros }, 'upstream usage cost more than the reservation; charged in full, overage recorded');
-  }
+  await settleReported(charge, route, log, { costMicros: tokenCostMicros(route.model.price, counts), ...counts, route });
 }
 
 /** Ends a charge after a failure: work the upstream did (an answer arrived, or the client left it working) is charged the reservation. */

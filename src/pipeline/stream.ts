@@ -73,7 +73,8 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
       usage.fromEvent(event, current.parse);
       // Counts are checked as they arrive: a malformed count ends the stream here, not after it.
       usage.counts();
-      out.add(mapper.push(event, current.parse));
+      const kept = addDrained(out, mapper, mapper.push(event, current.parse));
+      if (kept) await kept;
     }
     // The events of one upstream chunk go out in one write.
     await out.flush();
@@ -86,7 +87,7 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     if (!call.abortSource.aborted) await relay(reader.end());
     if (call.timedOut) throw deadlineError(sent.route);
     // The closing events go out with the end of the response (below), in one write.
-    if (!call.clientGone) out.add(mapper.end());
+    if (!call.clientGone) await addDrained(out, mapper, mapper.end());
   } catch (err) {
     if (!call.clientGone) {
       const failure = readFailure(err, sent);
@@ -97,17 +98,23 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     }
     body.destroy();
   } finally {
-    await endStream(call, sent, usage, charge, out, res);
+    await endStream(call, sent, usage, charge, out, res, mapper.streamedOutputTokens?.());
   }
+}
+
+/** Adds a mapper's events; what they record (a translated response's items) is to be kept before the client sees them. */
+function addDrained(out: SseWriter, mapper: StreamMapper, events: SseEvent[]): Promise<void> | undefined {
+  out.add(events);
+  return mapper.drain?.();
 }
 
 /**
  * Settles and ends the response. The settlement is queued before the response ends (so it is committed before anything
  * can read the ledger after the stream), and nothing in it may keep the response from ending.
  */
-async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream): Promise<void> {
+async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream, streamedOutput?: number): Promise<void> {
   const { log } = call;
-  const settling = settleFromUsage(charge, sent.route, usage, log).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
+  const settling = settleFromUsage(charge, sent.route, usage, log, streamedOutput).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
   if (!answerBeforeCommit(call)) await settling;
   if (!res.writableEnded) out.end();
   // The answer is complete: the runtime snapshot may go while the settlement commits.

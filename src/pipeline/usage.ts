@@ -3,6 +3,7 @@ import type { TokenUsage } from '../billing/cost.js';
 import type { ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { GatewayError } from '../errors.js';
+import { impossibleTokens } from '../billing/usage-bounds.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 import { pathSegments } from '../config/paths.js';
@@ -28,6 +29,13 @@ function readCount(value: unknown, name: string, channel: string): number | null
     sum += part;
   }
   return sum;
+}
+
+/** Seconds of audio: a non-negative number (fractions allowed), or null when not reported. */
+function readSeconds(value: unknown, channel: string): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw upstreamMalformed(channel, `usage seconds is ${JSON.stringify(value)?.slice(0, 40)}, not a non-negative number`);
+  return value;
 }
 
 interface CompiledSpec {
@@ -103,8 +111,12 @@ export class UsageReader {
     const mapped = this.spec.tokens({ usage: this.raw }) as Record<string, unknown> | null;
     const input = readCount(mapped?.inputTokens, 'inputTokens', this.channel);
     const output = readCount(mapped?.outputTokens, 'outputTokens', this.channel);
-    if (input === null && output === null) return undefined;
+    const seconds = readSeconds(mapped?.seconds, this.channel);
+    const searches = readCount(mapped?.searches, 'searches', this.channel);
+    if (input === null && output === null && seconds === null && searches === null) return undefined;
     const counts: TokenUsage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
+    if (seconds !== null) counts.seconds = seconds;
+    if (searches !== null) counts.searches = searches;
     // Token classes billed at their own prices, each counted inside inputTokens or outputTokens.
     for (const name of tokenClasses) {
       const n = readCount(mapped?.[name], name, this.channel);
@@ -120,11 +132,8 @@ export class UsageReader {
   }
 
   private checkLimits(counts: TokenUsage): void {
-    if (!this.limits) return;
-    const most = (this.limits.contextTokens + this.limits.maxOutputTokens) * this.choices;
-    if (counts.inputTokens + counts.outputTokens > most) {
-      throw upstreamMalformed(this.channel, `usage reports ${counts.inputTokens + counts.outputTokens} tokens, more than the model's limits allow (${most})`);
-    }
+    const impossible = impossibleTokens(this.limits, counts, this.choices);
+    if (impossible) throw upstreamMalformed(this.channel, impossible);
   }
 
   private merge(usage: Record<string, unknown>) {

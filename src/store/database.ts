@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import {
+  CompiledQuery,
   Kysely,
   Migrator,
   PostgresDialect,
@@ -69,7 +70,11 @@ class BeforeQuery {
   run?: () => Promise<void> | void;
 }
 
-/** kysely's SQLite driver, waiting for `hook` each time it hands out its connection. */
+/**
+ * kysely's SQLite driver, waiting for `hook` each time it hands out its connection, and beginning each transaction
+ * IMMEDIATE: it takes the write lock first, waiting (busy_timeout) while another process (a worker, the admin CLI)
+ * writes. A deferred one that read first fails with SQLITE_BUSY when it then writes after another process did.
+ */
 class WaitingSqliteDriver extends SqliteDriver {
   constructor(
     config: SqliteDialectConfig,
@@ -81,6 +86,10 @@ class WaitingSqliteDriver extends SqliteDriver {
   override async acquireConnection(): Promise<DatabaseConnection> {
     await this.hook.run?.();
     return super.acquireConnection();
+  }
+
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
 

@@ -196,6 +196,8 @@ export interface ProviderIdsTable {
   provider_id: string;
   workspace_id: string;
   created_at: number;
+  /** An output item's JSON (kind "item", migration 018); null for the other kinds. */
+  data: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A single sign-on started and not yet finished (migration 014). */
@@ -207,7 +209,8 @@ export interface SsoLoginsTable {
   expires_at: number;
 }
 
-export type AuditActorKind = 'user' | 'admin_token' | 'cli';
+/** Who made a change: a dashboard user, an admin token, the CLI, or the gateway itself (a receiver's 410 disabling an endpoint). */
+export type AuditActorKind = 'user' | 'admin_token' | 'cli' | 'gateway';
 
 /** One admin change; append-only (see migration 012). */
 export interface AuditLogTable {

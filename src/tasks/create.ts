@@ -6,11 +6,11 @@ import type { ModelRoute } from '../config/types.js';
 import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, ValidationError } from '../errors.js';
 import { bytesInFlight } from '../http/bytes-in-flight.js';
 import { schemaError } from '../http/schema-error.js';
-import { resolveModel } from '../engine/models.js';
+import { resolveCallModel } from '../pipeline/resolve.js';
 import type { Call } from '../pipeline/call.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import { readForm, type FormRules } from '../pipeline/form.js';
-import { checkDeclaredSize } from '../pipeline/images.js';
+import { checkDeclaredSize } from '../dialects/images.js';
 import { ChargeHandedOver } from '../pipeline/settle.js';
 import type { Charge } from '../billing/meter.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
@@ -105,7 +105,7 @@ function referenceOf(body: Record<string, unknown>, upload?: ReferenceInput): Re
 
 /** Routes of the model whose protocol runs this kind of task on this route, with each one's task. */
 function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint, body: Record<string, unknown>): { routes: ModelRoute[]; tasks: Map<ModelRoute, CompiledTask> } {
-  const routes = resolveModel(call.config, body.model, endpoint.kind);
+  const routes = resolveCallModel(call, body.model, endpoint.kind);
   const tasks = new Map<ModelRoute, CompiledTask>();
   for (const route of routes) {
     const task = taskFor(call.config, route, { kind: endpoint.kind, route: endpoint.route });

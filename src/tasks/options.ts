@@ -8,7 +8,6 @@ export interface TasksOptions {
   batchSize: number;
   maxNotFound: number;
   archiveMaxBytes: number;
-  archiveGraceMs: number;
   maxInFlightPerKey: number;
   timeoutSeconds?: number;
   poll?: { firstSeconds?: number; maxSeconds?: number };
@@ -22,7 +21,6 @@ export function tasksOptions(config: LoadedConfig): TasksOptions {
     batchSize: section.batchSize,
     maxNotFound: section.maxNotFound,
     archiveMaxBytes: section.archiveMaxBytes,
-    archiveGraceMs: section.archiveGraceSeconds * 1000,
     maxInFlightPerKey: section.maxInFlightPerKey,
     timeoutSeconds: section.timeoutSeconds,
     poll: section.poll,

@@ -1,5 +1,6 @@
 // The task runner: submits each task once, then polls due tasks under a lease on their row (one process per task), backs
 // off, tolerates 408/425/429/5xx, fails on repeated 404s or the timeout, archives the result and settles the charge once.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
@@ -16,7 +17,8 @@ import { archiveTaskResult } from './archive.js';
 import { pollOnce, readSubmitAnswer } from './calls.js';
 import { taskScope, type TaskScope } from './steps.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
-import { taskCostMicros, unitsOf, type TaskParams } from './cost.js';
+import { unitsOf, type TaskParams } from './cost.js';
+import { settleCompletedTask } from './settle.js';
 import { MAX_TEXT, progressOf, text } from './answer-text.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
 import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
@@ -36,6 +38,8 @@ export class TaskRunner implements TaskQueue {
 
   constructor(private readonly services: TaskRunnerDeps) {
     this.log = services.log;
+    // Each call in flight listens for the stop until it ends: as many as calls in flight, no leak past Node's 10.
+    setMaxListeners(0, this.abort.signal);
   }
 
   private get options(): TasksOptions {
@@ -220,15 +224,15 @@ export class TaskRunner implements TaskQueue {
 
   /**
    * Archives the result, settles the charge once from the mapped usage, then marks the task completed. The archive ends by
-   * the task's deadline (or tasks.archiveGraceSeconds after it starts, when that is later); the reservation is renewed with the lease meanwhile, and
+   * the task's own deadline, every retry of the download included; the reservation is renewed with the lease meanwhile, and
    * one that lapsed anyway is admitted again for what the caps still allow. A result whose bytes could not be obtained and
    * that has no provider URL the client could use instead fails the task: nothing is billed for what nobody can get.
    */
   private async complete(row: TaskRow, route: ModelRoute, task: CompiledTask, polled: { answer: unknown; task: TaskScope }, snapshot: Snapshot): Promise<void> {
-    const { leaseMs, archiveMaxBytes, archiveGraceMs } = this.options;
+    const { leaseMs, archiveMaxBytes } = this.options;
     const reservationMs = 3 * leaseMs;
     const charge = this.services.meter.resume(JSON.parse(row.charge) as ChargeRef);
-    const deadline = new Deadline(Math.max(row.deadline_at - Date.now(), archiveGraceMs), this.abort.signal);
+    const deadline = new Deadline(row.deadline_at - Date.now(), this.abort.signal);
     // The lease is renewed while the result streams; if it is lost anyway (this process stalled), the archive stops and
     // whoever holds the task now finishes it. Renewals of the reservation run one after another.
     let lost = false;
@@ -249,18 +253,14 @@ export class TaskRunner implements TaskQueue {
       }
       if (archived.status === 'failed') this.log.warn({ task: row.id, reason: archived.error, attempts: archived.attempts }, 'archiving a task result failed');
       if (archived.status === 'failed' && !archived.providerUrl) {
-        return this.fail(row, 'result_unavailable', `the result could not be archived and the provider gave no URL for it, so nothing is billed: ${archived.error ?? 'unknown reason'}`, charge);
+        return this.fail(row, 'result_unavailable', `the result could not be archived and there is no URL the client may use instead, so nothing is billed: ${archived.error ?? 'unknown reason'}`, charge);
       }
       // The last word on the reservation before settling: still held, or admitted again for what the caps allow.
       await charge.renew(reservationMs);
-      const ref = charge.ref;
       const params = JSON.parse(row.params) as TaskParams;
-      const kind = task.spec.kind;
-      const units = unitsOf(kind, task.usage?.(archived.scope ?? polled));
+      const units = unitsOf(task.spec.kind, task.usage?.(archived.scope ?? polled));
       // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
-      const outcome =
-        units === undefined ? await charge.settleReserved() : await charge.settle({ costMicros: taskCostMicros(route, kind, units, params.size), units: units.count, route });
-      const costMicros = outcome.charged ? outcome.chargedMicros : Math.min(ref.amountMicros, units === undefined ? ref.amountMicros : taskCostMicros(route, kind, units, params.size));
+      const costMicros = await settleCompletedTask(charge, route, task.spec.kind, units, params.size, this.log.child({ task: row.id }));
       await finishLeasedTask(this.services, row.id, this.owner, {
         status: 'completed',
         progress: 100,

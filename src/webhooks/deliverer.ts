@@ -9,7 +9,8 @@ import { RemoteFetchError, type PostAnswer, type RemoteFetcher } from '../net/re
 import type { Db } from '../store/db.js';
 import { signedHeaders } from './secret.js';
 import { retryDelayMs, webhooksOptions, type WebhooksOptions } from './options.js';
-import { claimDelivery, dueDeliveryIds, findEndpoint, recordAttempt, updateEndpoint, type DeliveryRow, type EndpointRow } from './store.js';
+import { appendAudit } from '../store/audit.js';
+import { claimDelivery, dueDeliveryIds, endpointView, findEndpoint, recordAttempt, type DeliveryRow, type EndpointRow } from './store.js';
 
 /** Characters of a failure reason kept on the row (and in a log line). */
 const MAX_ERROR = 300;
@@ -100,12 +101,23 @@ export class WebhookDeliverer {
       last_error: outcome.error,
       next_attempt_at: done ? now : Date.now() + next,
     });
-    if (outcome.status === 410 && endpoint) {
-      // 410 Gone: the receiver wants no more (the Standard Webhooks advice): the endpoint is disabled.
-      await updateEndpoint(db, endpoint.id, { enabled: 0 });
-      this.deps.log.warn({ endpoint: endpoint.id }, 'a webhook endpoint answered 410 Gone and was disabled');
-    }
+    if (outcome.status === 410 && endpoint) await this.disableGone(endpoint, delivery.id);
     if (!outcome.delivered) this.deps.log.info({ delivery: id, endpoint: delivery.endpoint_id, attempts, status: outcome.status, error: outcome.error, final: done }, 'a webhook attempt failed');
+  }
+
+  /** 410 Gone: the receiver wants no more (the Standard Webhooks advice): the endpoint is disabled, and the audit log says so. */
+  private async disableGone(endpoint: EndpointRow, deliveryId: string): Promise<void> {
+    const { db, instanceId } = this.deps;
+    const disabled = await db.transaction().execute(async (trx) => {
+      // Once: another replica's 410 for the same endpoint may have disabled it already.
+      const changed = await trx.updateTable('webhook_endpoints').set({ enabled: 0 }).where('id', '=', endpoint.id).where('enabled', '=', 1).executeTakeFirst();
+      if (!changed.numUpdatedRows) return false;
+      const before = endpointView(endpoint);
+      const actor = { kind: 'gateway' as const, id: instanceId, address: null };
+      await appendAudit(trx, actor, { action: 'webhook.disable', workspaceId: endpoint.workspace_id, targetId: endpoint.id, before, after: { ...before, enabled: false, reason: `the receiver answered 410 Gone to delivery ${deliveryId}` } });
+      return true;
+    });
+    if (disabled) this.deps.log.warn({ endpoint: endpoint.id }, 'a webhook endpoint answered 410 Gone and was disabled');
   }
 
   private async send(endpoint: EndpointRow, delivery: DeliveryRow, options: WebhooksOptions, now: number): Promise<Outcome> {

@@ -2,11 +2,26 @@
 // (`UPDATE ... WHERE lease_until < now`, the same statement on SQLite and PostgreSQL), so one process sends each attempt.
 import type { Updateable } from 'kysely';
 import type { Db } from '../store/database.js';
+import { isPostgres } from '../store/dialect.js';
 import { sortableId } from '../store/sortable-id.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../store/webhook-tables.js';
 
 export type EndpointRow = WebhookEndpointsTable;
 export type DeliveryRow = WebhookDeliveriesTable;
+
+/** An endpoint as the admin API shows it and the audit log records it (never its secrets). */
+export interface EndpointView {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  created_at: number;
+}
+
+export function endpointView(row: EndpointRow): EndpointView {
+  return { id: row.id, workspace_id: row.workspace_id, url: row.url, events: JSON.parse(row.events) as string[], enabled: row.enabled === 1, created_at: row.created_at };
+}
 
 export const endpointIdPattern = /^whep_[0-9a-f]{28}$/;
 export const newEndpointId = (now = Date.now()) => sortableId('whep', now);
@@ -19,6 +34,15 @@ export async function insertEndpoint(db: Db, row: EndpointRow): Promise<void> {
 export async function findEndpoint(db: Db, id: string): Promise<EndpointRow | undefined> {
   if (!endpointIdPattern.test(id)) return undefined;
   return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Within a transaction: holds off other registrations for this workspace until it ends, so a count of its endpoints
+ * stays true until the insert. PostgreSQL locks the workspace's row; SQLite's transactions already begin with the
+ * database's write lock (src/store/database.ts).
+ */
+export async function lockWorkspaceEndpoints(trx: Db, workspaceId: string): Promise<void> {
+  if (isPostgres(trx as never)) await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
 }
 
 export async function listEndpoints(db: Db, workspaceId: string): Promise<EndpointRow[]> {

@@ -1,7 +1,7 @@
 // Builds a gateway for tests: a temp config pointing at fake upstreams, an in-memory or temp SQLite store, a key per scope set.
 import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/compile/load-config.js';
@@ -10,8 +10,9 @@ import { buildApp } from '../../src/app.js';
 import { createWorkspace } from '../../src/store/workspaces.js';
 import { issueApiKey, type IssueKeyOptions } from '../../src/auth/keys.js';
 import type { Workspace } from '../../src/store/workspaces.js';
+import { repoRoot } from './paths.js';
 
-export const repoRoot = join(import.meta.dirname, '..', '..');
+export { repoRoot } from './paths.js';
 
 /** The metadata database test gateways use: sqlite (default) or postgres (needs DATABASE_URL). */
 export const testDatabase = process.env.GATEWAY_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
@@ -28,11 +29,28 @@ async function dropSchema(schema: string): Promise<void> {
   }
 }
 
+/**
+ * createServices, tried again when PostgreSQL says another gateway's schema is gone: kysely's migrator looks at every
+ * schema of the database, and suites running in parallel drop theirs as they end.
+ */
+async function createServicesOnSharedDatabase(config: Awaited<ReturnType<typeof loadConfig>>, overrides?: ServiceOverrides): Promise<Services> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createServices(config, overrides);
+    } catch (err) {
+      const dropped = testDatabase === 'postgres' && /schema "gw_[0-9a-f]+" does not exist/.test((err as Error).message);
+      if (!dropped || attempt === 3) throw err;
+    }
+  }
+}
+
 export interface TestGatewayOptions {
   /** Channel files: name -> YAML text. */
   channels: Record<string, string>;
   /** Protocol files besides the shipped ones: file name -> YAML text (an operator's protocol under test). */
   protocols?: Record<string, string>;
+  /** Other files of the config's folder: relative path -> text (an operator's catalogue entries and request schemas). */
+  files?: Record<string, string>;
   /** Extra top-level config YAML appended to the generated config. */
   extraConfig?: string;
   /** Extra YAML lines inside the `storage:` section (indented two spaces), e.g. a `blobs:` block. */
@@ -67,6 +85,10 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   mkdirSync(join(dir, 'channels'));
   cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
   for (const [name, text] of Object.entries(options.protocols ?? {})) writeFileSync(join(dir, 'channels', 'protocols', name), text);
+  for (const [path, text] of Object.entries(options.files ?? {})) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
   for (const [name, text] of Object.entries(options.channels)) writeFileSync(join(dir, 'channels', name.endsWith('.yaml') ? name : `${name}.yaml`), text);
   // GATEWAY_TEST_DATABASE=postgres runs the suite's storage on PostgreSQL (DATABASE_URL), one fresh schema per gateway.
   const schema = testDatabase === 'postgres' ? `gw_${randomUUID().replace(/-/g, '').slice(0, 16)}` : undefined;
@@ -76,7 +98,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
     `server:\n  logLevel: silent\n${options.serverConfig ?? ''}storage:\n  dataDir: ./data\n${database}${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
   const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
-  const services = await createServices(config, options.overrides);
+  const services = await createServicesOnSharedDatabase(config, options.overrides);
   const app = await buildApp(services, { logger: options.logger ?? false });
   const workspace = await createWorkspace(services.db, 'test');
   const key = (await issueApiKey(services.db, workspace)).key;

@@ -1,5 +1,12 @@
 // A real gateway process for the suites that need one (npm start, workers): its log lines, a wait for a line, its exit.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, vi } from 'vitest';
+import { chatChannel, testModels } from './gateway.js';
+import { repoRoot } from './paths.js';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -58,4 +65,50 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The child processes of `pid` (pgrep -P). */
+export function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').map(Number).filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Every process below `pid`: its children, theirs, and so on. */
+export const processTree = (pid: number): number[] => childrenOf(pid).flatMap((child) => [child, ...processTree(child)]);
+
+/** Kills a spawned gateway and every process below it (a primary's workers, tsx's esbuild service). */
+export function killTree(gateway: GatewayProcess | undefined): void {
+  if (gateway) for (const pid of [gateway.child.pid!, ...processTree(gateway.child.pid!)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/** A gateway in its own process (node with tsx's loader) on `configFile`, without jobs: resolves with its URL once it listens. */
+export async function spawnChildGateway(configFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const script = `
+import { loadConfig } from './src/compile/load-config.ts';
+import { createServices } from './src/services.ts';
+import { buildApp } from './src/app.ts';
+const services = await createServices(await loadConfig(process.argv[1]));
+const app = await buildApp(services, { logger: false });
+console.log(await app.listen({ host: '127.0.0.1', port: 0 }));
+`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, configFile], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const [url] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return { child, url };
+}
+
+/**
+ * A gateway of two worker processes (server.workers: 2) on a config written in `dir`: one channel `fake` (flat-chat,
+ * one cent a request) at `upstreamUrl`, plus `extraConfig`. Resolves once both workers listen.
+ */
+export async function spawnTwoWorkers(dir: string, upstreamUrl: string, extraConfig: string): Promise<{ gateway: GatewayProcess; url: string }> {
+  mkdirSync(join(dir, 'channels'));
+  writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', upstreamUrl, { models: testModels.flatChat }));
+  writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n${extraConfig}`);
+  const gateway = spawnGateway(join(repoRoot, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
+  const url = (await gateway.waitFor(/listening at (http:\/\/127\.0\.0\.1:\d+) with 2 workers/, 90_000))[1];
+  await vi.waitFor(() => expect(gateway.lines.filter((l) => l.includes('Server listening at'))).toHaveLength(2), { timeout: 30_000 });
+  return { gateway, url };
 }

@@ -26,9 +26,9 @@ export type Catalogue = {
    */
   auth: 'key' | 'none' | 'optional';
   /**
-   * Error envelope.
+   * The error envelope the route answers in (the client SDK's own): OpenAI's `{"error": {...}}` or Anthropic's `{"type": "error", "error": {...}}`.
    */
-  dialect: 'openai' | 'anthropic';
+  envelope: 'openai' | 'anthropic';
   /**
    * Id of a schema in schemas/requests/ the JSON body must match.
    */
@@ -42,7 +42,7 @@ export type Catalogue = {
    */
   multipart: boolean;
   /**
-   * A handler named in src/endpoints/handlers.ts (module src/endpoints/<handler>.ts)
+   * A handler named in src/endpoints/handlers.ts (module src/endpoints/<handler>.ts). `pipeline`: a billed upstream call run by the pipeline, as the entry's `pipeline` section declares.
    */
   handler: string;
   /**
@@ -50,6 +50,70 @@ export type Catalogue = {
    */
   options?: {
     [k: string]: unknown;
+  };
+  /**
+   * The kind of model this endpoint serves (a model's `kind` in a channel file). Declaring it makes the kind known: models of it are listed by GET /v1/models to keys holding this entry's scope, and a model sent to the wrong endpoint is pointed here.
+   */
+  modelKind?: string;
+  /**
+   * For `handler: pipeline`: how the pipeline runs the call (docs/endpoints.md).
+   */
+  pipeline?: {
+    /**
+     * The pipeline dialect by name (src/dialects/index.ts): `openai-chat`, `anthropic-messages`, `openai-responses` (chat, translated by protocol pair), `evaluate`, `openai-images`, or `relay` (any other family: the request passed through with only `model` mapped, the answer relayed with its cost).
+     */
+    dialect: string;
+    /**
+     * The protocol operation the call is sent to (a route's channel must serve it). Its `usage` mapping says how usage is read; the model's price units say what it costs.
+     */
+    operation: string;
+    /**
+     * relay: what the upstream answers. `json`: a JSON object, relayed with `cost` added. `text`: text relayed as it came, cost in an `x-cost` header. `binary`: bytes streamed to the client as they arrive (never buffered), cost in an `x-cost` header.
+     */
+    answer: 'json' | 'text' | 'binary';
+    /**
+     * relay, `answer: json`: the answer is text instead (cost in `x-cost`) when the request's `field` is one of `values` (a transcription's `response_format: text`).
+     */
+    textWhen?: {
+      field: string;
+      /**
+       * @minItems 1
+       */
+      values: string[];
+    };
+    /**
+     * relay: the request field whose characters a `perMillionCharacters` price counts (speech: `input`).
+     */
+    charactersOf?: string;
+    /**
+     * relay, multipart: the form's file fields (sent on with their file names); every other part is a text field checked against requestSchema.
+     *
+     * @minItems 1
+     */
+    files?: string[];
+    /**
+     * relay, multipart: the most bytes a form may carry, files and fields together (default: 25 MiB).
+     */
+    maxRequestBytes?: number;
+    /**
+     * relay: how a `perThousandSearches` estimate counts search units (Cohere's rule): one unit per `documentsPerSearch` documents, a document whose bytes with the query's pass `tokensPerDocument` counting once per started `tokensPerDocument` (each byte taken as a token, so the estimate errs high).
+     */
+    searches?: {
+      /**
+       * The request field holding the query.
+       */
+      query: string;
+      /**
+       * The request field holding the list of documents.
+       */
+      documents: string;
+      documentsPerSearch: number;
+      tokensPerDocument: number;
+    };
+    /**
+     * relay, multipart: the file field holding audio whose duration the gateway measures (music-metadata): a `perMinute` model is reserved and, when the answer reports no `seconds`, charged by it. An upload whose duration cannot be read is reserved the model's `media.maxAudioSeconds`.
+     */
+    durationOf?: string;
   };
 }[];
 /**
@@ -68,6 +132,7 @@ export interface GatewayConfigSchema {
   billing: BillingConfig;
   channels: ChannelsConfig;
   dashboard: DashboardConfig;
+  endpoints: EndpointsConfig;
   evaluate: EvaluateConfig;
   files: FilesConfig;
   metrics: MetricsConfig;
@@ -110,7 +175,7 @@ export interface AdminConfig {
  */
 export interface BillingConfig {
   /**
-   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included.
+   * A reservation nobody settled (the process died mid-request) stops counting against caps after this long. Keep it above the longest request, streams included. Those of a gateway process known to be gone are released sooner: by the next gateway to start on the same machine, or by any replica once the dead process's heartbeat (30 s) has run out.
    */
   reservationTtlSeconds: number;
   /**
@@ -140,7 +205,7 @@ export interface BillingConfig {
   };
 }
 /**
- * Where channel and protocol files are found.
+ * Where channel and protocol files are found, and what requests for a retired model get.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/channels".
@@ -154,6 +219,10 @@ export interface ChannelsConfig {
    * Folder of protocol YAML files (default: <dir>/protocols). A relative path resolves against the folder of the config file.
    */
   protocolsDir?: string;
+  /**
+   * What a request for a model past its `retiresAt` gets: `refuse`, a 404 (`model_not_found`; Anthropic's `not_found_error` on Messages routes) whose message names the model's `replacement`; `replace`, the replacement serves it (the answer still echoes the id sent, the `deprecation` and `sunset` headers say why, and usage is recorded and priced as the replacement). A retired model without a replacement is refused either way.
+   */
+  retiredModels: 'refuse' | 'replace';
 }
 /**
  * How people sign in to the dashboard (/dashboard): by password, by single sign-on with an OpenID Connect provider, or both.
@@ -216,6 +285,22 @@ export interface DashboardConfig {
       role: 'owner' | 'admin' | 'member';
     }[];
   };
+}
+/**
+ * Endpoint families an operator adds beside the shipped catalogue (catalogue/*.yaml): YAML entries and the JSON Schemas of their requests, no code (docs/endpoints.md).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/endpoints".
+ */
+export interface EndpointsConfig {
+  /**
+   * Folder of extra catalogue YAML files, each a list of entries as in catalogue/*.yaml, read after the shipped ones (a name or a path and method already served is an error). A relative path resolves against the folder of the config file.
+   */
+  catalogueDir?: string;
+  /**
+   * Folder of extra JSON Schemas (`*.json`, each with an `$id` such as `requests/completions`) that an entry's `requestSchema` may name. An `$id` the gateway already has is an error. A relative path resolves against the folder of the config file.
+   */
+  schemasDir?: string;
 }
 /**
  * Typed evaluation (POST /api/v1/evaluate).
@@ -450,10 +535,6 @@ export interface TasksConfig {
    */
   archiveMaxBytes: number;
   /**
-   * An archive ends by the task's deadline, or this long after it starts when that is later (a task that finishes just before its deadline still gets this long); transient download failures are tried again with back-off until then.
-   */
-  archiveGraceSeconds: number;
-  /**
    * Overrides every task's timeoutSeconds.
    */
   timeoutSeconds?: number;
@@ -656,7 +737,16 @@ export interface ModelConfig {
    * Id sent upstream (default: id).
    */
   upstream?: string;
-  kind: 'chat' | 'evaluation' | 'image' | 'video';
+  /**
+   * Other ids clients may send for this model, as the vendor names it: dated snapshots (`claude-haiku-4-5-20251001`), `-latest` names. Resolved to this model wherever a model id is read (routing, GET /v1/models, per-model budgets); the answer echoes the id the client sent, while usage, metrics and budgets record the model's `id`. An alias may not be another model's id or alias.
+   *
+   * @maxItems 32
+   */
+  aliases?: string[];
+  /**
+   * chat, evaluation, image, video, or a kind an endpoint of the catalogue declares (`modelKind`: embedding, moderation, transcription, speech, rerank, ...).
+   */
+  kind: string;
   /**
    * Several channels may serve this id when each declares fallback; they are tried by priority.
    */
@@ -681,10 +771,26 @@ export interface ModelConfig {
    * Chat models on an OpenAI chat protocol: continues a final assistant message sent with `prefix: true` (DeepSeek, Mistral). Without it a translated request ending in an assistant turn is refused (400), since the model would start a new message. Never sent upstream.
    */
   prefill: boolean;
+  /**
+   * Chat models on an Anthropic Messages protocol: takes structured outputs (`output_config.format` and strict tools). A translated json_schema format becomes `output_config.format` and a strict tool a strict tool; without it a json format is answered through one forced tool, and a strict tool is refused. Never sent upstream.
+   */
+  structuredOutputs: boolean;
+  /**
+   * The day (UTC, YYYY-MM-DD) the vendor deprecated the model. Answers for it carry a `deprecation` header (RFC 9745, `@<unix seconds>`; a future day is sent too, as the RFC allows) and GET /v1/models shows it; check-config warns once the day has passed.
+   */
+  deprecatedAt?: string;
+  /**
+   * The day (UTC, YYYY-MM-DD) the vendor stops serving the model. Answers carry a `sunset` header (RFC 8594). From that day the model is never sent upstream: a request for it is refused (404, naming the replacement) or served by `replacement`, as `channels.retiredModels` says; check-config warns. In a fallback group only the entries past their own day are skipped.
+   */
+  retiresAt?: string;
+  /**
+   * Id (or alias) of the model the vendor recommends instead, of the same kind: named in the refusal of a retired model, or serving its requests (channels.retiredModels: replace).
+   */
+  replacement?: string;
   limits?: ModelLimits;
 }
 /**
- * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "price".
@@ -732,6 +838,22 @@ export interface PriceConfig {
         [k: string]: number;
       };
   perVideoSecond?: number;
+  /**
+   * Per minute of audio (transcription), charged by the second: the `seconds` the usage mapping reports, else the upload's duration as the gateway measured it (`pipeline.durationOf`). Reserved as the measured duration, or `media.maxAudioSeconds` of the model (default 3600) when it cannot be measured; neither known at settlement: the reservation is charged.
+   */
+  perMinute?: number;
+  /**
+   * Per million characters of the request field the endpoint names (`pipeline.charactersOf`; speech: `input`), counted by the gateway.
+   */
+  perMillionCharacters?: number;
+  /**
+   * Per thousand search units (rerank), from the `searches` the usage mapping reports. Estimated as Cohere counts them: one unit per query of up to 100 documents, a document over 500 tokens (the query's included) counting once per 500, each byte taken as a token.
+   */
+  perThousandSearches?: number;
+  /**
+   * The model costs nothing (moderation). Its calls are still counted in usage.
+   */
+  free?: true;
 }
 /**
  * Per-model overrides of its protocol's evaluate section (logprobs mode).
@@ -801,7 +923,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported.
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Units other than tokens, for models priced by them: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`).
    */
   tokens: unknown;
 }
@@ -1205,7 +1327,7 @@ export interface TranslationSchema {
    */
   request: unknown;
   /**
-   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
+   * Mapping from the upstream answer to the client answer. Scope: body, request (the client body), target (the model entry), model (client id), usage (as the operation's usage mapping reads it), cost, now (unix seconds), id (request id), maps.
    */
   response: unknown;
   /**
@@ -1219,13 +1341,13 @@ export interface TranslationSchema {
    */
   stream?: {
     /**
-     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), maps. Events not listed are ignored.
+     * SSE event name (`message` when the upstream names none) to a mapping yielding a list of stream operations: start {id}, text {key, text}, refusal {key, text}, tool_start {key, id, name}, tool_args {key, json}, block_stop {key}, stop {reason, sequence}, done, error {type} (usage is read by the operation's `usage` block). Scope: event (parsed data), raw (data text), request (the client body), target (the model entry), maps. Events not listed are ignored.
      */
     decode: {
       [k: string]: unknown;
     };
     /**
-     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
+     * Client-side operation to a mapping yielding a list of client events {event?, data}. Scope: op (finish: {reason, sequence, refused}), message {id, model, created}, usage, estimate {inputTokens} (counted locally for a translated Messages stream, else 0), cost, request (the client body), errors {openai, anthropic}, output (Responses clients: the finished items, each with its whole text or arguments; block_stop's op carries them too), maps.
      */
     encode: {
       start: unknown;

@@ -17,7 +17,7 @@ export function registerAuditRoutes(app: FastifyInstance, services: DashboardDep
     const rows = page.data.map((r) => ({
       id: r.id,
       at: r.at.replace('T', ' ').slice(0, 19) + ' UTC',
-      actor: r.actor.kind === 'user' ? (emails.get(r.actor.id) ?? r.actor.id) : `${r.actor.kind === 'cli' ? 'CLI' : 'admin token'} ${r.actor.id}`,
+      actor: r.actor.kind === 'user' ? (emails.get(r.actor.id) ?? r.actor.id) : `${{ cli: 'CLI', gateway: 'gateway', admin_token: 'admin token' }[r.actor.kind] ?? r.actor.kind} ${r.actor.id}`,
       action: r.action,
       target: r.target_id ?? '',
       before: compact(r.before),

@@ -156,7 +156,9 @@ async function finishSignIn(services: DashboardDeps, sso: SsoConfig, req: Fastif
   const userId = await applyMemberships(services, req, sso, email, memberships);
   await startSession(services, req, userId);
   req.log.info({ userId }, 'dashboard: signed in with single sign-on');
-  return reply.redirect('/dashboard/files', 303);
+  // A page of this site, not a redirect: this answer ends a navigation the provider's site started, so a browser keeps
+  // the SameSite=Strict session cookie off a redirect that follows it; the page's own navigation is same-site.
+  return reply.view('signed-in', { title: 'Signed in', continueTo: '/dashboard/files' });
 }
 
 /** The ID token's claims (with userinfo's when it leaves out the email), or why the answer was refused. */

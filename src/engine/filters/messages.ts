@@ -1,4 +1,5 @@
 // Filters the messages <-> chat mappings need where Liquid alone cannot say it: refusals, block text, JSON and image sources.
+import { createHash } from 'node:crypto';
 import { ECHO_LIMIT, TranslationError } from '../../errors.js';
 
 interface Block {
@@ -27,6 +28,17 @@ export const filters = {
         return b.text ?? '';
       })
       .join(String(separator));
+  },
+
+  /**
+   * An end-user id within what the other vendor accepts (`limit` characters): kept when it fits, else its SHA-256 in hex,
+   * cut to the limit, which stays one stable opaque id per user.
+   */
+  bounded_id: (value: unknown, limit: unknown) => {
+    if (value === undefined || value === null || value === '') return null;
+    const text = String(value);
+    const most = Number(limit);
+    return text.length <= most ? text : createHash('sha256').update(text).digest('hex').slice(0, most);
   },
 
   /** A string or a list as a list (OpenAI `stop` may be either). */

@@ -5,13 +5,22 @@ import type { SseEvent } from '../sse.js';
 import type { ChatTranslator, StreamMapper } from '../translator.js';
 import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError } from '../passthrough.js';
 
+/** Characters of relayed delta JSON counted as one output token (English text runs about four characters a token). */
+const BYTES_PER_TOKEN = 4;
+
 export const anthropicMessagesPassthrough: ChatTranslator = {
   operation: 'chat',
   request: (body, ctx) => relayedBody(body, ctx),
   response: (body, ctx) => relayedAnswer(body, ctx),
   stream(ctx) {
+    // Bytes of the content deltas relayed: a stream cut short is charged their tokens as its output (an estimate that errs high).
+    let streamed = 0;
     const mapper: StreamMapper = {
       push(event: SseEvent, parse) {
+        if (event.event === 'content_block_delta') {
+          streamed += event.data.length;
+          return [event];
+        }
         // Only the two events that carry the model or the final usage are parsed; the rest go out byte for byte.
         if (event.event === 'message_start') {
           const data = jsonObject(parse(), ctx);
@@ -24,6 +33,7 @@ export const anthropicMessagesPassthrough: ChatTranslator = {
         return [event];
       },
       end: () => [],
+      streamedOutputTokens: () => Math.ceil(streamed / BYTES_PER_TOKEN),
       fail: (error: GatewayError) => [{ event: 'error', data: JSON.stringify(anthropicEnvelope(error)) }],
     };
     return mapper;

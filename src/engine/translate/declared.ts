@@ -94,7 +94,7 @@ export function buildTranslator(config: { templates: TemplateSet }, protocol: Pr
     response(body, ctx) {
       try {
         const usage = ctx.usage();
-        const scope = { body, request: ctx.request ?? {}, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(clock() / 1000), id: ctx.requestId, maps };
+        const scope = { body, request: ctx.request ?? {}, target: ctx.route.model, model: ctx.clientModel, usage, cost: usage ? ctx.costOf(usage) : null, now: Math.floor(clock() / 1000), id: ctx.requestId, maps };
         return renderResponse(scope) as Record<string, unknown>;
       } catch (err) {
         return asUpstreamFault(err, ctx);

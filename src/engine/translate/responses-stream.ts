@@ -13,6 +13,9 @@ interface OutputItem extends Block {
   arguments: string;
   /** Its block was closed: an item cut short by a failure is `incomplete` in response.failed. */
   done: boolean;
+  /** A thinking block's signature, or a redacted block's data (sealed into the reasoning item's encrypted_content). */
+  signature?: string;
+  data?: string;
 }
 
 export class ResponsesStreamMachine extends StreamMachine {
@@ -28,12 +31,14 @@ export class ResponsesStreamMachine extends StreamMachine {
   }
 
   protected override emit(step: EncodeStep, scope: Record<string, unknown>, out: SseEvent[]) {
-    const op = scope.op as (Block & { text?: string; json?: string }) | undefined;
+    const op = scope.op as (Block & { text?: string; json?: string; signature?: string; data?: string }) | undefined;
     if (step === 'block_start' && op) this.items[op.index] = { ...op, text: '', arguments: '', done: false };
     else if (step === 'delta' && op) {
       const item = this.items[op.index];
       if (op.text) item.text += op.text;
       if (op.json) item.arguments += op.json;
+      if (op.signature) item.signature = (item.signature ?? '') + op.signature;
+      if (op.data) item.data = (item.data ?? '') + op.data;
     } else if (step === 'block_stop' && op) {
       const item = this.items[op.index];
       item.done = true;

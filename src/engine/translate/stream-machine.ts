@@ -12,6 +12,8 @@ type UpstreamOp =
   | { op: 'start'; id?: string }
   | { op: 'text'; key?: Key; text?: string }
   | { op: 'refusal'; key?: Key; text?: string }
+  /** Thinking (Anthropic): its text, its signature, or a redacted block's data, as they arrive. */
+  | { op: 'thinking'; key?: Key; text?: string; signature?: string; data?: string }
   | { op: 'tool_start'; key: Key; id: string; name: string }
   | { op: 'tool_args'; key: Key; json?: string }
   | { op: 'block_stop'; key?: Key }
@@ -24,7 +26,7 @@ export type EncodeStep = 'start' | 'block_start' | 'delta' | 'block_stop' | 'fin
 export interface Block {
   index: number;
   /** `refusal`: the model's refusal text (chat `refusal`), which each client dialect frames its own way. */
-  type: 'text' | 'refusal' | 'tool_use';
+  type: 'text' | 'refusal' | 'tool_use' | 'thinking';
   key: Key;
   /** Position among tool blocks only (OpenAI numbers tool calls on their own). */
   tool_index?: number;
@@ -78,7 +80,7 @@ export class StreamMachine implements StreamMapper {
     if (!decode || this.finished) return [];
     // An object is JSON the upstream must get right (a SyntaxError here is a malformed upstream); anything else (`[DONE]`) stays raw.
     const parsed = event.data.charCodeAt(0) === 123 ? parse() : null;
-    const ops = decode({ event: parsed, raw: event.data, maps: this.spec.maps }) as UpstreamOp[];
+    const ops = decode({ event: parsed, raw: event.data, request: this.request, target: this.ctx.route.model, maps: this.spec.maps }) as UpstreamOp[];
     const out: SseEvent[] = [];
     for (const op of ops) this.apply(op, out);
     return out;
@@ -110,14 +112,16 @@ export class StreamMachine implements StreamMapper {
     if (!this.started) this.begin(op.op === 'start' ? op.id : undefined, out);
     switch (op.op) {
       case 'text':
-      case 'refusal': {
+      case 'refusal':
+      case 'thinking': {
         let block = this.current;
         if (!block || block.type !== op.op || block.key !== op.key) {
           this.release(out);
           block = this.open({ type: op.op, key: op.key }, out);
         }
         if (op.op === 'refusal') this.refused = true;
-        if (op.text) this.emit('delta', { op: { ...block, text: op.text } }, out);
+        if (op.op === 'thinking' && (op.text || op.signature || op.data)) this.emit('delta', { op: { ...block, text: op.text ?? '', signature: op.signature, data: op.data } }, out);
+        else if (op.text) this.emit('delta', { op: { ...block, text: op.text } }, out);
         return;
       }
       case 'tool_start': {
@@ -134,6 +138,11 @@ export class StreamMachine implements StreamMapper {
       }
       case 'tool_args': {
         const block = this.tools.get(op.key);
+        // A tool call the client reads as text (a structured output answered through a forced tool): its arguments are the text.
+        if (!block && this.current?.type === 'text' && this.current.key === op.key) {
+          if (op.json) this.emit('delta', { op: { ...this.current, text: op.json } }, out);
+          return;
+        }
         if (!block) throw new UpstreamError(`channel "${this.ctx.route.channel.id}" streamed arguments for a tool call it never started`);
         if (!op.json) return;
         if ('json' in block) block.json += op.json;
@@ -205,6 +214,7 @@ export class StreamMachine implements StreamMapper {
       ...scope,
       message: this.message,
       usage: this.usage() ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 },
+      estimate: { inputTokens: this.ctx.inputEstimate ?? 0 },
       request: this.request,
       maps: this.spec.maps,
     }) as { event?: string; data: unknown }[];

@@ -1,0 +1,26 @@
+// What usage an honest upstream can report: beyond what a model's declared limits allow it is impossible, charged the
+// reservation and logged, never booked as overage (DESIGN.md section 5, Billing). One place for every path: the usage
+// reader of chat, Messages, Responses, images and evaluate, and the settlement of a task.
+import type { ModelLimits, ModelRoute } from '../config/types.js';
+
+/**
+ * Why `tokens` are impossible for a model with `limits` answering `choices` times, or undefined: input and output together
+ * may not pass contextTokens + maxOutputTokens per choice. A model without limits is not bounded here.
+ */
+export function impossibleTokens(limits: ModelLimits | undefined, tokens: { inputTokens: number; outputTokens: number }, choices = 1): string | undefined {
+  if (!limits) return undefined;
+  const most = (limits.contextTokens + limits.maxOutputTokens) * choices;
+  const total = tokens.inputTokens + tokens.outputTokens;
+  return total > most ? `usage reports ${total} tokens, more than the model's limits allow (${most})` : undefined;
+}
+
+/**
+ * Why a task's billed units are impossible, or undefined: output tokens past the model's limits.maxOutputTokens, seconds
+ * past the longest video the model makes (`maxSeconds`, which requests are held to), more than the one image a task asks for.
+ */
+export function impossibleTaskUnits(route: ModelRoute, units: { count: number; unit: 'seconds' | 'images' | 'tokens' }, maxSeconds: number): string | undefined {
+  const { count, unit } = units;
+  const most = unit === 'tokens' ? route.model.limits?.maxOutputTokens : unit === 'seconds' ? maxSeconds : 1;
+  if (most === undefined || count <= most) return undefined;
+  return `usage reports ${count} ${unit}, more than the model's limits allow (${most})`;
+}

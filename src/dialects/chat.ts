@@ -1,0 +1,117 @@
+// The chat dialects (OpenAI chat, Anthropic Messages, Responses): inputs, map request (pass-through or by protocol pair), and
+// the answer or the stream mapped back with its outputs and settlement; run.ts sends and settles failures.
+import { renderCost, tokenCostMicros } from '../billing/cost.js';
+import type { Charge } from '../billing/meter.js';
+import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
+import { billingConfig } from '../billing/config.js';
+import type { ModelRoute } from '../config/types.js';
+import { resolveCallModel } from '../pipeline/resolve.js';
+import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
+import type { TokenUsage } from '../billing/cost.js';
+import { isPassthrough, translatorFor } from '../engine/translators.js';
+import type { Call } from '../pipeline/call.js';
+import { expectEventStream, readJsonObject } from '../pipeline/decode.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import { forwardedHeaders, type Sent } from '../pipeline/send.js';
+import { SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
+import { relayStream } from '../pipeline/stream.js';
+import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
+import { resolveInputs } from '../pipeline/inputs.js';
+import { archiveOutputs } from '../pipeline/outputs.js';
+import { keepingItems, recordResponseId, recordTranslatedItems } from '../pipeline/provider-ids.js';
+import { countMessagesTokens } from '../engine/count-tokens.js';
+
+interface ChatPlan {
+  routes: ModelRoute[];
+  /** Each route's translator, in the order of `routes`. */
+  translators: ChatTranslator[];
+  /** The last route's mapped request and what its translator sees: the route that answers is the last one mapped. */
+  mapped?: { ctx: ChatContext; document: Record<string, unknown>; estimate?: Promise<number | undefined> };
+}
+
+/** What a translator sees of one call on one route; its methods are shared, not made for every request. */
+class ChatContext implements TranslateContext {
+  readonly clientModel: string;
+  readonly requestId: string;
+  readonly request: Record<string, unknown>;
+  /** Set once the answer's operation is known: how to read its usage. */
+  reader?: UsageReader;
+  /** A translated Messages stream's input tokens, counted locally (its message_start says them). */
+  inputEstimate?: number;
+
+  constructor(
+    call: Call,
+    readonly route: ModelRoute,
+    private readonly charge: Charge,
+  ) {
+    this.clientModel = call.body.model as string;
+    this.requestId = call.requestId;
+    this.request = call.body;
+  }
+
+  reservedCost() {
+    return renderCost({ micros: this.charge.ref.amountMicros, currency: this.charge.ref.currency });
+  }
+
+  usage() {
+    return this.reader?.counts();
+  }
+
+  costOf(counts: TokenUsage) {
+    const price = this.route.model.price;
+    return renderCost({ micros: tokenCostMicros(price, counts), currency: price.currency });
+  }
+}
+
+/** The request's input tokens by the route's local tokenizer (its protocol's encoding); never fails the request. */
+const inputEstimate = (call: Call, route: ModelRoute): Promise<number | undefined> =>
+  countMessagesTokens(call.body, route.protocol.tokenizer?.encoding ?? 'o200k_base').then((count) => count.tokens, () => undefined);
+
+/** decode and map the answer, or relay the stream: usage read, outputs archived, the answer settled as it goes out. */
+async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge): Promise<unknown> {
+  const translator = plan.translators[plan.routes.indexOf(sent.route)];
+  const { ctx, document, estimate } = plan.mapped!;
+  // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
+  const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
+  const usage = usageReaderFor(call.config, sent, translator.operation, choices);
+  ctx.reader = usage;
+  const streamFlag = sent.operation.streamFlag;
+  if (sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true)) {
+    await expectEventStream(sent);
+    if (estimate) ctx.inputEstimate = await estimate;
+    const mapper = translator.stream(ctx, call.body);
+    return relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge);
+  }
+  // decode and map the answer; it is sent while its settlement commits.
+  const answer = await readJsonObject(sent);
+  await recordResponseId(call, answer);
+  usage.fromAnswer(answer);
+  usage.counts();
+  // outputs: media the answer carries are archived before it is mapped and sent.
+  await archiveOutputs(call, sent.operation.outputs?.answer, answer);
+  const mapped = translator.response(answer, ctx);
+  if (!isPassthrough(translator)) await recordTranslatedItems(call, mapped);
+  return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
+}
+
+export function chatDialect(operation: string): Dialect<ChatPlan> {
+  return {
+    resolve(call) {
+      const routes = resolveCallModel(call, call.body.model, 'chat');
+      return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
+    },
+    inputs: (call, plan) => resolveInputs(call, plan.routes),
+    estimate: (call, plan) => estimateChatMicros(plan.routes, call.body, call.bodyBytes, billingConfig(call.config).defaultLimits),
+    // map request, route by route (a translation refusal is a 400 before anything is sent).
+    request(call, plan, route, index, charge) {
+      const translator = plan.translators[index];
+      const ctx = new ChatContext(call, route, charge);
+      const document = translator.request(call.body, ctx);
+      // A translated Messages stream starts by saying its input tokens: counted locally while the upstream works on it.
+      const estimate = call.body.stream === true && call.dialect === 'anthropic-messages' && !isPassthrough(translator) ? inputEstimate(call, route) : undefined;
+      plan.mapped = { ctx, document, estimate };
+      return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.headers, route) : undefined };
+    },
+    answer: chatAnswer,
+  };
+}

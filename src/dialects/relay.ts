@@ -1,0 +1,190 @@
+// The relay: any endpoint family the catalogue declares without a dialect of its own (embeddings, moderation, audio,
+// rerank, ...). The request passes through with only `model` mapped (a form keeps its file names); the answer is relayed
+// as the entry says (JSON gaining `cost`, text or bytes with an `x-cost` header); usage is read by the protocol
+// operation's mapping and priced in the model's own units.
+import { pipeline } from 'node:stream/promises';
+import { FormData } from 'undici';
+import { billingConfig } from '../billing/config.js';
+import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
+import { estimateRelayMicros, searchUnitsBound } from '../billing/estimate.js';
+import type { Charge } from '../billing/meter.js';
+import type { EndpointConfig, ModelRoute, PriceConfig } from '../config/types.js';
+import { relayedAs } from '../engine/passthrough.js';
+import { resolveCallModel } from '../pipeline/resolve.js';
+import { servesOperation } from '../engine/translators.js';
+import { TranslationError } from '../errors.js';
+import { schemaError } from '../http/schema-error.js';
+import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
+import type { Call } from '../pipeline/call.js';
+import { readBounded, readJsonObject } from '../pipeline/decode.js';
+import type { Dialect } from '../pipeline/dialect.js';
+import type { Sent } from '../pipeline/send.js';
+import { SettlingAnswer } from '../pipeline/settle.js';
+import { usageReaderFor } from '../pipeline/usage.js';
+import type { PipelineSpec } from './spec.js';
+import { readRelayForm, type RelayForm } from './relay-form.js';
+
+interface RelayPlan {
+  routes: ModelRoute[];
+  /** The request's fields: its JSON body, or a form's text fields. */
+  fields: Record<string, unknown>;
+  form?: RelayForm;
+  /** How the answer comes back for this request. */
+  answer: 'json' | 'text' | 'binary';
+}
+
+/** The answer kind of one request: the entry's, or text when the request asks for a text format. */
+function answerKind(spec: PipelineSpec, fields: Record<string, unknown>): RelayPlan['answer'] {
+  const when = spec.textWhen;
+  if (when && typeof fields[when.field] === 'string' && when.values.includes(fields[when.field] as string)) return 'text';
+  return spec.answer ?? 'json';
+}
+
+/** Characters of the field a `perMillionCharacters` price counts (code points, as vendors count them). */
+function charactersOf(spec: PipelineSpec, fields: Record<string, unknown>): number | undefined {
+  if (!spec.charactersOf) return undefined;
+  const value = fields[spec.charactersOf];
+  if (typeof value !== 'string') return 0;
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
+/** The upstream request: the client's JSON (its own text, model replaced), or its form with the model replaced. */
+function outgoing(call: Call, plan: RelayPlan, route: ModelRoute): unknown {
+  const model = route.model.upstream ?? route.model.id;
+  if (!plan.form) return relayedAs(call.body, model);
+  const form = new FormData();
+  for (const [name, value] of Object.entries({ ...plan.form.fields, model })) {
+    for (const item of Array.isArray(value) ? value : [value]) form.append(name, String(item));
+  }
+  for (const file of plan.form.files) form.append(file.field, new Blob([new Uint8Array(file.bytes)], { type: file.contentType }), file.filename);
+  return form;
+}
+
+/** The x-cost header's value: `{"amount": ..., "currency": "USD"}`. */
+const costHeader = (micros: number, currency: string) => JSON.stringify(renderCost({ micros, currency }));
+
+/** What the gateway measured of the request itself. */
+interface Measured {
+  characters?: number;
+  seconds?: number;
+}
+
+const tokenPrices = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'cacheWritePerMillion', 'audioInputPerMillion', 'audioOutputPerMillion'] as const;
+
+/**
+ * What the call is charged by: the usage the upstream reported with what the gateway measured (characters, seconds of audio), when together
+ * they cover every unit the price counts; undefined otherwise (a token-priced model that reported no tokens), and the
+ * reservation is charged instead.
+ */
+function settlementCounts(price: PriceConfig, reported: TokenUsage | undefined, measured: Measured): TokenUsage | undefined {
+  const { characters } = measured;
+  if (price.free) return reported ?? { inputTokens: 0, outputTokens: 0 };
+  if (tokenPrices.some((name) => price[name]) && !reported) return undefined;
+  // Audio seconds the vendor did not report: the upload's measured duration, billed by the started second.
+  if (price.perMinute && reported?.seconds === undefined) {
+    if (measured.seconds === undefined) return undefined;
+    reported = { inputTokens: 0, outputTokens: 0, ...reported, seconds: Math.ceil(measured.seconds) };
+  }
+  if (price.perThousandSearches && reported?.searches === undefined) return undefined;
+  if (price.perMillionCharacters && characters === undefined) return undefined;
+  return { inputTokens: 0, outputTokens: 0, ...reported, ...(characters === undefined ? {} : { characters }) };
+}
+
+/** Settles the charge from `counts` (the reservation when there are none); returns the micros the answer reports. */
+async function settle(call: Call, charge: Charge, route: ModelRoute, counts: TokenUsage | undefined): Promise<number> {
+  if (!counts) {
+    call.log.warn({ channel: route.channel.id }, 'upstream reported no usage; charging the reserved worst case');
+    return (await charge.settleReserved()).chargedMicros;
+  }
+  const costMicros = tokenCostMicros(route.model.price, counts);
+  const outcome = await charge.settle({ costMicros, inputTokens: counts.inputTokens, outputTokens: counts.outputTokens, units: counts.seconds ?? counts.searches ?? counts.characters, route });
+  if (outcome.overageMicros > 0) call.log.warn({ channel: route.channel.id, overageMicros: outcome.overageMicros }, 'upstream usage cost more than the reservation; charged in full, overage recorded');
+  return costMicros;
+}
+
+/** A JSON answer: the vendor's fields as they came (its `model` named back as the client sent it), plus `cost`. */
+function jsonAnswer(answer: Record<string, unknown>, clientModel: unknown, cost: { amount: number; currency: string }): Record<string, unknown> {
+  const changes: Record<string, unknown> = { ...(typeof answer.model === 'string' ? { model: clientModel } : {}), cost };
+  const document = { ...answer, ...changes };
+  const text = sourceTextOf(answer);
+  if (text !== undefined) {
+    const relayed = replaceTopLevel(text, Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, JSON.stringify(v)])));
+    if (relayed !== undefined) sendAsText(document, relayed);
+  }
+  return document;
+}
+
+/** Text or bytes relayed with the cost in a header: text read within the answer limit, bytes piped as they arrive. */
+async function relayBody(call: Call, sent: Sent, plan: RelayPlan, costMicros: number): Promise<void> {
+  const head = {
+    'content-type': String(sent.response.headers['content-type'] ?? (plan.answer === 'text' ? 'text/plain; charset=utf-8' : 'application/octet-stream')),
+    'x-cost': costHeader(costMicros, sent.route.model.price.currency),
+    'x-request-id': call.requestId,
+  };
+  if (plan.answer === 'text') {
+    const text = await readBounded(sent);
+    call.openStream({ ...head, 'content-length': String(Buffer.byteLength(text)) }, false).end(text);
+    return;
+  }
+  const res = call.openStream(head, true);
+  try {
+    await pipeline(sent.response.body, res);
+  } catch (err) {
+    // The head is out: a broken upstream body ends the client's response early, which is all the client can be told.
+    if (!res.destroyed) res.destroy(err as Error);
+    if (!call.clientGone) call.log.warn({ err, channel: sent.route.channel.id }, 'the upstream body broke off while relayed');
+  }
+}
+
+/** decode, settle and answer: JSON with its cost, or text and bytes relayed with an x-cost header. */
+async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
+  const usage = usageReaderFor(call.config, sent, spec.operation);
+  const measured: Measured = { characters: charactersOf(spec, plan.fields), seconds: plan.form?.seconds };
+  if (plan.answer === 'json') {
+    const answer = await readJsonObject(sent);
+    usage.fromAnswer(answer);
+    const counts = settlementCounts(sent.route.model.price, usage.counts(), measured);
+    const costMicros = counts ? tokenCostMicros(sent.route.model.price, counts) : charge.ref.amountMicros;
+    const cost = renderCost({ micros: costMicros, currency: sent.route.model.price.currency });
+    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined));
+  }
+  // Text and bytes carry no usage: what the gateway measured, else the reservation.
+  const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, measured));
+  await relayBody(call, sent, plan, costMicros);
+  return undefined;
+}
+
+/** The dialect of a relayed family: its catalogue entry says everything that differs. */
+export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dialect<RelayPlan, RelayForm | undefined> {
+  const kind = endpoint.modelKind;
+  if (!kind) throw new Error(`endpoint "${endpoint.name}": a relay needs the modelKind it serves`);
+  return {
+    read: endpoint.multipart
+      ? async (call) => {
+          const form = await readRelayForm(call, spec);
+          if (endpoint.requestSchema) {
+            const validate = call.services.schemas.validator(endpoint.requestSchema);
+            if (!validate(form.fields)) throw schemaError(validate.errors![0]);
+          }
+          return form;
+        }
+      : undefined,
+    resolve(call, form) {
+      const fields = form ? form.fields : call.body;
+      const routes = resolveCallModel(call, fields.model, kind);
+      for (const route of routes) {
+        if (!servesOperation(route, spec.operation)) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no "${spec.operation}" operation`, 'model');
+      }
+      return { routes, fields, form, answer: answerKind(spec, fields) };
+    },
+    estimate(call, plan) {
+      const searches = spec.searches && searchUnitsBound(plan.fields[spec.searches.query], plan.fields[spec.searches.documents], spec.searches.documentsPerSearch, spec.searches.tokensPerDocument);
+      const measure = { bodyBytes: plan.form ? plan.form.used : call.bodyBytes, characters: charactersOf(spec, plan.fields), searches: searches || undefined, seconds: plan.form?.seconds };
+      return estimateRelayMicros(plan.routes, measure, billingConfig(call.config).defaultLimits);
+    },
+    request: (call, plan, route) => ({ operation: spec.operation, document: outgoing(call, plan, route) }),
+    answer: (call, plan, sent, charge) => relayAnswer(call, spec, plan, sent, charge),
+  };
+}

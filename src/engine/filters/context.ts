@@ -1,0 +1,113 @@
+// Anthropic context editing (`context_management.edits`) on a channel that has none: what the translation already does is
+// accepted, tool-result clearing is done here as Anthropic documents it, and any other edit is refused by name.
+import { clientValue, TranslationError } from '../../errors.js';
+
+type Block = Record<string, unknown>;
+type Message = { role?: unknown; content?: unknown };
+interface Threshold {
+  type?: unknown;
+  value?: unknown;
+}
+interface ClearToolUses {
+  type: string;
+  trigger?: Threshold;
+  keep?: Threshold;
+  clear_at_least?: Threshold;
+  exclude_tools?: unknown;
+  clear_tool_inputs?: unknown;
+}
+
+/** What a cleared tool result says instead (Anthropic replaces it with placeholder text so the model knows it was removed). */
+export const CLEARED = '[cleared]';
+/** Anthropic's defaults: clear once the prompt passes 100,000 input tokens, keeping the 3 most recent tool uses. */
+const DEFAULT_TRIGGER = 100_000;
+const DEFAULT_KEEP = 3;
+/** Input tokens are estimated here at 4 characters of JSON each (the trigger is a threshold, not a bill). */
+const CHARS_PER_TOKEN = 4;
+
+/** Edits the translation already makes: thinking blocks never cross to a chat channel, so clearing them changes nothing. */
+const NO_OPS = new Set(['clear_thinking_20251015']);
+const CLEAR_TOOL_USES = /^clear_tool_uses_\d{8}$/;
+
+const refuse = (message: string): never => {
+  throw new TranslationError(message, 'context_management');
+};
+
+const estimate = (value: unknown) => Math.ceil((JSON.stringify(value) ?? '').length / CHARS_PER_TOKEN);
+
+function count(threshold: Threshold | undefined, types: string[], fallback: { type: string; value: number }, name: string): { type: string; value: number } {
+  if (threshold === undefined || threshold === null) return fallback;
+  if (typeof threshold !== 'object' || !types.includes(String(threshold.type)) || !Number.isSafeInteger(threshold.value) || (threshold.value as number) < 0) {
+    return refuse(`context_management ${name} must be {type: ${types.join(' | ')}, value: a count}`);
+  }
+  return { type: String(threshold.type), value: threshold.value as number };
+}
+
+/** Tool uses in order, each with its result (if the conversation has one yet). */
+function toolUses(messages: Message[]) {
+  const uses: { use: Block; result?: Block }[] = [];
+  const byId = new Map<unknown, { use: Block; result?: Block }>();
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const block of m.content as Block[]) {
+      if (block?.type === 'tool_use') {
+        const entry = { use: block };
+        uses.push(entry);
+        byId.set(block.id, entry);
+      } else if (block?.type === 'tool_result') {
+        const entry = byId.get(block.tool_use_id);
+        if (entry) entry.result = block;
+      }
+    }
+  }
+  return uses;
+}
+
+/** The messages with the oldest tool results (and, if asked, their inputs) replaced, as `clear_tool_uses_*` does. */
+function clearToolUses(body: Record<string, unknown>, messages: Message[], edit: ClearToolUses): Message[] {
+  const trigger = count(edit.trigger, ['input_tokens', 'tool_uses'], { type: 'input_tokens', value: DEFAULT_TRIGGER }, 'trigger');
+  const keep = count(edit.keep, ['tool_uses'], { type: 'tool_uses', value: DEFAULT_KEEP }, 'keep');
+  const atLeast = count(edit.clear_at_least, ['input_tokens'], { type: 'input_tokens', value: 0 }, 'clear_at_least');
+  if (edit.exclude_tools !== undefined && (!Array.isArray(edit.exclude_tools) || edit.exclude_tools.some((t) => typeof t !== 'string'))) {
+    return refuse('context_management exclude_tools must be a list of tool names');
+  }
+  const inputs = edit.clear_tool_inputs;
+  if (inputs !== undefined && inputs !== null && typeof inputs !== 'boolean' && !(Array.isArray(inputs) && inputs.every((t) => typeof t === 'string'))) {
+    return refuse('context_management clear_tool_inputs must be a boolean or a list of tool names');
+  }
+  const uses = toolUses(messages);
+  const size = trigger.type === 'tool_uses' ? uses.length : estimate([body.system, messages, body.tools]);
+  if (size <= trigger.value) return messages;
+  const excluded = new Set((edit.exclude_tools as string[] | undefined) ?? []);
+  const clearInput = (name: unknown) => inputs === true || (Array.isArray(inputs) && inputs.includes(String(name)));
+  const candidates = uses.slice(0, Math.max(0, uses.length - keep.value)).filter((u) => !excluded.has(String(u.use.name)));
+  const cleared = candidates.reduce((n, u) => n + estimate(u.result?.content) + (clearInput(u.use.name) ? estimate(u.use.input) : 0), 0);
+  if (candidates.length === 0 || cleared < atLeast.value) return messages;
+  const replaced = new Map<Block, Block>();
+  for (const u of candidates) {
+    if (u.result) replaced.set(u.result, { ...u.result, content: CLEARED });
+    if (clearInput(u.use.name)) replaced.set(u.use, { ...u.use, input: {} });
+  }
+  return messages.map((m) => (Array.isArray(m.content) && (m.content as Block[]).some((b) => replaced.has(b)) ? { ...m, content: (m.content as Block[]).map((b) => replaced.get(b) ?? b) } : m));
+}
+
+export const filters = {
+  /**
+   * An Anthropic request's messages with its `context_management.edits` applied: `clear_thinking_*` edits are no-ops (a chat
+   * channel never gets thinking), `clear_tool_uses_*` clears older tool results; any other edit is refused by name.
+   */
+  context_edits: (body: unknown) => {
+    const request = (body ?? {}) as Record<string, unknown>;
+    let messages = (Array.isArray(request.messages) ? request.messages : []) as Message[];
+    const management = request.context_management as { edits?: unknown } | null | undefined;
+    if (management === undefined || management === null) return messages;
+    if (typeof management !== 'object' || (management.edits !== undefined && !Array.isArray(management.edits))) return refuse('context_management must be {edits: [...]}');
+    for (const edit of (management.edits ?? []) as ClearToolUses[]) {
+      const type = String(edit?.type);
+      if (NO_OPS.has(type)) continue;
+      if (CLEAR_TOOL_USES.test(type)) messages = clearToolUses(request, messages, edit);
+      else refuse(`context_management edit ${clientValue(type)} cannot be applied on this channel: only clear_thinking_20251015 (thinking never crosses) and clear_tool_uses_* (emulated) can`);
+    }
+    return messages;
+  },
+};

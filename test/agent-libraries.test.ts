@@ -1,0 +1,217 @@
+// The client libraries people point at a gateway (issue 34): the Vercel AI SDK 6 (ai 6.0.325, @ai-sdk/openai 3.0.141,
+// @ai-sdk/anthropic 3.0.140) and LangChain JS (@langchain/openai 1.5.8, @langchain/anthropic 1.5.11, @langchain/core
+// 1.4.0), the newest that run on Node 20, against a listening gateway, on pass-through and translated routes, with fakes
+// that enforce the vendors' rules (test/kit/fake-claude.ts). Every answer is billed at list price.
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { tool as lcTool } from '@langchain/core/tools';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateObject, generateText, stepCountIs, streamObject, streamText, tool, type LanguageModel } from 'ai';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { FakeUpstream } from './kit/fake-upstream.js';
+import { installClaude, type FakeClaude } from './kit/fake-claude.js';
+import { installResponses, type ResponsesScript } from './kit/fake-responses.js';
+import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+
+let fake: FakeUpstream;
+let claude: FakeClaude;
+let gw: TestGateway;
+let responses: ResponsesScript;
+
+const price = 'price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }';
+const claudeModels = `  - id: claude-thinks
+    upstream: claude-old
+    kind: chat
+    thinking: true
+    ${price}
+  - id: claude-structured
+    upstream: claude-new
+    kind: chat
+    thinking: true
+    structuredOutputs: true
+    ${price}
+`;
+const chatModels = `  - id: gpt-plain
+    upstream: upstream-chat
+    kind: chat
+    ${price}
+`;
+const chatOnlyModels = `  - id: vendor-chat
+    upstream: upstream-chat
+    kind: chat
+    ${price}
+`;
+
+const city = z.object({ name: z.string(), country: z.string() });
+const weatherArgs = z.object({ city: z.string() });
+/** The weather answer every fake gives once the tool has answered. */
+const FINAL = 'It is 21C in Paris.';
+
+beforeAll(async () => {
+  fake = await FakeUpstream.start();
+  claude = installClaude(fake);
+  claude.structured.add('claude-new');
+  responses = installResponses(fake);
+  // The OpenAI chat fakes answer by turn: a tool call while tools are offered and none has answered, else the final text
+  // (or, for a json_schema format, the JSON).
+  fake.route((req, _res, f) => {
+    if (!req.path.endsWith('/chat/completions')) return false;
+    const body = req.body ?? {};
+    const answered = body.messages?.at(-1)?.role === 'tool';
+    const json = body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object';
+    f.chat = { text: json ? '{"name":"Paris","country":"France"}' : answered || !body.tools ? FINAL : '', usage: { prompt_tokens: 20, completion_tokens: 6 } };
+    const name = body.tools?.[0]?.function.name;
+    // The weather tool is asked about Paris; any other tool (LangChain's structured output) is given the city itself.
+    if (!answered && body.tools && !json) f.chat.toolCalls = [{ id: `call_${f.requests.length}`, name, arguments: name === 'get_weather' ? '{"city":"Paris"}' : '{"name":"Paris","country":"France"}' }];
+    return false;
+  });
+  gw = await startGateway({
+    channels: {
+      claude: chatChannel('claude', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: claudeModels, credentialEnv: 'FAKE_ANTHROPIC_KEY' }),
+      openai: chatChannel('openai', `${fake.url}/v1`, { models: chatModels }),
+      chatonly: chatChannel('chatonly', `${fake.url}/v1`, { models: chatOnlyModels, operations: ['chat'] }),
+    },
+    env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
+    listen: true,
+  });
+});
+afterAll(async () => {
+  await gw.close();
+  await fake.close();
+});
+beforeEach(() => {
+  fake.reset();
+  claude.refusals.length = 0;
+  claude.turn = (req) => {
+    if (req.output_config) return { content: [{ type: 'text', text: '{"name":"Paris","country":"France"}' }] };
+    if (req.tool_choice?.type === 'tool') return { content: [{ type: 'tool_use', id: 'toolu_j', name: req.tool_choice.name, input: { name: 'Paris', country: 'France' } }] };
+    const last = req.messages.at(-1);
+    const answered = Array.isArray(last.content) && last.content.some((b: { type: string }) => b.type === 'tool_result');
+    if (answered || !req.tools?.length) return { content: [{ type: 'thinking', thinking: 'Answering.' }, { type: 'text', text: FINAL }] };
+    return { content: [{ type: 'thinking', thinking: 'Look it up.' }, { type: 'tool_use', id: `toolu_${Date.now()}`, name: req.tools[0].name, input: { city: 'Paris' } }] };
+  };
+});
+afterEach(async () => {
+  // Nothing the fakes refused, and every answer billed at list price: 2 micro-USD an input token, 10 an output token.
+  expect(claude.refusals).toEqual([]);
+  const rows = await gw.services.db.selectFrom('usage_ledger').select(['input_tokens', 'output_tokens', 'cost_micros']).execute();
+  for (const row of rows) expect(Number(row.cost_micros)).toBe(Number(row.input_tokens) * 2 + Number(row.output_tokens) * 10);
+});
+
+const aiOpenAI = () => createOpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1` });
+const aiAnthropic = () => createAnthropic({ apiKey: gw.key, baseURL: `${gw.url}/api/v1` });
+
+/** AI SDK models by route: the provider, the API it speaks, and what serves it. */
+const aiRoutes: [string, () => LanguageModel][] = [
+  ['chat pass-through', () => aiOpenAI().chat('gpt-plain')],
+  ['Messages pass-through', () => aiAnthropic()('claude-thinks')],
+  ['chat -> Claude', () => aiOpenAI().chat('claude-thinks')],
+  ['Responses -> Claude', () => aiOpenAI().responses('claude-thinks')],
+  ['Messages -> OpenAI chat', () => aiAnthropic()('gpt-plain')],
+  ['Responses -> chat-only vendor', () => aiOpenAI().responses('vendor-chat')],
+];
+
+const weatherTool = tool({ description: 'Current weather', inputSchema: weatherArgs, execute: async ({ city: c }) => `21C in ${c}` });
+
+describe.each(aiRoutes)('AI SDK, %s', (_name, model) => {
+  it('generateText answers', async () => {
+    const { text, usage } = await generateText({ model: model(), prompt: 'Weather in Paris?' });
+    expect(text).toBe(FINAL);
+    expect(usage.inputTokens).toBeGreaterThan(0);
+  });
+
+  it('streamText runs a multi-step tool loop to the final answer', async () => {
+    const result = streamText({ model: model(), prompt: 'Weather in Paris?', tools: { get_weather: weatherTool }, stopWhen: stepCountIs(3) });
+    let text = '';
+    for await (const part of result.textStream) text += part;
+    expect(text).toBe(FINAL);
+    const steps = await result.steps;
+    expect(steps[0].toolCalls.map((c) => c.toolName)).toEqual(['get_weather']);
+    expect(steps).toHaveLength(2);
+    expect((await result.totalUsage).inputTokens).toBeGreaterThan(0);
+  });
+});
+
+const objectRoutes: [string, () => LanguageModel][] = [
+  ['chat pass-through', () => aiOpenAI().chat('gpt-plain')],
+  ['chat -> Claude with structured outputs', () => aiOpenAI().chat('claude-structured')],
+  ['chat -> Claude through a forced tool', () => aiOpenAI().chat('claude-thinks')],
+  ['Responses -> Claude with structured outputs', () => aiOpenAI().responses('claude-structured')],
+  ['Responses -> Claude through a forced tool', () => aiOpenAI().responses('claude-thinks')],
+  ['Responses -> chat-only vendor', () => aiOpenAI().responses('vendor-chat')],
+  ['Messages -> OpenAI chat', () => aiAnthropic()('gpt-plain')],
+];
+
+describe.each(objectRoutes)('AI SDK structured output, %s', (_name, model) => {
+  it('generateObject gets schema-valid JSON', async () => {
+    const { object } = await generateObject({ model: model(), schema: city, prompt: 'Capital of France?' });
+    expect(object).toEqual({ name: 'Paris', country: 'France' });
+  });
+
+  it('streamObject gets it streamed', async () => {
+    const result = streamObject({ model: model(), schema: city, prompt: 'Capital of France?' });
+    const partials: unknown[] = [];
+    for await (const partial of result.partialObjectStream) partials.push(partial);
+    expect(partials.at(-1)).toEqual({ name: 'Paris', country: 'France' });
+    expect(await result.object).toEqual({ name: 'Paris', country: 'France' });
+  });
+});
+
+describe('AI SDK on a Responses pass-through', () => {
+  it('generateText and streamText answer, billed at list price', async () => {
+    const { text } = await generateText({ model: aiOpenAI().responses('gpt-plain'), prompt: 'Hello?' });
+    expect(text).toBe(responses.text);
+    let streamed = '';
+    for await (const part of streamText({ model: aiOpenAI().responses('gpt-plain'), prompt: 'Hello?' }).textStream) streamed += part;
+    expect(streamed).toBe(responses.text);
+    expect(fake.requests.map((r) => r.path)).toEqual(['/v1/responses', '/v1/responses']);
+  });
+});
+
+describe('AI SDK image input, translated to Claude', () => {
+  it('an image part reaches Claude as an image block', async () => {
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
+    const { text } = await generateText({ model: aiOpenAI().chat('claude-thinks'), messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: png, mediaType: 'image/png' }] }] });
+    expect(text).toBe(FINAL);
+    expect(fake.last!.body.messages[0].content[1]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png' } });
+  });
+});
+
+const getWeather = lcTool(async ({ city: c }: { city: string }) => `21C in ${c}`, { name: 'get_weather', description: 'Current weather', schema: weatherArgs });
+const lcRoutes: [string, () => ChatOpenAI | ChatAnthropic][] = [
+  ['ChatOpenAI, pass-through', () => new ChatOpenAI({ model: 'gpt-plain', apiKey: gw.key, configuration: { baseURL: `${gw.url}/api/v1` }, maxRetries: 0 })],
+  ['ChatOpenAI -> Claude', () => new ChatOpenAI({ model: 'claude-structured', apiKey: gw.key, configuration: { baseURL: `${gw.url}/api/v1` }, maxRetries: 0 })],
+  ['ChatAnthropic, pass-through', () => new ChatAnthropic({ model: 'claude-thinks', apiKey: gw.key, anthropicApiUrl: `${gw.url}/api`, maxRetries: 0 })],
+  ['ChatAnthropic -> OpenAI chat', () => new ChatAnthropic({ model: 'gpt-plain', apiKey: gw.key, anthropicApiUrl: `${gw.url}/api`, maxRetries: 0 })],
+];
+
+describe.each(lcRoutes)('LangChain %s', (_name, make) => {
+  it('invoke and stream answer, with usage', async () => {
+    const answer = await make().invoke('Weather in Paris?');
+    expect(answer.content).toBe(FINAL);
+    let text = '';
+    let input = 0;
+    for await (const chunk of await make().stream('Weather in Paris?')) {
+      text += typeof chunk.content === 'string' ? chunk.content : '';
+      input += chunk.usage_metadata?.input_tokens ?? 0;
+    }
+    expect(text).toBe(FINAL);
+    expect(input).toBeGreaterThan(0);
+  });
+
+  it('bindTools: a tool call, its result, and the final answer', async () => {
+    const model = make().bindTools([getWeather]);
+    const first = await model.invoke([{ role: 'user', content: 'Weather in Paris?' }]);
+    expect(first.tool_calls?.map((c) => c.name)).toEqual(['get_weather']);
+    const result = await getWeather.invoke(first.tool_calls![0]);
+    const second = await model.invoke([{ role: 'user', content: 'Weather in Paris?' }, first, result]);
+    expect(second.content).toBe(FINAL);
+  });
+
+  it('withStructuredOutput gets schema-valid JSON', async () => {
+    const object = await make().withStructuredOutput(city, { name: 'city' }).invoke('Capital of France?');
+    expect(object).toEqual({ name: 'Paris', country: 'France' });
+  });
+});
