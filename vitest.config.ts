@@ -40,6 +40,8 @@ const processes = [
 const sqliteOnly = ['test/billing-settle-batch.test.ts', 'test/agent-libraries.test.ts', 'test/dashboard-browser.test.ts', 'test/sqlite-checkpoint.test.ts', 'test/translate-openai-sdk.test.ts'];
 /** Suites that need PostgreSQL itself (several replicas on one database). */
 const postgresOnly = ['test/*-postgres.test.ts'];
+/** Containers (podman): `npm run test:container` runs them, after building the images (vitest.container.config.ts). */
+const containers = ['test/container/**'];
 /**
  * Integration suites in a process of their own: one leaves process-wide state behind (OpenTelemetry's global provider),
  * one forces a garbage collection every 20 ms (slow on a worker's heap grown by earlier files).
@@ -77,9 +79,9 @@ export default defineConfig({
     projects: [
       // Pure functions: the modules a file loads are kept for the next file in the same worker.
       { extends: true, test: { name: 'unit', include: unit, isolate: false } },
-      ...integration('integration', [...unit, ...processes, ...postgresOnly]),
+      ...integration('integration', [...unit, ...processes, ...postgresOnly, ...containers]),
       // With DATABASE_URL set (.ci/run sets it), every storage suite runs again with PostgreSQL as the metadata database.
-      ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...sqliteOnly], { GATEWAY_TEST_DATABASE: 'postgres' }) : []),
+      ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...sqliteOnly, ...containers], { GATEWAY_TEST_DATABASE: 'postgres' }) : []),
       // Child processes start slowly on a busy machine: more time before a test counts as hung.
       { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000 } },
     ],

@@ -52,14 +52,17 @@ export async function beat(db: Db, identity: ProcessIdentity, now = Date.now()):
   await db.insertInto('leases').values(row).onConflict((oc) => oc.column('name').doUpdateSet({ until: row.until })).execute();
 }
 
-/** Keeps this process's heartbeat until `stop` (which removes it: a process that closed left nothing to release). */
+/**
+ * Keeps this process's heartbeat until `stop` (which removes it: a process that closed left nothing to release). Removing it
+ * is best effort: a row left behind runs out on its own, so a database already gone does not fail the close.
+ */
 export async function startHeartbeat(db: Db, identity: ProcessIdentity, onError: (err: unknown) => void): Promise<() => Promise<void>> {
   await beat(db, identity);
   const timer = setInterval(() => beat(db, identity).catch(onError), HEARTBEAT_MS / 3);
   timer.unref();
   return async () => {
     clearInterval(timer);
-    await db.deleteFrom('leases').where('name', '=', `${PREFIX}${identity.tag}`).execute();
+    await db.deleteFrom('leases').where('name', '=', `${PREFIX}${identity.tag}`).execute().catch(onError);
   };
 }
 

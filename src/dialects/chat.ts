@@ -78,7 +78,9 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   const streamFlag = sent.operation.streamFlag;
   if (sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true)) {
     await expectEventStream(sent);
-    if (estimate) ctx.inputEstimate = await estimate;
+    // The stream is read at once (an upstream that ends early must not lose what it sent while the count ran); the
+    // count, usually done before the first event, reaches message_start when it is ready.
+    estimate?.then((count) => (ctx.inputEstimate ??= count));
     const mapper = translator.stream(ctx, call.body);
     return relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge);
   }

@@ -24,6 +24,8 @@ export class RemoteFetchError extends GatewayError {
     readonly remoteStatus?: number,
     /** True when trying again later may succeed (unreachable, too slow, 408, 425, 429, 5xx). */
     readonly transient = false,
+    /** Set when the guard itself refused the URL (scheme, port, credentials, a private address, a redirect to one): why, without the URL. */
+    readonly refusal?: string,
   ) {
     super('remote_url_refused', 400, 'invalid_request_error', `cannot fetch ${JSON.stringify(url.slice(0, 200))}: ${reason}`);
   }
@@ -131,7 +133,7 @@ export class RemoteFetcher {
     const abort = deadline.signal;
     for (let hop = 0; ; hop++) {
       const refused = this.check(url);
-      if (refused) throw new RemoteFetchError(input, hop ? `a redirect leads to ${url.origin}: ${refused}` : refused);
+      if (refused) throw new RemoteFetchError(input, hop ? `a redirect leads to ${url.origin}: ${refused}` : refused, undefined, false, hop ? `a redirect leads to a refused address: ${refused}` : refused);
       let response: Dispatcher.ResponseData;
       try {
         response = await this.agent.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'GET', signal: abort, headers: { accept: 'image/*' } });
@@ -220,7 +222,7 @@ async function readPrefix(body: Dispatcher.ResponseData['body'], max: number): P
 function requestError(input: string, err: unknown, deadline: Deadline): RemoteFetchError {
   const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
   const message = (err as Error).message ?? '';
-  if (code === 'EREFUSED_ADDRESS' || message.includes('resolves to')) return new RemoteFetchError(input, message.slice(0, 200));
+  if (code === 'EREFUSED_ADDRESS' || message.includes('resolves to')) return new RemoteFetchError(input, message.slice(0, 200), undefined, false, message.slice(0, 200));
   if (deadline.expired) return new RemoteFetchError(input, 'it took too long', undefined, true);
   return new RemoteFetchError(input, `it could not be reached (${code ?? 'connection failed'})`, undefined, true);
 }

@@ -31,6 +31,8 @@ export interface ArchiveOutcome {
   error?: string;
   /** Why it failed, for the caller's log. */
   cause?: unknown;
+  /** Set when the remote-fetch guard refused the result's URL (or a redirect of it): why, without the URL. */
+  refusal?: string;
   /** How many times the bytes were asked for. */
   attempts: number;
 }
@@ -79,6 +81,8 @@ export async function archiveResult(store: FileStore, result: ResultToArchive): 
           // The deadline passed while waiting: the last failure stands.
         }
       }
+      const refusal = err instanceof RemoteFetchError ? err.refusal : undefined;
+      if (refusal) return { status: 'failed', error: `the result URL was refused: ${refusal}`.slice(0, 300), cause: err, attempts: attempt, refusal };
       const reason = deadline?.expired ? 'the result could not be fetched before the task deadline' : err instanceof GatewayError || err instanceof PermanentFailure ? err.message : 'the result could not be stored';
       return { status: 'failed', error: reason.slice(0, 300), cause: err, attempts: attempt };
     }

@@ -25,7 +25,7 @@ export interface ArchiveOutcome {
   scope?: { answer: unknown; task: TaskScope; step?: unknown };
 }
 
-const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 ? value : undefined);
+const httpsUrl = (value: unknown): string | undefined => (typeof value === 'string' && /^https?:\/\//i.test(value) && value.length <= 4096 && URL.canParse(value) ? value : undefined);
 
 /**
  * Each download attempt is one call of the pipeline's send stage: the channel's deadline, retries and breaker. A download
@@ -65,7 +65,10 @@ export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' 
     const labels = { filename: `${task.spec.kind}-${row.id}`, purpose: task.spec.kind === 'video' ? 'video_generation' : 'image_generation', model: row.model, taskId: row.id };
     // The dashboard's Files page shows what made it (the model, the task).
     const outcome = await archiveResult(services, { workspaceId: row.workspace_id, maxBytes, ...labels, open: source.open, inline: source.inline, deadline });
-    return outcome.status === 'archived' ? { fileId: outcome.fileId, status: 'archived', attempts: outcome.attempts, scope } : { status: 'failed', providerUrl, error: outcome.error, attempts: outcome.attempts, scope };
+    if (outcome.status === 'archived') return { fileId: outcome.fileId, status: 'archived', attempts: outcome.attempts, scope };
+    // A URL the guard refuses (a private address, a redirect to one) is never shown: the task then fails, unbilled.
+    const shown = providerUrl && !outcome.refusal && !services.remote.check(new URL(providerUrl)) ? providerUrl : undefined;
+    return { status: 'failed', providerUrl: shown, error: outcome.error, attempts: outcome.attempts, scope };
   } finally {
     fetched?.end();
   }

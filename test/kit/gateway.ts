@@ -30,15 +30,16 @@ async function dropSchema(schema: string): Promise<void> {
 }
 
 /**
- * createServices, tried again when PostgreSQL says another gateway's schema is gone: kysely's migrator looks at every
- * schema of the database, and suites running in parallel drop theirs as they end.
+ * createServices, tried again when PostgreSQL says another gateway's schema or table is gone: kysely's migrator looks at
+ * every schema of the database, and suites running in parallel drop theirs as they end (or rename a table, as
+ * admin-api's audit test does). Migrations run in one transaction on PostgreSQL, so a failed one leaves nothing half done.
  */
 async function createServicesOnSharedDatabase(config: Awaited<ReturnType<typeof loadConfig>>, overrides?: ServiceOverrides): Promise<Services> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await createServices(config, overrides);
     } catch (err) {
-      const dropped = testDatabase === 'postgres' && /schema "gw_[0-9a-f]+" does not exist/.test((err as Error).message);
+      const dropped = testDatabase === 'postgres' && /(schema "gw_[0-9a-f]+"|relation "[\w.]+"|column "\w+" of relation "\w+") does not exist/.test((err as Error).message);
       if (!dropped || attempt === 3) throw err;
     }
   }

@@ -1,0 +1,54 @@
+# The gateway's image: a build stage compiles TypeScript and better-sqlite3, the runtime stage holds production
+# dependencies and dist/ only. Runs as the unprivileged `node` user; state (SQLite database, local files, pid file)
+# lives in the /data volume. Listens on 0.0.0.0:8080 (HOST / PORT override); GATEWAY_CONFIG names the config file
+# (the embedded config.example.yaml by default; mount your own and point GATEWAY_CONFIG at it).
+# On first start the default workspace's one-time API key and the owner's dashboard link are printed to stdout.
+
+FROM node:22-slim AS build
+# better-sqlite3 is compiled when no prebuilt binary matches (node-gyp: python3, make, g++).
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: the package's own `prepare` (the build) needs src/, which comes next; the native modules build here.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 esbuild
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs scripts/build.mjs
+COPY src src
+COPY schemas schemas
+# Production dependencies only, without better-sqlite3's sources and object files (its .node binary stays).
+RUN node scripts/build.mjs && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+      node_modules/better-sqlite3/build/Release/obj node_modules/better-sqlite3/build/Release/obj.target \
+      node_modules/better-sqlite3/build/Release/.deps node_modules/better-sqlite3/build/deps
+
+FROM node:22-slim
+# tini as PID 1: forwards SIGTERM to node even before node has installed its handlers (PID 1 ignores signals it does
+# not handle), and reaps the cluster's workers. Node itself drains on SIGTERM and exits 0.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    GATEWAY_DATA_DIR=/data \
+    GATEWAY_CONFIG=/app/config.example.yaml
+WORKDIR /app
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY package.json config.example.yaml ./
+COPY schemas schemas
+COPY catalogue catalogue
+COPY channels channels
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+EXPOSE 8080
+# Slim images have no curl: node asks /healthz itself.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# On SIGTERM the gateway stops accepting, drains requests in flight (10 s at most), and exits 0.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/main.js"]
