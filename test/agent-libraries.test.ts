@@ -54,6 +54,7 @@ beforeAll(async () => {
   claude = installClaude(fake);
   claude.structured.add('claude-new');
   responses = installResponses(fake);
+  responses.callArguments = '{"city":"Paris"}';
   // The OpenAI chat fakes answer by turn: a tool call while tools are offered and none has answered, else the final text
   // (or, for a json_schema format, the JSON).
   fake.route((req, _res, f) => {
@@ -167,6 +168,28 @@ describe('AI SDK on a Responses pass-through', () => {
     for await (const part of streamText({ model: aiOpenAI().responses('gpt-plain'), prompt: 'Hello?' }).textStream) streamed += part;
     expect(streamed).toBe(responses.text);
     expect(fake.requests.map((r) => r.path)).toEqual(['/v1/responses', '/v1/responses']);
+  });
+
+  it('generateText runs a multi-step tool loop: the function_call, its output sent back, the final answer', async () => {
+    const { text, steps } = await generateText({ model: aiOpenAI()('gpt-plain'), prompt: 'Weather in Paris?', tools: { get_weather: weatherTool }, stopWhen: stepCountIs(3) });
+    expect(text).toBe(responses.text);
+    expect(steps.map((s) => s.toolCalls.map((c) => c.toolName))).toEqual([['get_weather'], []]);
+    expect(steps[0].toolResults.map((r) => r.output)).toEqual(['21C in Paris']);
+    expect(fake.requests.map((r) => r.path)).toEqual(['/v1/responses', '/v1/responses']);
+    expect(fake.last!.body.input).toContainEqual(expect.objectContaining({ type: 'function_call_output', call_id: 'call_resp_1', output: '21C in Paris' }));
+  });
+
+  it('streamText runs a multi-step tool loop to the final answer', async () => {
+    const result = streamText({ model: aiOpenAI()('gpt-plain'), prompt: 'Weather in Paris?', tools: { get_weather: weatherTool }, stopWhen: stepCountIs(3) });
+    let text = '';
+    for await (const part of result.textStream) text += part;
+    expect(text).toBe(responses.text);
+    const steps = await result.steps;
+    expect(steps.map((s) => s.toolCalls.map((c) => c.toolName))).toEqual([['get_weather'], []]);
+    expect(steps[0].toolCalls[0].input).toEqual({ city: 'Paris' });
+    expect((await result.totalUsage).inputTokens).toBe(2 * responses.usage.input_tokens);
+    expect(fake.requests.map((r) => r.body.stream)).toEqual([true, true]);
+    expect(fake.last!.body.input).toContainEqual(expect.objectContaining({ type: 'function_call_output', call_id: 'call_resp_1' }));
   });
 });
 
