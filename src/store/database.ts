@@ -143,12 +143,27 @@ export async function openPostgres(url: string, schema?: string): Promise<Opened
     if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
     // kysely looks for its own tables in every schema unless told which: name ours, or another schema's would do.
     const own = schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema;
-    await migrate(db, own);
+    await migrateRacingOtherSchemas(db, own);
   } catch (err) {
     await db.destroy();
     throw err;
   }
   return { db, driver: 'postgres', close: () => db.destroy() };
+}
+
+/**
+ * Migrates `schema`, tried again (up to three times) when PostgreSQL says a schema, table or column is gone: kysely's
+ * migrator reads the tables of every schema in the database, and another schema dropped or changed meanwhile (another
+ * tenant, a test suite) fails that read. Migrations run in one transaction here, so a failed try leaves nothing behind.
+ */
+async function migrateRacingOtherSchemas(db: Db, schema: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrate(db, schema);
+    } catch (err) {
+      if (attempt === 3 || !/does not exist/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 /**
