@@ -33,8 +33,8 @@ const create: HandlerFactory = ({ services }) => async (req, reply) => {
   }
 };
 
-/** Counts on this process, within the counter's budget; a client hanging up stops the counting. */
-async function countLocally(body: Record<string, unknown>, encoding: string, reply: FastifyReply) {
+/** Runs `work` with a signal that aborts when the client hangs up before the answer is written. */
+async function untilHangUp<T>(reply: FastifyReply, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const abort = new AbortController();
   const raw = reply.raw;
   const hangUp = () => {
@@ -42,10 +42,15 @@ async function countLocally(body: Record<string, unknown>, encoding: string, rep
   };
   raw.once('close', hangUp);
   try {
-    return await countMessagesTokens(body, encoding, { signal: abort.signal });
+    return await work(abort.signal);
   } finally {
     raw.off('close', hangUp);
   }
+}
+
+/** Counts on this process, within the counter's budget; a client hanging up stops the counting. */
+function countLocally(body: Record<string, unknown>, encoding: string, reply: FastifyReply) {
+  return untilHangUp(reply, (signal) => countMessagesTokens(body, encoding, { signal }));
 }
 
 async function countUpstream(
@@ -56,22 +61,16 @@ async function countUpstream(
   reply: FastifyReply,
 ): Promise<unknown> {
   // The client hanging up ends the upstream call too.
-  const abort = new AbortController();
-  const raw = reply.raw;
-  const hangUp = () => {
-    if (!raw.writableFinished) abort.abort();
-  };
-  raw.once('close', hangUp);
-  try {
+  return untilHangUp(reply, async (hungUp) => {
     const { route, response } = await upstreams.sendFirst(routes, (route) => {
       const operation = route.protocol.operations[OPERATION];
       const encoded = encode(operation, relayedAs(body, route.model.upstream ?? route.model.id));
-      abort.signal.throwIfAborted();
+      hungUp.throwIfAborted();
       return {
         operation: OPERATION,
         body: encoded.body,
         headers: { ...forwardedHeaders(headers, route), ...encoded.headers },
-        signal: AbortSignal.any([abort.signal, AbortSignal.timeout(operation.deadlineMs ?? route.channel.timeouts.deadlineMs)]),
+        signal: AbortSignal.any([hungUp, AbortSignal.timeout(operation.deadlineMs ?? route.channel.timeouts.deadlineMs)]),
       };
     });
     let answer: unknown;
@@ -84,9 +83,7 @@ async function countUpstream(
     if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) throw upstreamMalformed(route.channel.id, 'its count_tokens answer has no input_tokens count');
     reply.header('x-token-count', 'upstream');
     return { ...(answer as object), input_tokens: count };
-  } finally {
-    raw.off('close', hangUp);
-  }
+  });
 }
 
 export default create;
