@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installClaude, type FakeClaude } from './kit/fake-claude.js';
 import { installResponses, type ResponsesScript } from './kit/fake-responses.js';
+import { agentPrice as price, claudeAgentModels, claudeChannel, claudeEnv } from './kit/agent-models.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 
 let fake: FakeUpstream;
@@ -20,19 +21,6 @@ let claude: FakeClaude;
 let gw: TestGateway;
 let responses: ResponsesScript;
 
-const price = 'price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }';
-const claudeModels = `  - id: claude-thinks
-    upstream: claude-old
-    kind: chat
-    thinking: true
-    ${price}
-  - id: claude-structured
-    upstream: claude-new
-    kind: chat
-    thinking: true
-    structuredOutputs: true
-    ${price}
-`;
 const chatModels = `  - id: gpt-plain
     upstream: upstream-chat
     kind: chat
@@ -70,11 +58,11 @@ beforeAll(async () => {
   });
   gw = await startGateway({
     channels: {
-      claude: chatChannel('claude', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: claudeModels, credentialEnv: 'FAKE_ANTHROPIC_KEY' }),
+      claude: claudeChannel(fake.url, claudeAgentModels),
       openai: chatChannel('openai', `${fake.url}/v1`, { models: chatModels }),
       chatonly: chatChannel('chatonly', `${fake.url}/v1`, { models: chatOnlyModels, operations: ['chat'] }),
     },
-    env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
+    env: claudeEnv,
     listen: true,
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installClaude, sign, type FakeClaude } from './kit/fake-claude.js';
 import { installResponses } from './kit/fake-responses.js';
+import { agentPrice as price, claudeChannel, claudeEnv, openaiAgentModels } from './kit/agent-models.js';
 import { chatChannel, repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
 
 interface Session {
@@ -19,7 +20,6 @@ let fake: FakeUpstream;
 let claude: FakeClaude;
 let gw: TestGateway;
 
-const price = 'price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }';
 const claudeModels = `  - id: claude-sonnet-4-5
     aliases: [claude-sonnet-4-5-20250929]
     upstream: claude-sonnet-upstream
@@ -31,16 +31,6 @@ const claudeModels = `  - id: claude-sonnet-4-5
     upstream: claude-haiku-upstream
     kind: chat
     thinking: true
-    ${price}
-`;
-const openaiModels = `  - id: gpt-plain
-    upstream: upstream-chat
-    kind: chat
-    ${price}
-  - id: gpt-reasoner
-    upstream: upstream-reasoner
-    kind: chat
-    reasoning: true
     ${price}
 `;
 const vendorModels = `  - id: vendor-chat
@@ -69,11 +59,11 @@ beforeAll(async () => {
   });
   gw = await startGateway({
     channels: {
-      claude: chatChannel('claude', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: claudeModels, credentialEnv: 'FAKE_ANTHROPIC_KEY' }),
-      openai: chatChannel('openai', `${fake.url}/v1`, { models: openaiModels }),
+      claude: claudeChannel(fake.url, claudeModels),
+      openai: chatChannel('openai', `${fake.url}/v1`, { models: openaiAgentModels }),
       vendor: chatChannel('vendor', `${fake.url}/v1`, { models: vendorModels, operations: ['chat'] }),
     },
-    env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
+    env: claudeEnv,
     listen: true,
   });
 });

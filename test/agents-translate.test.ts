@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installClaude, type FakeClaude } from './kit/fake-claude.js';
+import { claudeAgentModels, claudeChannel, claudeEnv, openaiAgentModels } from './kit/agent-models.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
 
@@ -16,40 +17,16 @@ let gw: TestGateway;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
-const price = 'price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }';
-const claudeModels = `  - id: claude-thinks
-    upstream: claude-old
-    kind: chat
-    thinking: true
-    ${price}
-  - id: claude-structured
-    upstream: claude-new
-    kind: chat
-    thinking: true
-    structuredOutputs: true
-    ${price}
-`;
-const chatModels = `  - id: gpt-plain
-    upstream: upstream-chat
-    kind: chat
-    ${price}
-  - id: gpt-reasoner
-    upstream: upstream-reasoner
-    kind: chat
-    reasoning: true
-    ${price}
-`;
-
 beforeAll(async () => {
   fake = await FakeUpstream.start();
   claude = installClaude(fake);
   claude.structured.add('claude-new');
   gw = await startGateway({
     channels: {
-      claude: chatChannel('claude', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: claudeModels, credentialEnv: 'FAKE_ANTHROPIC_KEY' }),
-      vendor: chatChannel('vendor', `${fake.url}/v1`, { models: chatModels, operations: ['chat'] }),
+      claude: claudeChannel(fake.url, claudeAgentModels),
+      vendor: chatChannel('vendor', `${fake.url}/v1`, { models: openaiAgentModels, operations: ['chat'] }),
     },
-    env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
+    env: claudeEnv,
     listen: true,
   });
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });

@@ -1,0 +1,38 @@
+// The models the agent suites (agents-translate, agent-libraries, agent-sessions) serve: one list price for every model,
+// Claude models behind the strict fake Claude (installClaude) and OpenAI chat models behind the fake chat upstream.
+import { chatChannel } from './gateway.js';
+
+/** The list price every agent-suite model is billed at. */
+export const agentPrice = 'price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }';
+
+/** claude-thinks (thinking on; forced-tool structured output) and claude-structured (output_config.format). */
+export const claudeAgentModels = `  - id: claude-thinks
+    upstream: claude-old
+    kind: chat
+    thinking: true
+    ${agentPrice}
+  - id: claude-structured
+    upstream: claude-new
+    kind: chat
+    thinking: true
+    structuredOutputs: true
+    ${agentPrice}
+`;
+
+/** gpt-plain (a chat model) and gpt-reasoner (a reasoning model taking max_completion_tokens). */
+export const openaiAgentModels = `  - id: gpt-plain
+    upstream: upstream-chat
+    kind: chat
+    ${agentPrice}
+  - id: gpt-reasoner
+    upstream: upstream-reasoner
+    kind: chat
+    reasoning: true
+    ${agentPrice}
+`;
+
+/** The Anthropic channel file for `models` on the fake at `fakeUrl`; its key comes from `claudeEnv`. */
+export const claudeChannel = (fakeUrl: string, models: string) =>
+  chatChannel('claude', `${fakeUrl}/v1`, { protocol: 'anthropic-messages', models, credentialEnv: 'FAKE_ANTHROPIC_KEY' });
+
+export const claudeEnv = { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' };
