@@ -5,7 +5,7 @@ import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
-import { NotFoundError, boundedError, clientValue } from './errors.js';
+import { NotFoundError, boundedError, clientValue } from './base/errors.js';
 import { schemaError } from './http/schema-error.js';
 import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import Keyv from 'keyv';
 import { pino, type Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { askWorker, type FleetReload, type PrimaryReply, type PrimaryRequest } from './cluster-ipc.js';
+import { askWorker, type FleetReload, type PrimaryReply, type PrimaryRequest } from './base/cluster-ipc.js';
 import type { LoadedConfig } from './compile/loaded-config.js';
 import { dataPathFor, summarize } from './config/load.js';
 import { openConfiguredDatabase } from './store/open.js';

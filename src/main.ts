@@ -1,7 +1,7 @@
 // Starts the gateway: load config (exit 1 on errors), open stores, bootstrap, listen on PORT/HOST or the configured address (and metrics.listen).
 // With server.workers above 1 this process is the cluster's primary (src/cluster.ts) and each worker runs serve().
 import cluster from 'node:cluster';
-import { ConfigError } from './errors.js';
+import { ConfigError } from './base/errors.js';
 import { resolveConfigPath, summarize } from './config/load.js';
 import { loadConfig, type LoadedConfig } from './compile/load-config.js';
 import { createServices } from './services.js';
@@ -9,10 +9,10 @@ import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { passwordLinkUrl } from './dashboard/password-links.js';
 import { startBackgroundJobs } from './jobs.js';
-import { metricsOptions, startMetricsServer } from './metrics-server.js';
+import { metricsOptions, startMetricsServer } from './telemetry/metrics-server.js';
 import { PID_FILE, pidFileContents, reloadConfig } from './reload.js';
 import { runPrimary, workerCount } from './cluster.js';
-import { answerPrimary } from './cluster-ipc.js';
+import { answerPrimary } from './base/cluster-ipc.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 

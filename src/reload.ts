@@ -1,7 +1,7 @@
 // Hot reload (SIGHUP, or `npm run admin -- reload`): check the config file again and swap the runtime snapshot, or keep serving.
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError } from './errors.js';
+import { ConfigError } from './base/errors.js';
 import type { LoadedConfig } from './compile/loaded-config.js';
 
 /** The reloadable part of the assembled gateway: its current config, the swap, and the requests still on an old snapshot. */

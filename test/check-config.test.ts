@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../src/base/errors.js';
 import { repoRoot } from './kit/paths.js';
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../src/base/errors.js';
 import { json } from './kit/fake-http.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../src/base/errors.js';
 import type { EvaluateSettings } from '../src/evaluate/types.js';
 import { repoRoot } from './kit/paths.js';
 

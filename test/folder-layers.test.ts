@@ -12,6 +12,7 @@ const src = join(import.meta.dirname, '..', 'src');
  * docs/architecture.md (errors.ts at the bottom, app.ts, services.ts and main.ts at the top), so it is not ranked here.
  */
 export const LAYERS = [
+  ['base'],
   ['config', 'net', 'http'],
   ['store', 'compile'],
   ['engine', 'billing', 'auth', 'files'],
@@ -26,25 +27,15 @@ const PAIRS_LEFT = [
   'admin<->root',
   'auth<->billing',
   'auth<->dashboard',
-  'auth<->root',
   'billing<->compile',
   'billing<->config',
   'billing<->root',
   'billing<->store',
   'compile<->engine',
   'compile<->pipeline',
-  'compile<->root',
-  'config<->root',
-  'dashboard<->root',
-  'endpoints<->pipeline',
   'endpoints<->root',
-  'engine<->root',
-  'files<->root',
-  'http<->root',
-  'net<->root',
   'pipeline<->telemetry',
   'root<->tasks',
-  'root<->telemetry',
 ];
 
 function sources(dir: string): string[] {

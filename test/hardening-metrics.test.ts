@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startGateway, type TestGateway } from './kit/gateway.js';
-import { startMetricsServer, type MetricsServer } from '../src/metrics-server.js';
+import { startMetricsServer, type MetricsServer } from '../src/telemetry/metrics-server.js';
 
 const TOKEN = 'a-metrics-token-of-32-characters';
 

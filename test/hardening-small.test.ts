@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../src/base/errors.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { multipart } from './kit/files.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';

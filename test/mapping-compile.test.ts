@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { createLiquid, loadFilters, TemplateSet } from '../src/engine/liquid.js';
 import { compileMapping } from '../src/engine/mapping/compile.js';
 import { stringify } from '../src/engine/mapping/text.js';
-import { TranslationError } from '../src/errors.js';
+import { TranslationError } from '../src/base/errors.js';
 
 const templates = new TemplateSet(createLiquid());
 await loadFilters(templates.liquid);

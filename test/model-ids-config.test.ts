@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { displayPath } from '../src/config/yaml-source.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../src/base/errors.js';
 import { repoRoot } from './kit/gateway.js';
 
 const dirs: string[] = [];

@@ -5,7 +5,7 @@ import Keyv from 'keyv';
 import KeyvRedis from '@keyv/redis';
 import { createRateLimiter } from '../src/billing/rate-limit.js';
 import { RedisRateStore, rateStoreFor } from '../src/billing/rate-store.js';
-import { RateLimitError } from '../src/errors.js';
+import { RateLimitError } from '../src/base/errors.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 
 // REDIS_URL when CI provides one; otherwise a throwaway redis-server on a loopback port.

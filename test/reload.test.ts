@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { pausedChatStream } from './kit/streams.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
-import { ConfigError } from '../src/errors.js';
+import { ConfigError } from '../src/base/errors.js';
 import { spawn } from 'node:child_process';
 import { dataPathFor } from '../src/config/load.js';
 import { commands as reloadCommands } from '../src/cli/admin/reload.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { filters } from '../src/engine/filters/messages.js';
 import { filters as responsesFilters } from '../src/engine/filters/responses.js';
-import { TranslationError } from '../src/errors.js';
+import { TranslationError } from '../src/base/errors.js';
 
 describe('messages filters', () => {
   it('refuse throws a TranslationError with the value in its message', () => {

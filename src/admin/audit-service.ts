@@ -1,7 +1,7 @@
 // Usage and the audit log in the admin service: a workspace's usage report, the log a page at a time, and rows for
 // changes made elsewhere (a config reload, a file deleted from the dashboard).
 import { usageReport, usageTotals, type UsageRange } from '../billing/usage-report.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import { appendAudit, listAudit } from '../store/audit.js';
 import type { AdminScope } from './scope.js';
 import { auditView, type AuditView } from './views.js';

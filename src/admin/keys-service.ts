@@ -2,7 +2,7 @@
 // transaction with its audit row. Views carry what the key spent all time and in its cap's current period.
 import { issueApiKey } from '../auth/keys.js';
 import { parseBudgetPeriod } from '../billing/periods.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../base/errors.js';
 import { findApiKeyById, listApiKeys, type ApiKeyRow } from '../store/api-keys.js';
 import { appendAudit } from '../store/audit.js';
 import type { AdminScope } from './scope.js';

@@ -1,6 +1,6 @@
 // Users and roles in the admin service: list a workspace's members, give a user (created when new) a role, take one
 // out; a workspace always keeps an owner. Each change in one transaction with its audit row.
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../base/errors.js';
 import { appendAudit } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import { ROLES, createUser, isRole, normalizeEmail } from '../store/users.js';

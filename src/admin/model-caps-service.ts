@@ -2,7 +2,7 @@
 // set one or remove it (spend_cap null), in one transaction with its audit row (`key.model_cap`, `workspace.model_cap`).
 import { spendInPeriod } from '../billing/budgets.js';
 import { parseBudgetPeriod, type BudgetPeriod } from '../billing/periods.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import { appendAudit } from '../store/audit.js';
 import { writeModelCap, type BudgetScope } from '../store/budgets.js';
 import type { AdminScope } from './scope.js';

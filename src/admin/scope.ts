@@ -2,7 +2,7 @@
 // the database, budget calendar and clock every resource (keys-service.ts, workspaces-service.ts, ...) reads through.
 import { spendOfSubjects, type CappedSubject, type SubjectSpend } from '../billing/budgets.js';
 import { BudgetCalendar } from '../billing/periods.js';
-import { GatewayError, NotFoundError } from '../errors.js';
+import { GatewayError, NotFoundError } from '../base/errors.js';
 import { findApiKeyById, type ApiKeyRow } from '../store/api-keys.js';
 import type { Actor } from '../store/audit.js';
 import type { Db } from '../store/database.js';

@@ -4,7 +4,7 @@ import { SCOPES, isScope } from '../auth/scopes.js';
 import type { PeriodSpend } from '../billing/budgets.js';
 import { toMicros } from '../billing/cost.js';
 import type { BudgetPeriod } from '../billing/periods.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import type { ApiKeyRow } from '../store/api-keys.js';
 import type { AuditRow } from '../store/audit.js';
 import type { Role } from '../store/schema.js';

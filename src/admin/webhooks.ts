@@ -2,7 +2,7 @@
 // (enable, disable, events, URL), rotate the secret (shown once; the old one keeps signing for a grace period), delete,
 // and the recent deliveries. The URL is checked at registration (https on 443, no credentials, no private literal
 // address, network.allowHosts as for any fetch); the address it resolves to is checked again at every delivery.
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../base/errors.js';
 import { AllowList } from '../net/address-policy.js';
 import { urlRefusal } from '../net/remote-fetch.js';
 import { appendAudit } from '../store/audit.js';

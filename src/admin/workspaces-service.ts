@@ -1,7 +1,7 @@
 // Workspaces in the admin service: list, show, create (admin token or CLI only) and change the cap, each change in one
 // transaction with its audit row.
 import { parseBudgetPeriod, type BudgetPeriod } from '../billing/periods.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../base/errors.js';
 import { appendAudit } from '../store/audit.js';
 import { writeSubjectBudget } from '../store/budgets.js';
 import { createWorkspace as insertWorkspace, findWorkspaceById, findWorkspaceByName, type Workspace } from '../store/workspaces.js';

@@ -1,6 +1,6 @@
 // Resolves the API key of a request (Bearer or x-api-key) to its workspace and scopes, and checks the route's scope.
 import type { FastifyRequest } from 'fastify';
-import { AuthError, ScopeError } from '../errors.js';
+import { AuthError, ScopeError } from '../base/errors.js';
 import { findApiKeyByHash, type ApiKeyRow } from '../store/api-keys.js';
 import { ChangeCache, changeVersion } from '../store/change-version.js';
 import type { Db } from '../store/database.js';

@@ -3,7 +3,7 @@ import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from '../store/database.js';
 import { insertApiKey } from '../store/api-keys.js';
 import type { Workspace } from '../store/workspaces.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import { isScope, SCOPES } from './scopes.js';
 import type { BudgetPeriod } from '../billing/periods.js';
 

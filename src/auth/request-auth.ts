@@ -1,7 +1,7 @@
 // The onRequest hook that checks a route's key, scope and rate limit before a byte of the body is read.
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { EndpointConfig } from '../config/types.js';
-import { AuthError } from '../errors.js';
+import { AuthError } from '../base/errors.js';
 import type { RateLimiter } from '../billing/rate-limit.js';
 import type { Db } from '../store/db.js';
 import { authenticate, presentedKey, requireScope } from './authenticate.js';

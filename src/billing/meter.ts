@@ -1,5 +1,5 @@
 // The billing guard every billed upstream call holds: reserve the worst case first, then settle once or release.
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../base/metrics.js';
 import { capExhaustedError } from './spend-caps.js';
 import type { SpendStore } from './spend-store.js';
 import type { BeginOptions, Charge, ChargeRef, Meter, SettleOutcome, Settlement } from './charge.js';

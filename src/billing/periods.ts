@@ -1,5 +1,5 @@
 // Budget periods on the calendar: where the day, ISO week (from Monday) and month of an instant begin and end, in one IANA time zone.
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 
 export const BUDGET_PERIODS = ['total', 'daily', 'weekly', 'monthly'] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];

@@ -1,6 +1,6 @@
 // Requests per minute per API key and per workspace, from the rate-limits config section; over the limit answers 429 with retry-after.
 import type { AuthContext } from '../auth/authenticate.js';
-import { RateLimitError } from '../errors.js';
+import { RateLimitError } from '../base/errors.js';
 import type { RateLimitsConfig } from './config.js';
 import type { RateStore } from './rate-store.js';
 

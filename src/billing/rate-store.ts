@@ -1,7 +1,7 @@
 // Rate-limit state in the cache (Keyv): a generic cell-rate algorithm, atomic in memory and, through one Lua script, on Redis.
 import cluster from 'node:cluster';
 import type Keyv from 'keyv';
-import { askPrimary } from '../cluster-ipc.js';
+import { askPrimary } from '../base/cluster-ipc.js';
 
 /** One counter a request draws on: at most `burst` requests, refilled one every `emissionMs`. */
 export interface RateSlot {

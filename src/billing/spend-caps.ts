@@ -1,5 +1,5 @@
 // Words the 402 a refused reservation answers: which budget, its period and amount, what is spent and held, and when it resets.
-import { PaymentRequiredError } from '../errors.js';
+import { PaymentRequiredError } from '../base/errors.js';
 import type { CapStanding } from './spend-store.js';
 
 /** Caps are kept in micro-units of USD, the currency responses render. */

@@ -1,6 +1,6 @@
 // The usage report: a workspace's ledger grouped by day (UTC), model and key, with requests, tokens and cost.
 import { sql } from 'kysely';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import type { Db } from '../store/database.js';
 
 export interface UsageRange {

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resolveConfigPath } from '../config/locate.js';
 import { loadOperatorConfig } from '../config/operator.js';
-import { ConfigError, GatewayError } from '../errors.js';
+import { ConfigError, GatewayError } from '../base/errors.js';
 import { openConfiguredDatabase } from '../store/open.js';
 import type { AdminCommand } from './admin/command.js';
 

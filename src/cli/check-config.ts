@@ -1,5 +1,5 @@
 // npm run check-config [-- PATH]: the server's own loader, serving nothing. Exit 0 with a summary, or 1 with every error.
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { resolveConfigPath, summarize } from '../config/load.js';
 import { loadConfig } from '../compile/load-config.js';
 

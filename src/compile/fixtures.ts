@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { ChannelConfig, ModelRoute, ProtocolConfig } from '../config/types.js';
 import { readYamlSource } from '../config/yaml-source.js';
-import { GatewayError, UpstreamError } from '../errors.js';
+import { GatewayError, UpstreamError } from '../base/errors.js';
 import type { TemplateSet } from '../engine/liquid.js';
 import { buildTranslator } from '../engine/translate/declared.js';
 import { renderer } from '../engine/translate/render.js';

@@ -11,7 +11,7 @@ import { routeConfig } from '../config/route.js';
 import { createSchemaRegistry } from '../config/schemas.js';
 import { validateConfig, type ValidatedConfig } from '../config/validate.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { runMappingFixtures } from './fixtures.js';
 import type { LoadedConfig } from './loaded-config.js';
 

@@ -3,7 +3,7 @@
 // result is. Across files: ids unique, every channel's protocol and operations exist, every model priced, in one currency,
 // and a model served twice only as a declared fallback group.
 import { isTimeZone } from '../billing/periods.js';
-import { clientValue } from '../errors.js';
+import { clientValue } from '../base/errors.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { interpolateValue } from './env.js';
 import { describeAjvError, schemasDir } from './schemas.js';
 import type { CheckedConfig, GatewayConfig } from './types.js';

@@ -1,7 +1,7 @@
 // The read stage: the config file and every file it leads to (protocols, channels, the endpoint catalogue), parsed with positions.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { interpolateValue } from './env.js';
 import type { Problems } from './problems.js';
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';

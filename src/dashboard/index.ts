@@ -10,7 +10,7 @@ import secureSession from '@fastify/secure-session';
 import fastifyStatic from '@fastify/static';
 import view from '@fastify/view';
 import { Eta } from 'eta';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import type { DashboardDeps } from './deps.js';
 import { registerAuthRoutes } from './routes/auth.js';
 import { registerFilesRoutes } from './routes/files.js';

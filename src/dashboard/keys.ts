@@ -4,7 +4,7 @@ import { shownPeriod, spendOfSubjects } from '../billing/budgets.js';
 import { BUDGET_PERIODS, parseBudgetPeriod, type BudgetCalendar, type BudgetPeriod } from '../billing/periods.js';
 import { formatMoney } from '../billing/spend-caps.js';
 import { SCOPES, isScope } from '../auth/scopes.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import type { Db } from '../store/database.js';
 import { findApiKeyById, listApiKeys, type ApiKeyRow } from '../store/api-keys.js';
 

@@ -1,6 +1,6 @@
 // Password hashes with node's scrypt: "scrypt$N$r$p$salt$hash", compared in constant time.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 
 const COST = { N: 16384, r: 8, p: 1 };
 const KEY_BYTES = 32;

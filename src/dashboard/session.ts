@@ -1,7 +1,7 @@
 // Who a dashboard request is: the session cookie names a stored session, its user, and the workspace they are looking at.
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import type { BudgetCalendar } from '../billing/periods.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';

@@ -4,7 +4,7 @@ import type { Charge } from '../billing/meter.js';
 import { estimateEvaluateMicros } from '../billing/estimate.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
-import { ChannelUnavailableError, ValidationError } from '../errors.js';
+import { ChannelUnavailableError, ValidationError } from '../base/errors.js';
 import type { ModeContext } from '../evaluate/context.js';
 import { runLogprobs } from '../evaluate/logprobs-mode.js';
 import { runNative } from '../evaluate/native-mode.js';

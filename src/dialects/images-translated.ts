@@ -4,7 +4,7 @@
 import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { ModelRoute } from '../config/types.js';
-import { TranslationError } from '../errors.js';
+import { TranslationError } from '../base/errors.js';
 import { declaredTranslator } from '../engine/translate/declared.js';
 import { operationDialect, servesOperation } from '../engine/translators.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';

@@ -5,7 +5,7 @@ import { declaredSizes, imagePriceMicros } from '../billing/image-price.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
-import { UnsupportedMediaError, ValidationError } from '../errors.js';
+import { UnsupportedMediaError, ValidationError } from '../base/errors.js';
 import { holdForCall, readImageForm, resolveImageReference, type FormImage, type ImageForm } from '../pipeline/image-form.js';
 import { schemaError } from '../http/schema-error.js';
 import type { ChatTranslator } from '../engine/translator.js';

@@ -1,6 +1,6 @@
 // A relayed family's multipart form: its file fields (as the entry names them, kept with their file names, which vendors
 // read the format from) and its text fields (a repeated name becomes a list), within one byte budget for the whole form.
-import { clientValue, ECHO_LIMIT, LimitError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { clientValue, ECHO_LIMIT, LimitError, UnsupportedMediaError, ValidationError } from '../base/errors.js';
 import type { Call } from '../pipeline/call.js';
 import { holdForCall } from '../pipeline/image-form.js';
 import { readCapped } from '../net/read-capped.js';

@@ -12,7 +12,7 @@ import type { EndpointConfig, ModelRoute, PriceConfig } from '../config/types.js
 import { relayedAs } from '../engine/passthrough.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
-import { TranslationError } from '../errors.js';
+import { TranslationError } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';

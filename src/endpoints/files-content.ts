@@ -1,5 +1,5 @@
 // GET|HEAD /api/v1/files/{file_id}/content: the bytes, by signed token alone or by an API key of the owning workspace; Range supported.
-import { AuthError } from '../errors.js';
+import { AuthError } from '../base/errors.js';
 import { isFileId } from '../files/ids.js';
 import { fileNotFound, requireFile } from '../files/lookup.js';
 import { sendFileContent } from '../files/send-content.js';

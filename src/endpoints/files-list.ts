@@ -1,5 +1,5 @@
 // GET /v1/files: a cursor page in the openai SDK's shape ({object, data, first_id, last_id, has_more}), newest first by default.
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import { publicBaseUrl, toFileObject } from '../files/file-object.js';
 import { isFileId } from '../files/ids.js';
 import { listFiles } from '../files/repository.js';

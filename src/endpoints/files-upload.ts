@@ -1,5 +1,5 @@
 // POST /v1/files: a multipart `file` and `purpose`, streamed into the blob store; answers the file object.
-import { UnsupportedMediaError, ValidationError, clientValue, ECHO_LIMIT } from '../errors.js';
+import { UnsupportedMediaError, ValidationError, clientValue, ECHO_LIMIT } from '../base/errors.js';
 import { publicBaseUrl, toFileObject } from '../files/file-object.js';
 import { commitFile, discardFileBytes, writeFileBytes, type StoredBytes } from '../files/store-file.js';
 import { namedParts } from '../http/multipart-parts.js';

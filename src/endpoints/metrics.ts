@@ -1,6 +1,6 @@
 // GET /metrics: Prometheus text, only to a bearer of metrics.token (metrics.listen serves it on its own address instead).
-import { AuthError, NotFoundError } from '../errors.js';
-import { hasMetricsToken, metricsOptions } from '../metrics-server.js';
+import { AuthError, NotFoundError } from '../base/errors.js';
+import { hasMetricsToken, metricsOptions } from '../telemetry/metrics-server.js';
 import type { HandlerFactory } from './types.js';
 
 const create: HandlerFactory = ({ services }) => {

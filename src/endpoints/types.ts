@@ -1,11 +1,11 @@
 // What an endpoint handler module exports: a factory given what handlers use and its catalogue entry.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { EndpointConfig } from '../config/types.js';
 import type { Upstreams } from '../engine/upstream.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../base/metrics.js';
 import type { TaskCreateDeps } from '../tasks/deps.js';
+import type { RouteHandler } from '../http/route-handler.js';
 
-export type RouteHandler = (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> | unknown;
+export type { RouteHandler };
 
 /** What handlers use: the pipeline's and the task runner's needs, the metrics registry and the current upstream pools. */
 export interface EndpointDeps extends TaskCreateDeps {

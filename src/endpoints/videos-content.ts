@@ -1,5 +1,5 @@
 // GET /v1/videos/{id}/content: the archived video's bytes, streamed from the file store (Range supported).
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { fileNotFound } from '../files/lookup.js';
 import { sendFileContent } from '../files/send-content.js';
 import { findFile } from '../files/repository.js';

@@ -1,5 +1,5 @@
 // GET /v1/videos: the workspace's video tasks as a cursor page ({object, data, first_id, last_id, has_more}), newest first.
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import { listTasks, taskIdPattern } from '../tasks/store.js';
 import { toTaskObjects } from '../tasks/wire.js';
 import type { HandlerFactory } from './types.js';

@@ -2,7 +2,7 @@
 import type { EndpointConfig, ModelConfig, ModelKind, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { dayStart, isRetired } from '../config/cross-check-models.js';
-import { ChannelUnavailableError, GatewayError, ValidationError, clientValue } from '../errors.js';
+import { ChannelUnavailableError, GatewayError, ValidationError, clientValue } from '../base/errors.js';
 
 /** What the catalogue says of a kind of model: the scope its endpoints need, and where they are. */
 export interface KindEndpoints {

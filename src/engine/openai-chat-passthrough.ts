@@ -2,8 +2,8 @@
 // stream), the client's bytes otherwise relayed as sent; the answer gets its cost. Usage is the pipeline's.
 import type { ChatTranslator, StreamMapper } from './translator.js';
 import type { SseEvent } from './sse.js';
-import type { GatewayError } from '../errors.js';
-import { openaiEnvelope } from '../errors.js';
+import type { GatewayError } from '../base/errors.js';
+import { openaiEnvelope } from '../base/errors.js';
 import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError, upstreamModelOf } from './passthrough.js';
 
 export const openaiChatPassthrough: ChatTranslator = {

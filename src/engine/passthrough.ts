@@ -1,6 +1,6 @@
 // What every same-dialect pass-through shares: the upstream model id, upstream JSON that must be an object, scrubbed error events.
 import type { TranslateContext } from './translator.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { scrubUpstreamText } from './upstream-text.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 

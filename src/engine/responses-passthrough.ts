@@ -1,5 +1,5 @@
 // Same dialect on both sides: a Responses client to a Responses operation. The model id and the cost change; usage is the pipeline's.
-import { openaiEnvelope, type GatewayError } from '../errors.js';
+import { openaiEnvelope, type GatewayError } from '../base/errors.js';
 import type { SseEvent } from './sse.js';
 import type { ChatTranslator, StreamMapper } from './translator.js';
 import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError } from './passthrough.js';

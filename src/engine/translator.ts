@@ -2,7 +2,7 @@
 import type { MediaItems, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import type { TokenUsage } from '../billing/cost.js';
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from '../base/errors.js';
 import type { SseEvent } from './sse.js';
 
 export interface TranslateContext {

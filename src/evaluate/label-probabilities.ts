@@ -1,5 +1,5 @@
 // Reads a model's first-token logprobs as probabilities over a question's labels.
-import { UpstreamError } from '../errors.js';
+import { UpstreamError } from '../base/errors.js';
 
 export interface TokenLogprob {
   token: string;

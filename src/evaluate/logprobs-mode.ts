@@ -1,6 +1,6 @@
 // Logprobs mode: one chat prompt per question, its first-token logprobs read as label probabilities; questions run concurrently.
 import { setMaxListeners } from 'node:events';
-import { UpstreamError, type GatewayError } from '../errors.js';
+import { UpstreamError, type GatewayError } from '../base/errors.js';
 import { questionError, type ModeContext } from './context.js';
 import { shapeAnswer } from './answers.js';
 import { firstTokenLogprobs, labelDistribution } from './label-probabilities.js';

@@ -1,5 +1,5 @@
 // Validates an evaluate request's questions before any upstream call; every error names the question id and field.
-import { clientValue, ValidationError } from '../errors.js';
+import { clientValue, ValidationError } from '../base/errors.js';
 import { QUESTION_TYPES, type ChoiceOption, type Question, type QuestionType } from './types.js';
 
 const MIN_OPTIONS = 2;

@@ -1,5 +1,5 @@
 // Shapes shared by the evaluate modes: validated questions, answers, and a protocol's evaluate settings.
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from '../base/errors.js';
 
 export const QUESTION_TYPES = ['boolean', 'noul', 'choice', 'score'] as const;
 export type QuestionType = (typeof QUESTION_TYPES)[number];

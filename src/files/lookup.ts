@@ -1,6 +1,6 @@
 // Finds the file a request names, for its key's workspace; unknown, expired and other workspaces' ids all answer the same 404.
 import type { FastifyRequest } from 'fastify';
-import { NotFoundError, clientValue } from '../errors.js';
+import { NotFoundError, clientValue } from '../base/errors.js';
 import type { Db } from '../store/db.js';
 import { isFileId } from './ids.js';
 import { findFile, type FileRow } from './repository.js';

@@ -1,5 +1,5 @@
 // Parses a single `Range: bytes=...` header against a known size (RFC 9110 section 14).
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import type { ByteRange } from './blob-store.js';
 
 export class RangeNotSatisfiableError extends GatewayError {

@@ -1,6 +1,6 @@
 // Signed content URLs: HMAC-SHA256 over (file id, expiry) under a key id, checked in constant time, keys rotated with a grace window.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ConfigError, GatewayError } from '../errors.js';
+import { ConfigError, GatewayError } from '../base/errors.js';
 import type { Db } from '../store/database.js';
 import { getOrInitSetting } from '../store/settings.js';
 import type { FilesOptions } from './options.js';

@@ -1,6 +1,6 @@
 // Stores one file: sniff its type, stream its bytes into the blob store while counting them, then write its row.
 import type { Readable } from 'node:stream';
-import { LimitError, UnsupportedMediaError } from '../errors.js';
+import { LimitError, UnsupportedMediaError } from '../base/errors.js';
 import type { FileStore } from './file-store.js';
 import { blobKeyFor } from './blob-store.js';
 import { newFileId } from './ids.js';

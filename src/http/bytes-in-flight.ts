@@ -1,6 +1,6 @@
 // A process-wide budget for request bytes held in memory at once (reference images on their way upstream): a request
 // that would pass it is refused with 503 and retry-after rather than making the process grow without bound.
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 
 export class BytesBudgetError extends GatewayError {
   constructor() {

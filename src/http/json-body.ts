@@ -1,7 +1,7 @@
 // The JSON body parser: strict UTF-8, nesting depth bounded before parsing, prototype-poisoning keys refused.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 import { keepSourceText } from './json-text.js';
 
 /** Deepest object/array nesting a request body may have; mapping code recurses, so depth is a resource like size. */

@@ -2,7 +2,7 @@
 // on every multipart route, before any handler reads it.
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../base/errors.js';
 
 export async function* namedParts(req: FastifyRequest): AsyncGenerator<Multipart> {
   for await (const part of req.parts() as AsyncIterable<Multipart>) {

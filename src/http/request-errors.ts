@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, LimitError, UnsupportedMediaError, ValidationError, errorBody, internalError, type ErrorDialect } from '../errors.js';
+import { GatewayError, LimitError, UnsupportedMediaError, ValidationError, errorBody, internalError, type ErrorDialect } from '../base/errors.js';
 
 /** Longest request target (path and query) served; longer ones are 414 before routing. */
 export const MAX_URL_LENGTH = 8192;

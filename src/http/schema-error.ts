@@ -1,6 +1,6 @@
 // A request body that breaks its JSON Schema, as a 400 naming where, echoing at most a short prefix of any client key.
 import type { ErrorObject } from 'ajv';
-import { ValidationError, clientValue } from '../errors.js';
+import { ValidationError, clientValue } from '../base/errors.js';
 
 /** The first schema violation as a 400 that names where it is. */
 export function schemaError(first: ErrorObject): ValidationError {

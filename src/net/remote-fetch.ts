@@ -4,7 +4,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { AllowList, refusedAddress } from './address-policy.js';
 import { SNIFF_BYTES, sniffContentType } from '../files/sniff.js';
 import { clearWhenDone, Deadline } from './deadline.js';

@@ -4,7 +4,7 @@
 // one attempt, 408, 425, 429, 5xx, a body that breaks off) is tried again with back-off until that deadline.
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { base64Chunks, storeFile } from '../files/index.js';
 import type { FileStore } from '../files/file-store.js';
 import type { FileLabels } from '../files/store-file.js';

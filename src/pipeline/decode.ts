@@ -1,5 +1,5 @@
 // The decode stage: what the upstream answered, checked against what the operation declared (a JSON object, or an event stream).
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { upstreamTransportError } from '../engine/upstream.js';
 import { deadlineError, type Sent } from './send.js';
 import { upstreamMalformed } from './usage.js';

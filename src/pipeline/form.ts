@@ -1,6 +1,6 @@
 // The one multipart reader of the billed routes (image edits, task creation): text fields the route lists, and image files
 // under the names it takes, all within one byte budget for the whole request; each file's type is read from its bytes.
-import { clientValue, ECHO_LIMIT, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { clientValue, ECHO_LIMIT, UnsupportedMediaError, ValidationError } from '../base/errors.js';
 import { sniffContentType, SNIFF_BYTES } from '../files/sniff.js';
 import { readCapped } from '../net/read-capped.js';
 

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthContext } from '../auth/authenticate.js';
 import { jsonBytes } from '../billing/estimate.js';
-import type { RouteHandler } from '../endpoints/types.js';
+import type { RouteHandler } from '../http/route-handler.js';
 import { publicBaseUrl } from '../files/index.js';
 import { encodedTextOf } from '../http/json-text.js';
 import { namedParts } from '../http/multipart-parts.js';

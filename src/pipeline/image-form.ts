@@ -1,6 +1,6 @@
 // An image edit's form (multipart): fields, and the image files under `image` or `image[]` and an optional `mask`, all
 // within one byte budget for the whole request (URL references fetched later count against what is left).
-import { clientValue, ECHO_LIMIT, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { clientValue, ECHO_LIMIT, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../base/errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
 import { readForm, type FormImage, type FormPart, type FormRules, type ImageForm } from './form.js';

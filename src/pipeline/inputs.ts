@@ -2,7 +2,7 @@
 // id (`file_...`) in an image or document input becomes the file's bytes, in the client dialect's own inline form, so a
 // pass-through and a translation alike send the upstream the contents (another workspace's or an unknown id is 404).
 // Ids that are not this gateway's (a vendor's own file store, `file-...`) are left as they are.
-import { clientValue, LimitError, NotFoundError, ValidationError } from '../errors.js';
+import { clientValue, LimitError, NotFoundError, ValidationError } from '../base/errors.js';
 import { findFile, isFileId } from '../files/index.js';
 import type { Call } from './call.js';
 import { findResponseItems, ownsProviderId } from '../store/provider-ids.js';

@@ -2,7 +2,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { FormData } from 'undici';
 import type { ModelRoute, OperationConfig } from '../config/types.js';
-import { UpstreamError, ValidationError } from '../errors.js';
+import { UpstreamError, ValidationError } from '../base/errors.js';
 import type { UpstreamResponse } from '../engine/upstream.js';
 import type { UpstreamScope } from './core.js';
 import { encodedTextOf } from '../http/json-text.js';

@@ -1,5 +1,5 @@
 // Relays an upstream event stream to the client event by event, reading usage as it passes; the response always ends.
-import { GatewayError, internalError } from '../errors.js';
+import { GatewayError, internalError } from '../base/errors.js';
 import { SseReader, SseWriter, type SseEvent } from '../engine/sse.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { Charge } from '../billing/meter.js';

@@ -2,7 +2,7 @@
 import type { TokenUsage } from '../billing/cost.js';
 import type { ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { impossibleTokens } from '../billing/usage-bounds.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';

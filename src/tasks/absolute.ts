@@ -3,7 +3,7 @@
 // (poll) or fetched through the remote-fetch guard without the credential (download, and a redirect to another host).
 import { request } from 'undici';
 import type { ModelRoute } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { upstreamHttpError, upstreamTransportError } from '../engine/upstream.js';
 import type { CallCore } from '../pipeline/core.js';
 import { DEFAULT_ANSWER_LIMIT, send, type Outgoing, type Sent } from '../pipeline/send.js';

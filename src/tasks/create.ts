@@ -3,7 +3,7 @@
 // lifetime), execute = a task row and a background submit. The answer is the task, at once, `submitting`; the charge
 // is handed over to the task: the runner settles it once on completion or releases it on failure.
 import type { ModelRoute } from '../config/types.js';
-import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, ValidationError } from '../errors.js';
+import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, ValidationError } from '../base/errors.js';
 import { bytesInFlight } from '../http/bytes-in-flight.js';
 import { schemaError } from '../http/schema-error.js';
 import { resolveCallModel } from '../pipeline/resolve.js';

@@ -1,5 +1,5 @@
 // Tells the upstream's trouble (polled again later) from the gateway's own faults (the task fails at once, its charge released).
-import { ChannelUnavailableError, GatewayError } from '../errors.js';
+import { ChannelUnavailableError, GatewayError } from '../base/errors.js';
 
 /**
  * Whether a failed upstream call says something about the upstream that time may change: an answer it gave (any status),

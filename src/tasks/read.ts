@@ -1,7 +1,7 @@
 // Reading tasks: one by id within the key's workspace (another workspace's is 404), polled at once when it is due.
 import type { FastifyRequest } from 'fastify';
 import { requireScope } from '../auth/authenticate.js';
-import { clientValue, NotFoundError } from '../errors.js';
+import { clientValue, NotFoundError } from '../base/errors.js';
 import type { Db } from '../store/db.js';
 import type { TaskQueue } from './deps.js';
 import { findTask, taskIdPattern, type TaskRow } from './store.js';

@@ -1,6 +1,6 @@
 // A video's `input_reference`: an uploaded file part, a file of the workspace, a signed file URL of this gateway (within its
 // hour), or an https URL. A multipart operation gets the image bytes as a file part; a JSON operation gets a URL.
-import { clientValue, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../errors.js';
+import { clientValue, LimitError, NotFoundError, UnsupportedMediaError, ValidationError } from '../base/errors.js';
 import { findFile, isFileId, signContentUrl } from '../files/index.js';
 import { findLiveFileById, type FileRow } from '../files/repository.js';
 import type { Call } from '../pipeline/call.js';

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { Snapshot } from '../runtime.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { Deadline } from '../net/deadline.js';
 import { detachedCall } from '../pipeline/core.js';

@@ -2,7 +2,7 @@
 // (`failure`), the operation chosen by an expression (`choose`), what later steps read about the task (`task` in their
 // scope), and what the submit answer keeps for them (`save`). Data only: nothing here knows a vendor.
 import type { ModelRoute } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../base/errors.js';
 import type { TaskParams } from './cost.js';
 import type { CompiledTask } from './spec.js';
 import { MAX_TEXT } from './answer-text.js';

@@ -8,8 +8,8 @@ import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Charge, ChargeRef, Settlement, SettleOutcome } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
-import type { RouteHandler } from '../endpoints/types.js';
-import { GatewayError } from '../errors.js';
+import type { RouteHandler } from '../http/route-handler.js';
+import { GatewayError } from '../base/errors.js';
 import type { Call } from '../pipeline/call.js';
 import type { TelemetryConfig, Tracing } from './types.js';
 

@@ -1,6 +1,6 @@
 // Admin commands for the audit log and admin tokens.
 import { newAdminToken } from '../../admin/auth.js';
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../base/errors.js';
 import { adminOf, type AdminCommand } from './command.js';
 import { workspaceNamed } from './keys.js';
 

@@ -1,7 +1,7 @@
 // Admin commands for spending caps and usage: caps apply to the next request, no restart needed.
 import { formatMoney } from '../../billing/spend-caps.js';
 import { parseUsageRange, usageReport, usageTotals } from '../../billing/usage-report.js';
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../base/errors.js';
 import type { KeyInput } from '../../admin/service.js';
 import { spendInPeriod } from '../../billing/budgets.js';
 import { billingConfig } from '../../billing/config.js';

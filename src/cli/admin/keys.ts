@@ -2,7 +2,7 @@
 import { parseDuration } from '../../auth/keys.js';
 import { toMicros } from '../../billing/cost.js';
 import { parseBudgetPeriod } from '../../billing/periods.js';
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../base/errors.js';
 import type { KeyView } from '../../admin/service.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 

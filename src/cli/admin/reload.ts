@@ -1,7 +1,7 @@
 // `npm run admin -- reload`: the config was just loaded and checked by the admin CLI itself; signal the running gateway to swap it in.
 import { readFileSync } from 'node:fs';
 import { dataPathFor } from '../../config/locate.js';
-import { NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../base/errors.js';
 import { gatewayPid, PID_FILE } from '../../reload.js';
 import { adminOf, type AdminCommand } from './command.js';
 

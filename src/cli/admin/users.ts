@@ -1,7 +1,7 @@
 // Admin commands for dashboard users: add one to a workspace with a role, and set a password (a one-time link, or stdin).
 import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../../dashboard/password-links.js';
 import { checkNewPassword, hashPassword } from '../../dashboard/passwords.js';
-import { NotFoundError, ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../base/errors.js';
 import { deleteSessionsOf, findUserByEmail, isRole, ROLES, setPasswordHash } from '../../store/users.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 import { workspaceNamed } from './keys.js';

@@ -1,6 +1,6 @@
 // Admin commands for task webhooks, through the admin service (each change writes its audit row): register an endpoint
 // (its signing secret printed once), list, enable or disable, rotate the secret, delete, and the recent deliveries.
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../base/errors.js';
 import { WebhookAdmin } from '../../admin/webhooks.js';
 import { webhooksOptions } from '../../webhooks/options.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';

@@ -1,6 +1,6 @@
 // Sign in, sign out, the one-time password page, and choosing the workspace a session looks at.
 import type { FastifyInstance } from 'fastify';
-import { RateLimitError, ValidationError } from '../../errors.js';
+import { RateLimitError, ValidationError } from '../../base/errors.js';
 import type { DashboardDeps } from '../deps.js';
 import { findUserByEmail, findUserById, membershipsOf, normalizeEmail } from '../../store/users.js';
 import { passwordLinkFor, usePasswordLink } from '../password-links.js';

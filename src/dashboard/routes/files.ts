@@ -1,6 +1,6 @@
 // The Files page: generated images and videos, previewed through signed URLs; owners and admins may delete.
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../base/errors.js';
 import type { DashboardDeps } from '../deps.js';
 import { deleteGeneratedMedia, findGeneratedMedia, listGeneratedMedia, mediaView, parseKind } from '../media.js';
 import { canManage, dashboardActor, MANAGERS, requireUser } from '../session.js';

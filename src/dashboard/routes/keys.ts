@@ -1,7 +1,7 @@
 // Settings > API Keys: list, create (shown once), revoke, change the cap and its period. Owners and admins only.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCOPES } from '../../auth/scopes.js';
-import { NotFoundError, ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../base/errors.js';
 import type { DashboardDeps } from '../deps.js';
 import { EXPIRY_CHOICES, PERIOD_CHOICES, parseCap, parseCapPeriod, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
 import { dashboardAdmin, MANAGERS, requireUser } from '../session.js';

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as oidc from 'openid-client';
-import { GatewayError, RateLimitError } from '../../errors.js';
+import { GatewayError, RateLimitError } from '../../base/errors.js';
 import type { DashboardDeps } from '../deps.js';
 import { appendAudit } from '../../store/audit.js';
 import type { Role } from '../../store/schema.js';

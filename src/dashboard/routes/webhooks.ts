@@ -1,7 +1,7 @@
 // Settings > Webhooks: the workspace's task-event endpoints; add one (its signing secret shown once) or delete one.
 // Owners and admins only; every change goes through the admin service and writes its audit row.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../base/errors.js';
 import { WebhookAdmin } from '../../admin/webhooks.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import type { DashboardDeps } from '../deps.js';

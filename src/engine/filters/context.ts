@@ -1,6 +1,6 @@
 // Anthropic context editing (`context_management.edits`) on a channel that has none: what the translation already does is
 // accepted, tool-result clearing is done here as Anthropic documents it, and any other edit is refused by name.
-import { clientValue, TranslationError } from '../../errors.js';
+import { clientValue, TranslationError } from '../../base/errors.js';
 
 type Block = Record<string, unknown>;
 type Message = { role?: unknown; content?: unknown };

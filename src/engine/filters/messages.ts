@@ -1,6 +1,6 @@
 // Filters the messages <-> chat mappings need where Liquid alone cannot say it: refusals, block text, JSON and image sources.
 import { createHash } from 'node:crypto';
-import { ECHO_LIMIT, TranslationError } from '../../errors.js';
+import { ECHO_LIMIT, TranslationError } from '../../base/errors.js';
 
 interface Block {
   type?: string;

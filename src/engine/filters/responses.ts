@@ -1,5 +1,5 @@
 // Filters the Responses <-> chat mappings need where Liquid alone cannot say it: part text, runs of tool calls, image URLs.
-import { clientValue, TranslationError } from '../../errors.js';
+import { clientValue, TranslationError } from '../../base/errors.js';
 
 type Item = Record<string, unknown>;
 

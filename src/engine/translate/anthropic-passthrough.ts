@@ -1,6 +1,6 @@
 // Same dialect on both sides: an Anthropic Messages client to an Anthropic Messages operation. The model id is mapped and the
 // cost added (to the answer, or to message_delta); usage is read by the pipeline as the protocol declares; nothing else changes.
-import { anthropicEnvelope, type GatewayError } from '../../errors.js';
+import { anthropicEnvelope, type GatewayError } from '../../base/errors.js';
 import type { SseEvent } from '../sse.js';
 import type { ChatTranslator, StreamMapper } from '../translator.js';
 import { costOf, jsonObject, relayedAnswer, relayedBody, scrubbedError } from '../passthrough.js';

@@ -2,7 +2,7 @@
 import type { MediaItems, ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
 import type { LoadedConfig } from '../../compile/loaded-config.js';
 import type { TemplateSet } from '../liquid.js';
-import { GatewayError, TranslationError } from '../../errors.js';
+import { GatewayError, TranslationError } from '../../base/errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
 import { renderer, type Renderer } from './render.js';
 import { ResponsesStreamMachine } from './responses-stream.js';

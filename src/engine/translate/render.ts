@@ -1,6 +1,6 @@
 // The one way code renders a mapping compiled at load: a filter's refusal surfaces as its own typed error, anything else as a mapping failure.
 import type { TemplateSet } from '../liquid.js';
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../base/errors.js';
 
 export type Renderer = (scope: object) => unknown;
 

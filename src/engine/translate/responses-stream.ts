@@ -1,7 +1,7 @@
 // The stream machine for Responses clients on a chat upstream: the generic machine's blocks become output items, and what
 // the Responses event sequence needs beyond it is kept here: every event numbered (`sequence_number`), and each item's
 // text or arguments accumulated, because its *.done events and the final response repeat them whole.
-import type { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../base/errors.js';
 import type { SseEvent } from '../sse.js';
 import { StreamMachine, type Block, type EncodeStep } from './stream-machine.js';
 

@@ -1,7 +1,7 @@
 // The one SSE state machine for every declared protocol pair: upstream events become operations (data), operations
 // drive block numbering and message framing (here), and each framed operation becomes client events (data).
 import type { TokenUsage } from '../../billing/cost.js';
-import { anthropicEnvelope, openaiEnvelope, UpstreamError, type GatewayError } from '../../errors.js';
+import { anthropicEnvelope, openaiEnvelope, UpstreamError, type GatewayError } from '../../base/errors.js';
 import type { SseEvent } from '../sse.js';
 import type { StreamMapper, TranslateContext } from '../translator.js';
 import type { Renderer } from './render.js';

@@ -2,8 +2,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LoadedConfig } from './compile/loaded-config.js';
-import type { Metrics } from './metrics.js';
+import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { Metrics } from '../base/metrics.js';
 
 export interface MetricsOptions {
   token: string;

@@ -1,6 +1,5 @@
 // Prometheus metrics: requests by route and status, upstream latency by channel, tokens, cost and overage.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ChargeRef, Settlement } from './billing/charge.js';
 
 const count = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
 
@@ -137,10 +136,24 @@ export class Metrics {
   }
 
   /** Counts a billed charge. Never throws: a metric must not be able to keep an answer from ending. */
-  recordCharge(ref: ChargeRef, s: Settlement, chargedMicros: number, overageMicros: number): void {
+  recordCharge(ref: ChargedRef, s: ChargedSettlement, chargedMicros: number, overageMicros: number): void {
     this.tokens.at(ref.model, 'input').value += count(s.inputTokens);
     this.tokens.at(ref.model, 'output').value += count(s.outputTokens);
     this.cost.at(ref.model, ref.currency).value += count(chargedMicros);
     if (overageMicros > 0) this.overage.inc({ model: ref.model, channel: s.route?.channel.id ?? ref.channel }, count(overageMicros));
   }
+}
+
+/** What recordCharge reads of billing's ChargeRef (src/billing/charge.ts); declared here so metrics sit below billing. */
+interface ChargedRef {
+  model: string;
+  channel: string;
+  currency: string;
+}
+
+/** What recordCharge reads of billing's Settlement (src/billing/charge.ts). */
+interface ChargedSettlement {
+  inputTokens?: number;
+  outputTokens?: number;
+  route?: { channel: { id: string } };
 }
