@@ -17,7 +17,7 @@ import { openConfiguredDatabase } from './store/open.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { passwordLinkUrl } from './dashboard/password-links.js';
 import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
-import { PID_FILE, pidFileContents } from './reload.js';
+import { PID_FILE, pidFileContents } from './compile/reload.js';
 
 /** server.workers: that many processes; unset, one per core. An in-memory database cannot be shared: one. */
 export function workerCount(config: LoadedConfig): number {

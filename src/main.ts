@@ -10,7 +10,7 @@ import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
 import { passwordLinkUrl } from './dashboard/password-links.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './telemetry/metrics-server.js';
-import { PID_FILE, pidFileContents, reloadConfig } from './reload.js';
+import { PID_FILE, pidFileContents, reloadConfig } from './compile/reload.js';
 import { runPrimary, workerCount } from './cluster.js';
 import { answerPrimary } from './base/cluster-ipc.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';

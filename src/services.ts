@@ -8,7 +8,7 @@ import type { LoadedConfig } from './compile/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor } from './config/load.js';
 import { loadConfig, type LoadOptions } from './compile/load-config.js';
-import { Runtime } from './runtime.js';
+import { Runtime } from './engine/runtime.js';
 import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';

@@ -9,7 +9,7 @@ import { ConfigError } from '../src/base/errors.js';
 import { spawn } from 'node:child_process';
 import { dataPathFor } from '../src/config/load.js';
 import { commands as reloadCommands } from '../src/cli/admin/reload.js';
-import { pidFileContents, PID_FILE, reloadConfig } from '../src/reload.js';
+import { pidFileContents, PID_FILE, reloadConfig } from '../src/compile/reload.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino from 'pino';

@@ -11,7 +11,7 @@ import type { AdminDeps } from './deps.js';
 import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../dashboard/password-links.js';
 import { SESSION_COOKIE, sessionKey } from '../dashboard/session.js';
 import { adminFor } from './auth.js';
-import { applyReload } from '../reload.js';
+import { applyReload } from '../compile/reload.js';
 import { reloadOtherWorkers } from '../base/cluster-ipc.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { openApiDocument, requestSchemas } from './openapi.js';

@@ -1,7 +1,7 @@
 // GET /readyz: the database answers, so requests can be served; each channel's state (enabled, circuit); and, when the last
 // reload was refused, that it was and why (until a good one), with status "degraded": the running config still serves.
 import { sql } from 'kysely';
-import { lastReload } from '../reload.js';
+import { lastReload } from '../compile/reload.js';
 import type { HandlerFactory } from './types.js';
 
 const create: HandlerFactory = ({ services }) => async (_req, reply) => {

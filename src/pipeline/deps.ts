@@ -5,7 +5,7 @@ import type { SpendStore } from '../billing/spend-store.js';
 import type { SchemaRegistry } from '../config/schemas.js';
 import type { FileStore, ServerConfig } from '../files/file-store.js';
 import type { RemoteFetcher } from '../net/remote-fetch.js';
-import type { SnapshotHold } from '../runtime.js';
+import type { SnapshotHold } from '../engine/runtime.js';
 
 /** Hands out holds on the current runtime snapshot (config, routes, upstream pools). */
 export interface SnapshotSource {

@@ -8,7 +8,7 @@ import type { RouteHandler } from '../http/route-handler.js';
 import { publicBaseUrl } from '../files/index.js';
 import { encodedTextOf } from '../http/json-text.js';
 import { namedParts } from '../http/multipart-parts.js';
-import type { SnapshotHold } from '../runtime.js';
+import type { SnapshotHold } from '../engine/runtime.js';
 import type { Call, CallLog, ClientStream } from './call.js';
 import { CallCore } from './core.js';
 import type { PipelineDeps } from './deps.js';

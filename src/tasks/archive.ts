@@ -3,7 +3,7 @@
 // archive routine (pipeline/archive.ts), which tries a transient failure again until the task's deadline. Never throws.
 import type { Readable } from 'node:stream';
 import type { ModelRoute } from '../config/types.js';
-import type { Snapshot } from '../runtime.js';
+import type { Snapshot } from '../engine/runtime.js';
 import { archiveResult, PermanentFailure, resultSource, type ResultBytes } from '../pipeline/archive.js';
 import { detachedCall, type CallCore } from '../pipeline/core.js';
 import { send } from '../pipeline/send.js';

@@ -9,7 +9,7 @@ import { detachedCall, type CallCore } from '../pipeline/core.js';
 import { readJsonObject } from '../pipeline/decode.js';
 import { send } from '../pipeline/send.js';
 import { backoffMs, isTransient, PermanentFailure } from '../pipeline/archive.js';
-import type { Snapshot } from '../runtime.js';
+import type { Snapshot } from '../engine/runtime.js';
 import { credentialedDownload } from './absolute.js';
 import type { CompiledTask } from './spec.js';
 import { refusalOf, type TaskScope } from './steps.js';

@@ -4,7 +4,7 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { ChargeRef } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
-import type { Snapshot } from '../runtime.js';
+import type { Snapshot } from '../engine/runtime.js';
 import { GatewayError } from '../base/errors.js';
 import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { Deadline } from '../net/deadline.js';

@@ -1,8 +1,8 @@
 // Hot reload (SIGHUP, or `npm run admin -- reload`): check the config file again and swap the runtime snapshot, or keep serving.
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError } from './base/errors.js';
-import type { LoadedConfig } from './compile/loaded-config.js';
+import { ConfigError } from '../base/errors.js';
+import type { LoadedConfig } from './loaded-config.js';
 
 /** The reloadable part of the assembled gateway: its current config, the swap, and the requests still on an old snapshot. */
 export interface Reloadable {
@@ -68,7 +68,7 @@ export function lastReload(services: object): ReloadOutcome | undefined {
  */
 export async function applyReload(services: Reloadable, log: FastifyBaseLogger, how: string): Promise<LoadedConfig> {
   // Loaded here, not at the top: the admin CLI imports PID_FILE from this module and needs none of the config loader.
-  const { summarize } = await import('./config/load.js');
+  const { summarize } = await import('../config/load.js');
   const before = services.config;
   const at = Math.floor(Date.now() / 1000);
   try {
