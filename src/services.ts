@@ -22,7 +22,7 @@ import { createThreadedSpendStore } from './billing/threaded-spend-store.js';
 import { changeVersion } from './store/change-version.js';
 import { createPostgresSpendStore } from './billing/postgres-spend-store.js';
 import type { SpendStore } from './billing/spend-store.js';
-import { BudgetCalendar } from './billing/periods.js';
+import { BudgetCalendar } from './config/periods.js';
 import { startTracing, type Tracing } from './telemetry/tracing.js';
 import { Metrics } from './base/metrics.js';
 import type { BlobStore } from './files/blob-store.js';

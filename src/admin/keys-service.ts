@@ -1,7 +1,7 @@
 // API keys in the admin service: list, show, create (the key shown once), change and revoke, each change in one
 // transaction with its audit row. Views carry what the key spent all time and in its cap's current period.
 import { issueApiKey } from '../auth/keys.js';
-import { parseBudgetPeriod } from '../billing/periods.js';
+import { parseBudgetPeriod } from '../config/periods.js';
 import { NotFoundError } from '../base/errors.js';
 import { findApiKeyById, listApiKeys, type ApiKeyRow } from '../store/api-keys.js';
 import { appendAudit } from '../store/audit.js';

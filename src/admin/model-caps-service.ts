@@ -1,7 +1,7 @@
 // Caps of a key or a workspace on one model, in the admin service: list them with their spend in the current period,
 // set one or remove it (spend_cap null), in one transaction with its audit row (`key.model_cap`, `workspace.model_cap`).
 import { spendInPeriod } from '../billing/budgets.js';
-import { parseBudgetPeriod, type BudgetPeriod } from '../billing/periods.js';
+import { parseBudgetPeriod, type BudgetPeriod } from '../config/periods.js';
 import { ValidationError } from '../base/errors.js';
 import { appendAudit } from '../store/audit.js';
 import { writeModelCap, type BudgetScope } from '../store/budgets.js';

@@ -1,7 +1,7 @@
 // Who uses the admin service and what it reaches: the actor recorded in the audit log, the workspaces it may see, and
 // the database, budget calendar and clock every resource (keys-service.ts, workspaces-service.ts, ...) reads through.
 import { spendOfSubjects, type CappedSubject, type SubjectSpend } from '../billing/budgets.js';
-import { BudgetCalendar } from '../billing/periods.js';
+import { BudgetCalendar } from '../config/periods.js';
 import { GatewayError, NotFoundError } from '../base/errors.js';
 import { findApiKeyById, type ApiKeyRow } from '../store/api-keys.js';
 import type { Actor } from '../store/audit.js';

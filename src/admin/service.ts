@@ -3,7 +3,7 @@
 // land or neither. Each resource lives in its own file (workspaces-service.ts, keys-service.ts, ...) as functions of an
 // AdminScope (scope.ts: who calls and what they reach); this class gathers them under one name for the callers.
 import type { UsageRange } from '../billing/usage-report.js';
-import type { BudgetPeriod } from '../billing/periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import type { BudgetScope } from '../store/budgets.js';
 import * as auditLog from './audit-service.js';
 import * as keys from './keys-service.js';

@@ -3,7 +3,7 @@
 import { SCOPES, isScope } from '../auth/scopes.js';
 import type { PeriodSpend } from '../billing/budgets.js';
 import { toMicros } from '../billing/cost.js';
-import type { BudgetPeriod } from '../billing/periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import { ValidationError } from '../base/errors.js';
 import type { ApiKeyRow } from '../store/api-keys.js';
 import type { AuditRow } from '../store/audit.js';

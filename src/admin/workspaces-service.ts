@@ -1,6 +1,6 @@
 // Workspaces in the admin service: list, show, create (admin token or CLI only) and change the cap, each change in one
 // transaction with its audit row.
-import { parseBudgetPeriod, type BudgetPeriod } from '../billing/periods.js';
+import { parseBudgetPeriod, type BudgetPeriod } from '../config/periods.js';
 import { NotFoundError, ValidationError } from '../base/errors.js';
 import { appendAudit } from '../store/audit.js';
 import { writeSubjectBudget } from '../store/budgets.js';

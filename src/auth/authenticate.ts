@@ -14,6 +14,12 @@ export interface AuthContext {
   spendCapMicros: number | null;
 }
 
+/** Admits a key's request, or refuses it; src/billing/rate-limit.ts builds it (declared here, below billing). */
+export interface RateLimiter {
+  /** Counts one request of this key; throws RateLimitError when the key or its workspace is over its limit. */
+  admit(auth: AuthContext): Promise<void>;
+}
+
 /** The key a request presents, or undefined; two different keys at once are refused. */
 export function presentedKey(req: FastifyRequest): string | undefined {
   const authorization = req.headers.authorization;

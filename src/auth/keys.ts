@@ -5,7 +5,7 @@ import { insertApiKey } from '../store/api-keys.js';
 import type { Workspace } from '../store/workspaces.js';
 import { ValidationError } from '../base/errors.js';
 import { isScope, SCOPES } from './scopes.js';
-import type { BudgetPeriod } from '../billing/periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 
 export const KEY_PREFIX = 'sk-gw-';
 

@@ -2,9 +2,8 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { EndpointConfig } from '../config/types.js';
 import { AuthError } from '../base/errors.js';
-import type { RateLimiter } from '../billing/rate-limit.js';
 import type { Db } from '../store/db.js';
-import { authenticate, presentedKey, requireScope } from './authenticate.js';
+import { authenticate, presentedKey, requireScope, type RateLimiter } from './authenticate.js';
 
 /**
  * Refuses a missing, unknown, revoked or expired key, a missing scope and a spent rate limit while the

@@ -1,7 +1,7 @@
 // What a key or a workspace has spent in a budget period, read from the ledger: for the dashboard, the CLI and the admin API.
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
-import type { BudgetCalendar, BudgetPeriod } from './periods.js';
+import type { BudgetCalendar, BudgetPeriod } from '../config/periods.js';
 
 export interface PeriodSpend {
   period: BudgetPeriod;

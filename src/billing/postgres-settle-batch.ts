@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
-import type { BudgetCalendar } from './periods.js';
+import type { BudgetCalendar } from '../config/periods.js';
 
 /** Most settlements one statement carries. */
 const MAX_BATCH = 256;

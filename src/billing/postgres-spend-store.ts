@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
-import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from './periods.js';
+import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from '../config/periods.js';
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome, SpendStore } from './spend-store.js';
 import { PostgresSettleBatcher } from './postgres-settle-batch.js';
 

@@ -1,13 +1,10 @@
 // Requests per minute per API key and per workspace, from the rate-limits config section; over the limit answers 429 with retry-after.
-import type { AuthContext } from '../auth/authenticate.js';
+import type { AuthContext, RateLimiter } from '../auth/authenticate.js';
 import { RateLimitError } from '../base/errors.js';
 import type { RateLimitsConfig } from './config.js';
 import type { RateStore } from './rate-store.js';
 
-export interface RateLimiter {
-  /** Counts one request of this key; throws RateLimitError when the key or its workspace is over its limit. */
-  admit(auth: AuthContext): Promise<void>;
-}
+export type { RateLimiter };
 
 interface Subject {
   scope: 'key' | 'workspace';

@@ -1,6 +1,6 @@
 // Where spending caps are enforced: reservations and spent totals behind one interface (SQLite embedded, PostgreSQL for replicas).
 import type { LedgerEntry } from '../store/usage-ledger.js';
-import type { BudgetPeriod } from './periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 
 export type CapScope = 'key' | 'workspace';
 

@@ -2,7 +2,7 @@
 // settlements the event loop hands it, so no commit (or wait for another process's write lock) runs on the event loop.
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { BudgetCalendar } from './periods.js';
+import { BudgetCalendar } from '../config/periods.js';
 import { batchChangeVersion, createCapsReader } from './sqlite-spend-caps.js';
 import { SqliteSpendCore, type OpResult } from './sqlite-spend-core.js';
 import { decodeOps, encodeResults, type WireResults } from './spend-thread-wire.js';

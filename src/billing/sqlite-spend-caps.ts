@@ -1,7 +1,7 @@
 // The caps a key stands under on the embedded database, cached while the change counter of keys and workspaces stands still.
 import type BetterSqlite3 from 'better-sqlite3';
 import { ChangeCache } from '../store/change-version.js';
-import type { BudgetPeriod } from './periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import { capStatements, type ModelCap } from './sqlite-spend-statements.js';
 
 export interface Caps {

@@ -2,7 +2,7 @@
 // IMMEDIATE transaction. It runs on the event loop (createSqliteSpendStore) or on a thread of its own (spend-thread.ts).
 import type BetterSqlite3 from 'better-sqlite3';
 import type { LedgerEntry } from '../store/usage-ledger.js';
-import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from './periods.js';
+import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from '../config/periods.js';
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome } from './spend-store.js';
 import { uncapped, type Caps, type CapsReader } from './sqlite-spend-caps.js';
 import { ledgerColumns, standingStatements, writeStatements } from './sqlite-spend-statements.js';

@@ -1,6 +1,6 @@
 // The prepared statements of the embedded spend store: caps, spent and reserved sums, period rows, reservations, ledger.
 import type BetterSqlite3 from 'better-sqlite3';
-import type { BudgetPeriod } from './periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import type { CapScope } from './spend-store.js';
 
 export interface ModelCap {

@@ -2,7 +2,7 @@
 // IMMEDIATE transaction. The gateway runs the same batches on a thread of its own (threaded-spend-store.ts); this form
 // serves an in-memory database (no second connection can open it) and tools that reserve without serving.
 import type BetterSqlite3 from 'better-sqlite3';
-import { BudgetCalendar } from './periods.js';
+import { BudgetCalendar } from '../config/periods.js';
 import type { SpendStore } from './spend-store.js';
 import { createCapsReader, uncapped } from './sqlite-spend-caps.js';
 import { notHeld, SqliteSpendCore, type SpendOp } from './sqlite-spend-core.js';

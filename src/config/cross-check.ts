@@ -2,7 +2,7 @@
 // and evaluate section name is declared, each task can end (its statusMap reaches completed and failed) and says where its
 // result is. Across files: ids unique, every channel's protocol and operations exist, every model priced, in one currency,
 // and a model served twice only as a declared fallback group.
-import { isTimeZone } from '../billing/periods.js';
+import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';

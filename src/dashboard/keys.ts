@@ -1,7 +1,7 @@
 // What Settings > API Keys shows of a workspace's keys: scopes, expiry, cap, spent, last use; and reading its forms.
 import { toMicros } from '../billing/cost.js';
 import { shownPeriod, spendOfSubjects } from '../billing/budgets.js';
-import { BUDGET_PERIODS, parseBudgetPeriod, type BudgetCalendar, type BudgetPeriod } from '../billing/periods.js';
+import { BUDGET_PERIODS, parseBudgetPeriod, type BudgetCalendar, type BudgetPeriod } from '../config/periods.js';
 import { formatMoney } from '../billing/spend-caps.js';
 import { SCOPES, isScope } from '../auth/scopes.js';
 import { ValidationError } from '../base/errors.js';

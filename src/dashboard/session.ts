@@ -2,7 +2,7 @@
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../base/errors.js';
-import type { BudgetCalendar } from '../billing/periods.js';
+import type { BudgetCalendar } from '../config/periods.js';
 import type { Db } from '../store/database.js';
 import type { Role } from '../store/schema.js';
 import type { Actor } from '../store/audit.js';

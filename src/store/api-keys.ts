@@ -1,7 +1,7 @@
 // API key records: stored as SHA-256 with a display prefix, never in the clear.
 import type { Db } from './database.js';
 import type { ApiKeysTable } from './schema.js';
-import type { BudgetPeriod } from '../billing/periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import { setSubjectBudget } from './budgets.js';
 
 export type ApiKeyRow = ApiKeysTable;

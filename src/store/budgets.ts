@@ -1,7 +1,7 @@
 // Spending caps as records: the cap of a key or a workspace with its period, and caps on single models.
 // `write*` run inside a caller's transaction (the admin service's, with its audit row); `set*` open their own.
 import type { Kysely } from 'kysely';
-import type { BudgetPeriod } from '../billing/periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import type { Db } from './database.js';
 import type { Database, SpendModelCapsTable } from './schema.js';
 

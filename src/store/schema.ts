@@ -1,6 +1,6 @@
 // Table types for kysely. Each capability adds its tables here and a migration file beside it.
 import type { ColumnType, Generated } from 'kysely';
-import type { BudgetPeriod } from '../billing/periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhook-tables.js';
 
 export interface WorkspacesTable {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import type { WorkspacesTable } from './schema.js';
-import type { BudgetPeriod } from '../billing/periods.js';
+import type { BudgetPeriod } from '../config/periods.js';
 import { setSubjectBudget } from './budgets.js';
 
 export type Workspace = WorkspacesTable;

@@ -5,7 +5,7 @@ import { ValidationError } from '../../base/errors.js';
 import type { KeyInput } from '../../admin/service.js';
 import { spendInPeriod } from '../../billing/budgets.js';
 import { billingConfig } from '../../billing/config.js';
-import { BudgetCalendar, parseBudgetPeriod, type BudgetPeriod } from '../../billing/periods.js';
+import { BudgetCalendar, parseBudgetPeriod, type BudgetPeriod } from '../../config/periods.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 import { expiryFrom, parseMoney, parseScopeList, workspaceNamed } from './keys.js';
 

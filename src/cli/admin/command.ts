@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import { AdminService } from '../../admin/service.js';
 import { billingConfig } from '../../billing/config.js';
-import { BudgetCalendar } from '../../billing/periods.js';
+import { BudgetCalendar } from '../../config/periods.js';
 import type { OperatorConfig } from '../../config/operator.js';
 import type { Db } from '../../store/database.js';
 

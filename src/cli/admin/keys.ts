@@ -1,7 +1,7 @@
 // Admin commands for workspaces and API keys, through the admin service (each change writes its audit row).
 import { parseDuration } from '../../auth/keys.js';
 import { toMicros } from '../../billing/cost.js';
-import { parseBudgetPeriod } from '../../billing/periods.js';
+import { parseBudgetPeriod } from '../../config/periods.js';
 import { ValidationError } from '../../base/errors.js';
 import type { KeyView } from '../../admin/service.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';

@@ -1,7 +1,7 @@
 // The Usage page: cost and tokens per day for the last 30 days, tables by model and by key, and spend in the current periods.
 import type { FastifyInstance } from 'fastify';
 import { spendInPeriod } from '../../billing/budgets.js';
-import type { BudgetCalendar } from '../../billing/periods.js';
+import type { BudgetCalendar } from '../../config/periods.js';
 import { formatMoney } from '../../billing/spend-caps.js';
 import type { Db } from '../../store/database.js';
 import type { DashboardDeps } from '../deps.js';
