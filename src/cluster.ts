@@ -11,7 +11,7 @@ import Keyv from 'keyv';
 import { pino, type Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { askWorker, type FleetReload, type PrimaryReply, type PrimaryRequest } from './base/cluster-ipc.js';
-import type { LoadedConfig } from './compile/loaded-config.js';
+import type { LoadedConfig } from './engine/loaded-config.js';
 import { dataPathFor, summarize } from './config/load.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
 import pino from 'pino';
-import type { LoadedConfig } from './compile/loaded-config.js';
+import type { LoadedConfig } from './engine/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor } from './config/load.js';
 import { loadConfig, type LoadOptions } from './compile/load-config.js';

@@ -25,9 +25,6 @@ export const LAYERS = [
 const PAIRS_LEFT = [
   'admin<->dashboard',
   'auth<->dashboard',
-  'billing<->compile',
-  'compile<->engine',
-  'compile<->pipeline',
   'pipeline<->telemetry',
 ];
 

@@ -3,7 +3,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { KEY_PREFIX } from '../auth/keys.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import { AuthError, GatewayError } from '../base/errors.js';
 import type { AdminDeps } from './deps.js';
 import { membershipsOf } from '../store/users.js';

@@ -1,7 +1,7 @@
 // What the admin API uses, named apart from the code that assembles the gateway: the database, the current config
 // (admin tokens, public URL) and the config reload.
 import type { BudgetCalendar } from '../config/periods.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { Db } from '../store/db.js';
 
 export interface AdminDeps {

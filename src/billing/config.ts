@@ -1,6 +1,5 @@
 // Typed views of the billing and rate-limits config sections (schemas/config/billing.json, rate-limits.json).
-import type { ModelLimits } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { CheckedConfig, ModelLimits } from '../config/types.js';
 
 export interface BillingConfig {
   reservationTtlSeconds: number;
@@ -17,5 +16,5 @@ export interface RateLimitsConfig {
   perWorkspace: { requestsPerMinute: number };
 }
 
-export const billingConfig = (config: Pick<LoadedConfig, 'gateway'>) => config.gateway.billing as BillingConfig;
-export const rateLimitsConfig = (config: LoadedConfig) => config.gateway['rate-limits'] as RateLimitsConfig;
+export const billingConfig = (config: Pick<CheckedConfig, 'gateway'>) => config.gateway.billing as BillingConfig;
+export const rateLimitsConfig = (config: CheckedConfig) => config.gateway['rate-limits'] as RateLimitsConfig;

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import type { Db } from '../store/db.js';
-import { processStartTime } from '../compile/reload.js';
+import { processStartTime } from '../base/pid-file.js';
 
 /** How long a heartbeat lasts unless renewed; it is renewed every third of that. */
 export const HEARTBEAT_MS = 30_000;

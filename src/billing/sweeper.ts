@@ -1,7 +1,7 @@
 // The background job that deletes expired spend reservations, and those of gateway processes provably gone (killed
 // mid-request), so budget held by a crashed request comes back; one replica at a time, at start and every interval.
 import type { FastifyBaseLogger } from 'fastify';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { CheckedConfig } from '../config/types.js';
 import type { Db } from '../store/db.js';
 import type { SpendStore } from './spend-store.js';
 import { billingConfig } from './config.js';
@@ -10,7 +10,7 @@ import { releaseDeadOwners, type ProcessIdentity } from './reservation-owners.js
 
 /** What the sweeper uses: the config's interval, the lease table, the spend store and a place to stop its timer. */
 export interface SpendSweepDeps {
-  readonly config: LoadedConfig;
+  readonly config: CheckedConfig;
   db: Db;
   instanceId: string;
   processIdentity: ProcessIdentity;

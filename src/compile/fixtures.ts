@@ -12,7 +12,7 @@ import { buildTranslator } from '../engine/translate/declared.js';
 import { renderer } from '../engine/translate/render.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
 import { UsageReader } from '../pipeline/usage.js';
-import type { LoadedConfig } from './loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 
 interface StreamEvent {
   event?: string;

@@ -13,7 +13,7 @@ import { validateConfig, type ValidatedConfig } from '../config/validate.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
 import { ConfigError } from '../base/errors.js';
 import { runMappingFixtures } from './fixtures.js';
-import type { LoadedConfig } from './loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 
 export type { LoadedConfig };
 

@@ -1,8 +1,9 @@
 // Hot reload (SIGHUP, or `npm run admin -- reload`): check the config file again and swap the runtime snapshot, or keep serving.
-import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../base/errors.js';
-import type { LoadedConfig } from './loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
+
+export { gatewayPid, PID_FILE, pidFileContents, processStartTime } from '../base/pid-file.js';
 
 /** The reloadable part of the assembled gateway: its current config, the swap, and the requests still on an old snapshot. */
 export interface Reloadable {
@@ -67,7 +68,7 @@ export function lastReload(services: object): ReloadOutcome | undefined {
  * config that does not load throws its ConfigError, recorded for /readyz, and the running one keeps serving.
  */
 export async function applyReload(services: Reloadable, log: FastifyBaseLogger, how: string): Promise<LoadedConfig> {
-  // Loaded here, not at the top: the admin CLI imports PID_FILE from this module and needs none of the config loader.
+  // Loaded here, not at the top: modules that import this one only for lastReload (/readyz) need none of the config loader.
   const { summarize } = await import('../config/load.js');
   const before = services.config;
   const at = Math.floor(Date.now() / 1000);
@@ -94,45 +95,4 @@ export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger)
     () => true,
     () => false,
   );
-}
-
-/** Where a running gateway writes its pid, so `npm run admin -- reload` can signal it. */
-export const PID_FILE = 'gateway.pid';
-
-/** When a process started, in clock ticks since boot (Linux /proc), or undefined where there is no /proc. */
-export function processStartTime(pid: number | 'self'): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing parenthesis.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/** What the gateway writes to its pid file: its pid, and when it started, so a stale file can never name another process. */
-export function pidFileContents(pid = process.pid): string {
-  return `${JSON.stringify({ pid, started: processStartTime('self') ?? null, gateway: 'relay-gateway' })}\n`;
-}
-
-/** The pid a pid file names, once it is checked to be that gateway still running; else why not. */
-export function gatewayPid(text: string): { pid: number } | { refused: string } {
-  let named: { pid?: unknown; started?: unknown; gateway?: unknown };
-  try {
-    named = JSON.parse(text) as typeof named;
-  } catch {
-    return { refused: 'it is not a pid file this gateway wrote (restart the gateway to write one)' };
-  }
-  const pid = named.pid;
-  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 1 || named.gateway !== 'relay-gateway') return { refused: 'it names no gateway process' };
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return { refused: `process ${pid} is not running (the gateway stopped without removing its pid file)` };
-  }
-  const started = processStartTime(pid);
-  if (typeof named.started === 'string' && started !== undefined && started !== named.started) {
-    return { refused: `process ${pid} is not the gateway that wrote the file (it started at another time; the file is stale)` };
-  }
-  return { pid };
 }

@@ -2,7 +2,7 @@
 // declared `translations.openai-images` maps the OpenAI images request to the vendor's body and its answer back to an
 // OpenAI images answer (`data[].b64_json`), whose media its `outputs` archive like a pass-through's. Data, never a vendor name.
 import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { ModelRoute } from '../config/types.js';
 import { TranslationError } from '../base/errors.js';
 import { declaredTranslator } from '../engine/translate/declared.js';

@@ -2,7 +2,7 @@
 // One entry per model, with the other ids it answers to (`aliases`) and its lifecycle (`deprecated_at`, `retires_at`,
 // `replacement`, and `retired` as of the request).
 import { hasScope } from '../auth/authenticate.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import { isRetired } from '../config/cross-check-models.js';
 import type { ModelRoute } from '../config/types.js';
 import { modelKinds } from '../engine/models.js';

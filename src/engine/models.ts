@@ -1,6 +1,6 @@
 // Resolves a client's model id to the routes that may serve it on a given endpoint.
 import type { EndpointConfig, ModelConfig, ModelKind, ModelRoute } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from './loaded-config.js';
 import { dayStart, isRetired } from '../config/cross-check-models.js';
 import { ChannelUnavailableError, GatewayError, ValidationError, clientValue } from '../base/errors.js';
 

@@ -1,6 +1,6 @@
 // The runtime snapshot: config, routes, compiled mappings and upstream pools as one immutable whole. A reload swaps it;
 // requests keep the snapshot they began on, and a replaced snapshot's pools close when its last request ends.
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from './loaded-config.js';
 import type { Upstreams } from './upstream.js';
 
 export interface Snapshot {

@@ -1,6 +1,6 @@
 // The contract between a client dialect and an upstream protocol operation: how requests, answers and stream events cross.
 import type { MediaItems, ModelRoute } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from './loaded-config.js';
 import type { TokenUsage } from '../billing/cost.js';
 import type { GatewayError } from '../base/errors.js';
 import type { SseEvent } from './sse.js';

@@ -1,6 +1,6 @@
 // Chooses the translator for a client dialect and an upstream protocol operation: by dialect pair, never by vendor.
 import type { ModelRoute } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from './loaded-config.js';
 import { TranslationError } from '../base/errors.js';
 import { openaiChatPassthrough } from './openai-chat-passthrough.js';
 import { anthropicMessagesPassthrough } from './translate/anthropic-passthrough.js';

@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
 import type { ChannelConfig, ModelRoute } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from './loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
 import type { AbortSource } from '../net/call-abort.js';

@@ -1,7 +1,7 @@
 // What a mode needs for one request, and how a question's failure is reported.
 import type { ModelRoute } from '../config/types.js';
 import { GatewayError, internalError } from '../base/errors.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { EvaluateSettings, Question } from './types.js';
 
 export interface ModeContext {

@@ -1,6 +1,6 @@
 // What the file modules use, named apart from the code that builds it: rows in the database, bytes in the blob store,
 // the options and the content-URL signer.
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { Db } from '../store/db.js';
 import type { BlobStore } from './blob-store.js';
 import type { FilesOptions } from './options.js';

@@ -1,5 +1,5 @@
 // Opens the blob store storage.blobs names: a local directory (default) or S3-compatible storage.
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { BlobStore } from './blob-store.js';
 
 export async function createBlobStore(config: LoadedConfig, dataPath: (p: string) => string): Promise<BlobStore> {

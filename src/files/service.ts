@@ -1,5 +1,5 @@
 // The file store's parts (blob store, URL signer, options), built once from config and closed with the gateway.
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { Db } from '../store/database.js';
 import type { BlobStore } from './blob-store.js';
 import { createBlobStore } from './open-blob-store.js';

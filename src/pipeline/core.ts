@@ -1,6 +1,6 @@
 // The transport-free core of a call: the runtime snapshot it runs on, one overall deadline and the signal that ends its
 // upstream work. A client's request (the HTTP adapter) and the task runner's upstream calls (no client) both build on it.
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { Upstreams } from '../engine/upstream.js';
 import { CallAbort, type AbortSource } from '../net/call-abort.js';
 

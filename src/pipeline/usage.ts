@@ -1,7 +1,7 @@
 // Reads usage the one way a protocol operation declares it (JSON answer or SSE events), validates it, and knows when it is final.
 import type { TokenUsage } from '../billing/cost.js';
 import type { ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import { GatewayError } from '../base/errors.js';
 import { impossibleTokens } from '../billing/usage-bounds.js';
 import type { SseEvent } from '../engine/sse.js';

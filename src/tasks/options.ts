@@ -1,5 +1,5 @@
 // The gateway config's `tasks:` section (schemas/config/tasks.json), with each task's own timeout and poll interval under it.
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { TaskSpec } from './spec.js';
 
 export interface TasksOptions {

@@ -1,6 +1,6 @@
 // A protocol's task declarations (the `tasks` section, schemas/protocol-tasks.schema.json), found by route and rendered as data.
 import type { ModelRoute, ProtocolConfig, TaskSpec } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 
 export type { TaskSpec };

@@ -1,5 +1,5 @@
 // Optional OpenTelemetry tracing: the switch that loads it only when configured.
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import { telemetryConfig, type Tracing } from './types.js';
 
 export { telemetryConfig, type TelemetryConfig, type Tracing } from './types.js';

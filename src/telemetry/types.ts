@@ -2,7 +2,7 @@
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
-import type { LoadedConfig } from '../compile/loaded-config.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { RouteHandler } from '../http/route-handler.js';
 import type { Call } from '../pipeline/call.js';
 

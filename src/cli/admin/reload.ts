@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { dataPathFor } from '../../config/locate.js';
 import { NotFoundError } from '../../base/errors.js';
-import { gatewayPid, PID_FILE } from '../../compile/reload.js';
+import { gatewayPid, PID_FILE } from '../../base/pid-file.js';
 import { adminOf, type AdminCommand } from './command.js';
 
 export const commands: AdminCommand[] = [

@@ -1,6 +1,6 @@
 // Builds a ChatTranslator from a protocol's `translations.<client dialect>` section: everything pair-specific is data.
 import type { MediaItems, ModelRoute, ProtocolConfig, TranslationSchema } from '../../config/types.js';
-import type { LoadedConfig } from '../../compile/loaded-config.js';
+import type { LoadedConfig } from '../loaded-config.js';
 import type { TemplateSet } from '../liquid.js';
 import { GatewayError, TranslationError } from '../../base/errors.js';
 import type { ChatTranslator, TranslateContext } from '../translator.js';
