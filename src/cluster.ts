@@ -15,7 +15,7 @@ import type { LoadedConfig } from './engine/loaded-config.js';
 import { dataPathFor, summarize } from './config/load.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
-import { passwordLinkUrl } from './dashboard/password-links.js';
+import { passwordLinkUrl } from './auth/password-links.js';
 import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
 import { PID_FILE, pidFileContents } from './compile/reload.js';
 

@@ -7,7 +7,7 @@ import { loadConfig, type LoadedConfig } from './compile/load-config.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
-import { passwordLinkUrl } from './dashboard/password-links.js';
+import { passwordLinkUrl } from './auth/password-links.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './telemetry/metrics-server.js';
 import { PID_FILE, pidFileContents, reloadConfig } from './compile/reload.js';

@@ -6,7 +6,7 @@ import { commands as auditCommands } from '../src/cli/admin/audit.js';
 import { commands as billingCommands } from '../src/cli/admin/billing.js';
 import { commands as keyCommands } from '../src/cli/admin/keys.js';
 import { commands as userCommands } from '../src/cli/admin/users.js';
-import { createPasswordLink } from '../src/dashboard/password-links.js';
+import { createPasswordLink } from '../src/auth/password-links.js';
 import { DashboardClient, addUser, startDashboardGateway } from './kit/dashboard.js';
 import type { TestGateway } from './kit/gateway.js';
 

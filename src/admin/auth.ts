@@ -7,7 +7,7 @@ import type { LoadedConfig } from '../engine/loaded-config.js';
 import { AuthError, GatewayError } from '../base/errors.js';
 import type { AdminDeps } from './deps.js';
 import { membershipsOf } from '../store/users.js';
-import { sessionUser } from '../dashboard/session.js';
+import { sessionUser } from '../auth/session.js';
 import { AdminService, type AdminStore } from './service.js';
 import { routesOf } from '../engine/models.js';
 

@@ -1,6 +1,6 @@
 // First start with an empty database: create workspace "default", one all-scope key shown once in the log, and a
 // one-time link that signs the workspace's owner up to the dashboard.
-import { createPasswordLink, OWNER_LINK_SECONDS } from '../dashboard/password-links.js';
+import { createPasswordLink, OWNER_LINK_SECONDS } from './password-links.js';
 import type { Db } from '../store/database.js';
 import { countWorkspaces, createWorkspace } from '../store/workspaces.js';
 import { issueApiKey, type IssuedKey } from './keys.js';

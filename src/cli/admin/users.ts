@@ -1,5 +1,5 @@
 // Admin commands for dashboard users: add one to a workspace with a role, and set a password (a one-time link, or stdin).
-import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../../dashboard/password-links.js';
+import { createPasswordLink, passwordLinkUrl, USER_LINK_SECONDS } from '../../auth/password-links.js';
 import { checkNewPassword, hashPassword } from '../../dashboard/passwords.js';
 import { NotFoundError, ValidationError } from '../../base/errors.js';
 import { deleteSessionsOf, findUserByEmail, isRole, ROLES, setPasswordHash } from '../../store/users.js';

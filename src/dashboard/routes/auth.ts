@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { RateLimitError, ValidationError } from '../../base/errors.js';
 import type { DashboardDeps } from '../deps.js';
 import { findUserByEmail, findUserById, membershipsOf, normalizeEmail } from '../../store/users.js';
-import { passwordLinkFor, usePasswordLink } from '../password-links.js';
+import { passwordLinkFor, usePasswordLink } from '../../auth/password-links.js';
 import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../passwords.js';
 import { endSession, requireUser, sessionUser, startSession } from '../session.js';
 import { beginSignIn, signInSucceeded } from '../sign-in-limit.js';
