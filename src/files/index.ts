@@ -4,4 +4,4 @@ export { signContentUrl, publicBaseUrl, toFileObject, type FileObject } from './
 export { findFile, type FileRow } from './repository.js';
 export { isFileId } from './ids.js';
 export { base64Chunks } from './base64-chunks.js';
-export { sniffContentType, ACCEPTED_FORMATS } from './sniff.js';
+export { sniffContentType, ACCEPTED_FORMATS } from '../http/sniff.js';

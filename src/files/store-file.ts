@@ -5,7 +5,7 @@ import type { FileStore } from './file-store.js';
 import { blobKeyFor } from './blob-store.js';
 import { newFileId } from './ids.js';
 import { insertFile, type FileRow } from './repository.js';
-import { ACCEPTED_FORMATS, SNIFF_BYTES, sniffContentType } from './sniff.js';
+import { ACCEPTED_FORMATS, SNIFF_BYTES, sniffContentType } from '../http/sniff.js';
 
 export interface StoredBytes {
   id: string;

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../base/errors.js';
 import { AllowList, refusedAddress } from './address-policy.js';
-import { SNIFF_BYTES, sniffContentType } from '../files/sniff.js';
+import { SNIFF_BYTES, sniffContentType } from '../http/sniff.js';
 import { clearWhenDone, Deadline } from './deadline.js';
 import { readCapped } from './read-capped.js';
 

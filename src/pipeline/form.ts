@@ -1,7 +1,7 @@
 // The one multipart reader of the billed routes (image edits, task creation): text fields the route lists, and image files
 // under the names it takes, all within one byte budget for the whole request; each file's type is read from its bytes.
 import { clientValue, ECHO_LIMIT, UnsupportedMediaError, ValidationError } from '../base/errors.js';
-import { sniffContentType, SNIFF_BYTES } from '../files/sniff.js';
+import { sniffContentType, SNIFF_BYTES } from '../http/sniff.js';
 import { readCapped } from '../net/read-capped.js';
 
 /** One part of a multipart request as the transport's reader yields it, named (a file part streams its bytes). */

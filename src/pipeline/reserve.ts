@@ -2,7 +2,7 @@
 import type { ModelRoute } from '../config/types.js';
 import type { Charge } from '../billing/meter.js';
 import type { Call } from './call.js';
-import type { Tracing } from '../telemetry/types.js';
+import type { Tracing } from './tracing.js';
 
 export function reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge> {
   // Tracing is assembled beside the pipeline's dependencies (its type names the Call, so PipelineDeps cannot).

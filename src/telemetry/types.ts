@@ -1,10 +1,7 @@
 // What tracing is, apart from the switch that loads it: its config section and the shape the app and the pipeline call.
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
-import type { Charge } from '../billing/meter.js';
-import type { ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
-import type { RouteHandler } from '../http/route-handler.js';
-import type { Call } from '../pipeline/call.js';
+
+export type { Tracing } from '../pipeline/tracing.js';
 
 export interface TelemetryConfig {
   otlp: { endpoint?: string; headers: Record<string, string>; timeoutSeconds: number };
@@ -13,21 +10,3 @@ export interface TelemetryConfig {
 }
 
 export const telemetryConfig = (config: LoadedConfig) => config.gateway.telemetry as TelemetryConfig;
-
-/**
- * What tracing adds when it is on. Each piece is chosen once, when routes are registered: with tracing off the app
- * registers none of it and the hot path reads one undefined property per billed request (services.tracing), nothing more.
- */
-export interface Tracing {
-  /** App-wide hooks: the request's span (parented by the client's traceparent), ended once answered and charged. */
-  register(app: FastifyInstance): void;
-  /** The route's key check inside an `auth` span. */
-  auth(hook: onRequestAsyncHookHandler): onRequestAsyncHookHandler;
-  /** The route's handler inside the request span's context, so the upstream call's span (undici) is its child. */
-  handler(handler: RouteHandler): RouteHandler;
-  /** The reservation inside a `reserve` span; the charge it returns settles inside a `settle` span. */
-  reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge>;
-  /** Exports the spans ended so far. */
-  flush(): Promise<void>;
-  shutdown(): Promise<void>;
-}
