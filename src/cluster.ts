@@ -2,7 +2,7 @@
 // migrations and the first-start bootstrap once, forks the workers and replaces one that dies, prints the one-time
 // startup output once, passes SIGHUP on, drains every worker on SIGTERM, and keeps in memory what the workers must
 // share besides the database and the file store: the rate-limit counters (storage.cache.driver memory) and the metrics
-// they add up. Workers ask it over the cluster's IPC channel (askPrimary, src/cluster-ipc.ts).
+// they add up. Workers ask it over the cluster's IPC channel (askPrimary, src/base/cluster-ipc.ts).
 import cluster, { type Address, type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
