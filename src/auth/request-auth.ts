@@ -3,6 +3,7 @@ import type { onRequestAsyncHookHandler } from 'fastify';
 import type { EndpointConfig } from '../config/types.js';
 import { AuthError } from '../base/errors.js';
 import type { Db } from '../store/db.js';
+import { markStage } from '../http/stages.js';
 import { authenticate, presentedKey, requireScope, type RateLimiter } from './authenticate.js';
 
 /**
@@ -18,8 +19,10 @@ export function requestAuthHook(services: { db: Db; rateLimits: RateLimiter }, e
       return;
     }
     req.auth = await authenticate(services.db, key);
+    markStage('authenticated');
     req.log = req.log.child({ keyId: req.auth.keyId });
     requireScope(req.auth, endpoint.scope);
     await services.rateLimits.admit(req.auth);
+    markStage('admitted');
   };
 }
