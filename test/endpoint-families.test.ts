@@ -115,6 +115,22 @@ describe('POST /v1/moderations', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ model: 'omni-moderation-latest', cost_micros: 0 });
   });
+
+  it('moderates a request that names no model with the default of its kind, as OpenAI does (omni-moderation-latest)', async () => {
+    const { data, response } = await client.moderations.create({ input: ['one', 'two'] }).withResponse();
+    expect(data.results).toHaveLength(2);
+    expect(data.model).toBe('omni-moderation-latest');
+    expect(costOf(data)).toEqual(usd(0));
+    expect(last()).toMatchObject({ path: '/v1/moderations', body: { model: 'omni-moderation-latest', input: ['one', 'two'] } });
+    const rows = await ledgerForRequest(gw.services.db, response.headers.get('x-request-id')!);
+    expect(rows[0]).toMatchObject({ model: 'omni-moderation-latest', cost_micros: 0 });
+  });
+
+  it('refuses a request without a model on a family with no default model (400 naming model)', async () => {
+    const err = await client.embeddings.create({ input: 'x' } as never).catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'model' });
+  });
 });
 
 describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {

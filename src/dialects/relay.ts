@@ -10,6 +10,7 @@ import { estimateRelayMicros, searchUnitsBound } from '../billing/estimate.js';
 import type { Charge } from '../billing/meter.js';
 import type { EndpointConfig, ModelRoute, PriceConfig } from '../config/types.js';
 import { relayedAs } from '../engine/passthrough.js';
+import { defaultModelOf } from '../engine/models.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
 import { TranslationError } from '../errors.js';
@@ -156,6 +157,16 @@ async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent
   return undefined;
 }
 
+/**
+ * The request's fields, with the kind's default model (a model marked `defaultForKind`) when the request names none and
+ * its schema lets it: a copy, so the client's own JSON text still goes upstream with only `model` added.
+ */
+function withDefaultModel(call: Call, fields: Record<string, unknown>, kind: string): Record<string, unknown> {
+  if (fields.model !== undefined) return fields;
+  const model = defaultModelOf(call.config, kind);
+  return model === undefined ? fields : { ...fields, model };
+}
+
 /** The dialect of a relayed family: its catalogue entry says everything that differs. */
 export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dialect<RelayPlan, RelayForm | undefined> {
   const kind = endpoint.modelKind;
@@ -172,7 +183,7 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
         }
       : undefined,
     resolve(call, form) {
-      const fields = form ? form.fields : call.body;
+      const fields = withDefaultModel(call, form ? form.fields : call.body, kind);
       const routes = resolveCallModel(call, fields.model, kind);
       for (const route of routes) {
         if (!servesOperation(route, spec.operation)) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no "${spec.operation}" operation`, 'model');
