@@ -148,6 +148,31 @@ describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {
     expect(costOf(answer)).toEqual(usd((details.text_tokens * 2.5 + details.audio_tokens * 6 + output * 10) / 1e6));
   });
 
+  it('streams a gpt-4o-transcribe transcription as the SDK reads it, the done event with its cost, billed by token class', async () => {
+    const stream = await client.audio.transcriptions.create({ model: 'gpt-4o-transcribe', file: await audio(), stream: true });
+    const events = [];
+    for await (const event of stream) events.push(event);
+    const { input_token_details: details, output_tokens: output } = FAKE_USAGE.transcribe;
+    const cost = usd((details.text_tokens * 2.5 + details.audio_tokens * 6 + output * 10) / 1e6);
+    expect(events.filter((e) => e.type === 'transcript.text.delta').map((e) => (e as { delta: string }).delta).join('')).toBe('Hello from the fake audio.');
+    expect(events.at(-1)).toMatchObject({ type: 'transcript.text.done', text: 'Hello from the fake audio.', usage: FAKE_USAGE.transcribe, cost });
+    expect(last().body).toMatchObject({ model: 'gpt-4o-transcribe', stream: 'true' });
+    const { data, response } = await client.audio.transcriptions.create({ model: 'gpt-4o-mini-transcribe', file: await audio(), stream: true }).withResponse();
+    for await (const _ of data) void _;
+    const rows = await ledgerForRequest(gw.services.db, response.headers.get('x-request-id')!);
+    expect(rows[0]).toMatchObject({ model: 'gpt-4o-mini-transcribe', input_tokens: FAKE_USAGE.transcribe.input_tokens, output_tokens: output });
+  });
+
+  it('answers whisper-1 with stream: true in JSON, as OpenAI does (it ignores the flag)', async () => {
+    const form = new FormData();
+    form.append('model', 'whisper-1');
+    form.append('stream', 'true');
+    form.append('file', new Blob([Buffer.from('ID3 fake mp3 bytes')], { type: 'audio/mpeg' }), 'meeting.mp3');
+    const response = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: form });
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(await response.json()).toMatchObject({ text: 'Hello from the fake audio.', cost: usd(WHISPER_3S) });
+  });
+
   it('transcribes as verbose_json and as text (cost in x-cost)', async () => {
     const verbose = await client.audio.transcriptions.create({ model: 'whisper-1', file: await audio(), response_format: 'verbose_json', timestamp_granularities: ['segment'] });
     expect(verbose.segments).toHaveLength(1);
