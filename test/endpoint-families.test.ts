@@ -20,11 +20,12 @@ beforeAll(async () => {
   fake = await FakeFamilies.start();
   gw = await startGateway({
     listen: true,
-    env: { OPENAI_API_KEY: 'sk-openai-test', COHERE_API_KEY: 'co-test', MISTRAL_API_KEY: 'mistral-test' },
+    env: { OPENAI_API_KEY: 'sk-openai-test', COHERE_API_KEY: 'co-test', MISTRAL_API_KEY: 'mistral-test', VLLM_API_KEY: 'vllm-test' },
     channels: {
       openai: shipped('openai.yaml', `${fake.url}/v1`),
       cohere: shipped('cohere.yaml', fake.url),
       mistral: shipped('mistral.yaml', `${fake.url}/v1`),
+      'vllm-embeddings': shipped('vllm-embeddings.yaml', `${fake.url}/v1`),
       // One cent a call and nothing per token: its worst case is its cost, so a cap counts calls exactly.
       flat: `id: flat\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: flat-embed\n    upstream: text-embedding-3-small\n    kind: embedding\n    price: { perRequest: 0.01 }\n`,
     },
@@ -86,6 +87,14 @@ describe('POST /v1/embeddings', () => {
     const answer = await client.embeddings.create({ model: 'mistral-embed', input: 'bonjour', encoding_format: 'float' });
     expect(costOf(answer)).toEqual(usd((FAKE_USAGE.embeddingTokens * 0.1) / 1e6));
     expect(last().headers.authorization).toBe('Bearer mistral-test');
+  });
+
+  it('embeds on a local vLLM embedding server (BAAI/bge-m3, its key, no price)', async () => {
+    const answer = await client.embeddings.create({ model: 'BAAI/bge-m3', input: 'hola', encoding_format: 'float' });
+    expect(answer.data[0].embedding).toHaveLength(4);
+    expect(costOf(answer)).toEqual(usd(0));
+    expect(last()).toMatchObject({ path: '/v1/embeddings', body: { model: 'BAAI/bge-m3', input: 'hola' } });
+    expect(last().headers.authorization).toBe('Bearer vllm-test');
   });
 
   it('gives a key capped for N calls exactly N, then 402', async () => {
