@@ -20,11 +20,12 @@ beforeAll(async () => {
   fake = await FakeFamilies.start();
   gw = await startGateway({
     listen: true,
-    env: { OPENAI_API_KEY: 'sk-openai-test', COHERE_API_KEY: 'co-test', MISTRAL_API_KEY: 'mistral-test' },
+    env: { OPENAI_API_KEY: 'sk-openai-test', COHERE_API_KEY: 'co-test', MISTRAL_API_KEY: 'mistral-test', VLLM_API_KEY: 'vllm-test' },
     channels: {
       openai: shipped('openai.yaml', `${fake.url}/v1`),
       cohere: shipped('cohere.yaml', fake.url),
       mistral: shipped('mistral.yaml', `${fake.url}/v1`),
+      'vllm-embeddings': shipped('vllm-embeddings.yaml', `${fake.url}/v1`),
       // One cent a call and nothing per token: its worst case is its cost, so a cap counts calls exactly.
       flat: `id: flat\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: flat-embed\n    upstream: text-embedding-3-small\n    kind: embedding\n    price: { perRequest: 0.01 }\n`,
     },
@@ -88,6 +89,14 @@ describe('POST /v1/embeddings', () => {
     expect(last().headers.authorization).toBe('Bearer mistral-test');
   });
 
+  it('embeds on a local vLLM embedding server (BAAI/bge-m3, its key, no price)', async () => {
+    const answer = await client.embeddings.create({ model: 'BAAI/bge-m3', input: 'hola', encoding_format: 'float' });
+    expect(answer.data[0].embedding).toHaveLength(4);
+    expect(costOf(answer)).toEqual(usd(0));
+    expect(last()).toMatchObject({ path: '/v1/embeddings', body: { model: 'BAAI/bge-m3', input: 'hola' } });
+    expect(last().headers.authorization).toBe('Bearer vllm-test');
+  });
+
   it('gives a key capped for N calls exactly N, then 402', async () => {
     const capped = new OpenAI({ apiKey: await gw.newKey({ spendCapMicros: 3 * 10_000 }), baseURL: `${gw.url}/v1`, maxRetries: 0 });
     for (let i = 0; i < 3; i++) expect(costOf(await capped.embeddings.create({ model: 'flat-embed', input: `call ${i}` }))).toEqual(usd(0.01));
@@ -115,6 +124,22 @@ describe('POST /v1/moderations', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ model: 'omni-moderation-latest', cost_micros: 0 });
   });
+
+  it('moderates a request that names no model with the default of its kind, as OpenAI does (omni-moderation-latest)', async () => {
+    const { data, response } = await client.moderations.create({ input: ['one', 'two'] }).withResponse();
+    expect(data.results).toHaveLength(2);
+    expect(data.model).toBe('omni-moderation-latest');
+    expect(costOf(data)).toEqual(usd(0));
+    expect(last()).toMatchObject({ path: '/v1/moderations', body: { model: 'omni-moderation-latest', input: ['one', 'two'] } });
+    const rows = await ledgerForRequest(gw.services.db, response.headers.get('x-request-id')!);
+    expect(rows[0]).toMatchObject({ model: 'omni-moderation-latest', cost_micros: 0 });
+  });
+
+  it('refuses a request without a model on a family with no default model (400 naming model)', async () => {
+    const err = await client.embeddings.create({ input: 'x' } as never).catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'model' });
+  });
 });
 
 describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {
@@ -130,6 +155,31 @@ describe('POST /v1/audio/transcriptions and /v1/audio/translations', () => {
     const answer = await client.audio.transcriptions.create({ model: 'gpt-4o-transcribe', file: await audio() });
     const { input_token_details: details, output_tokens: output } = FAKE_USAGE.transcribe;
     expect(costOf(answer)).toEqual(usd((details.text_tokens * 2.5 + details.audio_tokens * 6 + output * 10) / 1e6));
+  });
+
+  it('streams a gpt-4o-transcribe transcription as the SDK reads it, the done event with its cost, billed by token class', async () => {
+    const stream = await client.audio.transcriptions.create({ model: 'gpt-4o-transcribe', file: await audio(), stream: true });
+    const events = [];
+    for await (const event of stream) events.push(event);
+    const { input_token_details: details, output_tokens: output } = FAKE_USAGE.transcribe;
+    const cost = usd((details.text_tokens * 2.5 + details.audio_tokens * 6 + output * 10) / 1e6);
+    expect(events.filter((e) => e.type === 'transcript.text.delta').map((e) => (e as { delta: string }).delta).join('')).toBe('Hello from the fake audio.');
+    expect(events.at(-1)).toMatchObject({ type: 'transcript.text.done', text: 'Hello from the fake audio.', usage: FAKE_USAGE.transcribe, cost });
+    expect(last().body).toMatchObject({ model: 'gpt-4o-transcribe', stream: 'true' });
+    const { data, response } = await client.audio.transcriptions.create({ model: 'gpt-4o-mini-transcribe', file: await audio(), stream: true }).withResponse();
+    for await (const _ of data) void _;
+    const rows = await ledgerForRequest(gw.services.db, response.headers.get('x-request-id')!);
+    expect(rows[0]).toMatchObject({ model: 'gpt-4o-mini-transcribe', input_tokens: FAKE_USAGE.transcribe.input_tokens, output_tokens: output });
+  });
+
+  it('answers whisper-1 with stream: true in JSON, as OpenAI does (it ignores the flag)', async () => {
+    const form = new FormData();
+    form.append('model', 'whisper-1');
+    form.append('stream', 'true');
+    form.append('file', new Blob([Buffer.from('ID3 fake mp3 bytes')], { type: 'audio/mpeg' }), 'meeting.mp3');
+    const response = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: form });
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(await response.json()).toMatchObject({ text: 'Hello from the fake audio.', cost: usd(WHISPER_3S) });
   });
 
   it('transcribes as verbose_json and as text (cost in x-cost)', async () => {

@@ -83,4 +83,9 @@ describe('check-config on model ids', () => {
       `${channel}:27:16 /models/4/retiresAt model "e" retires on 2027-01-01, before its deprecation on 2027-02-01`,
     ]);
   });
+
+  it('refuses two models of one kind marked defaultForKind, naming both', async () => {
+    const { file, channel } = configWith(model('a', '    defaultForKind: true\n') + model('b', '    defaultForKind: true\n') + '  - id: judge\n    kind: evaluation\n    defaultForKind: true\n    price: { inputPerMillion: 1 }\n');
+    expect(await problemsOf(file)).toEqual([`${channel}:12:21 /models/1/defaultForKind model "b" and model "a" are both the default of kind chat; mark one`]);
+  });
 });

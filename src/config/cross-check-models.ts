@@ -1,5 +1,5 @@
 // Model ids as vendors use them, checked across the channel files: aliases distinct from every id and naming one model,
-// a replacement that exists (same kind, no cycle), lifecycle days in order; and a warning for a model past its day.
+// one default model id per kind, a replacement that exists (same kind, no cycle), lifecycle days in order; and a warning for a model past its day.
 import type { Problems } from './problems.js';
 import type { CheckedFiles } from './cross-check.js';
 import type { ModelConfig } from './types.js';
@@ -55,10 +55,22 @@ function checkReplacement(entry: Entry, byId: Map<string, Entry>, aliases: Map<s
   }
 }
 
-/** Checks aliases and lifecycles; warns (file:line:col) about every model past its deprecation or retirement day at `now`. */
+/** Problems for a second model id of one kind marked `defaultForKind` (fallback entries of the same id are one model). */
+function checkKindDefaults(entries: Entry[], problems: Problems): void {
+  const defaults = new Map<string, string>();
+  for (const { model, index, source } of entries) {
+    if (!model.defaultForKind) continue;
+    const named = defaults.get(model.kind);
+    if (named !== undefined && named !== model.id) problems.add(source, `/models/${index}/defaultForKind`, `model "${model.id}" and model "${named}" are both the default of kind ${model.kind}; mark one`);
+    else defaults.set(model.kind, model.id);
+  }
+}
+
+/** Checks aliases, kind defaults and lifecycles; warns (file:line:col) about every model past its deprecation or retirement day at `now`. */
 export function checkModelIds(checked: CheckedFiles, problems: Problems, warnings: string[], now: number): void {
   const entries = entriesOf(checked.channels);
   const aliases = checkAliases(entries, problems);
+  checkKindDefaults(entries, problems);
   const byId = new Map(entries.map((e) => [e.model.id, e]));
   const policy = checked.gateway?.channels.retiredModels ?? 'refuse';
   for (const entry of entries) {

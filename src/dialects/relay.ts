@@ -1,7 +1,7 @@
 // The relay: any endpoint family the catalogue declares without a dialect of its own (embeddings, moderation, audio,
 // rerank, ...). The request passes through with only `model` mapped (a form keeps its file names); the answer is relayed
-// as the entry says (JSON gaining `cost`, text or bytes with an `x-cost` header); usage is read by the protocol
-// operation's mapping and priced in the model's own units.
+// as the entry says (JSON gaining `cost`, text or bytes with an `x-cost` header, an event stream with its final usage
+// event gaining `cost`); usage is read by the protocol operation's mapping and priced in the model's own units.
 import { pipeline } from 'node:stream/promises';
 import { FormData } from 'undici';
 import { billingConfig } from '../billing/config.js';
@@ -10,17 +10,20 @@ import { estimateRelayMicros, searchUnitsBound } from '../billing/estimate.js';
 import type { Charge } from '../billing/meter.js';
 import type { EndpointConfig, ModelRoute, PriceConfig } from '../config/types.js';
 import { relayedAs } from '../engine/passthrough.js';
+import type { StreamMapper } from '../engine/translator.js';
+import { defaultModelOf } from '../engine/models.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
-import { TranslationError } from '../base/errors.js';
+import { openaiEnvelope, TranslationError } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
-import { readBounded, readJsonObject } from '../pipeline/decode.js';
+import { isEventStream, readBounded, readJsonObject } from '../pipeline/decode.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import type { Sent } from '../pipeline/send.js';
 import { SettlingAnswer } from '../pipeline/settle.js';
-import { usageReaderFor } from '../pipeline/usage.js';
+import { relayStream } from '../pipeline/stream.js';
+import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
 import type { PipelineSpec } from './spec.js';
 import { readRelayForm, type RelayForm } from './relay-form.js';
 
@@ -138,9 +141,30 @@ async function relayBody(call: Call, sent: Sent, plan: RelayPlan, costMicros: nu
   }
 }
 
-/** decode, settle and answer: JSON with its cost, or text and bytes relayed with an x-cost header. */
+/** A relayed event stream: every event as it came, the one that carries the final usage gaining `cost`. */
+function relayedEvents(usage: UsageReader, price: PriceConfig): StreamMapper {
+  let costed = false;
+  return {
+    push(event, parse) {
+      // The usage reader has read this event before the mapper sees it.
+      if (costed || !usage.final) return [event];
+      costed = true;
+      const counts = usage.counts();
+      const data = parse();
+      if (!counts || !data || typeof data !== 'object' || Array.isArray(data)) return [event];
+      const cost = renderCost({ micros: tokenCostMicros(price, counts), currency: price.currency });
+      return [{ ...(event.event === undefined ? {} : { event: event.event }), data: JSON.stringify({ ...data, cost }) }];
+    },
+    end: () => [],
+    fail: (error) => [{ data: JSON.stringify(openaiEnvelope(error)) }],
+  };
+}
+
+/** decode, settle and answer: JSON with its cost, an event stream relayed, or text and bytes relayed with an x-cost header. */
 async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
   const usage = usageReaderFor(call.config, sent, spec.operation);
+  // An operation that may stream (its streamFlag), and an upstream that did: relayed event by event, settled on its final usage.
+  if (sent.operation.streamFlag !== undefined && isEventStream(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price), usage, charge);
   const measured: Measured = { characters: charactersOf(spec, plan.fields), seconds: plan.form?.seconds };
   if (plan.answer === 'json') {
     const answer = await readJsonObject(sent);
@@ -154,6 +178,16 @@ async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent
   const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, measured));
   await relayBody(call, sent, plan, costMicros);
   return undefined;
+}
+
+/**
+ * The request's fields, with the kind's default model (a model marked `defaultForKind`) when the request names none and
+ * its schema lets it: a copy, so the client's own JSON text still goes upstream with only `model` added.
+ */
+function withDefaultModel(call: Call, fields: Record<string, unknown>, kind: string): Record<string, unknown> {
+  if (fields.model !== undefined) return fields;
+  const model = defaultModelOf(call.config, kind);
+  return model === undefined ? fields : { ...fields, model };
 }
 
 /** The dialect of a relayed family: its catalogue entry says everything that differs. */
@@ -172,7 +206,7 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
         }
       : undefined,
     resolve(call, form) {
-      const fields = form ? form.fields : call.body;
+      const fields = withDefaultModel(call, form ? form.fields : call.body, kind);
       const routes = resolveCallModel(call, fields.model, kind);
       for (const route of routes) {
         if (!servesOperation(route, spec.operation)) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no "${spec.operation}" operation`, 'model');

@@ -45,6 +45,20 @@ export function routesOf(config: Pick<LoadedConfig, 'models' | 'aliases'>, model
   return config.models.get(modelId) ?? config.models.get(config.aliases.get(modelId) ?? '');
 }
 
+const defaultsCache = new WeakMap<ReadonlyMap<string, ModelRoute[]>, ReadonlyMap<string, string>>();
+
+/** The id of the model of `kind` its channel marks `defaultForKind` (check-config allows one a kind), if any. */
+export function defaultModelOf(config: Pick<LoadedConfig, 'models'>, kind: ModelKind): string | undefined {
+  let defaults = defaultsCache.get(config.models);
+  if (!defaults) {
+    const made = new Map<string, string>();
+    for (const [id, routes] of config.models) if (routes.some((r) => r.model.defaultForKind)) made.set(routes[0].model.kind, id);
+    defaults = made;
+    defaultsCache.set(config.models, defaults);
+  }
+  return defaults.get(kind);
+}
+
 /**
  * Enabled routes for `modelId` (an id or an alias) of `kind`, best first, as of `now`: unknown models are 404, wrong-kind
  * and all-disabled ones refused; a retired model's routes are skipped, and when none is left it is refused naming its

@@ -106,15 +106,11 @@ function clientClosed(this: CallResponse): void {
   this[callOf]?.closed();
 }
 
-/** A route handler that runs its requests through the pipeline in `dialect`. Handlers hold no billing of their own. */
+/**
+ * A route handler that runs its requests through the pipeline in `dialect`. Handlers hold no billing of their own. Not
+ * async: runCall is the one async frame of a call, and ends the call itself (fastify waits for its promise, which
+ * resolves once the answer is out or the stream relayed).
+ */
 export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Dialect<any, any>): RouteHandler {
-  return async (req, reply) => {
-    const call = new HttpCall(services, req, reply, dialectName);
-    try {
-      await runCall(call, dialect);
-      return reply;
-    } finally {
-      call.dispose();
-    }
-  };
+  return (req, reply) => runCall(new HttpCall(services, req, reply, dialectName), dialect);
 }

@@ -1,59 +1,68 @@
 // The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> estimate ->
 // reserve -> map request -> send -> decode or stream -> outputs -> settle; the answer goes to the call, and the Charge
-// closes last (unless a task took it over). The dialect says only what differs.
+// closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
 import type { Call } from './call.js';
+import { converse } from './conversation.js';
 import type { Dialect } from './dialect.js';
 import { reserve } from './reserve.js';
 import { send, type Sent } from './send.js';
-import { answerBeforeCommit, ChargeHandedOver, SettlingAnswer, settleAfterFailure } from './settle.js';
+import { answerBeforeCommit, SettlingAnswer, settleAfterFailure } from './settle.js';
 
-/** Runs one call through `dialect`'s stages; throws what a stage threw (the transport answers it in the call's dialect). */
+/**
+ * Runs one call through `dialect`'s stages, and ends the call (call.dispose) when it is done; throws what a stage threw
+ * (the transport answers it in the call's dialect). The only async frame between the route and the work: stages with
+ * nothing to do cost no turn of the event loop.
+ */
 export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<void> {
-  // Stages with nothing to do cost no turn of the event loop.
-  const read = dialect.read ? await dialect.read(call) : undefined;
-  const plan = dialect.resolve(call, read);
-  const inputs = dialect.inputs?.(call, plan);
-  if (inputs) await inputs;
-  const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan), dialect.reservationMs?.(call, plan));
-  let handedOver = false;
   try {
-    let result: unknown;
-    if (dialect.execute) result = await dialect.execute(call, plan, charge);
-    else {
-      // One exchange, in this frame: map and send (a failure before an answer releases the charge, unless the client
-      // left the upstream working), then the dialect's answer (a failure once an answer arrived charges the reservation).
-      let sent: Sent;
-      try {
-        sent = await send(call, plan.routes, (route, index) => dialect.request!(call, plan, route, index, charge));
-      } catch (err) {
-        await settleAfterFailure(charge, call.clientGone);
-        throw err;
+    const read = dialect.read ? await dialect.read(call) : undefined;
+    const plan = dialect.resolve(call, read);
+    const inputs = dialect.inputs?.(call, plan);
+    if (inputs) await inputs;
+    const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan), dialect.reservationMs?.(call, plan));
+    let handedOver = false;
+    try {
+      let result: unknown;
+      if ('handOver' in dialect) {
+        // The charge is the task's now: its runner settles or releases it, once, however long that takes.
+        result = await dialect.handOver(call, plan, charge);
+        handedOver = true;
+      } else if ('converse' in dialect) {
+        result = await converse(call, plan, charge, dialect);
+      } else {
+        // One exchange, in this frame: map and send (a failure before an answer releases the charge, unless the client
+        // left the upstream working), then the dialect's answer (a failure once an answer arrived charges the reservation).
+        let sent: Sent;
+        try {
+          sent = await send(call, plan.routes, (route, index) => dialect.request(call, plan, route, index, charge));
+        } catch (err) {
+          await settleAfterFailure(charge, call.clientGone);
+          throw err;
+        }
+        try {
+          result = await dialect.answer(call, plan, sent, charge);
+        } catch (err) {
+          await settleAfterFailure(charge, true);
+          throw err;
+        }
       }
-      try {
-        result = await dialect.answer!(call, plan, sent, charge);
-      } catch (err) {
-        await settleAfterFailure(charge, true);
-        throw err;
+      if (!(result instanceof SettlingAnswer)) {
+        // undefined: the answer was streamed.
+        if (result !== undefined) call.respond(result);
+      } else if (!answerBeforeCommit(call)) {
+        await result.settled;
+        call.respond(result.answer);
+      } else {
+        // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it lands).
+        call.respond(result.answer);
+        call.dispose();
+        await result.settled.catch((err: unknown) => call.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
       }
-    }
-    if (result instanceof ChargeHandedOver) {
-      // The charge is the task's now: its runner settles or releases it, once, however long that takes.
-      handedOver = true;
-      call.respond(result.answer);
-    } else if (!(result instanceof SettlingAnswer)) {
-      // undefined: the answer was streamed.
-      if (result !== undefined) call.respond(result);
-    } else if (!answerBeforeCommit(call)) {
-      await result.settled;
-      call.respond(result.answer);
-    } else {
-      // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it lands).
-      call.respond(result.answer);
-      call.dispose();
-      await result.settled.catch((err: unknown) => call.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
+    } finally {
+      // Released unless settled: every exit, thrown or returned, ends the charge exactly once.
+      if (!handedOver) await charge.close();
     }
   } finally {
-    // Released unless settled: every exit, thrown or returned, ends the charge exactly once.
-    if (!handedOver) await charge.close();
+    call.dispose();
   }
 }

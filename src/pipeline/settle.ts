@@ -23,12 +23,6 @@ export class SettlingAnswer {
   ) {}
 }
 
-/** The answer of a call whose charge now belongs to what outlives it (a task row): the pipeline does not close it. */
-export class ChargeHandedOver {
-  constructor(readonly answer: unknown) {}
-}
-
-/**
 /**
  * Settles a charge from the usage an upstream reported: in full, what it cost beyond the reservation recorded as overage
  * and logged; or, when the usage is impossible for the model (billing/usage-bounds.ts says why), the reservation, logged,

@@ -1,7 +1,7 @@
 // Creating a task (POST /api/v1/videos, a family route) is a dialect of the pipeline: read (JSON or the SDK's multipart
 // form), resolve, inputs (the reference image, then the mapped submit document), estimate, reserve (for the task's whole
-// lifetime), execute = a task row and a background submit. The answer is the task, at once, `submitting`; the charge
-// is handed over to the task: the runner settles it once on completion or releases it on failure.
+// lifetime), then the hand-over: a task row and a background submit. The answer is the task, at once, `submitting`; the
+// charge is handed over to the task: the runner settles it once on completion or releases it on failure.
 import type { ModelRoute } from '../config/types.js';
 import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, ValidationError } from '../base/errors.js';
 import { bytesInFlight } from '../http/bytes-in-flight.js';
@@ -11,7 +11,6 @@ import type { Call } from '../pipeline/call.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import { readForm, type FormRules } from '../pipeline/form.js';
 import { checkDeclaredSize } from '../dialects/images.js';
-import { ChargeHandedOver } from '../pipeline/settle.js';
 import type { Charge } from '../billing/meter.js';
 import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
 import { timeoutMsOf, tasksOptions } from './options.js';
@@ -214,14 +213,16 @@ function taskRow(services: TaskCreateDeps, call: Call, kind: TaskKind, plan: Tas
   };
 }
 
-/** execute: the row is written and the submit starts in the background; the charge goes with the task. */
-async function createTask(services: TaskCreateDeps, kind: TaskKind, call: Call, plan: TaskPlan, charge: Charge): Promise<ChargeHandedOver> {
+/** The hand-over: the row is written and the submit starts in the background; the charge goes with the task. */
+async function createTask(services: TaskCreateDeps, kind: TaskKind, call: Call, plan: TaskPlan, charge: Charge): Promise<unknown> {
   const row = taskRow(services, call, kind, plan, charge);
+  // The answer is made before the row exists: once it does, nothing may fail and release the charge the task holds.
+  const answer = await toTaskObject(services, call.baseUrl(), row);
   await insertTask(services.db, row);
   const { bytes } = plan.request;
   services.tasks.submit({ row, routes: [plan.routes[0]], task: plan.task, document: plan.document!, done: bytes.release });
   bytes.submitted = true;
-  return new ChargeHandedOver(await toTaskObject(services, call.baseUrl(), row));
+  return answer;
 }
 
 /** The dialect of a task route: `endpoint` names the kind (and a family route's path) and the request schema. */
@@ -233,6 +234,6 @@ export function taskDialect(services: TaskCreateDeps, endpoint: TaskEndpoint): D
     // The worst case over the routes, held for the task's whole lifetime.
     estimate: (_call, plan) => Math.max(...plan.routes.map((r) => taskEstimateMicros(r, endpoint.kind, plan.params))),
     reservationMs: (call, plan) => timeoutMsOf(tasksOptions(call.config), plan.task.spec) + tasksOptions(call.config).leaseMs,
-    execute: (call, plan, charge) => createTask(services, endpoint.kind, call, plan, charge),
+    handOver: (call, plan, charge) => createTask(services, endpoint.kind, call, plan, charge),
   };
 }

@@ -62,6 +62,13 @@ function audioText(res: ServerResponse, path: string, fields: Record<string, unk
   if (format === 'text') return text(res, 'text/plain; charset=utf-8', `${TEXT}\n`);
   if (format === 'srt') return text(res, 'text/plain; charset=utf-8', `1\n00:00:00,000 --> 00:00:03,000\n${TEXT}\n\n`);
   if (format === 'vtt') return text(res, 'text/vtt; charset=utf-8', `WEBVTT\n\n00:00:00.000 --> 00:00:03.000\n${TEXT}\n\n`);
+  // The gpt-4o models stream when asked (whisper-1 ignores the flag): data-only events, deltas then the done event with usage.
+  if (fields.stream === 'true' && fields.model !== 'whisper-1' && !translation) {
+    const words = TEXT.split(/(?= )/);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const delta of words) res.write(`data: ${JSON.stringify({ type: 'transcript.text.delta', delta })}\n\n`);
+    return res.end(`data: ${JSON.stringify({ type: 'transcript.text.done', text: TEXT, usage })}\n\n`);
+  }
   // OpenAI's translation object is { text } alone; a transcription's carries its usage.
   const usageOf = translation ? {} : { usage };
   if (format === 'verbose_json') {

@@ -751,6 +751,10 @@ export interface ModelConfig {
    * Several channels may serve this id when each declares fallback; they are tried by priority.
    */
   fallback: boolean;
+  /**
+   * The model a request of its kind gets when it names none, where the endpoint's request schema lets `model` out (OpenAI's POST /v1/moderations defaults to omni-moderation-latest). At most one model id of a kind.
+   */
+  defaultForKind: boolean;
   enabled: boolean;
   price: PriceConfig;
   evaluation?: ModelEvaluationConfig;

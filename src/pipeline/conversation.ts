@@ -1,0 +1,63 @@
+// A call of several exchanges on one route (evaluate's questions): each sent, decoded and metered here, their usage
+// summed and settled once. A failure before the conversation ends charges the reservation when an answer went
+// unmetered (or the client left the upstream working), else releases it; a question that failed still has its
+// exchanges' tokens charged before the call fails with it.
+import { tokenCostMicros, type TokenUsage } from '../billing/cost.js';
+import type { Charge } from '../billing/meter.js';
+import type { ModelRoute } from '../config/types.js';
+import type { Call } from './call.js';
+import { readJsonObject } from './decode.js';
+import type { Exchange, SeveralExchanges } from './dialect.js';
+import { send } from './send.js';
+import { settleAfterFailure, settleReported } from './settle.js';
+import { usageReaderFor } from './usage.js';
+
+/** Usage summed over every exchange of one call; one answer without usable usage makes the whole call unmetered. */
+class Tally {
+  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0, reasoningTokens: 0, seconds: 0, searches: 0, characters: 0 };
+  answered = 0;
+  unmetered = false;
+
+  add(counts: TokenUsage | undefined): void {
+    if (!counts) {
+      this.unmetered = true;
+      return;
+    }
+    for (const name of Object.keys(this.usage) as (keyof TokenUsage)[]) this.usage[name] += counts[name] ?? 0;
+  }
+}
+
+/** map request, send, decode (every exchange the dialect asks for), then settle on the usage summed over them; the answer. */
+export async function converse<Plan extends { routes: ModelRoute[] }>(call: Call, plan: Plan, charge: Charge, dialect: SeveralExchanges<Plan>): Promise<unknown> {
+  // A conversation stays on its first route: its documents are mapped for that route's protocol.
+  const route = plan.routes[0];
+  const tally = new Tally();
+  const exchange: Exchange = async (operation, document) => {
+    const sent = await send(call, [route], () => ({ operation, document }));
+    tally.answered++;
+    const usage = usageReaderFor(call.config, sent, operation);
+    try {
+      const answer = await readJsonObject(sent);
+      usage.fromAnswer(answer);
+      tally.add(usage.counts());
+      return answer;
+    } catch (err) {
+      tally.unmetered = true;
+      throw err;
+    }
+  };
+  let conversation;
+  try {
+    conversation = await dialect.converse(call, plan, exchange);
+  } catch (err) {
+    await settleAfterFailure(charge, call.clientGone || tally.unmetered);
+    throw err;
+  }
+  let costMicros = tokenCostMicros(route.model.price, tally.usage);
+  // Tokens spent upstream are charged even when a question failed and the call fails with it.
+  if (tally.unmetered || call.clientGone) costMicros = (await charge.settleReserved()).chargedMicros;
+  else if (tally.answered) costMicros = (await settleReported(charge, route, call.log, { costMicros, ...tally.usage, route })).chargedMicros;
+  else await charge.release();
+  if (conversation.failure) throw conversation.failure;
+  return conversation.answer({ usage: tally.usage, costMicros });
+}
