@@ -19,6 +19,11 @@ const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorizatio
 /** Operations some section calls by name; any other operation is reached only by a client of its dialect. */
 function namedOperations(protocol: ProtocolSchema): Set<string> {
   const named = new Set<string>(Object.values(protocol.translations ?? {}).map((t) => t.operation));
+  // A stream operation is called in its operation's place.
+  for (const name of [...named]) {
+    const streamOperation = protocol.operations[name]?.streamOperation;
+    if (streamOperation) named.add(streamOperation);
+  }
   if (protocol.evaluate) named.add(protocol.evaluate.operation);
   for (const task of Object.values(protocol.tasks ?? {})) for (const name of taskOperations(task)) named.add(name);
   return named;
@@ -35,6 +40,9 @@ export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): vo
       report(`/forwardHeaders/${index}`, `header "${name}" cannot be forwarded: it carries credentials or is set by the gateway`);
     }
   });
+  for (const [name, operation] of Object.entries(protocol.operations)) {
+    if (operation.streamOperation) checkOperation(protocol, `/operations/${escape(name)}/streamOperation`, operation.streamOperation, report, `operation "${name}"`);
+  }
   for (const [client, translation] of Object.entries(protocol.translations ?? {})) {
     checkOperation(protocol, `/translations/${escape(client)}/operation`, translation.operation, report, `translation "${client}"`);
     if (streamingDialects.has(client) && !translation.stream) report(`/translations/${escape(client)}`, `translation "${client}" has no stream section: ${client} clients may ask for a stream`);

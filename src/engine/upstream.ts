@@ -157,7 +157,7 @@ export class Upstreams {
   }
 
   /** How this operation's error bodies name their message: its `errors.message` mapping, else the common shapes. */
-  private errorMessage(route: ModelRoute, operation: string): (answer: unknown) => unknown {
+  errorMessage(route: ModelRoute, operation: string): (answer: unknown) => unknown {
     const spec = route.protocol.operations[operation]?.errors;
     if (!spec) return commonErrorMessage;
     const render = renderer(this.config, spec.message, `${route.protocol.file} /operations/${operation}/errors/message`);
@@ -214,31 +214,40 @@ function commonErrorFields(answer: unknown): UpstreamErrorFields {
 }
 
 export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute, readMessage: (answer: unknown) => unknown = commonErrorMessage): Promise<GatewayError> {
-  let message = '';
-  let fields: UpstreamErrorFields = {};
+  let text = '';
   try {
-    const text = await readBoundedText(response.body);
-    try {
-      const answer = JSON.parse(text);
-      const found = readMessage(answer);
-      message = typeof found === 'string' ? found : '';
-      fields = commonErrorFields(answer);
-    } catch {
-      message = '';
-    }
+    text = await readBoundedText(response.body);
   } catch {
     // body unreadable: the status says enough
   }
+  return upstreamErrorOf(response.statusCode, response.headers, text, route, readMessage);
+}
+
+/**
+ * An upstream's error body (`text`) under an HTTP status, in the gateway's terms. An error that arrives inside a stream
+ * (an AWS exception frame, which the API reference gives an HTTP status) is read the same way as one that came instead of it.
+ */
+export function upstreamErrorOf(status: number, headers: UpstreamResponse['headers'], text: string, route: ModelRoute, readMessage: (answer: unknown) => unknown = commonErrorMessage): GatewayError {
+  let message = '';
+  let fields: UpstreamErrorFields = {};
+  try {
+    const answer = JSON.parse(text);
+    const found = readMessage(answer);
+    message = typeof found === 'string' ? found : '';
+    fields = commonErrorFields(answer);
+  } catch {
+    message = '';
+  }
   message = sanitizeUpstreamMessage(String(message), route);
   if (fields.param) fields.param = sanitizeUpstreamMessage(fields.param, route).slice(0, 128);
-  const error = upstreamStatusError(response, route, message, fields);
-  error.upstreamStatus = response.statusCode;
+  const error = upstreamStatusError(status, headers, route, message, fields);
+  error.upstreamStatus = status;
   return error;
 }
 
 /** Seconds of an upstream's `retry-after` (seconds or an HTTP date), or undefined when it gave none. */
-function upstreamRetryAfter(response: UpstreamResponse): Record<string, string> | undefined {
-  const value = response.headers['retry-after'];
+function upstreamRetryAfter(headers: UpstreamResponse['headers']): Record<string, string> | undefined {
+  const value = headers['retry-after'];
   if (typeof value !== 'string' || !value) return undefined;
   const seconds = Number(value);
   const ms = Number.isFinite(seconds) ? seconds * 1000 : new Date(value).getTime() - Date.now();
@@ -253,11 +262,10 @@ const OVERLOADED = 529;
  * (context_length_exceeded, model_not_found, insufficient_quota, rate_limit_exceeded, overloaded_error) and param, and
  * `retry-after` only when the upstream gave one. Credential refusals and server failures are the gateway's problem (502).
  */
-function upstreamStatusError(response: UpstreamResponse, route: ModelRoute, message: string, fields: UpstreamErrorFields): GatewayError {
+function upstreamStatusError(status: number, headers: UpstreamResponse['headers'], route: ModelRoute, message: string, fields: UpstreamErrorFields): GatewayError {
   const channel = route.channel.id;
-  const status = response.statusCode;
   const said = (fallback: string) => (message ? `${fallback}: ${message}` : fallback);
-  const retryAfter = upstreamRetryAfter(response);
+  const retryAfter = upstreamRetryAfter(headers);
   if (status === OVERLOADED || fields.type === 'overloaded_error') {
     return new GatewayError(fields.code ?? 'overloaded', 503, 'server_error', said(`channel "${channel}" is overloaded`), { headers: retryAfter, anthropicType: 'overloaded_error', anthropicStatus: OVERLOADED });
   }

@@ -46,6 +46,8 @@ export interface Sent {
   route: ModelRoute;
   response: UpstreamResponse;
   operation: OperationConfig;
+  /** The operation's name in its protocol (the answer's stream operation when the client asked for a stream). */
+  operationName: string;
   /** True when the deadline, not the client, ended the call. */
   timedOut(): boolean;
   /** The most bytes a JSON answer may have (server.upstreamAnswerMaxBytes). */
@@ -96,15 +98,17 @@ export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "
  */
 export async function send(call: UpstreamScope, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => Outgoing): Promise<Sent> {
   let operation!: OperationConfig;
+  let operationName!: string;
   try {
     const { route, response } = await call.upstreams.sendFirst(routes, (route, index) => {
       const outgoing = build(route, index);
       operation = route.protocol.operations[outgoing.operation];
+      operationName = outgoing.operation;
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
       return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once };
     });
-    return new SentCall(call, route, response, operation);
+    return new SentCall(call, route, response, operation, operationName);
   } catch (err) {
     throw call.timedOut ? deadlineError(routes[0]) : err;
   }
@@ -116,6 +120,7 @@ class SentCall implements Sent {
     readonly route: ModelRoute,
     readonly response: UpstreamResponse,
     readonly operation: OperationConfig,
+    readonly operationName: string,
   ) {}
 
   timedOut(): boolean {

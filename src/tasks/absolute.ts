@@ -65,6 +65,7 @@ export async function sendTaskCall(call: CallCore, route: ModelRoute, outgoing: 
     route,
     response,
     operation,
+    operationName: outgoing.operation,
     timedOut: () => call.timedOut,
     answerLimit: call.config.gateway.server.upstreamAnswerMaxBytes ?? DEFAULT_ANSWER_LIMIT,
   };

@@ -1209,13 +1209,21 @@ export interface ProtocolSchema {
        */
       encoding: 'json' | 'multipart' | 'none';
       /**
-       * What the upstream answers: a JSON document, server-sent events, or bytes piped on.
+       * What the upstream answers: a JSON document, server-sent events, a stream of events framed as `framing` says (`stream`), or bytes piped on.
        */
-      response: 'json' | 'sse' | 'binary';
+      response: 'json' | 'sse' | 'stream' | 'binary';
+      /**
+       * How a streamed answer (`response: stream`, or a json operation that streamFlag turns into a stream) is framed: server-sent events (`text/event-stream`), or AWS event-stream frames (`application/vnd.amazon.eventstream`: binary, both CRCs checked; an event frame is an event named by its `:event-type` whose data is its payload, an exception frame the upstream's error as `errors.exceptions` says). Mappings and usage read the events of either the same way.
+       */
+      framing: 'sse' | 'aws-eventstream';
       /**
        * A request field that, when true in the mapped request, makes a `json` operation answer server-sent events instead (chat's `stream`).
        */
       streamFlag?: string;
+      /**
+       * The operation a translated client that asks for a stream (its `stream: true`) is sent to instead of this one, with the same mapped request (Bedrock's ConverseStream beside Converse: another path, another framing, usage in its events).
+       */
+      streamOperation?: string;
       /**
        * Overall deadline of one call, streams included; past it the call ends with 504. Defaults to the channel's timeouts.deadlineMs.
        */
@@ -1241,6 +1249,12 @@ export interface ProtocolSchema {
          * Mapping to the error message (a string, or null). Scope: answer (the parsed error body). The gateway bounds and scrubs it before a client sees it.
          */
         message: unknown;
+        /**
+         * An exception frame's `:exception-type` to the HTTP status the API reference gives it (`throttlingException: 429`): the frame's payload is then read as an error body of that status, so it keeps its meaning in the client's dialect. A type not listed is a 502.
+         */
+        exceptions?: {
+          [k: string]: number;
+        };
       };
     };
   };
