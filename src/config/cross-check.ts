@@ -4,6 +4,7 @@
 // and a model served twice only as a declared fallback group.
 import { isTimeZone } from '../billing/periods.js';
 import { clientValue } from '../errors.js';
+import { credentialsOf, foreignCredentialFields } from './credentials.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
@@ -102,6 +103,7 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
       problems.add(source, `/operations/${index}`, `protocol "${channel.protocol}" has no operation "${name}" (it has: ${Object.keys(protocol.operations).join(', ')})`);
     }
   });
+  checkCredentials(channel, source, protocol, problems);
   channel.models.forEach((model, index) => {
     if (!priceFields.some((f) => model.price[f] !== undefined)) {
       problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
@@ -115,6 +117,20 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
     if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
       problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);
     }
+  });
+}
+
+/** Each credential takes only its kind's fields; a static one needs a header to go in, its own or its protocol's. */
+function checkCredentials(channel: ChannelConfig, source: YamlSource, protocol: ProtocolConfig | undefined, problems: Problems): void {
+  const alternatives = credentialsOf(channel.credential);
+  alternatives.forEach((credential, index) => {
+    const pointer = Array.isArray(channel.credential) ? `/credential/${index}` : '/credential';
+    const kind = credential.kind ?? 'static';
+    for (const field of foreignCredentialFields(credential)) problems.add(source, `${pointer}/${field}`, `field "${field}" is not used by a credential of kind ${kind}`, field);
+    if (kind === 'static' && protocol && !protocol.auth && !credential.header) {
+      problems.add(source, pointer, `protocol "${protocol.id}" declares no auth header: a static credential on it needs its own "header" and "value"`);
+    }
+    if (credential.header && !credential.value && kind === 'static' && !protocol?.auth) problems.add(source, `${pointer}/header`, 'a static credential with its own "header" needs a "value" too');
   });
 }
 
@@ -160,7 +176,8 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   const ids = new Map<string, string>();
   for (const { value, source } of valid.channels) {
     if (!value) continue;
-    const channel: ChannelConfig = { ...value, file: source.file };
+    // The schema's if/then/else has made `credential` one credential or a list of them (a shape the generated type cannot say).
+    const channel: ChannelConfig = { ...value, credential: value.credential as ChannelConfig['credential'], file: source.file };
     if (ids.has(channel.id)) {
       problems.add(source, '/id', `channel "${channel.id}" is already defined in ${ids.get(channel.id)}`);
       continue;

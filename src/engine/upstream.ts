@@ -1,12 +1,14 @@
 // Talks to channels: one undici pool per channel with connect, header and body timeouts; upstream failures become typed errors.
 // The pipeline's send stage (src/pipeline/send.ts) encodes bodies and sets deadlines; this module only moves bytes.
 import type { Readable } from 'node:stream';
-import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
+import { FormData, Pool, Response, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { ChannelConfig, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
+import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
+import { registerLiveSecrets, secretsOf } from './credentials/secrets.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
 import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
@@ -38,8 +40,9 @@ interface ChannelClient {
   basePath: string;
   /** Headers that are the same for every request. */
   headers: Record<string, string>;
-  /** The auth header, rendered per request (a provider may want a freshly signed token each time). */
-  auth?: { header: string; render: () => string };
+  /** How each request is authenticated (src/engine/credentials): a header, a cached token, or a signature over the body. */
+  auth?: Authenticator;
+  origin: URL;
 }
 
 export class Upstreams {
@@ -48,6 +51,8 @@ export class Upstreams {
   constructor(
     private readonly config: LoadedConfig,
     private readonly metrics?: Metrics,
+    /** Unix milliseconds: token lifetimes and signature dates (tests inject theirs). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   private client(channel: ChannelConfig): ChannelClient {
@@ -60,7 +65,6 @@ export class Upstreams {
     for (const [name, value] of Object.entries({ ...protocol.headers, ...channel.headers })) {
       headers[name.toLowerCase()] = this.config.templates.get(value).render(scope);
     }
-    const authTemplate = protocol.auth && channel.credentialValue ? this.config.templates.get(protocol.auth.value) : undefined;
     const pool = new Pool(url.origin, {
       connections: channel.pool.connections,
       pipelining: channel.pool.pipelining,
@@ -77,16 +81,22 @@ export class Upstreams {
       breaker: new CircuitBreaker(channel.breaker.failures, channel.breaker.coolDownMs),
       basePath: url.pathname.replace(/\/$/, ''),
       headers,
-      auth: authTemplate && { header: protocol.auth!.header.toLowerCase(), render: () => authTemplate.render(scope) },
+      auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now }),
+      origin: url,
     };
+    if (client.auth) registerLiveSecrets(channel, client.auth);
     this.clients.set(channel.id, client);
     return client;
   }
 
-  /** The channel's own headers and its credential: for a call to a host its protocol declares (poll.hosts), never another. */
-  headersOf(channel: ChannelConfig): Record<string, string> {
+  /**
+   * The channel's own headers and its credential for a bodiless request to `url`: for a call to a host its protocol
+   * declares (poll.hosts), never another.
+   */
+  async headersOf(channel: ChannelConfig, method: string, url: URL): Promise<Record<string, string>> {
     const client = this.client(channel);
-    return client.auth ? { ...client.headers, [client.auth.header]: client.auth.render() } : { ...client.headers };
+    if (!client.auth) return { ...client.headers };
+    return { ...client.headers, ...(await client.auth.headers({ method, url, headers: { ...client.headers } })) };
   }
 
   /** Renders the operation's path for a route: Liquid with `model` and any extra scope, every value URL-encoded. */
@@ -111,15 +121,18 @@ export class Upstreams {
       const wait = client.breaker.retryInSeconds();
       throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${wait} s`, wait);
     }
+    const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
+    // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
+    const { headers, body } = await authenticated(client, method, fullPath, { ...client.headers, ...request.headers }, request.body ?? undefined);
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
     try {
       response = await (request.once ? client.pool : client.dispatcher).request<unknown>({
         method: method as Dispatcher.HttpMethod,
-        path: request.originPath ?? `${client.basePath}${path}${query}`,
-        headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },
-        body: request.body ?? undefined,
+        path: fullPath,
+        headers,
+        body,
         signal: request.signal as Dispatcher.RequestOptions['signal'],
       });
     } catch (err) {
@@ -174,6 +187,37 @@ export class Upstreams {
   }
 }
 
+type RequestBody = NonNullable<UpstreamRequest['body']>;
+
+/**
+ * The request's headers with its authentication added. A signature is over the final bytes, so for a signing credential
+ * the body becomes one Buffer first (a form is encoded, with its boundary in content-type), and that Buffer is what is sent.
+ */
+async function authenticated(client: ChannelClient, method: string, path: string, headers: Record<string, string>, body: RequestBody | undefined): Promise<{ headers: Record<string, string>; body: RequestBody | undefined }> {
+  if (!client.auth) return { headers, body };
+  if (!client.auth.signsBody) {
+    const added = client.auth.headers({ method, url: client.origin, headers });
+    return { headers: { ...headers, ...(added instanceof Promise ? await added : added) }, body };
+  }
+  const bytes = await bytesOf(body, headers);
+  const url = new URL(path, client.origin);
+  return { headers: await client.auth.headers({ method, url, headers: bytes.headers, body: bytes.body }), body: bytes.body };
+}
+
+/** A body as the exact bytes to send, and the headers that describe them. */
+async function bytesOf(body: RequestBody | undefined, headers: Record<string, string>): Promise<{ body?: Buffer; headers: Record<string, string> }> {
+  if (body === undefined) return { headers };
+  if (typeof body === 'string') return { body: Buffer.from(body), headers };
+  if (Buffer.isBuffer(body)) return { body, headers };
+  if (body instanceof FormData) {
+    const encoded = new Response(body);
+    return { body: Buffer.from(await encoded.arrayBuffer()), headers: { ...headers, 'content-type': encoded.headers.get('content-type')! } };
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return { body: Buffer.concat(chunks), headers };
+}
+
 export function upstreamTransportError(err: unknown, channel: string): Error {
   if (err instanceof GatewayError) return err;
   if ((err as Error)?.name === 'AbortError') return err as Error;
@@ -187,7 +231,7 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
 /** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
 /** Keeps an upstream's complaint about the request useful without revealing where or what the upstream is. */
 export function sanitizeUpstreamMessage(message: string, route: ModelRoute): string {
-  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: [route.channel.credentialValue] });
+  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: secretsOf(route.channel) });
 }
 
 /** The message of the common error bodies: `{error: {message}}`, `{error: "..."}`, `{message}`. */
