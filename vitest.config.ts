@@ -15,6 +15,7 @@ const unit = [
   'test/json-text.test.ts',
   'test/read-capped.test.ts',
   'test/token-cache.test.ts',
+  'test/config-env.test.ts',
   'test/remote-fetch.test.ts',
   'test/evaluate-limit.test.ts',
   'test/evaluate-config.test.ts',
