@@ -65,7 +65,7 @@ function resolve(credential: ChannelCredential, env: NodeJS.ProcessEnv): Credent
       return { resolved: { kind: 'static', credential: read(credential.env), secret: credential.secretEnv ? read(credential.secretEnv) : undefined, header: credential.header?.toLowerCase(), value: credential.value } };
     case 'oauth2-client-credentials':
       return {
-        resolved: { kind: 'oauth2-client-credentials', tokenUrl: credential.tokenUrl!, clientId: read(credential.clientIdEnv), clientSecret: read(credential.clientSecretEnv), scope: credential.scope!, header: (credential.header ?? TOKEN_HEADER).toLowerCase(), value: credential.value },
+        resolved: { kind: 'oauth2-client-credentials', tokenUrl: withoutDoubledSlashes(credential.tokenUrl!), clientId: read(credential.clientIdEnv), clientSecret: read(credential.clientSecretEnv), scope: credential.scope!, header: (credential.header ?? TOKEN_HEADER).toLowerCase(), value: credential.value },
       };
     case 'google-service-account':
       return serviceAccount(credential, read(credential.keyFileEnv));
@@ -74,6 +74,13 @@ function resolve(credential: ChannelCredential, env: NodeJS.ProcessEnv): Credent
         resolved: { kind: 'aws-sigv4', service: credential.service!, region: read(credential.regionEnv), accessKeyId: read(credential.accessKeyIdEnv), secretAccessKey: read(credential.secretAccessKeyEnv), sessionToken: read(credential.sessionTokenEnv) || undefined },
       };
   }
+}
+
+/** A URL built from variables (`${AUTHORITY}/${TENANT}/...`, the authority ending in a slash) with each doubled slash of its path made one. */
+function withoutDoubledSlashes(text: string): string {
+  const url = new URL(text);
+  url.pathname = url.pathname.replace(/\/{2,}/g, '/');
+  return url.href;
 }
 
 /** The fields of a Google service-account key file the JWT-bearer grant needs (https://google.aip.dev/auth/4112). */

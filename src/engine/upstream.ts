@@ -79,7 +79,8 @@ export class Upstreams {
       dispatcher: channel.retries.max > 0 ? pool.compose(retryInterceptor(channel, budget, () => this.metrics?.retries.inc({ channel: channel.id }))) : pool,
       budget,
       breaker: new CircuitBreaker(channel.breaker.failures, channel.breaker.coolDownMs),
-      basePath: url.pathname.replace(/\/$/, ''),
+      // A base URL built from a variable may carry a doubled slash (`${ENDPOINT}/v1` with ENDPOINT ending in one).
+      basePath: url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, ''),
       headers,
       auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now }),
       origin: url,
