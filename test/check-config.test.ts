@@ -66,6 +66,7 @@ describe('check-config reports every error as file:line:col /pointer message', (
         `${fixtures}/credential-fields/channels/cloud.yaml:5:3 /credential missing required field "scope"`,
       ],
     ],
+    ['protocol-extends', [`${fixtures}/protocol-extends/channels/protocols/variant.yaml:2:10 /extends unknown protocol "openai-chats" (known: openai-chat, variant)`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
     [
       'task-operations',

@@ -74,6 +74,7 @@ function checkRoot(valid: ValidatedConfig, problems: Problems, env: NodeJS.Proce
 
 function checkProtocols(valid: ValidatedConfig, problems: Problems): Pick<CheckedFiles, 'protocols' | 'rejected'> {
   const protocols = new Map<string, ProtocolConfig>();
+  const sources = new Map<string, YamlSource>();
   const rejected = new Set<string>();
   for (const { value, source } of valid.protocols) {
     if (!value) {
@@ -86,10 +87,35 @@ function checkProtocols(valid: ValidatedConfig, problems: Problems): Pick<Checke
       problems.add(source, '/id', `protocol "${value.id}" is already defined in ${displayPath(known.file)}`);
       continue;
     }
-    crossCheckProtocol(value, (pointer, message, key) => problems.add(source, pointer, message, key));
     protocols.set(value.id, { ...value, file: source.file });
+    sources.set(value.id, source);
+  }
+  for (const [id, protocol] of protocols) {
+    const source = sources.get(id)!;
+    const report = (pointer: string, message: string, key?: string) => problems.add(source, pointer, message, key);
+    const merged = protocol.extends ? withBase(protocol, protocols, rejected, report) : protocol;
+    if (!merged) continue;
+    crossCheckProtocol(merged, report);
+    protocols.set(id, merged);
   }
   return { protocols, rejected };
+}
+
+/**
+ * A protocol that `extends` another, with what it does not declare taken from that one (schemas/protocol.schema.json):
+ * each operation it names over the base's of that name, field by field. Undefined (reported) when the base is unknown,
+ * itself a variant, or the protocol itself.
+ */
+function withBase(protocol: ProtocolConfig, protocols: Map<string, ProtocolConfig>, rejected: Set<string>, report: Report): ProtocolConfig | undefined {
+  const base = protocols.get(protocol.extends!);
+  if (!base || base.extends || base === protocol) {
+    if (!rejected.has(protocol.extends!)) report('/extends', base ? `protocol "${protocol.extends}" is itself a variant (extends "${base.extends ?? base.id}"): extend the protocol it extends` : `unknown protocol "${protocol.extends}" (known: ${[...protocols.keys()].join(', ')})`);
+    return undefined;
+  }
+  const operations = { ...base.operations };
+  for (const [name, operation] of Object.entries(protocol.operations)) operations[name] = { ...base.operations[name], ...operation };
+  const { id: _id, description: _description, file: _file, ...inherited } = base;
+  return { ...inherited, ...protocol, operations, translations: { ...base.translations, ...protocol.translations } };
 }
 
 function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<CheckedFiles, 'protocols' | 'rejected'>, protocolsDir: string, problems: Problems): void {

@@ -27,6 +27,8 @@ export interface UpstreamRequest {
   originPath?: string;
   /** Sent once, never retried by the channel's `retries` (a task's submit: the upstream may have made the task). */
   once?: boolean;
+  /** The request asks for a stream: an operation with a `streamPath` is sent there. */
+  stream?: boolean;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
@@ -101,12 +103,14 @@ export class Upstreams {
   }
 
   /** Renders the operation's path for a route: Liquid with `model` and any extra scope, every value URL-encoded. */
-  pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}): { method: string; path: string } {
+  pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}, stream = false): { method: string; path: string } {
     const op = route.protocol.operations[operation];
     if (!op) throw new GatewayError('operation_unsupported', 400, 'invalid_request_error', `channel "${route.channel.id}" (protocol ${route.protocol.id}) does not support ${operation}`);
-    if (!op.path.includes('{{')) return { method: op.method ?? 'POST', path: op.path };
-    const encoded = Object.fromEntries(Object.entries({ model: route.model.upstream ?? route.model.id, ...scope }).map(([k, v]) => [k, encodeURIComponent(String(v ?? ''))]));
-    return { method: op.method ?? 'POST', path: this.config.templates.get(op.path).render(encoded) };
+    const template = stream && op.streamPath ? op.streamPath : op.path;
+    if (!template.includes('{{')) return { method: op.method ?? 'POST', path: template };
+    // `@` may stand in a path segment as it is (RFC 3986 pchar): Vertex AI's model versions (`claude-x@20250929`) keep it.
+    const encoded = Object.fromEntries(Object.entries({ model: route.model.upstream ?? route.model.id, ...scope }).map(([k, v]) => [k, encodeURIComponent(String(v ?? '')).replace(/%40/g, '@')]));
+    return { method: op.method ?? 'POST', path: this.config.templates.get(template).render(encoded) };
   }
 
   /** Sends one request to a route's channel; non-2xx answers become typed errors. */
@@ -115,7 +119,7 @@ export class Upstreams {
     if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
     const client = this.client(channel);
     // An absolute URL on the channel's origin (originPath) with no declared operation is a GET of that URL.
-    const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope);
+    const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope, request.stream);
     const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
     // An open circuit fails at once (503), so a fallback group moves on without waiting on a channel that is down.
     if (!client.breaker.admit()) {

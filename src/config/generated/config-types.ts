@@ -1238,6 +1238,10 @@ export interface ProtocolSchema {
   id: string;
   description?: string;
   /**
+   * Id of a protocol this one is a variant of: its auth, headers, forwardHeaders, tokenizer, translations and every operation are taken from it unless this file declares them (an operation this file declares replaces that operation's fields it names, keeping the rest). For an API that speaks another's dialect at other paths (Claude on Vertex AI and Anthropic's Messages).
+   */
+  extends?: string;
+  /**
    * The wire dialect this protocol speaks; a client of the same dialect is passed through. A protocol that only runs tasks needs none: an operation without a dialect (its own or this) must be named by a task, a translation or the evaluate section.
    */
   dialect?: string;
@@ -1287,6 +1291,25 @@ export interface ProtocolSchema {
        * A request field that, when true in the mapped request, makes a `json` operation answer server-sent events instead (chat's `stream`).
        */
       streamFlag?: string;
+      /**
+       * The path (Liquid, as `path`) of a request whose `streamFlag` is true, for an API that streams at a path of its own (Vertex AI's `:streamRawPredict`); a query may follow it (`?alt=sse`).
+       */
+      streamPath?: string;
+      /**
+       * Top-level members of the JSON body the platform wants otherwise than the dialect's shape, changed after the request is mapped or passed through: for an API that takes the model in its path and a version in the body (Claude on Vertex AI). A client's own members are kept byte for byte; one removed here is one the platform does not take in the body, never one the client's request loses meaning without.
+       */
+      body?: {
+        /**
+         * Members set to these JSON values (added when absent).
+         */
+        set?: {
+          [k: string]: unknown;
+        };
+        /**
+         * Members removed.
+         */
+        remove?: string[];
+      };
       /**
        * Overall deadline of one call, streams included; past it the call ends with 504. Defaults to the channel's timeouts.deadlineMs.
        */
