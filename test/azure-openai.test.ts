@@ -14,6 +14,12 @@ import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
 import { captureLogs } from './kit/log-capture.js';
 
 const shipped = readFileSync(join(repoRoot, 'channels', 'azure-openai.yaml'), 'utf8');
+/** An image deployment an operator adds (the shipped file lists none): per image by size and quality. */
+const withImages = `${shipped}  - id: azure/my-image
+    upstream: my-image-deployment
+    kind: image
+    price: { perImage: { "1024x1024:low": 0.011 } }
+`;
 const API_KEY = 'azure-api-key-0123456789abcdef';
 const CLIENT_SECRET = 'entra-secret-value-of-the-app';
 const SCOPE = 'https://cognitiveservices.azure.com/.default';
@@ -55,7 +61,7 @@ describe('azure-openai with an API key', () => {
   beforeAll(async () => {
     azure = await fakeAzure((req) => req.headers['api-key'] === API_KEY && req.headers.authorization === undefined);
     // A trailing slash on the endpoint, as the Azure portal shows it.
-    gw = await startGateway({ channels: { 'azure-openai': shipped }, env: { AZURE_OPENAI_ENDPOINT: `${azure.fake.url}/`, AZURE_OPENAI_API_KEY: API_KEY }, listen: true });
+    gw = await startGateway({ channels: { 'azure-openai': withImages }, env: { AZURE_OPENAI_ENDPOINT: `${azure.fake.url}/`, AZURE_OPENAI_API_KEY: API_KEY }, listen: true });
     client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
   afterAll(async () => {
@@ -98,9 +104,9 @@ describe('azure-openai with an API key', () => {
     const embeddings = await client.embeddings.create({ model: 'azure/text-embedding-3-small', input: ['a', 'b'] });
     expect(embeddings.data).toHaveLength(2);
     expect(azure.fake.last).toMatchObject({ path: '/openai/v1/embeddings', body: { model: 'text-embedding-3-small' } });
-    const image = (await client.images.generate({ model: 'azure/gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'low', response_format: 'b64_json' })) as OpenAI.ImagesResponse;
+    const image = (await client.images.generate({ model: 'azure/my-image', prompt: 'a lighthouse', size: '1024x1024', quality: 'low', response_format: 'b64_json' })) as OpenAI.ImagesResponse;
     expect(image.data).toHaveLength(1);
-    expect(azure.fake.last).toMatchObject({ path: '/openai/v1/images/generations', body: { model: 'gpt-image-1' } });
+    expect(azure.fake.last).toMatchObject({ path: '/openai/v1/images/generations', body: { model: 'my-image-deployment' } });
     expect(azure.refused).toEqual([]);
   });
 
