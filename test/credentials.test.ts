@@ -144,8 +144,13 @@ describe('google-service-account', () => {
     writeFileSync(join(dir, 'other.json'), newServiceAccount().keyFile(tokens.tokenUrl));
     const credential = (variable: string) => `  kind: google-service-account\n  keyFileEnv: ${variable}\n  scope: ${scope}`;
     gw = await startGateway({
-      channels: { google: channel('google', `${upstream.url}/v1`, credential('KEY_FILE')), impostor: channel('impostor', `${upstream.url}/v1`, credential('OTHER_KEY_FILE')) },
-      env: { KEY_FILE: join(dir, 'key.json'), OTHER_KEY_FILE: join(dir, 'other.json') },
+      channels: {
+        google: channel('google', `${upstream.url}/v1`, credential('KEY_FILE')),
+        // The same service account, through another variable: the same credential, so the same token.
+        twin: channel('twin', `${upstream.url}/v1`, credential('SAME_KEY_FILE')),
+        impostor: channel('impostor', `${upstream.url}/v1`, credential('OTHER_KEY_FILE')),
+      },
+      env: { KEY_FILE: join(dir, 'key.json'), SAME_KEY_FILE: join(dir, 'key.json'), OTHER_KEY_FILE: join(dir, 'other.json') },
       overrides: { now: clock.now },
     });
   });
@@ -166,6 +171,15 @@ describe('google-service-account', () => {
     expect((await chat(gw, 'google-chat')).statusCode).toBe(200);
     expect(tokens.requests).toHaveLength(2);
     expect(refused).toEqual([]);
+  });
+
+  it('shares one token among the channels that hold the same credential', async () => {
+    tokens.requests.length = 0;
+    clock.advance(tokens.lifetimeSeconds * 1000);
+    expect((await chat(gw, 'google-chat')).statusCode).toBe(200);
+    expect((await chat(gw, 'twin-chat')).statusCode).toBe(200);
+    expect(tokens.requests).toHaveLength(1);
+    expect(new Set(upstream.requests.slice(-2).map((r) => r.headers.authorization)).size).toBe(1);
   });
 
   it('answers an assertion the token endpoint refuses with a typed 502 naming the channel', async () => {

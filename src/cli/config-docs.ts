@@ -141,7 +141,7 @@ const CREDENTIAL_LINES = [
   '  sent is signed, `host` and `x-amz-date` among them. A signed channel\'s body is made into one buffer before it is',
   '  signed (a form encoded with its boundary), so an upload to one is held in memory while it is sent.',
   '',
-  'Tokens are cached per channel and credential and replaced before they expire (five minutes before, or at half the',
+  'Tokens are cached per credential (channels holding the same client or service account share one) and replaced before they expire (five minutes before, or at half the',
   'lifetime of a token that lives less than ten minutes), so no request leaves with an expired token and none waits on a',
   '401 to refresh; requests that need a token while one is being fetched wait for that one fetch. Token requests go to',
   'the operator\'s own endpoints (the `tokenUrl`, the key file\'s `token_uri`) and are not subject to network.allowHosts;',

@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
 import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
 import { registerLiveSecrets, secretsOf } from './credentials/secrets.js';
+import { TokenCache, type AccessToken } from './credentials/token-cache.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
 import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
@@ -49,6 +50,7 @@ interface ChannelClient {
 
 export class Upstreams {
   private readonly clients = new Map<string, ChannelClient>();
+  private readonly tokenCaches = new Map<string, TokenCache>();
 
   constructor(
     private readonly config: LoadedConfig,
@@ -84,12 +86,22 @@ export class Upstreams {
       // A base URL built from a variable may carry a doubled slash (`${ENDPOINT}/v1` with ENDPOINT ending in one).
       basePath: url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, ''),
       headers,
-      auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now }),
+      auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCacheOf(identity, fetchToken) }),
       origin: url,
     };
     if (client.auth) registerLiveSecrets(channel, client.auth);
     this.clients.set(channel.id, client);
     return client;
+  }
+
+  /**
+   * The token cache of one credential: channels that hold the same credential (the same client and scope, the same
+   * service account) share its token. A failed fetch names the channel whose request started it.
+   */
+  private tokenCacheOf(identity: string, fetchToken: () => Promise<AccessToken>): TokenCache {
+    let cache = this.tokenCaches.get(identity);
+    if (!cache) this.tokenCaches.set(identity, (cache = new TokenCache(fetchToken, this.now)));
+    return cache;
   }
 
   /**

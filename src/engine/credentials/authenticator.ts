@@ -1,14 +1,15 @@
 // How one channel's requests are authenticated, built from its chosen credential (src/config/credentials.ts): a header
 // rendered from a static key, a bearer token minted and cached (OAuth 2 client credentials, a Google service account), or
 // an AWS Signature Version 4 over the exact bytes sent. The engine asks for headers per request and never branches on a kind.
+import { createHash } from 'node:crypto';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { SignJWT } from 'jose';
 import type { ResolvedCredential } from '../../config/credentials.js';
 import type { ChannelConfig, ProtocolConfig } from '../../config/types.js';
 import type { TemplateSet } from '../liquid.js';
-import { TokenCache } from './token-cache.js';
-import { requestToken } from './token-endpoint.js';
+import type { AccessToken, TokenCache } from './token-cache.js';
+import { requestToken, TokenRequestError, tokenFailure } from './token-endpoint.js';
 
 /** A request as it will go on the wire, for a signature: the body is the final bytes (undefined when there are none). */
 export interface OutgoingRequest {
@@ -33,6 +34,8 @@ export interface AuthenticatorContext {
   templates: TemplateSet;
   /** Unix milliseconds: token lifetimes and signature dates count on it (tests inject theirs). */
   now: () => number;
+  /** The token cache of a credential (by its identity), shared by every channel that holds the same credential. */
+  tokenCache: (identity: string, fetchToken: () => Promise<AccessToken>) => TokenCache;
 }
 
 /** A Google access token lives an hour at most (https://developers.google.com/identity/protocols/oauth2/service-account#jwt-auth). */
@@ -47,11 +50,11 @@ export function authenticatorFor(context: AuthenticatorContext): Authenticator |
     case 'static':
       return staticHeader(context, credential);
     case 'oauth2-client-credentials':
-      return bearer(context, credential, () =>
-        requestToken(context.channel.id, credential.tokenUrl, { grant_type: 'client_credentials', client_id: credential.clientId, client_secret: credential.clientSecret, scope: credential.scope }, context.now),
+      return bearer(context, credential, identityOf(credential.kind, credential.tokenUrl, credential.clientId, credential.clientSecret, credential.scope), () =>
+        requestToken(credential.tokenUrl, { grant_type: 'client_credentials', client_id: credential.clientId, client_secret: credential.clientSecret, scope: credential.scope }, context.now),
       );
     case 'google-service-account':
-      return bearer(context, credential, async () => {
+      return bearer(context, credential, identityOf(credential.kind, credential.tokenUri, credential.clientEmail, credential.privateKeyId ?? '', credential.scope, credential.privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')), async () => {
         const issuedAt = Math.floor(context.now() / 1000);
         const assertion = await new SignJWT({ scope: credential.scope })
           .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(credential.privateKeyId ? { kid: credential.privateKeyId } : {}) })
@@ -60,7 +63,7 @@ export function authenticatorFor(context: AuthenticatorContext): Authenticator |
           .setIssuedAt(issuedAt)
           .setExpirationTime(issuedAt + ASSERTION_LIFETIME_S)
           .sign(credential.privateKey);
-        return requestToken(context.channel.id, credential.tokenUri, { grant_type: JWT_BEARER_GRANT, assertion }, context.now);
+        return requestToken(credential.tokenUri, { grant_type: JWT_BEARER_GRANT, assertion }, context.now);
       });
     case 'aws-sigv4':
       return awsSignature(context, credential);
@@ -77,14 +80,24 @@ function staticHeader({ protocol, templates }: AuthenticatorContext, credential:
   return { signsBody: false, headers: () => ({ [header]: template.render(scope) }), liveSecrets: () => [] };
 }
 
+/** What makes two credentials the same one (their tokens interchangeable): a digest, so no secret is kept as a map key. */
+const identityOf = (...parts: string[]) => createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+
 /** A token minted by `fetchToken`, cached until shortly before it expires, in the credential's header (`Bearer <token>` unless its value says otherwise). */
-function bearer({ templates, now }: AuthenticatorContext, credential: { header: string; value?: string }, fetchToken: ConstructorParameters<typeof TokenCache>[0]): Authenticator {
-  const cache = new TokenCache(fetchToken, now);
+function bearer({ channel, templates, tokenCache }: AuthenticatorContext, credential: { header: string; value?: string }, identity: string, fetchToken: () => Promise<AccessToken>): Authenticator {
+  const cache = tokenCache(identity, fetchToken);
   const template = credential.value === undefined ? undefined : templates.get(credential.value);
   return {
     signsBody: false,
     async headers() {
-      const token = await cache.get();
+      let token: string;
+      try {
+        token = await cache.get();
+      } catch (err) {
+        // A fetch another channel of the same credential started fails this channel's request under this channel's name.
+        if (err instanceof TokenRequestError) throw tokenFailure(channel.id, err.message);
+        throw tokenFailure(channel.id, 'the token request failed');
+      }
       return { [credential.header]: template ? template.render({ token }) : `Bearer ${token}` };
     },
     liveSecrets: () => {
