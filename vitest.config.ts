@@ -16,6 +16,7 @@ const unit = [
   'test/read-capped.test.ts',
   'test/token-cache.test.ts',
   'test/config-env.test.ts',
+  'test/sigv4-reference.test.ts',
   'test/remote-fetch.test.ts',
   'test/evaluate-limit.test.ts',
   'test/evaluate-config.test.ts',
