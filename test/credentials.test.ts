@@ -10,6 +10,9 @@ import { bearerGate, entraTokenEndpoint, googleTokenEndpoint, newServiceAccount,
 import { FakeUpstream, type RecordedRequest } from './kit/fake-upstream.js';
 import { startGateway, testModels, type TestGateway } from './kit/gateway.js';
 import { captureLogs } from './kit/log-capture.js';
+import { installImages } from './kit/fake-images.js';
+import { multipart } from './kit/files.js';
+import { png } from './kit/media-samples.js';
 
 const clock = testClock();
 const SCOPE = 'https://cognitiveservices.azure.com/.default';
@@ -235,10 +238,16 @@ operations:
 
   beforeAll(async () => {
     upstream = await FakeUpstream.start();
+    installImages(upstream);
     upstream.route(sigV4Gate(AWS, clock.now, refusals));
     gw = await startGateway({
-      protocols: { 'signed-chat.yaml': signedChat },
-      channels: { aws: awsChannel('aws', sigv4('SECRET', 'SESSION')), forged: awsChannel('forged', sigv4('WRONG', 'SESSION')) },
+      protocols: { 'signed-chat.yaml': signedChat, 'signed-openai.yaml': 'id: signed-openai\nextends: openai-chat\noperations: {}\n' },
+      channels: {
+        aws: awsChannel('aws', sigv4('SECRET', 'SESSION')),
+        forged: awsChannel('forged', sigv4('WRONG', 'SESSION')),
+        // A variant of openai-chat behind SigV4: its multipart edits are signed over the encoded form.
+        'aws-images': `id: aws-images\nprotocol: signed-openai\noperations: [edits]\nbaseUrl: \${UPSTREAM}/v1\ncredential:\n${sigv4('SECRET', 'SESSION')}\nmodels:\n  - id: signed-image\n    kind: image\n    price: { perImage: { "1024x1024:low": 0.01 } }\n`,
+      },
       env: { UPSTREAM: upstream.url, REGION: AWS.region, KEY_ID: AWS.accessKeyId, SECRET: AWS.secretAccessKey, SESSION: AWS.sessionToken, WRONG: 'not-the-secret-key' },
       overrides: { now: clock.now },
     });
@@ -263,6 +272,23 @@ operations:
     expect(refusals).toEqual([]);
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('data: [DONE]');
+  });
+
+  it('signs a multipart request over the form as sent, boundary and file bytes included', async () => {
+    refusals.length = 0;
+    const form = multipart([
+      { name: 'model', value: 'signed-image' },
+      { name: 'prompt', value: 'add a hat' },
+      { name: 'size', value: '1024x1024' },
+      { name: 'quality', value: 'low' },
+      { name: 'image', value: png(256), filename: 'cat.png', contentType: 'image/png' },
+    ]);
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/images/edits', headers: { authorization: `Bearer ${gw.key}`, ...form.headers }, payload: form.payload });
+    expect(refusals).toEqual([]);
+    expect(res.statusCode).toBe(200);
+    expect(upstream.last!.path).toBe('/v1/images/edits');
+    expect(upstream.last!.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    expect(upstream.last!.raw.includes(png(256))).toBe(true);
   });
 
   it('answers a signature the platform refuses with a typed 502 naming the channel, without the secret', async () => {
