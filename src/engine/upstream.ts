@@ -1,7 +1,7 @@
 // Talks to channels: one undici pool per channel with connect, header and body timeouts; upstream failures become typed errors.
 // The pipeline's send stage (src/pipeline/send.ts) encodes bodies and sets deadlines; this module only moves bytes.
 import type { Readable } from 'node:stream';
-import { FormData, Pool, Response, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
 import type { ChannelConfig, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../errors.js';
@@ -9,7 +9,8 @@ import type { Metrics } from '../metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
 import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
 import { registerLiveSecrets, secretsOf } from './credentials/secrets.js';
-import { TokenCache, type AccessToken } from './credentials/token-cache.js';
+import { TokenCaches } from './credentials/token-cache.js';
+import { authenticated } from './credentials/outgoing.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
 import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
@@ -50,14 +51,17 @@ interface ChannelClient {
 
 export class Upstreams {
   private readonly clients = new Map<string, ChannelClient>();
-  private readonly tokenCaches = new Map<string, TokenCache>();
+  /** Tokens by credential: channels that hold the same credential (client and scope, service account) share one. */
+  private readonly tokenCaches: TokenCaches;
 
+  /** `now` (Unix milliseconds) dates tokens and signatures; tests inject theirs. */
   constructor(
     private readonly config: LoadedConfig,
     private readonly metrics?: Metrics,
-    /** Unix milliseconds: token lifetimes and signature dates (tests inject theirs). */
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.tokenCaches = new TokenCaches(now);
+  }
 
   private client(channel: ChannelConfig): ChannelClient {
     let client = this.clients.get(channel.id);
@@ -86,7 +90,7 @@ export class Upstreams {
       // A base URL built from a variable may carry a doubled slash (`${ENDPOINT}/v1` with ENDPOINT ending in one).
       basePath: url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, ''),
       headers,
-      auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCacheOf(identity, fetchToken) }),
+      auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCaches.of(identity, fetchToken) }),
       origin: url,
     };
     if (client.auth) registerLiveSecrets(channel, client.auth);
@@ -94,24 +98,10 @@ export class Upstreams {
     return client;
   }
 
-  /**
-   * The token cache of one credential: channels that hold the same credential (the same client and scope, the same
-   * service account) share its token. A failed fetch names the channel whose request started it.
-   */
-  private tokenCacheOf(identity: string, fetchToken: () => Promise<AccessToken>): TokenCache {
-    let cache = this.tokenCaches.get(identity);
-    if (!cache) this.tokenCaches.set(identity, (cache = new TokenCache(fetchToken, this.now)));
-    return cache;
-  }
-
-  /**
-   * The channel's own headers and its credential for a bodiless request to `url`: for a call to a host its protocol
-   * declares (poll.hosts), never another.
-   */
+  /** The channel's own headers and its credential for a bodiless request to `url`: a host its protocol declares (poll.hosts), never another. */
   async headersOf(channel: ChannelConfig, method: string, url: URL): Promise<Record<string, string>> {
     const client = this.client(channel);
-    if (!client.auth) return { ...client.headers };
-    return { ...client.headers, ...(await client.auth.headers({ method, url, headers: { ...client.headers } })) };
+    return (await authenticated(client.auth, url, method, { ...client.headers }, undefined)).headers;
   }
 
   /** Renders the operation's path for a route: Liquid with `model` and any extra scope, every value URL-encoded. */
@@ -140,7 +130,7 @@ export class Upstreams {
     }
     const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
     // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
-    const { headers, body } = await authenticated(client, method, fullPath, { ...client.headers, ...request.headers }, request.body ?? undefined);
+    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined);
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
@@ -202,37 +192,6 @@ export class Upstreams {
   async close(): Promise<void> {
     await Promise.all([...this.clients.values()].map((c) => c.pool.close()));
   }
-}
-
-type RequestBody = NonNullable<UpstreamRequest['body']>;
-
-/**
- * The request's headers with its authentication added. A signature is over the final bytes, so for a signing credential
- * the body becomes one Buffer first (a form is encoded, with its boundary in content-type), and that Buffer is what is sent.
- */
-async function authenticated(client: ChannelClient, method: string, path: string, headers: Record<string, string>, body: RequestBody | undefined): Promise<{ headers: Record<string, string>; body: RequestBody | undefined }> {
-  if (!client.auth) return { headers, body };
-  if (!client.auth.signsBody) {
-    const added = client.auth.headers({ method, url: client.origin, headers });
-    return { headers: { ...headers, ...(added instanceof Promise ? await added : added) }, body };
-  }
-  const bytes = await bytesOf(body, headers);
-  const url = new URL(path, client.origin);
-  return { headers: await client.auth.headers({ method, url, headers: bytes.headers, body: bytes.body }), body: bytes.body };
-}
-
-/** A body as the exact bytes to send, and the headers that describe them. */
-async function bytesOf(body: RequestBody | undefined, headers: Record<string, string>): Promise<{ body?: Buffer; headers: Record<string, string> }> {
-  if (body === undefined) return { headers };
-  if (typeof body === 'string') return { body: Buffer.from(body), headers };
-  if (Buffer.isBuffer(body)) return { body, headers };
-  if (body instanceof FormData) {
-    const encoded = new Response(body);
-    return { body: Buffer.from(await encoded.arrayBuffer()), headers: { ...headers, 'content-type': encoded.headers.get('content-type')! } };
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return { body: Buffer.concat(chunks), headers };
 }
 
 export function upstreamTransportError(err: unknown, channel: string): Error {

@@ -44,3 +44,16 @@ export class TokenCache {
     }
   }
 }
+
+/** The token caches of one set of upstream pools, by credential identity (a digest of what makes two credentials one). */
+export class TokenCaches {
+  private readonly caches = new Map<string, TokenCache>();
+
+  constructor(private readonly now: () => number) {}
+
+  of(identity: string, fetchToken: () => Promise<AccessToken>): TokenCache {
+    let cache = this.caches.get(identity);
+    if (!cache) this.caches.set(identity, (cache = new TokenCache(fetchToken, this.now)));
+    return cache;
+  }
+}
