@@ -7,6 +7,10 @@ import type { LoadedConfig } from '../compile/loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
+import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
+import { registerLiveSecrets, secretsOf } from './credentials/secrets.js';
+import { TokenCaches } from './credentials/token-cache.js';
+import { authenticated } from './credentials/outgoing.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
 import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
@@ -25,6 +29,8 @@ export interface UpstreamRequest {
   originPath?: string;
   /** Sent once, never retried by the channel's `retries` (a task's submit: the upstream may have made the task). */
   once?: boolean;
+  /** The request asks for a stream: an operation with a `streamPath` is sent there. */
+  stream?: boolean;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
@@ -38,17 +44,24 @@ interface ChannelClient {
   basePath: string;
   /** Headers that are the same for every request. */
   headers: Record<string, string>;
-  /** The auth header, rendered per request (a provider may want a freshly signed token each time). */
-  auth?: { header: string; render: () => string };
+  /** How each request is authenticated (src/engine/credentials): a header, a cached token, or a signature over the body. */
+  auth?: Authenticator;
+  origin: URL;
 }
 
 export class Upstreams {
   private readonly clients = new Map<string, ChannelClient>();
+  /** Tokens by credential: channels that hold the same credential (client and scope, service account) share one. */
+  private readonly tokenCaches: TokenCaches;
 
+  /** `now` (Unix milliseconds) dates tokens and signatures; tests inject theirs. */
   constructor(
     private readonly config: LoadedConfig,
     private readonly metrics?: Metrics,
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    this.tokenCaches = new TokenCaches(now);
+  }
 
   private client(channel: ChannelConfig): ChannelClient {
     let client = this.clients.get(channel.id);
@@ -60,7 +73,6 @@ export class Upstreams {
     for (const [name, value] of Object.entries({ ...protocol.headers, ...channel.headers })) {
       headers[name.toLowerCase()] = this.config.templates.get(value).render(scope);
     }
-    const authTemplate = protocol.auth && channel.credentialValue ? this.config.templates.get(protocol.auth.value) : undefined;
     const pool = new Pool(url.origin, {
       connections: channel.pool.connections,
       pipelining: channel.pool.pipelining,
@@ -75,27 +87,32 @@ export class Upstreams {
       dispatcher: channel.retries.max > 0 ? pool.compose(retryInterceptor(channel, budget, () => this.metrics?.retries.inc({ channel: channel.id }))) : pool,
       budget,
       breaker: new CircuitBreaker(channel.breaker.failures, channel.breaker.coolDownMs),
-      basePath: url.pathname.replace(/\/$/, ''),
+      // A base URL built from a variable may carry a doubled slash (`${ENDPOINT}/v1` with ENDPOINT ending in one).
+      basePath: url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, ''),
       headers,
-      auth: authTemplate && { header: protocol.auth!.header.toLowerCase(), render: () => authTemplate.render(scope) },
+      auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCaches.of(identity, fetchToken) }),
+      origin: url,
     };
+    if (client.auth) registerLiveSecrets(channel, client.auth);
     this.clients.set(channel.id, client);
     return client;
   }
 
-  /** The channel's own headers and its credential: for a call to a host its protocol declares (poll.hosts), never another. */
-  headersOf(channel: ChannelConfig): Record<string, string> {
+  /** The channel's own headers and its credential for a bodiless request to `url`: a host its protocol declares (poll.hosts), never another. */
+  async headersOf(channel: ChannelConfig, method: string, url: URL): Promise<Record<string, string>> {
     const client = this.client(channel);
-    return client.auth ? { ...client.headers, [client.auth.header]: client.auth.render() } : { ...client.headers };
+    return (await authenticated(client.auth, url, method, { ...client.headers }, undefined)).headers;
   }
 
   /** Renders the operation's path for a route: Liquid with `model` and any extra scope, every value URL-encoded. */
-  pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}): { method: string; path: string } {
+  pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}, stream = false): { method: string; path: string } {
     const op = route.protocol.operations[operation];
     if (!op) throw new GatewayError('operation_unsupported', 400, 'invalid_request_error', `channel "${route.channel.id}" (protocol ${route.protocol.id}) does not support ${operation}`);
-    if (!op.path.includes('{{')) return { method: op.method ?? 'POST', path: op.path };
-    const encoded = Object.fromEntries(Object.entries({ model: route.model.upstream ?? route.model.id, ...scope }).map(([k, v]) => [k, encodeURIComponent(String(v ?? ''))]));
-    return { method: op.method ?? 'POST', path: this.config.templates.get(op.path).render(encoded) };
+    const template = stream && op.streamPath ? op.streamPath : op.path;
+    if (!template.includes('{{')) return { method: op.method ?? 'POST', path: template };
+    // `@` may stand in a path segment as it is (RFC 3986 pchar): Vertex AI's model versions (`claude-x@20250929`) keep it.
+    const encoded = Object.fromEntries(Object.entries({ model: route.model.upstream ?? route.model.id, ...scope }).map(([k, v]) => [k, encodeURIComponent(String(v ?? '')).replace(/%40/g, '@')]));
+    return { method: op.method ?? 'POST', path: this.config.templates.get(template).render(encoded) };
   }
 
   /** Sends one request to a route's channel; non-2xx answers become typed errors. */
@@ -104,22 +121,25 @@ export class Upstreams {
     if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
     const client = this.client(channel);
     // An absolute URL on the channel's origin (originPath) with no declared operation is a GET of that URL.
-    const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope);
+    const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope, request.stream);
     const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
     // An open circuit fails at once (503), so a fallback group moves on without waiting on a channel that is down.
     if (!client.breaker.admit()) {
       const wait = client.breaker.retryInSeconds();
       throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${wait} s`, wait);
     }
+    const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
+    // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
+    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined);
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
     try {
       response = await (request.once ? client.pool : client.dispatcher).request<unknown>({
         method: method as Dispatcher.HttpMethod,
-        path: request.originPath ?? `${client.basePath}${path}${query}`,
-        headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },
-        body: request.body ?? undefined,
+        path: fullPath,
+        headers,
+        body,
         signal: request.signal as Dispatcher.RequestOptions['signal'],
       });
     } catch (err) {
@@ -187,7 +207,7 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
 /** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
 /** Keeps an upstream's complaint about the request useful without revealing where or what the upstream is. */
 export function sanitizeUpstreamMessage(message: string, route: ModelRoute): string {
-  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: [route.channel.credentialValue] });
+  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: secretsOf(route.channel) });
 }
 
 /** The message of the common error bodies: `{error: {message}}`, `{error: "..."}`, `{message}`. */

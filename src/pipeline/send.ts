@@ -5,7 +5,7 @@ import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError, ValidationError } from '../errors.js';
 import type { UpstreamResponse } from '../engine/upstream.js';
 import type { UpstreamScope } from './core.js';
-import { encodedTextOf } from '../http/json-text.js';
+import { editTopLevel, encodedTextOf } from '../http/json-text.js';
 
 export interface Outgoing {
   operation: string;
@@ -79,10 +79,30 @@ export function encode(op: OperationConfig, document: unknown): { body?: string 
     case 'multipart':
       // undici sets the multipart content-type with its boundary.
       return { body: toFormData(document), headers: {} };
-    default:
-      return { body: encodedTextOf(document) ?? JSON.stringify(document), headers: jsonHeaders };
+    default: {
+      const text = encodedTextOf(document) ?? JSON.stringify(document);
+      return { body: op.body ? editedBody(text, document, op.body) : text, headers: jsonHeaders };
+    }
   }
 }
+
+/**
+ * The JSON body with the operation's `body` changes made to its top-level members: the client's text kept member by
+ * member where it is at hand (only the separators between members are rewritten), else the document serialised again.
+ */
+function editedBody(text: string, document: unknown, edits: NonNullable<OperationConfig['body']>): string {
+  const values: Record<string, string> = {};
+  for (const [name, value] of Object.entries(edits.set ?? {})) values[name] = JSON.stringify(value);
+  const edited = editTopLevel(text, values, edits.remove ?? []);
+  if (edited !== undefined) return edited;
+  const copy: Record<string, unknown> = { ...(document as Record<string, unknown>), ...edits.set };
+  for (const name of edits.remove ?? []) delete copy[name];
+  return JSON.stringify(copy);
+}
+
+/** Whether a mapped request asks its operation for a stream (its `streamFlag` member is true). */
+export const asksForStream = (op: OperationConfig | undefined, document: unknown) =>
+  op?.streamFlag !== undefined && !!document && typeof document === 'object' && (document as Record<string, unknown>)[op.streamFlag] === true;
 
 const noBody = Object.freeze({ body: undefined, headers: Object.freeze({}) });
 const jsonHeaders = Object.freeze({ 'content-type': 'application/json' });
@@ -106,7 +126,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
       operationName = outgoing.operation;
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once, stream: asksForStream(operation, outgoing.document) };
     });
     return new SentCall(call, route, response, operation, operationName);
   } catch (err) {

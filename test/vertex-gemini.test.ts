@@ -1,0 +1,70 @@
+// The shipped channels/vertex-gemini.yaml through the official openai and Anthropic SDKs, against a fake of Vertex AI's
+// OpenAI-compatible endpoint on 127.0.0.1 that refuses every request without an unexpired access token from a fake
+// Google token endpoint (which verifies the service account's RS256 assertion with the public key of a key pair made here).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerForRequest } from '../src/store/usage-ledger.js';
+import { bearerGate, googleTokenEndpoint, newServiceAccount, testClock, type FakeTokenEndpoint } from './kit/fake-cloud-auth.js';
+import { FakeUpstream, type RecordedRequest } from './kit/fake-upstream.js';
+import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
+
+const shipped = readFileSync(join(repoRoot, 'channels', 'vertex-gemini.yaml'), 'utf8');
+const ENDPOINT = '/v1/projects/test-project/locations/global/endpoints/openapi/chat/completions';
+const clock = testClock();
+const account = newServiceAccount();
+
+describe('vertex-gemini', () => {
+  let tokens: FakeTokenEndpoint;
+  let vertex: FakeUpstream;
+  let gw: TestGateway;
+  const refused: RecordedRequest[] = [];
+
+  beforeAll(async () => {
+    tokens = await googleTokenEndpoint({ account, scope: 'https://www.googleapis.com/auth/cloud-platform', clock });
+    vertex = await FakeUpstream.start();
+    vertex.route(bearerGate((req) => tokens.accepts(req.headers.authorization), refused));
+    const dir = mkdtempSync(join(tmpdir(), 'vertex-gemini-'));
+    writeFileSync(join(dir, 'key.json'), account.keyFile(tokens.tokenUrl));
+    gw = await startGateway({
+      channels: { 'vertex-gemini': shipped },
+      env: { VERTEX_BASE_URL: vertex.url, GOOGLE_CLOUD_PROJECT: 'test-project', GOOGLE_CLOUD_LOCATION: 'global', GOOGLE_APPLICATION_CREDENTIALS: join(dir, 'key.json') },
+      overrides: { now: clock.now },
+      listen: true,
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await vertex.close();
+    await tokens.close();
+  });
+
+  it('relays chat, streamed and not, to the project endpoint with a bearer token, billed at the shipped price', async () => {
+    vertex.reset();
+    const client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const { data, response } = await client.chat.completions.create({ model: 'vertex/gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(data.model).toBe('vertex/gemini-3.5-flash');
+    expect(vertex.last).toMatchObject({ path: ENDPOINT, body: { model: 'google/gemini-3.5-flash' } });
+    // 12 input tokens at $1.50/M and 7 output at $9.00/M.
+    const ledger = await ledgerForRequest(gw.services.db, response.headers.get('x-request-id')!);
+    expect(ledger[0]).toMatchObject({ model: 'vertex/gemini-3.5-flash', input_tokens: 12, output_tokens: 7, cost_micros: 81 });
+    const stream = await client.chat.completions.create({ model: 'vertex/gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Hello from the fake upstream.');
+    expect(refused).toEqual([]);
+    expect(tokens.requests).toHaveLength(1);
+  });
+
+  it('translates Anthropic Messages clients to chat', async () => {
+    const client = new Anthropic({ apiKey: gw.key, baseURL: gw.url, maxRetries: 0 });
+    const message = await client.messages.create({ model: 'vertex/gemini-3.8-flash', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    expect(message.model).toBe('vertex/gemini-3.8-flash');
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello from the fake upstream.' }]);
+    expect(vertex.last).toMatchObject({ path: ENDPOINT, body: { model: 'google/gemini-3.8-flash' } });
+    expect(refused).toEqual([]);
+  });
+});
