@@ -105,6 +105,13 @@ describe('AWS event-stream frames', () => {
     expect(() => read([ERROR_FRAME])).toThrow(new UpstreamError('code: {"message":"message"}'));
   });
 
+  it('gives the events before an exception frame of the same chunk first, then the failure at the next read', () => {
+    const reader = new EventStreamReader(faults);
+    const chunk = Buffer.concat([encodeEventFrame('messageStart', { role: 'assistant' }), encodeEventFrame('throttlingException', { message: 'Slow down.' }, 'exception')]);
+    expect(reader.feed(chunk).map((e) => e.event)).toEqual(['messageStart']);
+    expect(() => reader.end()).toThrow(new UpstreamError('throttlingException: {"message":"Slow down."}'));
+  });
+
   it('turns an exception frame into the upstream failure its :exception-type names, after the events before it', () => {
     const reader = new EventStreamReader(faults);
     const start = encodeEventFrame('messageStart', { role: 'assistant' });

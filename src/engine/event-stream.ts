@@ -38,6 +38,8 @@ const headerText = (headers: MessageHeaders, name: string): string | undefined =
 export class EventStreamReader {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** A failure met after events of the same chunk: those go out first, the failure at the next read. */
+  private failure: Error | undefined;
 
   constructor(
     private readonly faults: EventStreamFaults,
@@ -45,21 +47,29 @@ export class EventStreamReader {
   ) {}
 
   feed(chunk: Buffer | string): SseEvent[] {
+    if (this.failure) throw this.failure;
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     if (bytes.length) {
       this.pending.push(bytes);
       this.pendingBytes += bytes.length;
     }
     let events: SseEvent[] | undefined;
-    for (let frame = this.nextFrame(); frame; frame = this.nextFrame()) {
-      const event = this.decode(frame);
-      if (event) (events ??= []).push(event);
+    try {
+      for (let frame = this.nextFrame(); frame; frame = this.nextFrame()) {
+        const event = this.decode(frame);
+        if (event) (events ??= []).push(event);
+      }
+    } catch (err) {
+      // The events before the failure are the upstream's answer so far: relayed, then the failure.
+      if (!events) throw err;
+      this.failure = err as Error;
     }
     return events ?? noEvents;
   }
 
   /** The body ended: a frame left half-read means the stream was cut inside it. */
   end(): SseEvent[] {
+    if (this.failure) throw this.failure;
     if (this.pendingBytes > 0) throw this.faults.malformed(`its event stream ended inside a frame (${this.pendingBytes} bytes left over)`);
     return noEvents;
   }
