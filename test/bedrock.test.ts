@@ -41,6 +41,9 @@ let gw: TestGateway;
 const openai = () => new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 const anthropic = () => new Anthropic({ apiKey: gw.key, baseURL: gw.url, maxRetries: 0 });
 const converseCalls = () => upstream.requests.filter((r) => r.path.startsWith('/model/'));
+/** What the usage ledger charged for a model's requests, in micro-USD, newest first. */
+const ledgerCharges = async (model: string) =>
+  (await gw.services.db.selectFrom('usage_ledger').select(['cost_micros', 'cached_input_tokens']).where('model', '=', model).orderBy('created_at', 'desc').execute()).map((row) => Number(row.cost_micros));
 
 beforeAll(async () => {
   upstream = await FakeUpstream.start();
@@ -102,6 +105,7 @@ describe('OpenAI chat clients on Bedrock', () => {
     // Converse's inputTokens leaves out the cache reads and writes: the prompt is all three.
     expect(completion.usage).toMatchObject({ prompt_tokens: 7000, completion_tokens: 500, prompt_tokens_details: { cached_tokens: 4000 } });
     expect((completion as unknown as { cost: unknown }).cost).toEqual({ amount: priced('bedrock/claude-sonnet-4-5', bedrock.script.usage), currency: 'USD' });
+    expect(await ledgerCharges('bedrock/claude-sonnet-4-5')).toEqual([Math.round(priced('bedrock/claude-sonnet-4-5', bedrock.script.usage) * 1e6)]);
   });
 
   it('stream from ConverseStream event frames, text in order, usage and cost on the final chunk', async () => {
@@ -119,6 +123,7 @@ describe('OpenAI chat clients on Bedrock', () => {
     expect(text).toBe('Streaming from Bedrock.');
     expect(last!.usage).toMatchObject({ prompt_tokens: 140, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 100 } });
     expect(last!.cost).toEqual({ amount: priced('bedrock/nova-pro', bedrock.script.usage), currency: 'USD' });
+    expect(await ledgerCharges('bedrock/nova-pro')).toEqual([Math.round(priced('bedrock/nova-pro', bedrock.script.usage) * 1e6)]);
   });
 
   it('get a streamed tool call, its arguments assembled from Converse toolUse deltas', async () => {
