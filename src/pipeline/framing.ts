@@ -44,7 +44,10 @@ export function hasFraming(sent: Sent): boolean {
   return String(sent.response.headers['content-type'] ?? '').toLowerCase().includes(framings[framingOf(sent.operation)].contentType);
 }
 
-/** The reader for a sent call's streamed answer; `errorMessage` reads an error body's message as the operation declares. */
+/**
+ * The reader for a sent call's streamed answer, by its operation's framing; `errorMessage` reads an error body's message
+ * as the operation declares (an exception frame throws the error it reports).
+ */
 export function eventReaderFor(sent: Sent, errorMessage: (answer: unknown) => unknown): EventReader {
   return framings[framingOf(sent.operation)].reader(sent, errorMessage);
 }

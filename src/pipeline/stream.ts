@@ -51,7 +51,6 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': call.requestId },
     body.readableLength === 0,
   );
-  // The operation's framing (SSE, AWS event streams) turns the body into events; an exception frame throws its error.
   const reader = eventReaderFor(sent, call.upstreams.errorMessage(sent.route, sent.operationName));
   const out = new SseWriter(res);
   const current = new CurrentEvent(channel);
