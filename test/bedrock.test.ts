@@ -239,6 +239,27 @@ describe('Anthropic Messages clients on Bedrock', () => {
     expect(cost).toEqual({ amount: priced('bedrock/claude-haiku-4-5', bedrock.script.usage), currency: 'USD' });
   });
 
+  it('think on a Claude model: the budget reaches Converse, the signed thinking streams back and returns as reasoningContent', async () => {
+    bedrock.script = { ...bedrock.script, reasoning: { text: 'The user greets me.', signature: 'c2lnbmVkLXRoaW5raW5n' } };
+    const message = await anthropic()
+      .messages.stream({ model: 'bedrock/claude-sonnet-4-5', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage();
+    expect(converseCalls()[0].body.additionalModelRequestFields).toEqual({ thinking: { type: 'enabled', budget_tokens: 2048 } });
+    expect(message.content).toEqual([
+      { type: 'thinking', thinking: 'The user greets me.', signature: 'c2lnbmVkLXRoaW5raW5n' },
+      { type: 'text', text: 'Hello from Bedrock.' },
+    ]);
+    // The next turn sends the signed thinking back, as Converse wants it.
+    await anthropic().messages.create({
+      model: 'bedrock/claude-sonnet-4-5',
+      max_tokens: 4000,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: message.content }, { role: 'user', content: 'And?' }],
+    });
+    expect(converseCalls()[1].body.messages[1].content[0]).toEqual({ reasoningContent: { reasoningText: { text: 'The user greets me.', signature: 'c2lnbmVkLXRoaW5raW5n' } } });
+    expect(bedrock.refusals).toEqual([]);
+  });
+
   it('see an exception frame as an Anthropic error event of the matching type', async () => {
     bedrock.script = { ...bedrock.script, exception: { after: 2, type: 'serviceUnavailableException', message: 'Bedrock is unavailable.' } };
     const stream = anthropic().messages.stream({ model: 'bedrock/claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });

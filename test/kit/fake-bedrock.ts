@@ -21,6 +21,8 @@ export interface BedrockUsage {
 
 export interface BedrockScript {
   text: string;
+  /** Claude's extended thinking (additionalModelRequestFields.thinking): a reasoningContent block before the text. */
+  reasoning?: { text: string; signature: string };
   toolUse?: { toolUseId: string; name: string; input: Record<string, unknown> };
   stopReason: string;
   usage: BedrockUsage;
@@ -105,15 +107,20 @@ export class FakeBedrock {
   }
 
   private converse(res: ServerResponse) {
-    const { text, toolUse, stopReason } = this.script;
-    const content = [...(text ? [{ text }] : []), ...(toolUse ? [{ toolUse }] : [])];
+    const { text, reasoning, toolUse, stopReason } = this.script;
+    const content = [...(reasoning ? [{ reasoningContent: { reasoningText: reasoning } }] : []), ...(text ? [{ text }] : []), ...(toolUse ? [{ toolUse }] : [])];
     json(res, 200, { output: { message: { role: 'assistant', content } }, stopReason, usage: this.usage(), metrics: { latencyMs: 42 } });
   }
 
   private converseStream(res: ServerResponse) {
-    const { text, toolUse, stopReason, exception, corruptEvent } = this.script;
+    const { text, reasoning, toolUse, stopReason, exception, corruptEvent } = this.script;
     const frames: Buffer[] = [event('messageStart', { role: 'assistant' })];
     let index = 0;
+    if (reasoning) {
+      frames.push(event('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text: reasoning.text } } }));
+      frames.push(event('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { signature: reasoning.signature } } }));
+      frames.push(event('contentBlockStop', { contentBlockIndex: index++ }));
+    }
     if (text) {
       // The text in two deltas, split inside a word.
       const cut = Math.ceil(text.length / 2);
