@@ -20,6 +20,7 @@ const routes = [
   { title: 'OpenAI chat client -> Anthropic Messages channel', protocol: 'anthropic-messages', client: 'openai-chat', type: 'ChatCompletionCreateParamsBase' },
   { title: 'Responses client -> OpenAI chat channel', protocol: 'openai-chat', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
   { title: 'Responses client -> Anthropic Messages channel', protocol: 'anthropic-messages', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
+  { title: 'OpenAI chat client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'openai-chat', type: 'ChatCompletionCreateParamsBase' },
 ];
 
 const fieldsOf = (protocol: string, client: string): Record<string, Rule> =>
