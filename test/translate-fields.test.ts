@@ -21,6 +21,7 @@ const routes = [
   { title: 'Responses client -> OpenAI chat channel', protocol: 'openai-chat', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
   { title: 'Responses client -> Anthropic Messages channel', protocol: 'anthropic-messages', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
   { title: 'OpenAI chat client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'openai-chat', type: 'ChatCompletionCreateParamsBase' },
+  { title: 'Anthropic Messages client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'anthropic-messages', type: 'MessageCreateParamsBase' },
 ];
 
 const fieldsOf = (protocol: string, client: string): Record<string, Rule> =>

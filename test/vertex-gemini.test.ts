@@ -141,6 +141,17 @@ models:
     expect(refused).toEqual([]);
   });
 
+  it('translates Anthropic Messages, streamed and not', async () => {
+    const client = new Anthropic({ apiKey: gw.key, baseURL: gw.url, maxRetries: 0 });
+    const message = await client.messages.create({ model: 'native/gemini-3.5-flash', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] });
+    expect(message).toMatchObject({ model: 'native/gemini-3.5-flash', content: [{ type: 'text', text: 'Hello from Gemini.' }], stop_reason: 'end_turn', usage: { input_tokens: 12, output_tokens: 7 } });
+    expect(seen.at(-1)).toEqual({ path: 'gemini-3.5-flash:generateContent', body: { systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 64 } } });
+    const streamed = await client.messages.stream({ model: 'native/gemini-3.5-flash', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    expect(streamed).toMatchObject({ model: 'native/gemini-3.5-flash', content: [{ type: 'text', text: 'Hello from Gemini.' }], usage: { input_tokens: 12, output_tokens: 7 } });
+    expect(seen.at(-1)!.path).toBe('gemini-3.5-flash:streamGenerateContent?alt=sse');
+    expect(refused).toEqual([]);
+  });
+
   it('streams from streamGenerateContent?alt=sse, billing the last running totals, not their sum', async () => {
     const client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const { data: stream, response } = await client.chat.completions.create({ model: 'native/gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }).withResponse();
