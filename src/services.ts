@@ -96,7 +96,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
-  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics) });
+  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const { blobs, files } = await openFileStore(config, database.db, dataPath);
@@ -134,7 +134,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
-      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics) });
+      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now) });
       return next;
     },
     onClose: (fn) => closers.push(fn),

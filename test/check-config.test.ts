@@ -51,6 +51,22 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['mixed-currency', [`${fixtures}/mixed-currency/channels/b-eur.yaml:7:24 /models/0/price/currency model "m2" is priced in EUR, but ${fixtures}/mixed-currency/channels/a-usd.yaml model "m1" is priced in USD; spending caps and totals use one currency`]],
     ['capability-kind', [`${fixtures}/capability-kind/channels/vendor.yaml:12:16 /models/1/reasoning model "judge" is of kind evaluation: "reasoning" says what a chat model accepts`]],
     ['unknown-operation', [`${fixtures}/unknown-operation/channels/vendor.yaml:3:20 /operations/1 protocol "openai-chat" has no operation "responses" (it has: chat)`]],
+    [
+      'credential-kinds',
+      [
+        `${fixtures}/credential-kinds/channels/cloud.yaml:6:5 /credential/0/scope field "scope" is not used by a credential of kind static`,
+        `${fixtures}/credential-kinds/channels/cloud.yaml:12:5 /credential/1/keyFileEnv field "keyFileEnv" is not used by a credential of kind oauth2-client-credentials`,
+        `${fixtures}/credential-kinds/channels/cloud.yaml:18:5 /credential/2/header field "header" is not used by a credential of kind aws-sigv4`,
+      ],
+    ],
+    [
+      'credential-fields',
+      [
+        `${fixtures}/credential-fields/channels/cloud.yaml:5:3 /credential missing required field "clientSecretEnv"`,
+        `${fixtures}/credential-fields/channels/cloud.yaml:5:3 /credential missing required field "scope"`,
+      ],
+    ],
+    ['protocol-extends', [`${fixtures}/protocol-extends/channels/protocols/variant.yaml:2:10 /extends unknown protocol "openai-chats" (known: openai-chat, variant)`]],
     ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
     [
       'task-operations',

@@ -20,6 +20,11 @@ const routes = [
   { title: 'OpenAI chat client -> Anthropic Messages channel', protocol: 'anthropic-messages', client: 'openai-chat', type: 'ChatCompletionCreateParamsBase' },
   { title: 'Responses client -> OpenAI chat channel', protocol: 'openai-chat', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
   { title: 'Responses client -> Anthropic Messages channel', protocol: 'anthropic-messages', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
+  { title: 'Anthropic Messages client -> Bedrock Converse channel', protocol: 'bedrock-converse', client: 'anthropic-messages', type: 'MessageCreateParamsBase' },
+  { title: 'OpenAI chat client -> Bedrock Converse channel', protocol: 'bedrock-converse', client: 'openai-chat', type: 'ChatCompletionCreateParamsBase' },
+  { title: 'Responses client -> Bedrock Converse channel', protocol: 'bedrock-converse', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
+  { title: 'OpenAI chat client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'openai-chat', type: 'ChatCompletionCreateParamsBase' },
+  { title: 'Anthropic Messages client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'anthropic-messages', type: 'MessageCreateParamsBase' },
 ];
 
 const fieldsOf = (protocol: string, client: string): Record<string, Rule> =>

@@ -1,7 +1,8 @@
 // The shipped chat vendor channels: every file loads, and one chat request per vendor, sent with the official openai SDK,
 // reaches a fake OpenAI-compatible upstream (the channel's base URL rewritten to it) with the vendor's model id, its key
 // (none for the keyless local one), and is charged the vendor's price times the usage the upstream reported.
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
@@ -11,6 +12,7 @@ import { loadConfig } from '../src/compile/load-config.js';
 import { tokenCostMicros } from '../src/billing/cost.js';
 import type { PriceConfig } from '../src/config/types.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { newServiceAccount } from './kit/fake-cloud-auth.js';
 import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
 
 interface ShippedModel {
@@ -22,7 +24,9 @@ interface ShippedModel {
 interface ShippedChannel {
   id: string;
   baseUrl: string;
-  credential?: { env: string; secretEnv?: string };
+  requiresEnv?: string[];
+  /** One credential, or alternatives (the cloud channels): each field ending in `Env` names a variable. */
+  credential?: { env: string; secretEnv?: string } & Record<string, string>;
   models: ShippedModel[];
 }
 
@@ -44,11 +48,24 @@ const vendors: Record<string, string> = {
   'vllm.yaml': 'Qwen/Qwen3-8B',
 };
 
-/** Every variable the shipped channels read, set: each key is its variable's name. */
+/** A value a variable of this name can hold (the cloud channels read endpoints and regions into their base URLs). */
+const valueFor = (name: string) => (/ENDPOINT/.test(name) ? 'https://endpoint.example' : /REGION|LOCATION/.test(name) ? 'us-east-1' : `key-${name}`);
+/** A service-account key file, for the channels whose credential reads one when the config loads. */
+const keyFile = join(mkdtempSync(join(tmpdir(), 'vendor-channels-')), 'service-account.json');
+writeFileSync(keyFile, newServiceAccount().keyFile('https://oauth2.googleapis.com/token'));
+
+/** Every variable the shipped channels read, set: each key is its variable's name (a key file's, its path). */
 const env: Record<string, string> = { OLLAMA_ENABLED: 'true' };
-for (const { credential } of shipped.values()) {
-  if (credential) env[credential.env] = `key-${credential.env}`;
-  if (credential?.secretEnv) env[credential.secretEnv] = `secret-${credential.secretEnv}`;
+for (const { credential, requiresEnv } of shipped.values()) {
+  for (const name of requiresEnv ?? []) env[name] = valueFor(name);
+  for (const alternative of credential ? [credential].flat() : []) {
+    for (const [field, name] of Object.entries(alternative)) {
+      if (field === 'env') env[name] = `key-${name}`;
+      else if (field === 'secretEnv') env[name] = `secret-${name}`;
+      else if (field === 'keyFileEnv') env[name] = keyFile;
+      else if (field.endsWith('Env') && typeof name === 'string') env[name] = valueFor(name);
+    }
+  }
 }
 
 // Usage the fake reports: 20,000 prompt tokens of which 8,000 cached, 10,000 completion tokens (within every limit).

@@ -16,6 +16,9 @@ interface Schema {
   required?: string[];
   additionalProperties?: boolean | Schema;
   oneOf?: Schema[];
+  if?: Schema;
+  then?: Schema;
+  else?: Schema;
   minimum?: number;
   maximum?: number;
   liquid?: boolean;
@@ -34,6 +37,8 @@ function typeOf(s: Schema): string {
     const name = s.$ref.includes('#/$defs/') ? s.$ref.slice(s.$ref.indexOf('#/$defs/') + '#/$defs/'.length) : s.$ref;
     return `see [${name}](#${anchor(name)})`;
   }
+  // One thing or a list of them (a channel's `credential`): if it is an array, its items; else the one.
+  if (s.if && s.then?.items && s.else) return `${typeOf(s.else)}, or an array of them`;
   if (s.enum) return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
   if (s.oneOf) return s.oneOf.map(typeOf).join(' or ');
   if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
@@ -97,7 +102,7 @@ function channelLines(): string[] {
   return [
     '## Channels (`channels/*.yaml`)',
     '',
-    section(load('channel.schema.json'), 'channel'),
+    sections(load('channel.schema.json'), 'channel'),
     '',
     section(load('model.schema.json'), 'model'),
     '',
@@ -111,6 +116,42 @@ function channelLines(): string[] {
     '',
   ];
 }
+
+/** How each credential kind authenticates, its tokens and its failures: prose beside the channel's schema. */
+const CREDENTIAL_LINES = [
+  '### Credentials',
+  '',
+  'A channel\'s `credential` says how its requests are authenticated: one [credential](#credential), or a list of',
+  'alternatives of which the first whose variables are all set is used (channels/azure-openai.yaml: an API key, else a',
+  'Microsoft Entra ID client). Variables are read when the config loads; `${VAR}` in `tokenUrl` or `baseUrl` too, so',
+  'list those in `requiresEnv`. A channel none of whose alternatives is complete starts disabled, and check-config',
+  'names what is missing. The kinds:',
+  '',
+  '- `static` (the default kind): a key in a header. The protocol\'s `auth` names the header and renders its value',
+  '  (`Bearer {{ credential }}`); the credential\'s own `header` and `value` replace them (Azure\'s `api-key`).',
+  '- `oauth2-client-credentials`: an access token from `tokenUrl`, asked for with the client id, secret and `scope`',
+  '  (RFC 6749 section 4.4; Microsoft Entra ID: `{authority}/{tenant}/oauth2/v2.0/token`, scope',
+  '  `https://cognitiveservices.azure.com/.default`), sent as `authorization: Bearer <token>`.',
+  '- `google-service-account`: the JSON key file `keyFileEnv` names is read at load (its `client_email`, `private_key`',
+  '  and `token_uri`); a JWT-bearer assertion signed RS256 (issuer the account, audience the `token_uri`, the `scope`,',
+  '  valid an hour) is posted to the key file\'s `token_uri` (RFC 7523), and the token it answers is sent as a bearer.',
+  '  A key file that cannot be read or is not a service-account key disables the channel, naming the file.',
+  '- `aws-sigv4`: every request signed with AWS Signature Version 4 (service, region, access key, and the session',
+  '  token of temporary credentials, sent in `x-amz-security-token` and signed) over the exact bytes sent: every header',
+  '  sent is signed, `host` and `x-amz-date` among them. A signed channel\'s body is made into one buffer before it is',
+  '  signed (a form encoded with its boundary), so an upload to one is held in memory while it is sent.',
+  '',
+  'Tokens are cached per credential (channels holding the same client or service account share one) and replaced before they expire (five minutes before, or at half the',
+  'lifetime of a token that lives less than ten minutes), so no request leaves with an expired token and none waits on a',
+  '401 to refresh; requests that need a token while one is being fetched wait for that one fetch. Token requests go to',
+  'the operator\'s own endpoints (the `tokenUrl`, the key file\'s `token_uri`) and are not subject to network.allowHosts;',
+  'each has 30 seconds. A token that cannot be had (the endpoint refuses the client, is unreachable or answers no token)',
+  'fails the request with 502 `upstream_auth_failed` naming the channel and the endpoint\'s status and OAuth error code,',
+  'on the Messages route Anthropic\'s `api_error`; a fallback group moves on to its next channel. Nothing else the',
+  'token endpoint says is repeated. Secrets (keys, client secrets, secret access keys, session tokens, and the tokens',
+  'held) are scrubbed from any upstream text a client sees, and never logged. A reload starts with empty token caches.',
+  '',
+];
 
 /** How a request is charged and how spending caps reserve and settle: prose, no schema. */
 const BILLING_LINES = [
@@ -167,7 +208,7 @@ function protocolLines(): string[] {
 }
 
 export function renderConfigDocs(): string {
-  return [...configFileLines(), ...channelLines(), ...BILLING_LINES, ...protocolLines()].join('\n');
+  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines()].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -128,7 +128,8 @@ export class FixtureRunner {
       return { out: renderer(this.config, node, `${protocol.file} ${c.mapping}`)(c.scope ?? {}) };
     }
     const translator = this.translator(file, protocol);
-    const reader = this.usageReader(protocol, translator.operation);
+    // A stream reads its usage as the operation that streams declares it (a stream operation of its own, if named).
+    const reader = this.usageReader(protocol, (kind === 'stream' && protocol.operations[translator.operation]?.streamOperation) || translator.operation);
     const ctx = this.context(protocol, reader, c.model);
     if (c.request) return { out: translator.request(c.request.in, ctx) };
     if (c.response) {

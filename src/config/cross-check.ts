@@ -4,6 +4,7 @@
 // and a model served twice only as a declared fallback group.
 import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
+import { credentialsOf, foreignCredentialFields } from './credentials.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
@@ -19,6 +20,11 @@ const unforwardable = new Set(['authorization', 'x-api-key', 'proxy-authorizatio
 /** Operations some section calls by name; any other operation is reached only by a client of its dialect. */
 function namedOperations(protocol: ProtocolSchema): Set<string> {
   const named = new Set<string>(Object.values(protocol.translations ?? {}).map((t) => t.operation));
+  // A stream operation is called in its operation's place.
+  for (const name of [...named]) {
+    const streamOperation = protocol.operations[name]?.streamOperation;
+    if (streamOperation) named.add(streamOperation);
+  }
   if (protocol.evaluate) named.add(protocol.evaluate.operation);
   for (const task of Object.values(protocol.tasks ?? {})) for (const name of taskOperations(task)) named.add(name);
   return named;
@@ -35,6 +41,9 @@ export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): vo
       report(`/forwardHeaders/${index}`, `header "${name}" cannot be forwarded: it carries credentials or is set by the gateway`);
     }
   });
+  for (const [name, operation] of Object.entries(protocol.operations)) {
+    if (operation.streamOperation) checkOperation(protocol, `/operations/${escape(name)}/streamOperation`, operation.streamOperation, report, `operation "${name}"`);
+  }
   for (const [client, translation] of Object.entries(protocol.translations ?? {})) {
     checkOperation(protocol, `/translations/${escape(client)}/operation`, translation.operation, report, `translation "${client}"`);
     if (streamingDialects.has(client) && !translation.stream) report(`/translations/${escape(client)}`, `translation "${client}" has no stream section: ${client} clients may ask for a stream`);
@@ -73,6 +82,7 @@ function checkRoot(valid: ValidatedConfig, problems: Problems, env: NodeJS.Proce
 
 function checkProtocols(valid: ValidatedConfig, problems: Problems): Pick<CheckedFiles, 'protocols' | 'rejected'> {
   const protocols = new Map<string, ProtocolConfig>();
+  const sources = new Map<string, YamlSource>();
   const rejected = new Set<string>();
   for (const { value, source } of valid.protocols) {
     if (!value) {
@@ -85,10 +95,35 @@ function checkProtocols(valid: ValidatedConfig, problems: Problems): Pick<Checke
       problems.add(source, '/id', `protocol "${value.id}" is already defined in ${displayPath(known.file)}`);
       continue;
     }
-    crossCheckProtocol(value, (pointer, message, key) => problems.add(source, pointer, message, key));
     protocols.set(value.id, { ...value, file: source.file });
+    sources.set(value.id, source);
+  }
+  for (const [id, protocol] of protocols) {
+    const source = sources.get(id)!;
+    const report = (pointer: string, message: string, key?: string) => problems.add(source, pointer, message, key);
+    const merged = protocol.extends ? withBase(protocol, protocols, rejected, report) : protocol;
+    if (!merged) continue;
+    crossCheckProtocol(merged, report);
+    protocols.set(id, merged);
   }
   return { protocols, rejected };
+}
+
+/**
+ * A protocol that `extends` another, with what it does not declare taken from that one (schemas/protocol.schema.json):
+ * each operation it names over the base's of that name, field by field. Undefined (reported) when the base is unknown,
+ * itself a variant, or the protocol itself.
+ */
+function withBase(protocol: ProtocolConfig, protocols: Map<string, ProtocolConfig>, rejected: Set<string>, report: Report): ProtocolConfig | undefined {
+  const base = protocols.get(protocol.extends!);
+  if (!base || base.extends || base === protocol) {
+    if (!rejected.has(protocol.extends!)) report('/extends', base ? `protocol "${protocol.extends}" is itself a variant (extends "${base.extends ?? base.id}"): extend the protocol it extends` : `unknown protocol "${protocol.extends}" (known: ${[...protocols.keys()].join(', ')})`);
+    return undefined;
+  }
+  const operations = { ...base.operations };
+  for (const [name, operation] of Object.entries(protocol.operations)) operations[name] = { ...base.operations[name], ...operation };
+  const { id: _id, description: _description, file: _file, ...inherited } = base;
+  return { ...inherited, ...protocol, operations, translations: { ...base.translations, ...protocol.translations } };
 }
 
 function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<CheckedFiles, 'protocols' | 'rejected'>, protocolsDir: string, problems: Problems): void {
@@ -102,6 +137,7 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
       problems.add(source, `/operations/${index}`, `protocol "${channel.protocol}" has no operation "${name}" (it has: ${Object.keys(protocol.operations).join(', ')})`);
     }
   });
+  checkCredentials(channel, source, protocol, problems);
   channel.models.forEach((model, index) => {
     if (!priceFields.some((f) => model.price[f] !== undefined)) {
       problems.add(source, `/models/${index}/price`, `model "${model.id}" has no price: set at least one of ${priceFields.join(', ')}`);
@@ -115,6 +151,20 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
     if (model.limits && model.limits.maxOutputTokens > model.limits.contextTokens) {
       problems.add(source, `/models/${index}/limits/maxOutputTokens`, `model "${model.id}" declares maxOutputTokens ${model.limits.maxOutputTokens}, more than its contextTokens ${model.limits.contextTokens}`);
     }
+  });
+}
+
+/** Each credential takes only its kind's fields; a static one needs a header to go in, its own or its protocol's. */
+function checkCredentials(channel: ChannelConfig, source: YamlSource, protocol: ProtocolConfig | undefined, problems: Problems): void {
+  const alternatives = credentialsOf(channel.credential);
+  alternatives.forEach((credential, index) => {
+    const pointer = Array.isArray(channel.credential) ? `/credential/${index}` : '/credential';
+    const kind = credential.kind ?? 'static';
+    for (const field of foreignCredentialFields(credential)) problems.add(source, `${pointer}/${field}`, `field "${field}" is not used by a credential of kind ${kind}`, field);
+    if (kind === 'static' && protocol && !protocol.auth && !credential.header) {
+      problems.add(source, pointer, `protocol "${protocol.id}" declares no auth header: a static credential on it needs its own "header" and "value"`);
+    }
+    if (credential.header && !credential.value && kind === 'static' && !protocol?.auth) problems.add(source, `${pointer}/header`, 'a static credential with its own "header" needs a "value" too');
   });
 }
 
@@ -160,7 +210,8 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   const ids = new Map<string, string>();
   for (const { value, source } of valid.channels) {
     if (!value) continue;
-    const channel: ChannelConfig = { ...value, file: source.file };
+    // The schema's if/then/else has made `credential` one credential or a list of them (a shape the generated type cannot say).
+    const channel: ChannelConfig = { ...value, credential: value.credential as ChannelConfig['credential'], file: source.file };
     if (ids.has(channel.id)) {
       problems.add(source, '/id', `channel "${channel.id}" is already defined in ${ids.get(channel.id)}`);
       continue;

@@ -1,6 +1,7 @@
 // The route stage: credentials read from the environment (a channel without them is disabled, with a warning), each model id
 // routed to the channels that serve it in fallback order, and the endpoint list (the catalogue plus task family routes).
 import type { CheckedFiles } from './cross-check.js';
+import { chooseCredential, credentialsOf, secretValuesOf } from './credentials.js';
 import type { ChannelConfig, EndpointConfig, ModelRoute, ProtocolConfig, TaskSpec } from './types.js';
 import { displayPath } from './yaml-source.js';
 
@@ -12,17 +13,23 @@ export interface Routes {
   endpoints: EndpointConfig[];
 }
 
-/** Reads the channel's credential variables; says why the channel cannot serve when it cannot. */
+/** Reads the channel's variables and chooses its credential; says why the channel cannot serve when it cannot. */
 function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warnings: string[]): void {
-  if (channel.credential) {
-    const value = env[channel.credential.env];
-    const missing = !value ? channel.credential.env : channel.credential.secretEnv && !env[channel.credential.secretEnv] ? channel.credential.secretEnv : undefined;
-    if (missing) {
-      channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${missing} is not set`;
-      warnings.push(`${displayPath(channel.file)}: ${channel.disabledReason}`);
-    } else {
-      channel.credentialValue = value;
-      channel.secretValue = channel.credential.secretEnv ? env[channel.credential.secretEnv] : undefined;
+  const disable = (reason: string) => {
+    channel.disabledReason = `channel "${channel.id}" is disabled: ${reason}`;
+    warnings.push(`${displayPath(channel.file)}: ${channel.disabledReason}`);
+  };
+  const unset = (channel.requiresEnv ?? []).filter((name) => !env[name]);
+  const alternatives = credentialsOf(channel.credential);
+  const choice = alternatives.length ? chooseCredential(alternatives, env) : undefined;
+  if (unset.length) disable(unset.length === 1 ? `environment variable ${unset[0]} is not set` : `environment variables ${unset.join(', ')} are not set`);
+  else if (choice && 'problem' in choice) disable(choice.problem);
+  else if (choice) {
+    channel.auth = choice.resolved;
+    channel.secretValues = secretValuesOf(choice.resolved);
+    if (choice.resolved.kind === 'static') {
+      channel.credentialValue = choice.resolved.credential;
+      channel.secretValue = choice.resolved.secret;
     }
   }
   if (!channel.enabled) channel.disabledReason ??= `channel "${channel.id}" is disabled in ${displayPath(channel.file)}`;

@@ -1,7 +1,8 @@
 // The shapes of a validated, cross-checked and routed gateway config.
 import type { SchemaRegistry } from './schemas.js';
 
-import type { AnswerMedia, Catalogue, ChannelSchema, EventMedia, GatewayConfigSchema, ModelConfig, ProtocolSchema } from './generated/config-types.js';
+import type { ResolvedCredential } from './credentials.js';
+import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, ModelConfig, ProtocolSchema } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
@@ -26,14 +27,20 @@ export type ModelKind = ModelConfig['kind'];
 export type MediaItems = AnswerMedia | EventMedia;
 
 /** A channel file, plus what the loader learns about it. */
-export interface ChannelConfig extends ChannelSchema {
+export interface ChannelConfig extends Omit<ChannelSchema, 'credential'> {
+  /** One credential or alternatives (the generated type cannot express the schema's if/then/else). */
+  credential?: ChannelCredential | ChannelCredential[];
   /** Where the channel was declared, for messages. */
   file: string;
   /** Why the channel cannot serve, when it cannot (a missing credential variable). */
   disabledReason?: string;
-  /** The credential read from the environment at load. */
+  /** The credential chosen and read from the environment at load (src/config/credentials.ts); absent for a keyless channel. */
+  auth?: ResolvedCredential;
+  /** Every secret value the chosen credential holds, to scrub from upstream text (tokens minted from it are added at run time). */
+  secretValues?: string[];
+  /** A static credential's key, read from the environment at load. */
   credentialValue?: string;
-  /** The second secret (credential.secretEnv) read at load. */
+  /** A static credential's second secret (credential.secretEnv) read at load. */
   secretValue?: string;
 }
 

@@ -33,7 +33,8 @@ function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaR
   const valid = validate(value);
   const mappings = registry.takeMappings();
   if (valid) return { source, value: value as T, mappings };
-  for (const error of validate.errors ?? []) {
+  // An `if` error ("must match then schema") only repeats the errors of the branch it took, which are reported.
+  for (const error of (validate.errors ?? []).filter((e) => e.keyword !== 'if')) {
     const { pointer, key, message } = describeAjvError(error);
     problems.add(source, pointer, message, key);
   }

@@ -73,10 +73,10 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   const { ctx, document, estimate } = plan.mapped!;
   // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
   const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
-  const usage = usageReaderFor(call.config, sent, translator.operation, choices);
+  const usage = usageReaderFor(call.config, sent, sent.operationName, choices);
   ctx.reader = usage;
   const streamFlag = sent.operation.streamFlag;
-  if (sent.operation.response === 'sse' || (streamFlag !== undefined && document[streamFlag] === true)) {
+  if (sent.operation.response === 'sse' || sent.operation.response === 'stream' || (streamFlag !== undefined && document[streamFlag] === true)) {
     await expectEventStream(sent);
     // The stream is read at once (an upstream that ends early must not lose what it sent while the count ran); the
     // count, usually done before the first event, reaches message_start when it is ready.
@@ -96,6 +96,12 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
 }
 
+/** The operation a request goes to: the translation's, or the stream operation it names when the client asks to stream. */
+function operationFor(call: Call, route: ModelRoute, translator: ChatTranslator): string {
+  const streamOperation = route.protocol.operations[translator.operation]?.streamOperation;
+  return streamOperation && !isPassthrough(translator) && call.body.stream === true ? streamOperation : translator.operation;
+}
+
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
     resolve(call) {
@@ -112,7 +118,7 @@ export function chatDialect(operation: string): Dialect<ChatPlan> {
       // A translated Messages stream starts by saying its input tokens: counted locally while the upstream works on it.
       const estimate = call.body.stream === true && call.dialect === 'anthropic-messages' && !isPassthrough(translator) ? inputEstimate(call, route) : undefined;
       plan.mapped = { ctx, document, estimate };
-      return { operation: translator.operation, document, headers: isPassthrough(translator) ? forwardedHeaders(call.headers, route) : undefined };
+      return { operation: operationFor(call, route, translator), document, headers: isPassthrough(translator) ? forwardedHeaders(call.headers, route) : undefined };
     },
     answer: chatAnswer,
   };

@@ -18,7 +18,8 @@ import { openaiEnvelope, TranslationError } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
-import { isEventStream, readBounded, readJsonObject } from '../pipeline/decode.js';
+import { readBounded, readJsonObject } from '../pipeline/decode.js';
+import { hasFraming } from '../pipeline/framing.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import type { Sent } from '../pipeline/send.js';
 import { SettlingAnswer } from '../pipeline/settle.js';
@@ -164,7 +165,7 @@ function relayedEvents(usage: UsageReader, price: PriceConfig): StreamMapper {
 async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
   const usage = usageReaderFor(call.config, sent, spec.operation);
   // An operation that may stream (its streamFlag), and an upstream that did: relayed event by event, settled on its final usage.
-  if (sent.operation.streamFlag !== undefined && isEventStream(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price), usage, charge);
+  if (sent.operation.streamFlag !== undefined && hasFraming(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price), usage, charge);
   const measured: Measured = { characters: charactersOf(spec, plan.fields), seconds: plan.form?.seconds };
   if (plan.answer === 'json') {
     const answer = await readJsonObject(sent);

@@ -1,6 +1,7 @@
 // What every same-dialect pass-through shares: the upstream model id, upstream JSON that must be an object, scrubbed error events.
 import type { TranslateContext } from './translator.js';
 import { GatewayError } from '../base/errors.js';
+import { secretsOf } from './credentials/secrets.js';
 import { scrubUpstreamText } from './upstream-text.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 
@@ -65,6 +66,6 @@ export function jsonObject(value: unknown, ctx: TranslateContext): Record<string
  */
 export function scrubbedError(data: Record<string, unknown>, ctx: TranslateContext): Record<string, unknown> {
   const error = (data.error && typeof data.error === 'object' ? data.error : {}) as Record<string, unknown>;
-  const message = typeof error.message === 'string' ? scrubUpstreamText(error.message, { upstreamModel: upstreamModelOf(ctx), clientModel: ctx.clientModel, secrets: [ctx.route.channel.credentialValue] }) : 'upstream error';
+  const message = typeof error.message === 'string' ? scrubUpstreamText(error.message, { upstreamModel: upstreamModelOf(ctx), clientModel: ctx.clientModel, secrets: secretsOf(ctx.route.channel) }) : 'upstream error';
   return { ...data, error: { ...(typeof error.type === 'string' ? { type: error.type.slice(0, 64) } : {}), message } };
 }

@@ -7,9 +7,15 @@ import type { LoadedConfig } from './loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
+import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
+import { registerLiveSecrets } from './credentials/secrets.js';
+import { TokenCaches } from './credentials/token-cache.js';
+import { authenticated } from './credentials/outgoing.js';
 import { renderer } from './translate/render.js';
 import { CircuitBreaker, RetryBudget, retryInterceptor, type CircuitState } from './resilience.js';
-import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
+import { commonErrorMessage, upstreamHttpError } from './upstream-errors.js';
+
+export { sanitizeUpstreamMessage, upstreamErrorOf, upstreamHttpError } from './upstream-errors.js';
 
 export interface UpstreamRequest {
   operation: string;
@@ -25,6 +31,8 @@ export interface UpstreamRequest {
   originPath?: string;
   /** Sent once, never retried by the channel's `retries` (a task's submit: the upstream may have made the task). */
   once?: boolean;
+  /** The request asks for a stream: an operation with a `streamPath` is sent there. */
+  stream?: boolean;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
@@ -38,17 +46,24 @@ interface ChannelClient {
   basePath: string;
   /** Headers that are the same for every request. */
   headers: Record<string, string>;
-  /** The auth header, rendered per request (a provider may want a freshly signed token each time). */
-  auth?: { header: string; render: () => string };
+  /** How each request is authenticated (src/engine/credentials): a header, a cached token, or a signature over the body. */
+  auth?: Authenticator;
+  origin: URL;
 }
 
 export class Upstreams {
   private readonly clients = new Map<string, ChannelClient>();
+  /** Tokens by credential: channels that hold the same credential (client and scope, service account) share one. */
+  private readonly tokenCaches: TokenCaches;
 
+  /** `now` (Unix milliseconds) dates tokens and signatures; tests inject theirs. */
   constructor(
     private readonly config: LoadedConfig,
     private readonly metrics?: Metrics,
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    this.tokenCaches = new TokenCaches(now);
+  }
 
   private client(channel: ChannelConfig): ChannelClient {
     let client = this.clients.get(channel.id);
@@ -60,7 +75,6 @@ export class Upstreams {
     for (const [name, value] of Object.entries({ ...protocol.headers, ...channel.headers })) {
       headers[name.toLowerCase()] = this.config.templates.get(value).render(scope);
     }
-    const authTemplate = protocol.auth && channel.credentialValue ? this.config.templates.get(protocol.auth.value) : undefined;
     const pool = new Pool(url.origin, {
       connections: channel.pool.connections,
       pipelining: channel.pool.pipelining,
@@ -75,27 +89,32 @@ export class Upstreams {
       dispatcher: channel.retries.max > 0 ? pool.compose(retryInterceptor(channel, budget, () => this.metrics?.retries.inc({ channel: channel.id }))) : pool,
       budget,
       breaker: new CircuitBreaker(channel.breaker.failures, channel.breaker.coolDownMs),
-      basePath: url.pathname.replace(/\/$/, ''),
+      // A base URL built from a variable may carry a doubled slash (`${ENDPOINT}/v1` with ENDPOINT ending in one).
+      basePath: url.pathname.replace(/\/{2,}/g, '/').replace(/\/$/, ''),
       headers,
-      auth: authTemplate && { header: protocol.auth!.header.toLowerCase(), render: () => authTemplate.render(scope) },
+      auth: authenticatorFor({ channel, protocol, templates: this.config.templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCaches.of(identity, fetchToken) }),
+      origin: url,
     };
+    if (client.auth) registerLiveSecrets(channel, client.auth);
     this.clients.set(channel.id, client);
     return client;
   }
 
-  /** The channel's own headers and its credential: for a call to a host its protocol declares (poll.hosts), never another. */
-  headersOf(channel: ChannelConfig): Record<string, string> {
+  /** The channel's own headers and its credential for a bodiless request to `url`: a host its protocol declares (poll.hosts), never another. */
+  async headersOf(channel: ChannelConfig, method: string, url: URL): Promise<Record<string, string>> {
     const client = this.client(channel);
-    return client.auth ? { ...client.headers, [client.auth.header]: client.auth.render() } : { ...client.headers };
+    return (await authenticated(client.auth, url, method, { ...client.headers }, undefined)).headers;
   }
 
   /** Renders the operation's path for a route: Liquid with `model` and any extra scope, every value URL-encoded. */
-  pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}): { method: string; path: string } {
+  pathFor(route: ModelRoute, operation: string, scope: Record<string, unknown> = {}, stream = false): { method: string; path: string } {
     const op = route.protocol.operations[operation];
     if (!op) throw new GatewayError('operation_unsupported', 400, 'invalid_request_error', `channel "${route.channel.id}" (protocol ${route.protocol.id}) does not support ${operation}`);
-    if (!op.path.includes('{{')) return { method: op.method ?? 'POST', path: op.path };
-    const encoded = Object.fromEntries(Object.entries({ model: route.model.upstream ?? route.model.id, ...scope }).map(([k, v]) => [k, encodeURIComponent(String(v ?? ''))]));
-    return { method: op.method ?? 'POST', path: this.config.templates.get(op.path).render(encoded) };
+    const template = stream && op.streamPath ? op.streamPath : op.path;
+    if (!template.includes('{{')) return { method: op.method ?? 'POST', path: template };
+    // `@` may stand in a path segment as it is (RFC 3986 pchar): Vertex AI's model versions (`claude-x@20250929`) keep it.
+    const encoded = Object.fromEntries(Object.entries({ model: route.model.upstream ?? route.model.id, ...scope }).map(([k, v]) => [k, encodeURIComponent(String(v ?? '')).replace(/%40/g, '@')]));
+    return { method: op.method ?? 'POST', path: this.config.templates.get(template).render(encoded) };
   }
 
   /** Sends one request to a route's channel; non-2xx answers become typed errors. */
@@ -104,22 +123,25 @@ export class Upstreams {
     if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
     const client = this.client(channel);
     // An absolute URL on the channel's origin (originPath) with no declared operation is a GET of that URL.
-    const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope);
+    const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope, request.stream);
     const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
     // An open circuit fails at once (503), so a fallback group moves on without waiting on a channel that is down.
     if (!client.breaker.admit()) {
       const wait = client.breaker.retryInSeconds();
       throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${wait} s`, wait);
     }
+    const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
+    // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
+    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined);
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
     try {
       response = await (request.once ? client.pool : client.dispatcher).request<unknown>({
         method: method as Dispatcher.HttpMethod,
-        path: request.originPath ?? `${client.basePath}${path}${query}`,
-        headers: client.auth ? { ...client.headers, [client.auth.header]: client.auth.render(), ...request.headers } : { ...client.headers, ...request.headers },
-        body: request.body ?? undefined,
+        path: fullPath,
+        headers,
+        body,
         signal: request.signal as Dispatcher.RequestOptions['signal'],
       });
     } catch (err) {
@@ -157,7 +179,7 @@ export class Upstreams {
   }
 
   /** How this operation's error bodies name their message: its `errors.message` mapping, else the common shapes. */
-  private errorMessage(route: ModelRoute, operation: string): (answer: unknown) => unknown {
+  errorMessage(route: ModelRoute, operation: string): (answer: unknown) => unknown {
     const spec = route.protocol.operations[operation]?.errors;
     if (!spec) return commonErrorMessage;
     const render = renderer(this.config, spec.message, `${route.protocol.file} /operations/${operation}/errors/message`);
@@ -182,99 +204,4 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
     return new UpstreamError(`channel "${channel}" timed out`, 504, 'upstream_timeout');
   }
   return new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
-}
-
-/** Reads an upstream error answer; client faults keep the upstream's message, everything else is generic. */
-/** Keeps an upstream's complaint about the request useful without revealing where or what the upstream is. */
-export function sanitizeUpstreamMessage(message: string, route: ModelRoute): string {
-  return scrubUpstreamText(message, { upstreamModel: route.model.upstream, clientModel: route.model.id, secrets: [route.channel.credentialValue] });
-}
-
-/** The message of the common error bodies: `{error: {message}}`, `{error: "..."}`, `{message}`. */
-function commonErrorMessage(answer: unknown): unknown {
-  const json = (answer ?? {}) as { error?: { message?: string } | string; message?: string };
-  return (typeof json.error === 'string' ? json.error : json.error?.message) ?? json.message;
-}
-
-/** What an upstream error body says besides its message, in the common shapes (OpenAI `{error: {type, code, param}}`, Anthropic `{type: "error", error: {type}}`). */
-interface UpstreamErrorFields {
-  type?: string;
-  code?: string;
-  param?: string;
-}
-
-/** An identifier-like value (a type or code) as the client may see it: short, and only word characters, dots and dashes. */
-const identifier = (v: unknown) => (typeof v === 'string' && /^[\w.-]{1,64}$/.test(v) ? v : undefined);
-
-function commonErrorFields(answer: unknown): UpstreamErrorFields {
-  const error = (answer as { error?: unknown } | null)?.error;
-  if (!error || typeof error !== 'object') return {};
-  const e = error as Record<string, unknown>;
-  return { type: identifier(e.type), code: identifier(e.code) ?? (typeof e.code === 'number' ? String(e.code) : undefined), param: typeof e.param === 'string' ? e.param : undefined };
-}
-
-export async function upstreamHttpError(response: UpstreamResponse, route: ModelRoute, readMessage: (answer: unknown) => unknown = commonErrorMessage): Promise<GatewayError> {
-  let message = '';
-  let fields: UpstreamErrorFields = {};
-  try {
-    const text = await readBoundedText(response.body);
-    try {
-      const answer = JSON.parse(text);
-      const found = readMessage(answer);
-      message = typeof found === 'string' ? found : '';
-      fields = commonErrorFields(answer);
-    } catch {
-      message = '';
-    }
-  } catch {
-    // body unreadable: the status says enough
-  }
-  message = sanitizeUpstreamMessage(String(message), route);
-  if (fields.param) fields.param = sanitizeUpstreamMessage(fields.param, route).slice(0, 128);
-  const error = upstreamStatusError(response, route, message, fields);
-  error.upstreamStatus = response.statusCode;
-  return error;
-}
-
-/** Seconds of an upstream's `retry-after` (seconds or an HTTP date), or undefined when it gave none. */
-function upstreamRetryAfter(response: UpstreamResponse): Record<string, string> | undefined {
-  const value = response.headers['retry-after'];
-  if (typeof value !== 'string' || !value) return undefined;
-  const seconds = Number(value);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : new Date(value).getTime() - Date.now();
-  return Number.isFinite(ms) && ms > 0 ? { 'retry-after': String(Math.ceil(ms / 1000)) } : undefined;
-}
-
-/** Anthropic's overload status: on the Messages route it stays 529 (the SDK's OverloadedError); elsewhere it is 503. */
-const OVERLOADED = 529;
-
-/**
- * An upstream's error answer in the gateway's terms, keeping its meaning: the status class, the upstream's type or code
- * (context_length_exceeded, model_not_found, insufficient_quota, rate_limit_exceeded, overloaded_error) and param, and
- * `retry-after` only when the upstream gave one. Credential refusals and server failures are the gateway's problem (502).
- */
-function upstreamStatusError(response: UpstreamResponse, route: ModelRoute, message: string, fields: UpstreamErrorFields): GatewayError {
-  const channel = route.channel.id;
-  const status = response.statusCode;
-  const said = (fallback: string) => (message ? `${fallback}: ${message}` : fallback);
-  const retryAfter = upstreamRetryAfter(response);
-  if (status === OVERLOADED || fields.type === 'overloaded_error') {
-    return new GatewayError(fields.code ?? 'overloaded', 503, 'server_error', said(`channel "${channel}" is overloaded`), { headers: retryAfter, anthropicType: 'overloaded_error', anthropicStatus: OVERLOADED });
-  }
-  if (status === 429) {
-    // A quota that is spent stays spent: no retry-after, and the SDKs are told not to retry.
-    if (fields.code === 'insufficient_quota' || fields.type === 'insufficient_quota') {
-      return new GatewayError('insufficient_quota', 429, 'insufficient_quota', said(`channel "${channel}" has exhausted its upstream quota`), { headers: { 'x-should-retry': 'false' }, anthropicType: 'rate_limit_error' });
-    }
-    return new GatewayError(fields.code ?? 'rate_limit_exceeded', 429, fields.type && fields.type !== 'error' ? fields.type : 'rate_limit_error', said(`channel "${channel}" is rate limited upstream`), { headers: retryAfter, anthropicType: 'rate_limit_error' });
-  }
-  if (status === 400 || status === 409 || status === 413 || status === 422) {
-    return new GatewayError(fields.code ?? 'upstream_rejected', status === 413 ? 413 : 400, 'invalid_request_error', said('upstream rejected the request'), { param: fields.param ?? null });
-  }
-  if (status === 404) {
-    return new GatewayError(fields.code ?? 'not_found', 404, 'invalid_request_error', said('upstream did not find what the request names'), { param: fields.param ?? null, anthropicType: 'not_found_error' });
-  }
-  if (status === 401 || status === 403) return new UpstreamError(`channel "${channel}" refused the gateway's credentials`, 502, 'upstream_auth_failed');
-  if (status === 503) return new GatewayError(fields.code ?? 'upstream_unavailable', 503, 'server_error', `channel "${channel}" is unavailable (status 503)`, { headers: retryAfter });
-  return new UpstreamError(`channel "${channel}" failed (status ${status})`, 502);
 }

@@ -126,3 +126,42 @@ function memberIndex(text: string, start: number, end: number, names: string[]):
   }
   return -1;
 }
+
+/**
+ * `text` (a JSON object) with the top-level members named in `remove` left out and those in `values` set (replaced in
+ * place, or appended): each kept member's text as it was, the members joined by commas. Undefined when the text is not
+ * an object.
+ */
+export function editTopLevel(text: string, values: Record<string, string>, remove: readonly string[]): string | undefined {
+  if (!remove.length) return replaceTopLevel(text, values);
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 0x7b) return undefined;
+  const names = Object.keys(values);
+  const found = new Array<boolean>(names.length).fill(false);
+  const members: string[] = [];
+  i = skipSpace(text, i + 1);
+  while (i < text.length && text.charCodeAt(i) !== 0x7d) {
+    if (text.charCodeAt(i) !== 0x22) return undefined;
+    const keyStart = i;
+    const keyEnd = skipString(text, i);
+    if (keyEnd < 0) return undefined;
+    const set = memberIndex(text, keyStart, keyEnd, names);
+    const dropped = memberIndex(text, keyStart, keyEnd, remove as string[]) >= 0;
+    i = skipSpace(text, keyEnd);
+    if (text.charCodeAt(i) !== 0x3a) return undefined;
+    const start = skipSpace(text, i + 1);
+    const end = skipValue(text, start);
+    if (end < 0) return undefined;
+    if (set >= 0) {
+      found[set] = true;
+      members.push(`${text.slice(keyStart, start)}${values[names[set]]}`);
+    } else if (!dropped) members.push(text.slice(keyStart, end));
+    i = skipSpace(text, end);
+    if (text.charCodeAt(i) === 0x2c) i = skipSpace(text, i + 1);
+  }
+  if (i >= text.length) return undefined;
+  names.forEach((name, n) => {
+    if (!found[n]) members.push(`${JSON.stringify(name)}:${values[name]}`);
+  });
+  return `{${members.join(',')}}`;
+}

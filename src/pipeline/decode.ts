@@ -4,9 +4,9 @@ import { upstreamTransportError } from '../engine/upstream.js';
 import { deadlineError, type Sent } from './send.js';
 import { upstreamMalformed } from './usage.js';
 import { keepSourceText } from '../http/json-text.js';
+import { hasFraming, isStreamContentType } from './framing.js';
 import { readCapped } from '../net/read-capped.js';
 
-export const isEventStream = (sent: Sent) => String(sent.response.headers['content-type'] ?? '').toLowerCase().includes('text/event-stream');
 
 /** Turns a failure while reading an upstream body into the gateway's error: timeout, deadline, malformed or unreachable. */
 export function readFailure(err: unknown, sent: Sent): Error {
@@ -30,7 +30,7 @@ export async function readBounded(sent: Sent): Promise<string> {
 
 /** The upstream's JSON answer, which must be an object (an array or a scalar is malformed, never passed on reshaped). */
 export async function readJsonObject(sent: Sent): Promise<Record<string, unknown>> {
-  if (isEventStream(sent)) {
+  if (isStreamContentType(sent.response.headers['content-type'])) {
     await sent.response.body.dump().catch(() => undefined);
     throw upstreamMalformed(sent.route.channel.id, 'it answered an event stream where JSON was expected');
   }
@@ -48,9 +48,9 @@ export async function readJsonObject(sent: Sent): Promise<Record<string, unknown
   return answer as Record<string, unknown>;
 }
 
-/** Checks a streamed answer is one before anything is sent to the client. */
+/** Checks a streamed answer is one, framed as its operation declares, before anything is sent to the client. */
 export async function expectEventStream(sent: Sent): Promise<void> {
-  if (isEventStream(sent)) return;
+  if (hasFraming(sent)) return;
   await sent.response.body.dump().catch(() => undefined);
-  throw upstreamMalformed(sent.route.channel.id, 'it answered plain JSON where an event stream was asked for');
+  throw upstreamMalformed(sent.route.channel.id, isStreamContentType(sent.response.headers['content-type']) ? 'it answered a stream in another framing than its protocol declares' : 'it answered plain JSON where an event stream was asked for');
 }

@@ -5,7 +5,7 @@ import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError, ValidationError } from '../base/errors.js';
 import type { UpstreamResponse } from '../engine/upstream.js';
 import type { UpstreamScope } from './core.js';
-import { encodedTextOf } from '../http/json-text.js';
+import { editTopLevel, encodedTextOf } from '../http/json-text.js';
 
 export interface Outgoing {
   operation: string;
@@ -46,6 +46,8 @@ export interface Sent {
   route: ModelRoute;
   response: UpstreamResponse;
   operation: OperationConfig;
+  /** The operation's name in its protocol (the answer's stream operation when the client asked for a stream). */
+  operationName: string;
   /** True when the deadline, not the client, ended the call. */
   timedOut(): boolean;
   /** The most bytes a JSON answer may have (server.upstreamAnswerMaxBytes). */
@@ -77,10 +79,30 @@ export function encode(op: OperationConfig, document: unknown): { body?: string 
     case 'multipart':
       // undici sets the multipart content-type with its boundary.
       return { body: toFormData(document), headers: {} };
-    default:
-      return { body: encodedTextOf(document) ?? JSON.stringify(document), headers: jsonHeaders };
+    default: {
+      const text = encodedTextOf(document) ?? JSON.stringify(document);
+      return { body: op.body ? editedBody(text, document, op.body) : text, headers: jsonHeaders };
+    }
   }
 }
+
+/**
+ * The JSON body with the operation's `body` changes made to its top-level members: the client's text kept member by
+ * member where it is at hand (only the separators between members are rewritten), else the document serialised again.
+ */
+function editedBody(text: string, document: unknown, edits: NonNullable<OperationConfig['body']>): string {
+  const values: Record<string, string> = {};
+  for (const [name, value] of Object.entries(edits.set ?? {})) values[name] = JSON.stringify(value);
+  const edited = editTopLevel(text, values, edits.remove ?? []);
+  if (edited !== undefined) return edited;
+  const copy: Record<string, unknown> = { ...(document as Record<string, unknown>), ...edits.set };
+  for (const name of edits.remove ?? []) delete copy[name];
+  return JSON.stringify(copy);
+}
+
+/** Whether a mapped request asks its operation for a stream (its `streamFlag` member is true). */
+export const asksForStream = (op: OperationConfig | undefined, document: unknown) =>
+  op?.streamFlag !== undefined && !!document && typeof document === 'object' && (document as Record<string, unknown>)[op.streamFlag] === true;
 
 const noBody = Object.freeze({ body: undefined, headers: Object.freeze({}) });
 const jsonHeaders = Object.freeze({ 'content-type': 'application/json' });
@@ -96,15 +118,17 @@ export const deadlineError = (route: ModelRoute) => new UpstreamError(`channel "
  */
 export async function send(call: UpstreamScope, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => Outgoing): Promise<Sent> {
   let operation!: OperationConfig;
+  let operationName!: string;
   try {
     const { route, response } = await call.upstreams.sendFirst(routes, (route, index) => {
       const outgoing = build(route, index);
       operation = route.protocol.operations[outgoing.operation];
+      operationName = outgoing.operation;
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
-      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once };
+      return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once, stream: asksForStream(operation, outgoing.document) };
     });
-    return new SentCall(call, route, response, operation);
+    return new SentCall(call, route, response, operation, operationName);
   } catch (err) {
     throw call.timedOut ? deadlineError(routes[0]) : err;
   }
@@ -116,6 +140,7 @@ class SentCall implements Sent {
     readonly route: ModelRoute,
     readonly response: UpstreamResponse,
     readonly operation: OperationConfig,
+    readonly operationName: string,
   ) {}
 
   timedOut(): boolean {

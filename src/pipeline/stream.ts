@@ -1,6 +1,6 @@
 // Relays an upstream event stream to the client event by event, reading usage as it passes; the response always ends.
 import { GatewayError, internalError } from '../base/errors.js';
-import { SseReader, SseWriter, type SseEvent } from '../engine/sse.js';
+import { SseWriter, type SseEvent } from '../engine/sse.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { Charge } from '../billing/meter.js';
 import type { Call, ClientStream } from './call.js';
@@ -11,6 +11,7 @@ import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
 import { archiveOutputs, type ArchivedResult } from './outputs.js';
 import { recordResponseId } from './provider-ids.js';
+import { eventReaderFor } from './framing.js';
 
 /** The event being relayed, its data parsed at most once, whoever asks first (the usage reader or the mapper); one per stream. */
 class CurrentEvent {
@@ -50,7 +51,7 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': call.requestId },
     body.readableLength === 0,
   );
-  const reader = new SseReader();
+  const reader = eventReaderFor(sent, call.upstreams.errorMessage(sent.route, sent.operationName));
   const out = new SseWriter(res);
   const current = new CurrentEvent(channel);
   const media = sent.operation.outputs?.events;

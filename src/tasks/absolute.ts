@@ -48,11 +48,12 @@ export async function sendTaskCall(call: CallCore, route: ModelRoute, outgoing: 
   if (!foreign) return send(call, [route], () => outgoing);
   const operation = route.protocol.operations[outgoing.operation];
   call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
+  const method = operation?.method ?? 'GET';
   let response;
   try {
     response = await request(foreign, {
-      method: (operation?.method ?? 'GET') as 'GET',
-      headers: { ...call.upstreams.headersOf(route.channel), ...outgoing.headers },
+      method: method as 'GET',
+      headers: { ...(await call.upstreams.headersOf(route.channel, method, foreign)), ...outgoing.headers },
       signal: call.signal,
       headersTimeout: route.channel.timeouts.headersMs,
       bodyTimeout: route.channel.timeouts.bodyMs,
@@ -65,6 +66,7 @@ export async function sendTaskCall(call: CallCore, route: ModelRoute, outgoing: 
     route,
     response,
     operation,
+    operationName: outgoing.operation,
     timedOut: () => call.timedOut,
     answerLimit: call.config.gateway.server.upstreamAnswerMaxBytes ?? DEFAULT_ANSWER_LIMIT,
   };

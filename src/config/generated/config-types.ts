@@ -117,6 +117,78 @@ export type Catalogue = {
   };
 }[];
 /**
+ * One way of authenticating requests to the channel (docs/config.md, "Credentials"). Every field that names a variable reads it from the environment at load; a credential whose variables are not all set is not used. Fields of another kind than `kind` are refused.
+ *
+ * This interface was referenced by `ChannelSchema`'s JSON-Schema
+ * via the `definition` "credential".
+ */
+export type ChannelCredential = {
+  /**
+   * Default `static`. `static`: a key sent in a header (the protocol's `auth`, or this credential's `header` and `value`). `oauth2-client-credentials`: an access token from an OAuth 2 token endpoint (client id and secret, RFC 6749 section 4.4; Microsoft Entra ID). `google-service-account`: an access token for a service-account key file (a JWT-bearer assertion signed RS256, RFC 7523). `aws-sigv4`: each request signed with AWS Signature Version 4 over the bytes sent. Tokens are cached per credential and refreshed before they expire, once for all requests waiting on them.
+   */
+  kind?: 'static' | 'oauth2-client-credentials' | 'google-service-account' | 'aws-sigv4';
+  /**
+   * static: the variable holding the key (`credential` in the header templates).
+   */
+  env?: string;
+  /**
+   * static: a variable holding a second secret, for providers that sign a token per request (`secret` in the auth template, e.g. `{{ credential | jwt_hs256: secret, 1800 }}`).
+   */
+  secretEnv?: string;
+  /**
+   * The header the credential goes in, instead of the protocol's `auth` header (static), or `authorization` (token kinds). Not for aws-sigv4, which sets `authorization` itself.
+   */
+  header?: string;
+  /**
+   * The header's value (Liquid): `credential` and `secret` in scope for static (default: the protocol's `auth.value`), `token` for the token kinds (default `Bearer {{ token }}`).
+   */
+  value?: string;
+  /**
+   * oauth2-client-credentials: the token endpoint (`${VAR}` references are read from the environment when the file loads; list them in `requiresEnv`).
+   */
+  tokenUrl?: string;
+  /**
+   * oauth2-client-credentials: the variable holding the client id.
+   */
+  clientIdEnv?: string;
+  /**
+   * oauth2-client-credentials: the variable holding the client secret.
+   */
+  clientSecretEnv?: string;
+  /**
+   * oauth2-client-credentials and google-service-account: the scope the token is asked for (space-separated when several).
+   */
+  scope?: string;
+  /**
+   * google-service-account: the variable holding the path of the service account's JSON key file (read at load; its `token_uri` is where the assertion goes).
+   */
+  keyFileEnv?: string;
+  /**
+   * aws-sigv4: the signing name of the service (`bedrock` for Bedrock's runtime).
+   */
+  service?: string;
+  /**
+   * aws-sigv4: the variable holding the region (`AWS_REGION`).
+   */
+  regionEnv?: string;
+  /**
+   * aws-sigv4: the variable holding the access key id (`AWS_ACCESS_KEY_ID`).
+   */
+  accessKeyIdEnv?: string;
+  /**
+   * aws-sigv4: the variable holding the secret access key (`AWS_SECRET_ACCESS_KEY`).
+   */
+  secretAccessKeyEnv?: string;
+  /**
+   * aws-sigv4: the variable holding a session token of temporary credentials (`AWS_SESSION_TOKEN`); optional: when it is set, it is sent in `x-amz-security-token` and signed.
+   */
+  sessionTokenEnv?: string;
+  /**
+   * Variables this credential needs besides the ones its fields name (one a `tokenUrl` reads, say).
+   */
+  requiresEnv?: string[];
+};
+/**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -651,18 +723,17 @@ export interface ChannelSchema {
    */
   priority: number;
   /**
-   * The provider key, read from the environment; a channel whose variables are not set starts disabled and says which one is missing. Omit it for a keyless upstream (a local server such as Ollama): no auth header is sent and the channel serves as `enabled` says (channels/ollama.yaml reads it from the environment). The base URL is the operator's own and is not subject to network.allowHosts; URLs the upstream answers with are.
+   * How requests to the channel are authenticated: one credential, or a list of alternatives of which the first whose variables are all set is used (an API key, else a client id and secret, say). A channel none of whose credentials has its variables set starts disabled and says which are missing. Omit it for a keyless upstream (a local server such as Ollama): no auth header is sent and the channel serves as `enabled` says (channels/ollama.yaml reads it from the environment). The base URL is the operator's own and is not subject to network.allowHosts; URLs the upstream answers with are.
    */
-  credential?: {
-    /**
-     * Environment variable holding the provider key (`credential` in the protocol's auth and header templates).
-     */
-    env: string;
-    /**
-     * Environment variable holding a second secret, for providers that sign a token per request (`secret` in the auth template, e.g. `{{ credential | jwt_hs256: secret, 1800 }}`).
-     */
-    secretEnv?: string;
-  };
+  credential?:
+    | {
+        [k: string]: unknown;
+      }
+    | unknown[];
+  /**
+   * Variables the channel needs whatever its credential (one its `baseUrl` reads, say): while one is not set, the channel starts disabled and says which.
+   */
+  requiresEnv?: string[];
   /**
    * Extra headers sent upstream (Liquid, with `credential` in scope).
    */
@@ -1171,6 +1242,10 @@ export interface ProtocolSchema {
   id: string;
   description?: string;
   /**
+   * Id of a protocol this one is a variant of: its auth, headers, forwardHeaders, tokenizer, translations and every operation are taken from it unless this file declares them (an operation this file declares replaces that operation's fields it names, keeping the rest). For an API that speaks another's dialect at other paths (Claude on Vertex AI and Anthropic's Messages).
+   */
+  extends?: string;
+  /**
    * The wire dialect this protocol speaks; a client of the same dialect is passed through. A protocol that only runs tasks needs none: an operation without a dialect (its own or this) must be named by a task, a translation or the evaluate section.
    */
   dialect?: string;
@@ -1213,13 +1288,40 @@ export interface ProtocolSchema {
        */
       encoding: 'json' | 'multipart' | 'none';
       /**
-       * What the upstream answers: a JSON document, server-sent events, or bytes piped on.
+       * What the upstream answers: a JSON document, server-sent events, a stream of events framed as `framing` says (`stream`), or bytes piped on.
        */
-      response: 'json' | 'sse' | 'binary';
+      response: 'json' | 'sse' | 'stream' | 'binary';
+      /**
+       * How a streamed answer (`response: stream`, or a json operation that streamFlag turns into a stream) is framed: server-sent events (`text/event-stream`), or AWS event-stream frames (`application/vnd.amazon.eventstream`: binary, both CRCs checked; an event frame is an event named by its `:event-type` whose data is its payload, an exception frame the upstream's error as `errors.exceptions` says). Mappings and usage read the events of either the same way.
+       */
+      framing: 'sse' | 'aws-eventstream';
       /**
        * A request field that, when true in the mapped request, makes a `json` operation answer server-sent events instead (chat's `stream`).
        */
       streamFlag?: string;
+      /**
+       * The operation a translated client that asks for a stream (its `stream: true`) is sent to instead of this one, with the same mapped request (Bedrock's ConverseStream beside Converse: another path, another framing, usage in its events).
+       */
+      streamOperation?: string;
+      /**
+       * The path (Liquid, as `path`) of a request whose `streamFlag` is true, for an API that streams at a path of its own (Vertex AI's `:streamRawPredict`); a query may follow it (`?alt=sse`).
+       */
+      streamPath?: string;
+      /**
+       * Top-level members of the JSON body the platform wants otherwise than the dialect's shape, changed after the request is mapped or passed through: for an API that takes the model in its path and a version in the body (Claude on Vertex AI). A client's own members are kept byte for byte; one removed here is one the platform does not take in the body, never one the client's request loses meaning without.
+       */
+      body?: {
+        /**
+         * Members set to these JSON values (added when absent).
+         */
+        set?: {
+          [k: string]: unknown;
+        };
+        /**
+         * Members removed.
+         */
+        remove?: string[];
+      };
       /**
        * Overall deadline of one call, streams included; past it the call ends with 504. Defaults to the channel's timeouts.deadlineMs.
        */
@@ -1245,6 +1347,12 @@ export interface ProtocolSchema {
          * Mapping to the error message (a string, or null). Scope: answer (the parsed error body). The gateway bounds and scrubs it before a client sees it.
          */
         message: unknown;
+        /**
+         * An exception frame's `:exception-type` to the HTTP status the API reference gives it (`throttlingException: 429`): the frame's payload is then read as an error body of that status, so it keeps its meaning in the client's dialect. A type not listed is a 502.
+         */
+        exceptions?: {
+          [k: string]: number;
+        };
       };
     };
   };

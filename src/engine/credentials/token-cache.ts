@@ -1,0 +1,59 @@
+// An access token held for one credential: reused while it is valid, refreshed before it expires, and fetched once for
+// every request that needs it meanwhile (a single refresh in flight, shared).
+
+export interface AccessToken {
+  value: string;
+  /** Unix milliseconds after which the platform refuses it. */
+  expiresAt: number;
+}
+
+/** How long before its expiry a token is replaced: five minutes (as Google's and Azure's own clients do), or half the lifetime of a shorter-lived one. */
+const REFRESH_BEFORE_MS = 5 * 60_000;
+
+export class TokenCache {
+  private token?: AccessToken & { refreshAt: number };
+  private pending?: Promise<AccessToken>;
+
+  constructor(
+    private readonly fetchToken: () => Promise<AccessToken>,
+    private readonly now: () => number,
+  ) {}
+
+  /** A token valid now and for a while yet: the cached one, or a fresh one (a failed fetch rejects every waiter, and the next call tries again). */
+  async get(): Promise<string> {
+    const token = this.token;
+    if (token && this.now() < token.refreshAt) return token.value;
+    this.pending ??= this.refresh();
+    return (await this.pending).value;
+  }
+
+  /** The token held now, to keep out of any text a client or a log sees. */
+  current(): string | undefined {
+    return this.token?.value;
+  }
+
+  private async refresh(): Promise<AccessToken> {
+    try {
+      const obtainedAt = this.now();
+      const token = await this.fetchToken();
+      const lifetime = Math.max(0, token.expiresAt - obtainedAt);
+      this.token = { ...token, refreshAt: token.expiresAt - Math.min(REFRESH_BEFORE_MS, lifetime / 2) };
+      return token;
+    } finally {
+      this.pending = undefined;
+    }
+  }
+}
+
+/** The token caches of one set of upstream pools, by credential identity (a digest of what makes two credentials one). */
+export class TokenCaches {
+  private readonly caches = new Map<string, TokenCache>();
+
+  constructor(private readonly now: () => number) {}
+
+  of(identity: string, fetchToken: () => Promise<AccessToken>): TokenCache {
+    let cache = this.caches.get(identity);
+    if (!cache) this.caches.set(identity, (cache = new TokenCache(fetchToken, this.now)));
+    return cache;
+  }
+}
