@@ -14,6 +14,7 @@ const unit = [
   'test/mapping*.test.ts',
   'test/json-text.test.ts',
   'test/read-capped.test.ts',
+  'test/read-ahead.test.ts',
   'test/remote-fetch.test.ts',
   'test/evaluate-limit.test.ts',
   'test/evaluate-config.test.ts',

@@ -1,6 +1,6 @@
 // The client libraries people point at a gateway (issue 34): the Vercel AI SDK 6 (ai 6.0.325, @ai-sdk/openai 3.0.141,
 // @ai-sdk/anthropic 3.0.140) and LangChain JS (@langchain/openai 1.5.8, @langchain/anthropic 1.5.11, @langchain/core
-// 1.4.0), the newest that run on Node 20, against a listening gateway, on pass-through and translated routes, with fakes
+// 1.4.0; ChatOpenAI on chat completions and, with useResponsesApi, on the Responses routes), the newest that run on Node 20, against a listening gateway, on pass-through and translated routes, with fakes
 // that enforce the vendors' rules (test/kit/fake-claude.ts). Every answer is billed at list price.
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -43,6 +43,8 @@ beforeAll(async () => {
   claude.structured.add('claude-new');
   responses = installResponses(fake);
   responses.callArguments = '{"city":"Paris"}';
+  responses.text = FINAL;
+  responses.json = '{"name":"Paris","country":"France"}';
   // The OpenAI chat fakes answer by turn: a tool call while tools are offered and none has answered, else the final text
   // (or, for a json_schema format, the JSON).
   fake.route((req, _res, f) => {
@@ -191,21 +193,28 @@ describe('AI SDK image input, translated to Claude', () => {
 });
 
 const getWeather = lcTool(async ({ city: c }: { city: string }) => `21C in ${c}`, { name: 'get_weather', description: 'Current weather', schema: weatherArgs });
+/** LangChain's ChatOpenAI on the Responses API (useResponsesApi: true). */
+const lcResponses = (model: string) => new ChatOpenAI({ model, apiKey: gw.key, configuration: { baseURL: `${gw.url}/api/v1` }, maxRetries: 0, useResponsesApi: true });
 const lcRoutes: [string, () => ChatOpenAI | ChatAnthropic][] = [
   ['ChatOpenAI, pass-through', () => new ChatOpenAI({ model: 'gpt-plain', apiKey: gw.key, configuration: { baseURL: `${gw.url}/api/v1` }, maxRetries: 0 })],
   ['ChatOpenAI -> Claude', () => new ChatOpenAI({ model: 'claude-structured', apiKey: gw.key, configuration: { baseURL: `${gw.url}/api/v1` }, maxRetries: 0 })],
+  ['ChatOpenAI on Responses, pass-through', () => lcResponses('gpt-plain')],
+  ['ChatOpenAI on Responses -> Claude with structured outputs', () => lcResponses('claude-structured')],
+  ['ChatOpenAI on Responses -> Claude through a forced tool', () => lcResponses('claude-thinks')],
+  ['ChatOpenAI on Responses -> chat-only vendor', () => lcResponses('vendor-chat')],
   ['ChatAnthropic, pass-through', () => new ChatAnthropic({ model: 'claude-thinks', apiKey: gw.key, anthropicApiUrl: `${gw.url}/api`, maxRetries: 0 })],
   ['ChatAnthropic -> OpenAI chat', () => new ChatAnthropic({ model: 'gpt-plain', apiKey: gw.key, anthropicApiUrl: `${gw.url}/api`, maxRetries: 0 })],
 ];
 
 describe.each(lcRoutes)('LangChain %s', (_name, make) => {
   it('invoke and stream answer, with usage', async () => {
+    // On the Responses API, LangChain's content is a list of blocks; text joins them on every route.
     const answer = await make().invoke('Weather in Paris?');
-    expect(answer.content).toBe(FINAL);
+    expect(answer.text).toBe(FINAL);
     let text = '';
     let input = 0;
     for await (const chunk of await make().stream('Weather in Paris?')) {
-      text += typeof chunk.content === 'string' ? chunk.content : '';
+      text += chunk.text;
       input += chunk.usage_metadata?.input_tokens ?? 0;
     }
     expect(text).toBe(FINAL);
@@ -218,11 +227,24 @@ describe.each(lcRoutes)('LangChain %s', (_name, make) => {
     expect(first.tool_calls?.map((c) => c.name)).toEqual(['get_weather']);
     const result = await getWeather.invoke(first.tool_calls![0]);
     const second = await model.invoke([{ role: 'user', content: 'Weather in Paris?' }, first, result]);
-    expect(second.content).toBe(FINAL);
+    expect(second.text).toBe(FINAL);
   });
 
   it('withStructuredOutput gets schema-valid JSON', async () => {
     const object = await make().withStructuredOutput(city, { name: 'city' }).invoke('Capital of France?');
     expect(object).toEqual({ name: 'Paris', country: 'France' });
+  });
+});
+
+describe('LangChain ChatOpenAI with useResponsesApi', () => {
+  it.each([
+    ['gpt-plain', '/v1/responses'],
+    ['claude-thinks', '/v1/messages'],
+    ['vendor-chat', '/v1/chat/completions'],
+  ])('%s: asks /v1/responses, which reaches the upstream at %s', async (model, path) => {
+    const answer = await lcResponses(model).invoke('Weather in Paris?');
+    expect(answer.text).toBe(FINAL);
+    expect(answer.id).toMatch(/^resp_/);
+    expect(fake.requests.map((r) => r.path)).toEqual([path]);
   });
 });
