@@ -1,7 +1,8 @@
 // The client libraries people point at a gateway (issue 34): the Vercel AI SDK 6 (ai 6.0.325, @ai-sdk/openai 3.0.141,
 // @ai-sdk/anthropic 3.0.140) and LangChain JS (@langchain/openai 1.5.8, @langchain/anthropic 1.5.11, @langchain/core
-// 1.4.0; ChatOpenAI on chat completions and, with useResponsesApi, on the Responses routes), the newest that run on Node 20, against a listening gateway, on pass-through and translated routes, with fakes
-// that enforce the vendors' rules (test/kit/fake-claude.ts). Every answer is billed at list price.
+// 1.4.0; ChatOpenAI on chat completions and, with useResponsesApi, on the Responses routes), the newest that run on
+// Node 20, against a listening gateway, on pass-through and translated routes, with fakes that enforce the vendors'
+// rules (test/kit/fake-claude.ts). Every answer is billed at list price.
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
