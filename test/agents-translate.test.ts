@@ -228,9 +228,27 @@ describe('a Claude Code-shaped session on an OpenAI chat channel', () => {
       history.push({ role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'Read', input: { file_path: `f${n}` } }] });
       history.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: `contents of f${n}` }] });
     }
-    await anthropic.beta.messages.create({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 2 }, keep: { type: 'tool_uses', value: 1 } }] } });
+    const answer = await anthropic.beta.messages.create({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 2 }, keep: { type: 'tool_uses', value: 1 } }] } });
     const results = fake.last!.body.messages.filter((m: { role: string }) => m.role === 'tool').map((m: { content: string }) => m.content);
     expect(results).toEqual(['[cleared]', '[cleared]', 'contents of f3']);
+    // Reported as Anthropic does: two tool uses cleared, their results ('"contents of fN"', 16 characters) 4 tokens each.
+    expect(answer.context_management).toEqual({ applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 8 }] });
+  });
+
+  it('a streamed answer reports the applied edits in message_delta, where the SDK reads them; none applied is an empty list', async () => {
+    const history: Anthropic.Beta.BetaMessageParam[] = [{ role: 'user', content: 'Read two files' }];
+    for (const n of [1, 2]) {
+      history.push({ role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'Read', input: { file_path: `f${n}` } }] });
+      history.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: `contents of f${n}` }] });
+    }
+    const edit = (value: number) => ({ edits: [{ type: 'clear_tool_uses_20250919' as const, trigger: { type: 'tool_uses' as const, value }, keep: { type: 'tool_uses' as const, value: 1 }, clear_tool_inputs: true }] });
+    const cleared = await anthropic.beta.messages.stream({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: edit(1) }).finalMessage();
+    // The result ('"contents of f1"') and the input ('{"file_path":"f1"}', 18 characters): 4 + 5 tokens.
+    expect(cleared.context_management).toEqual({ applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 9 }] });
+    const untouched = await anthropic.beta.messages.stream({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: edit(5) }).finalMessage();
+    expect(untouched.context_management).toEqual({ applied_edits: [] });
+    const unasked = await anthropic.beta.messages.create({ model: 'gpt-plain', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+    expect(unasked.context_management ?? null).toBeNull();
   });
 
   it('another context_management edit is refused by name', async () => {
