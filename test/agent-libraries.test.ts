@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installClaude, type FakeClaude } from './kit/fake-claude.js';
 import { installResponses, type ResponsesScript } from './kit/fake-responses.js';
-import { agentPrice as price, claudeAgentModels, claudeChannel, claudeEnv } from './kit/agent-models.js';
+import { adaptiveUpstream, agentPrice as price, claudeAgentModels, claudeChannel, claudeEnv } from './kit/agent-models.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 
 let fake: FakeUpstream;
@@ -41,7 +41,8 @@ const FINAL = 'It is 21C in Paris.';
 beforeAll(async () => {
   fake = await FakeUpstream.start();
   claude = installClaude(fake);
-  claude.structured.add('claude-new');
+  claude.structured.add('claude-new').add(adaptiveUpstream);
+  claude.adaptive.add(adaptiveUpstream);
   responses = installResponses(fake);
   responses.callArguments = '{"city":"Paris"}';
   responses.text = FINAL;
