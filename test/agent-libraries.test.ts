@@ -129,6 +129,8 @@ describe.each(aiRoutes)('AI SDK, %s', (_name, model) => {
 
 const objectRoutes: [string, () => LanguageModel][] = [
   ['chat pass-through', () => aiOpenAI().chat('gpt-plain')],
+  ['Responses pass-through', () => aiOpenAI().responses('gpt-plain')],
+  ['Messages pass-through', () => aiAnthropic()('claude-structured')],
   ['chat -> Claude with structured outputs', () => aiOpenAI().chat('claude-structured')],
   ['chat -> Claude through a forced tool', () => aiOpenAI().chat('claude-thinks')],
   ['Responses -> Claude with structured outputs', () => aiOpenAI().responses('claude-structured')],
@@ -185,12 +187,21 @@ describe('AI SDK on a Responses pass-through', () => {
   });
 });
 
-describe('AI SDK image input, translated to Claude', () => {
+const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+const imagePrompt = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'What is this?' }, { type: 'image' as const, image: Buffer.from(PNG_BASE64, 'base64'), mediaType: 'image/png' }] }];
+
+describe('AI SDK image input', () => {
   it('an image part reaches Claude as an image block', async () => {
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
-    const { text } = await generateText({ model: aiOpenAI().chat('claude-thinks'), messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: png, mediaType: 'image/png' }] }] });
+    const { text } = await generateText({ model: aiOpenAI().chat('claude-thinks'), messages: imagePrompt });
     expect(text).toBe(FINAL);
     expect(fake.last!.body.messages[0].content[1]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png' } });
+  });
+
+  it.each([...aiRoutes, ['Responses pass-through', () => aiOpenAI().responses('gpt-plain')] as [string, () => LanguageModel]])('%s: the image reaches the upstream in its own dialect, and the answer comes back', async (_name, model) => {
+    const { text } = await generateText({ model: model(), messages: imagePrompt });
+    expect(text).toBe(FINAL);
+    // Whatever the upstream's image part is called (image_url, image, input_image), it carries the picture's bytes.
+    expect(JSON.stringify(fake.last!.body)).toContain(PNG_BASE64);
   });
 });
 
