@@ -78,7 +78,7 @@ beforeEach(() => {
   fake.reset();
   claude.refusals.length = 0;
   claude.turn = (req) => {
-    if (req.output_config) return { content: [{ type: 'text', text: '{"name":"Paris","country":"France"}' }] };
+    if (req.output_config?.format) return { content: [{ type: 'text', text: '{"name":"Paris","country":"France"}' }] };
     if (req.tool_choice?.type === 'tool') return { content: [{ type: 'tool_use', id: 'toolu_j', name: req.tool_choice.name, input: { name: 'Paris', country: 'France' } }] };
     const last = req.messages.at(-1);
     const answered = Array.isArray(last.content) && last.content.some((b: { type: string }) => b.type === 'tool_result');
@@ -259,5 +259,28 @@ describe('LangChain ChatOpenAI with useResponsesApi', () => {
     expect(answer.text).toBe(FINAL);
     expect(answer.id).toMatch(/^resp_/);
     expect(fake.requests.map((r) => r.path)).toEqual([path]);
+  });
+});
+
+describe('AI SDK reasoning into a Claude model that thinks adaptively', () => {
+  it('streamText with a reasoning effort runs the tool loop: adaptive thinking and an effort, the thinking sent back by reference', async () => {
+    const result = streamText({
+      model: aiOpenAI().responses('claude-adaptive'),
+      prompt: 'Weather in Paris?',
+      tools: { get_weather: weatherTool },
+      stopWhen: stepCountIs(3),
+      // The AI SDK sends a reasoning effort only for ids it knows to reason (o-series, gpt-5), unless told.
+      providerOptions: { openai: { reasoningEffort: 'low', forceReasoning: true } },
+    });
+    let text = '';
+    for await (const part of result.textStream) text += part;
+    expect(text).toBe(FINAL);
+    // Each step's thinking reached the AI SDK as reasoning.
+    expect((await result.steps).map((step) => step.reasoningText)).toEqual(['Look it up.', 'Answering.']);
+    const bodies = fake.requests.filter((r) => r.path.endsWith('/messages')).map((r) => r.body);
+    expect(bodies).toHaveLength(2);
+    for (const body of bodies) expect(body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } });
+    expect(bodies[0]).not.toHaveProperty('thinking.budget_tokens');
+    expect(bodies[1].messages[1].content[0]).toMatchObject({ type: 'thinking', thinking: 'Look it up.' });
   });
 });
