@@ -18,6 +18,7 @@ const unit = [
   'test/token-cache.test.ts',
   'test/config-env.test.ts',
   'test/sigv4-reference.test.ts',
+  'test/read-ahead.test.ts',
   'test/remote-fetch.test.ts',
   'test/evaluate-limit.test.ts',
   'test/evaluate-config.test.ts',

@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installClaude, type FakeClaude } from './kit/fake-claude.js';
-import { claudeAgentModels, claudeChannel, claudeEnv, openaiAgentModels } from './kit/agent-models.js';
+import { adaptiveUpstream, claudeAgentModels, claudeChannel, claudeEnv, openaiAgentModels } from './kit/agent-models.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
 
@@ -20,7 +20,8 @@ let anthropic: Anthropic;
 beforeAll(async () => {
   fake = await FakeUpstream.start();
   claude = installClaude(fake);
-  claude.structured.add('claude-new');
+  claude.structured.add('claude-new').add(adaptiveUpstream);
+  claude.adaptive.add(adaptiveUpstream);
   gw = await startGateway({
     channels: {
       claude: claudeChannel(fake.url, claudeAgentModels),
@@ -52,19 +53,26 @@ beforeEach(() => {
 const weather = { type: 'function' as const, name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: false };
 const claudeBodies = () => fake.requests.filter((r) => r.path.endsWith('/messages')).map((r) => r.body);
 
+/** What each Claude model is sent for effort `low` (Responses) and `medium` (chat): a budget, or adaptive thinking and an effort. */
+const thinkingOf = {
+  'claude-thinks': { low: { thinking: { type: 'enabled', budget_tokens: 2048 } }, medium: { thinking: { type: 'enabled', budget_tokens: 8192 } } },
+  'claude-adaptive': { low: { thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }, medium: { thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } } },
+} as const;
+const thinkingRuns = [false, true].flatMap((stream) => (['claude-thinks', 'claude-adaptive'] as const).map((model) => [stream, model] as const));
+
 describe('reasoning plus tools into Claude, two turns', () => {
-  it.each([false, true])('Responses (stream %s): the signed thinking comes back as a reasoning item and goes back before the tool result', async (stream) => {
+  it.each(thinkingRuns)('Responses (stream %s, %s): the signed thinking comes back as a reasoning item and goes back before the tool result', async (stream, model) => {
     const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'Weather in Paris?' }];
     const first = stream
-      ? await openai.responses.stream({ model: 'claude-thinks', input, tools: [weather], reasoning: { effort: 'low' }, store: false, include: ['reasoning.encrypted_content'] }).finalResponse()
-      : await openai.responses.create({ model: 'claude-thinks', input, tools: [weather], reasoning: { effort: 'low' }, store: false, include: ['reasoning.encrypted_content'] });
+      ? await openai.responses.stream({ model, input, tools: [weather], reasoning: { effort: 'low' }, store: false, include: ['reasoning.encrypted_content'] }).finalResponse()
+      : await openai.responses.create({ model, input, tools: [weather], reasoning: { effort: 'low' }, store: false, include: ['reasoning.encrypted_content'] });
     const reasoning = first.output.find((i) => i.type === 'reasoning') as OpenAI.Responses.ResponseReasoningItem;
     expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'I should look it up.' }]);
     expect(reasoning.encrypted_content).toMatch(/^gw-thinking-1\./);
     const call = first.output.find((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
     // Codex and the AI SDK (store: false) send the output back as it came, with the tool's output.
     const second = await openai.responses.create({
-      model: 'claude-thinks',
+      model,
       input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: call.call_id, output: '21C' }],
       tools: [weather],
       reasoning: { effort: 'low' },
@@ -73,7 +81,8 @@ describe('reasoning plus tools into Claude, two turns', () => {
     expect(claude.refusals).toEqual([]);
     expect(second.output_text).toBe('It is 21C in Paris.');
     const sent = claudeBodies()[1];
-    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(claudeBodies()[0]).toMatchObject(thinkingOf[model].low);
+    expect(sent).toMatchObject(thinkingOf[model].low);
     expect(sent.messages[1].content[0]).toMatchObject({ type: 'thinking', thinking: 'I should look it up.' });
   });
 
@@ -108,23 +117,25 @@ describe('reasoning plus tools into Claude, two turns', () => {
     expect(fake.requests).toEqual([]);
   });
 
-  it.each([false, true])('chat (stream %s): a turn continuing the tool loop is answered with thinking off, and the loop completes', async (stream) => {
+  it.each(thinkingRuns)('chat (stream %s, %s): a turn continuing the tool loop is answered with thinking off, and the loop completes', async (stream, model) => {
     const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: weather.parameters } }];
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
     const first = stream
-      ? await openai.chat.completions.stream({ model: 'claude-thinks', messages, tools, reasoning_effort: 'medium' }).finalChatCompletion()
-      : await openai.chat.completions.create({ model: 'claude-thinks', messages, tools, reasoning_effort: 'medium' });
+      ? await openai.chat.completions.stream({ model, messages, tools, reasoning_effort: 'medium' }).finalChatCompletion()
+      : await openai.chat.completions.create({ model, messages, tools, reasoning_effort: 'medium' });
     const call = first.choices[0].message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
     expect(call.function).toEqual({ name: 'get_weather', arguments: '{"city":"Paris"}' });
     messages.push(first.choices[0].message as OpenAI.Chat.ChatCompletionMessageParam, { role: 'tool', tool_call_id: call.id, content: '21C' });
     const second = stream
-      ? await openai.chat.completions.stream({ model: 'claude-thinks', messages, tools, reasoning_effort: 'medium' }).finalChatCompletion()
-      : await openai.chat.completions.create({ model: 'claude-thinks', messages, tools, reasoning_effort: 'medium' });
+      ? await openai.chat.completions.stream({ model, messages, tools, reasoning_effort: 'medium' }).finalChatCompletion()
+      : await openai.chat.completions.create({ model, messages, tools, reasoning_effort: 'medium' });
     expect(claude.refusals).toEqual([]);
     expect(second.choices[0].message.content).toBe('It is 21C in Paris.');
     const [one, two] = claudeBodies();
-    expect(one.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+    expect(one).toMatchObject(thinkingOf[model].medium);
     expect(two).not.toHaveProperty('thinking');
+    // An effort bounds every kind of output, so it stays when thinking is off.
+    if (model === 'claude-adaptive') expect(two.output_config).toEqual({ effort: 'medium' });
   });
 });
 
@@ -228,9 +239,27 @@ describe('a Claude Code-shaped session on an OpenAI chat channel', () => {
       history.push({ role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'Read', input: { file_path: `f${n}` } }] });
       history.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: `contents of f${n}` }] });
     }
-    await anthropic.beta.messages.create({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 2 }, keep: { type: 'tool_uses', value: 1 } }] } });
+    const answer = await anthropic.beta.messages.create({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 2 }, keep: { type: 'tool_uses', value: 1 } }] } });
     const results = fake.last!.body.messages.filter((m: { role: string }) => m.role === 'tool').map((m: { content: string }) => m.content);
     expect(results).toEqual(['[cleared]', '[cleared]', 'contents of f3']);
+    // Reported as Anthropic does: two tool uses cleared, their results ('"contents of fN"', 16 characters) 4 tokens each.
+    expect(answer.context_management).toEqual({ applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 8 }] });
+  });
+
+  it('a streamed answer reports the applied edits in message_delta, where the SDK reads them; none applied is an empty list', async () => {
+    const history: Anthropic.Beta.BetaMessageParam[] = [{ role: 'user', content: 'Read two files' }];
+    for (const n of [1, 2]) {
+      history.push({ role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${n}`, name: 'Read', input: { file_path: `f${n}` } }] });
+      history.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: `contents of f${n}` }] });
+    }
+    const edit = (value: number) => ({ edits: [{ type: 'clear_tool_uses_20250919' as const, trigger: { type: 'tool_uses' as const, value }, keep: { type: 'tool_uses' as const, value: 1 }, clear_tool_inputs: true }] });
+    const cleared = await anthropic.beta.messages.stream({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: edit(1) }).finalMessage();
+    // The result ('"contents of f1"') and the input ('{"file_path":"f1"}', 18 characters): 4 + 5 tokens.
+    expect(cleared.context_management).toEqual({ applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 9 }] });
+    const untouched = await anthropic.beta.messages.stream({ model: 'gpt-plain', max_tokens: 100, tools, messages: history, context_management: edit(5) }).finalMessage();
+    expect(untouched.context_management).toEqual({ applied_edits: [] });
+    const unasked = await anthropic.beta.messages.create({ model: 'gpt-plain', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+    expect(unasked.context_management ?? null).toBeNull();
   });
 
   it('another context_management edit is refused by name', async () => {

@@ -78,11 +78,11 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   const streamFlag = sent.operation.streamFlag;
   if (sent.operation.response === 'sse' || sent.operation.response === 'stream' || (streamFlag !== undefined && document[streamFlag] === true)) {
     await expectEventStream(sent);
-    // The stream is read at once (an upstream that ends early must not lose what it sent while the count ran); the
-    // count, usually done before the first event, reaches message_start when it is ready.
-    estimate?.then((count) => (ctx.inputEstimate ??= count));
+    // message_start says the local count, so the first event waits for it (bounded: the count stops after 1 s); the
+    // stream is read meanwhile, so an upstream that ends early loses nothing it sent.
+    const counted = estimate?.then((count) => (ctx.inputEstimate ??= count));
     const mapper = translator.stream(ctx, call.body);
-    return relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge);
+    return relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge, counted);
   }
   // decode and map the answer; it is sent while its settlement commits.
   const answer = await readJsonObject(sent);

@@ -42,7 +42,53 @@ class CurrentEvent {
   }
 }
 
-export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge): Promise<void> {
+/**
+ * The body's chunks, read on while `ready` is pending and handed on once it settles: a mapper that needs a count for its
+ * first event waits for it without leaving the upstream unread (an upstream that resets the connection takes with it
+ * whatever was left unread in the socket's buffer).
+ */
+export async function* readAhead(body: AsyncIterable<Buffer>, ready: Promise<unknown>): AsyncGenerator<Buffer> {
+  const chunks = body[Symbol.asyncIterator]();
+  const settled = ready.then(
+    () => undefined,
+    () => undefined,
+  );
+  const early: Buffer[] = [];
+  let next: Promise<IteratorResult<Buffer>> | undefined;
+  let ended = false;
+  let failure: { err: unknown } | undefined;
+  try {
+    try {
+      while (!ended) {
+        next ??= chunks.next();
+        const read = await Promise.race([next, settled]);
+        if (!read) break;
+        next = undefined;
+        if (read.done) ended = true;
+        else early.push(read.value);
+      }
+    } catch (err) {
+      failure = { err };
+      next = undefined;
+    }
+    await settled;
+    yield* early;
+    if (failure) throw failure.err;
+    while (!ended) {
+      const read = await (next ?? chunks.next());
+      next = undefined;
+      if (read.done) ended = true;
+      else yield read.value;
+    }
+  } finally {
+    // A consumer that stops early ends the body, as leaving a for-await loop over it does.
+    next?.catch(() => undefined);
+    if (!ended && !failure) await chunks.return?.();
+  }
+}
+
+/** `ready`: what the mapper waits for before its first event (the body is read meanwhile, see readAhead). */
+export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>): Promise<void> {
   const { log } = call;
   const channel = sent.route.channel.id;
   const body = sent.response.body;
@@ -81,7 +127,7 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     await out.flush();
   };
   try {
-    for await (const chunk of body) {
+    for await (const chunk of ready ? readAhead(body, ready) : body) {
       if (call.abortSource.aborted) break;
       await relay(reader.feed(chunk));
     }

@@ -5,7 +5,10 @@ import { chatChannel } from './gateway.js';
 /** The list price every agent-suite model is billed at. */
 export const agentPrice = 'price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }';
 
-/** claude-thinks (thinking on; forced-tool structured output) and claude-structured (output_config.format). */
+/**
+ * claude-thinks (thinking with a budget; forced-tool structured output), claude-structured (output_config.format) and
+ * claude-adaptive (adaptive thinking and output_config.effort, no budget: its upstream id is in the fake's `adaptive`).
+ */
 export const claudeAgentModels = `  - id: claude-thinks
     upstream: claude-old
     kind: chat
@@ -17,7 +20,16 @@ export const claudeAgentModels = `  - id: claude-thinks
     thinking: true
     structuredOutputs: true
     ${agentPrice}
+  - id: claude-adaptive
+    upstream: claude-next
+    kind: chat
+    thinking: adaptive
+    structuredOutputs: true
+    ${agentPrice}
 `;
+
+/** The upstream id of claude-adaptive, for the fake Claude's \`adaptive\` set. */
+export const adaptiveUpstream = 'claude-next';
 
 /** gpt-plain (a chat model) and gpt-reasoner (a reasoning model taking max_completion_tokens). */
 export const openaiAgentModels = `  - id: gpt-plain

@@ -1,6 +1,9 @@
 // A stricter fake Anthropic Messages route for agent loops: it enforces the documented rules a translation can break, and
-// answers from a turn script. Rules (Anthropic's Messages reference and extended-thinking / structured-outputs guides):
+// answers from a turn script. Rules (Anthropic's Messages reference and extended-thinking / structured-outputs guides;
+// https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking):
 // - max_tokens above thinking.budget_tokens; with thinking on, temperature only 1 and no forced tool_choice (any, tool);
+// - a model that thinks adaptively refuses a budget (`thinking.type: enabled`), and only such a model takes
+//   `thinking.type: adaptive`; output_config.effort is one of low, medium, high, xhigh, max;
 // - with thinking on, a request continuing a tool loop (its last user turn holds tool_result blocks) needs the assistant
 //   turn before it to start with a thinking or redacted_thinking block, whose signature must be one this fake issued;
 // - output_config.format and strict tools only on a model that takes structured outputs, with every object schema closed
@@ -19,6 +22,8 @@ export type ClaudeTurn = (req: Record<string, any>) => { content: Block[]; stop_
 export interface FakeClaude {
   /** Upstream model ids that take structured outputs. */
   structured: Set<string>;
+  /** Upstream model ids that think adaptively: they refuse a thinking budget. */
+  adaptive: Set<string>;
   /** The answer to the next requests (default: text "Hello from Claude."). */
   turn: ClaudeTurn;
   /** Requests refused, with why (a test asserts there are none). */
@@ -45,9 +50,14 @@ function closedSchemas(schema: any, where: string): string | undefined {
 }
 
 function check(body: Record<string, any>, claude: FakeClaude): string | undefined {
-  const thinking = body.thinking?.type === 'enabled';
+  const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
   if (!Number.isInteger(body.max_tokens)) return 'max_tokens: Field required';
-  if (thinking && !(body.max_tokens > body.thinking.budget_tokens)) return '`max_tokens` must be greater than `thinking.budget_tokens`';
+  const adaptive = claude.adaptive.has(body.model);
+  if (adaptive && body.thinking?.type === 'enabled') return '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+  if (!adaptive && body.thinking?.type === 'adaptive') return `thinking.type: adaptive thinking is not supported on model ${body.model}`;
+  const effort = body.output_config?.effort;
+  if (effort !== undefined && !['low', 'medium', 'high', 'xhigh', 'max'].includes(effort)) return `output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'`;
+  if (body.thinking?.type === 'enabled' && !(body.max_tokens > body.thinking.budget_tokens)) return '`max_tokens` must be greater than `thinking.budget_tokens`';
   if (thinking && body.temperature !== undefined && body.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled';
   if (thinking && (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')) return 'Thinking may not be enabled when tool_choice forces tool use.';
   const structured = claude.structured.has(body.model);
@@ -84,7 +94,7 @@ function check(body: Record<string, any>, claude: FakeClaude): string | undefine
 /** The answer's blocks: thinking signed, and left out unless thinking is on (a model does not think unasked). */
 function answerOf(body: Record<string, any>, claude: FakeClaude): { content: Block[]; stop_reason: string } {
   const turn = claude.turn(body);
-  const thinking = body.thinking?.type === 'enabled';
+  const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
   const content = turn.content.filter((b) => thinking || b.type !== 'thinking').map((b) => (b.type === 'thinking' ? { ...b, signature: sign(b.thinking) } : b));
   return { content, stop_reason: turn.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn') };
 }
@@ -112,7 +122,7 @@ function events(id: string, model: string, content: Block[], stop: string, usage
 
 /** Installs the strict route on `fake` for POST .../messages (before the lenient built-in one). */
 export function installClaude(fake: FakeUpstream): FakeClaude {
-  const claude: FakeClaude = { structured: new Set(), turn: () => ({ content: [{ type: 'text', text: 'Hello from Claude.' }] }), refusals: [], usage: { input_tokens: 40, output_tokens: 12 } };
+  const claude: FakeClaude = { structured: new Set(), adaptive: new Set(), turn: () => ({ content: [{ type: 'text', text: 'Hello from Claude.' }] }), refusals: [], usage: { input_tokens: 40, output_tokens: 12 } };
   fake.route(async (req: RecordedRequest, res) => {
     if (req.method === 'POST' && req.path.endsWith('/messages/count_tokens')) {
       json(res, 200, { input_tokens: claude.usage.input_tokens });

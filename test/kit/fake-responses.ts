@@ -1,6 +1,7 @@
 // The fake upstream's Responses route: a text answer (and, when the request asks for the image_generation tool, a generated
 // image; when it offers a function tool and no function_call_output is in the input yet, a function_call of the first
-// function tool instead of the text), as a response object or as the response.* event sequence.
+// function tool instead of the text; for a json_schema text.format, the JSON instead of the text), as a response object
+// or as the response.* event sequence.
 import type { FakeUpstream } from './fake-upstream.js';
 import { json, writeSse } from './fake-upstream.js';
 import { png } from './media-samples.js';
@@ -11,6 +12,8 @@ export interface ResponsesScript {
   usage: { input_tokens: number; output_tokens: number };
   /** The arguments (a JSON text) of the function_call answered while a function tool has not answered yet. */
   callArguments: string;
+  /** The answer's text when the request asks for a json_schema text.format. */
+  json: string;
 }
 
 interface FunctionCallItem {
@@ -40,12 +43,13 @@ function functionCallEvents(item: FunctionCallItem, index: number, event: (type:
 }
 
 export function installResponses(fake: FakeUpstream): ResponsesScript {
-  const script: ResponsesScript = { text: 'Hello from Responses.', image: png(512), usage: { input_tokens: 20, output_tokens: 8 }, callArguments: '{}' };
+  const script: ResponsesScript = { text: 'Hello from Responses.', image: png(512), usage: { input_tokens: 20, output_tokens: 8 }, callArguments: '{}', json: '{}' };
   fake.route(async (req, res) => {
     if (req.method !== 'POST' || !req.path.endsWith('/responses')) return false;
     const body = req.body ?? {};
     const wantsImage = Array.isArray(body.tools) && body.tools.some((t: { type?: string }) => t.type === 'image_generation');
-    const message = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: script.text, annotations: [] }] };
+    const text = body.text?.format?.type === 'json_schema' ? script.json : script.text;
+    const message = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
     const image = { id: 'ig_1', type: 'image_generation_call', status: 'completed', result: script.image.toString('base64') };
     const call = functionCall(body, script);
     const output: { type: string }[] = call ? [call] : wantsImage ? [image, message] : [message];
@@ -70,9 +74,9 @@ export function installResponses(fake: FakeUpstream): ResponsesScript {
       }
       events.push(event('response.output_item.added', { output_index: index, item: { ...message, status: 'in_progress', content: [] } }));
       events.push(event('response.content_part.added', { output_index: index, item_id: 'msg_1', content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
-      for (const piece of script.text.match(/.{1,6}/gs) ?? []) events.push(event('response.output_text.delta', { output_index: index, item_id: 'msg_1', content_index: 0, delta: piece }));
-      events.push(event('response.output_text.done', { output_index: index, item_id: 'msg_1', content_index: 0, text: script.text }));
-      events.push(event('response.content_part.done', { output_index: index, item_id: 'msg_1', content_index: 0, part: { type: 'output_text', text: script.text, annotations: [] } }));
+      for (const piece of text.match(/.{1,6}/gs) ?? []) events.push(event('response.output_text.delta', { output_index: index, item_id: 'msg_1', content_index: 0, delta: piece }));
+      events.push(event('response.output_text.done', { output_index: index, item_id: 'msg_1', content_index: 0, text }));
+      events.push(event('response.content_part.done', { output_index: index, item_id: 'msg_1', content_index: 0, part: { type: 'output_text', text, annotations: [] } }));
       events.push(event('response.output_item.done', { output_index: index, item: message }));
     });
     events.push(event('response.completed', { response: response('completed', output, true) }));

@@ -839,9 +839,9 @@ export interface ModelConfig {
    */
   outputBound?: 'max_tokens' | 'max_completion_tokens';
   /**
-   * Chat models on an Anthropic Messages protocol: takes extended thinking. A translated `reasoning_effort` (or Responses `reasoning.effort`) becomes a `thinking` budget by the protocol's table, with max_tokens raised above it. Never sent upstream.
+   * Chat models on an Anthropic Messages protocol: takes extended thinking. `true`: with a budget, so a translated `reasoning_effort` (or Responses `reasoning.effort`) becomes `thinking: {type: enabled, budget_tokens}` by the protocol's table, with max_tokens raised above it. `adaptive`: the model decides how much to think and takes no budget (Anthropic refuses `budget_tokens` on such models), so the effort becomes `thinking: {type: adaptive}` and `output_config.effort` by the protocol's table. Never sent upstream.
    */
-  thinking: boolean;
+  thinking: false | true | 'adaptive';
   /**
    * Chat models on an OpenAI chat protocol: continues a final assistant message sent with `prefix: true` (DeepSeek, Mistral). Without it a translated request ending in an assistant turn is refused (400), since the model would start a new message. Never sent upstream.
    */

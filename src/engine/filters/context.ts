@@ -63,8 +63,18 @@ function toolUses(messages: Message[]) {
   return uses;
 }
 
-/** The messages with the oldest tool results (and, if asked, their inputs) replaced, as `clear_tool_uses_*` does. */
-function clearToolUses(body: Record<string, unknown>, messages: Message[], edit: ClearToolUses): Message[] {
+/** What Anthropic reports for an edit it applied (`context_management.applied_edits` on the answer). */
+interface AppliedEdit {
+  type: string;
+  cleared_tool_uses: number;
+  cleared_input_tokens: number;
+}
+
+/**
+ * The messages with the oldest tool results (and, if asked, their inputs) replaced, as `clear_tool_uses_*` does, and
+ * what was cleared (undefined when the edit did not trigger or would clear too little).
+ */
+function clearToolUses(body: Record<string, unknown>, messages: Message[], edit: ClearToolUses): { messages: Message[]; applied?: AppliedEdit } {
   const trigger = count(edit.trigger, ['input_tokens', 'tool_uses'], { type: 'input_tokens', value: DEFAULT_TRIGGER }, 'trigger');
   const keep = count(edit.keep, ['tool_uses'], { type: 'tool_uses', value: DEFAULT_KEEP }, 'keep');
   const atLeast = count(edit.clear_at_least, ['input_tokens'], { type: 'input_tokens', value: 0 }, 'clear_at_least');
@@ -77,18 +87,54 @@ function clearToolUses(body: Record<string, unknown>, messages: Message[], edit:
   }
   const uses = toolUses(messages);
   const size = trigger.type === 'tool_uses' ? uses.length : estimate([body.system, messages, body.tools]);
-  if (size <= trigger.value) return messages;
+  if (size <= trigger.value) return { messages };
   const excluded = new Set((edit.exclude_tools as string[] | undefined) ?? []);
   const clearInput = (name: unknown) => inputs === true || (Array.isArray(inputs) && inputs.includes(String(name)));
   const candidates = uses.slice(0, Math.max(0, uses.length - keep.value)).filter((u) => !excluded.has(String(u.use.name)));
   const cleared = candidates.reduce((n, u) => n + estimate(u.result?.content) + (clearInput(u.use.name) ? estimate(u.use.input) : 0), 0);
-  if (candidates.length === 0 || cleared < atLeast.value) return messages;
+  if (candidates.length === 0 || cleared < atLeast.value) return { messages };
   const replaced = new Map<Block, Block>();
   for (const u of candidates) {
     if (u.result) replaced.set(u.result, { ...u.result, content: CLEARED });
     if (clearInput(u.use.name)) replaced.set(u.use, { ...u.use, input: {} });
   }
-  return messages.map((m) => (Array.isArray(m.content) && (m.content as Block[]).some((b) => replaced.has(b)) ? { ...m, content: (m.content as Block[]).map((b) => replaced.get(b) ?? b) } : m));
+  return {
+    messages: messages.map((m) => (Array.isArray(m.content) && (m.content as Block[]).some((b) => replaced.has(b)) ? { ...m, content: (m.content as Block[]).map((b) => replaced.get(b) ?? b) } : m)),
+    applied: { type: edit.type, cleared_tool_uses: candidates.length, cleared_input_tokens: cleared },
+  };
+}
+
+interface Edited {
+  messages: Message[];
+  /** Null when the request asked for no context management (the answer then says nothing about it). */
+  applied: AppliedEdit[] | null;
+}
+
+/** Edits applied once per request: the answer reports what the request mapping did (the same body object). */
+const edited = new WeakMap<object, Edited>();
+
+function applyEdits(body: unknown): Edited {
+  const request = (body ?? {}) as Record<string, unknown>;
+  const known = edited.get(request);
+  if (known) return known;
+  let messages = (Array.isArray(request.messages) ? request.messages : []) as Message[];
+  const management = request.context_management as { edits?: unknown } | null | undefined;
+  if (management === undefined || management === null) return { messages, applied: null };
+  if (typeof management !== 'object' || (management.edits !== undefined && !Array.isArray(management.edits))) return refuse('context_management must be {edits: [...]}');
+  const applied: AppliedEdit[] = [];
+  for (const edit of (management.edits ?? []) as ClearToolUses[]) {
+    const type = String(edit?.type);
+    if (NO_OPS.has(type)) continue;
+    if (!CLEAR_TOOL_USES.test(type)) {
+      refuse(`context_management edit ${clientValue(type)} cannot be applied on this channel: only clear_thinking_20251015 (thinking never crosses) and clear_tool_uses_* (emulated) can`);
+    }
+    const result = clearToolUses(request, messages, edit);
+    messages = result.messages;
+    if (result.applied) applied.push(result.applied);
+  }
+  const done = { messages, applied };
+  if (typeof body === 'object' && body !== null) edited.set(body, done);
+  return done;
 }
 
 export const filters = {
@@ -96,18 +142,14 @@ export const filters = {
    * An Anthropic request's messages with its `context_management.edits` applied: `clear_thinking_*` edits are no-ops (a chat
    * channel never gets thinking), `clear_tool_uses_*` clears older tool results; any other edit is refused by name.
    */
-  context_edits: (body: unknown) => {
-    const request = (body ?? {}) as Record<string, unknown>;
-    let messages = (Array.isArray(request.messages) ? request.messages : []) as Message[];
-    const management = request.context_management as { edits?: unknown } | null | undefined;
-    if (management === undefined || management === null) return messages;
-    if (typeof management !== 'object' || (management.edits !== undefined && !Array.isArray(management.edits))) return refuse('context_management must be {edits: [...]}');
-    for (const edit of (management.edits ?? []) as ClearToolUses[]) {
-      const type = String(edit?.type);
-      if (NO_OPS.has(type)) continue;
-      if (CLEAR_TOOL_USES.test(type)) messages = clearToolUses(request, messages, edit);
-      else refuse(`context_management edit ${clientValue(type)} cannot be applied on this channel: only clear_thinking_20251015 (thinking never crosses) and clear_tool_uses_* (emulated) can`);
-    }
-    return messages;
+  context_edits: (body: unknown) => applyEdits(body).messages,
+  /**
+   * The answer's `context_management` for that request, as Anthropic reports it: `{applied_edits}` listing each
+   * `clear_tool_uses_*` edit that cleared something (`cleared_tool_uses`, `cleared_input_tokens` at 4 characters a token);
+   * nil when the request asked for none. Thinking is dropped on every translated request, not by an edit: not listed.
+   */
+  applied_context_edits: (body: unknown) => {
+    const { applied } = applyEdits(body);
+    return applied === null ? undefined : { applied_edits: applied };
   },
 };
