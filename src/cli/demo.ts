@@ -7,6 +7,7 @@ import { createServices } from '../services.js';
 import { buildApp } from '../app.js';
 import { issueApiKey } from '../auth/keys.js';
 import { createWorkspace, findWorkspaceByName } from '../store/workspaces.js';
+import { createPasswordLink, OWNER_LINK_SECONDS, passwordLinkUrl } from '../dashboard/password-links.js';
 
 const fake = await FakeUpstream.start();
 fake.chat = { text: 'Hello! I am the demo upstream; your request went through the gateway.', usage: { prompt_tokens: 14, completion_tokens: 13 } };
@@ -23,17 +24,31 @@ const host = process.env.HOST || config.gateway.server.host;
 const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
 const url = await app.listen({ host, port });
 
+// The dashboard: until someone owns the demo workspace, a one-time link that signs its owner up; then the sign-in page.
+const owned = await services.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspace.id).executeTakeFirst();
+const dashboard = owned
+  ? `Dashboard: ${url}/dashboard/login`
+  : `Dashboard: ${url}/dashboard (first, set the demo owner's password: ${passwordLinkUrl(url, await createPasswordLink(services.db, { workspaceId: workspace.id, role: 'owner' }, OWNER_LINK_SECONDS))})`;
+
 console.log(`
 Gateway demo listening at ${url} (fake upstream at ${fake.url}).
-API key (new each run): ${key}
+API key (new each run), for the README's examples:
+
+  export KEY=${key}
+
+${dashboard}
 
 Try:
   curl -s ${url}/api/v1/chat/completions \\
-    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+    -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" \\
     -d '{"model": "demo-chat", "messages": [{"role": "user", "content": "Hello"}]}'
 
+  curl -s ${url}/api/v1/responses \\
+    -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" \\
+    -d '{"model": "demo-chat", "input": "Hello"}'                       # Responses, translated to chat
+
   curl -s ${url}/api/v1/images/generations \\
-    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+    -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" \\
     -d '{"model": "demo-image", "prompt": "a lighthouse at dusk"}'      # archived: open its svc_url
 
 Ctrl-C to stop.`);

@@ -12,20 +12,28 @@ export interface Routes {
   endpoints: EndpointConfig[];
 }
 
-/** Reads the channel's credential variables; says why the channel cannot serve when it cannot. */
-function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warnings: string[]): void {
+/** Reads the channel's credential variables; says why the channel cannot serve when it cannot. Returns the variable missing. */
+function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv): string | undefined {
+  let missing: string | undefined;
   if (channel.credential) {
     const value = env[channel.credential.env];
-    const missing = !value ? channel.credential.env : channel.credential.secretEnv && !env[channel.credential.secretEnv] ? channel.credential.secretEnv : undefined;
+    missing = !value ? channel.credential.env : channel.credential.secretEnv && !env[channel.credential.secretEnv] ? channel.credential.secretEnv : undefined;
     if (missing) {
       channel.disabledReason = `channel "${channel.id}" is disabled: environment variable ${missing} is not set`;
-      warnings.push(`${displayPath(channel.file)}: ${channel.disabledReason}`);
     } else {
       channel.credentialValue = value;
       channel.secretValue = channel.credential.secretEnv ? env[channel.credential.secretEnv] : undefined;
     }
   }
   if (!channel.enabled) channel.disabledReason ??= `channel "${channel.id}" is disabled in ${displayPath(channel.file)}`;
+  return missing;
+}
+
+/** One line for every channel disabled by a missing variable (a first start has a score of them; one warning each buries the rest). */
+export function missingCredentialsLine(missing: { channel: string; variable: string }[]): string | undefined {
+  if (!missing.length) return undefined;
+  const list = missing.map(({ channel, variable }) => `${channel} (${variable})`).join(', ');
+  return `${missing.length} channel${missing.length === 1 ? '' : 's'} disabled (missing variables): ${list}`;
 }
 
 /** Client model id to the enabled entries that serve it, lowest priority first (ids in the order the files first name them). */
@@ -76,7 +84,13 @@ function endpointsOf(catalogue: EndpointConfig[], protocols: Map<string, Protoco
 
 export function routeConfig(checked: CheckedFiles, env: NodeJS.ProcessEnv, warnings: string[]): Routes {
   const channels = checked.channels.map(({ channel }) => channel);
-  for (const channel of channels) resolveCredentials(channel, env, warnings);
+  const missing: { channel: string; variable: string }[] = [];
+  for (const channel of channels) {
+    const variable = resolveCredentials(channel, env);
+    if (variable) missing.push({ channel: channel.id, variable });
+  }
+  const line = missingCredentialsLine(missing);
+  if (line) warnings.push(line);
   const models = routeModels(channels, checked.protocols);
   return { channels, models, aliases: routeAliases(channels, models), endpoints: endpointsOf(checked.endpoints, checked.protocols) };
 }
