@@ -18,7 +18,8 @@ process.env.DEMO_UPSTREAM_HOST = new URL(fake.url).host;
 const config = await loadConfig(join(import.meta.dirname, '..', '..', 'demo', 'config.yaml'));
 const services = await createServices(config);
 const app = await buildApp(services);
-const workspace = (await findWorkspaceByName(services.db, 'demo')) ?? (await createWorkspace(services.db, 'demo'));
+// Named as a first start names it, so the README's examples (`--workspace default`) work on the demo as written.
+const workspace = (await findWorkspaceByName(services.db, 'default')) ?? (await createWorkspace(services.db, 'default'));
 const { key } = await issueApiKey(services.db, workspace, { name: 'demo' });
 const host = process.env.HOST || config.gateway.server.host;
 const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
@@ -28,7 +29,7 @@ const url = await app.listen({ host, port });
 const owned = await services.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspace.id).executeTakeFirst();
 const dashboard = owned
   ? `Dashboard: ${url}/dashboard/login`
-  : `Dashboard: ${url}/dashboard (first, set the demo owner's password: ${passwordLinkUrl(url, await createPasswordLink(services.db, { workspaceId: workspace.id, role: 'owner' }, OWNER_LINK_SECONDS))})`;
+  : `Dashboard: ${url}/dashboard (first, set the owner's password of workspace "default": ${passwordLinkUrl(url, await createPasswordLink(services.db, { workspaceId: workspace.id, role: 'owner' }, OWNER_LINK_SECONDS))})`;
 
 console.log(`
 Gateway demo listening at ${url} (fake upstream at ${fake.url}).
