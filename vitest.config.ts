@@ -38,6 +38,7 @@ const processes = [
   'test/check-config.test.ts',
   'test/dashboard-setup.test.ts',
   'test/readme-examples.test.ts',
+  'test/build-script.test.ts',
 ];
 /** Integration suites about SQLite itself, or whose storage is beside the point: not run again on PostgreSQL. */
 const sqliteOnly = ['test/billing-settle-batch.test.ts', 'test/agent-libraries.test.ts', 'test/dashboard-browser.test.ts', 'test/sqlite-checkpoint.test.ts', 'test/translate-openai-sdk.test.ts'];
