@@ -25,8 +25,8 @@ const host = process.env.HOST || config.gateway.server.host;
 const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
 const url = await app.listen({ host, port });
 
-// The dashboard: until someone owns the demo workspace, a one-time link that signs its owner up; then the sign-in page.
-const owned = await services.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspace.id).executeTakeFirst();
+// The dashboard: until the demo's workspace has an owner, a one-time link that signs its owner up; then the sign-in page.
+const owned = await services.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspace.id).where('role', '=', 'owner').executeTakeFirst();
 const dashboard = owned
   ? `Dashboard: ${url}/dashboard/login`
   : `Dashboard: ${url}/dashboard (first, set the owner's password of workspace "default": ${passwordLinkUrl(url, await createPasswordLink(services.db, { workspaceId: workspace.id, role: 'owner' }, OWNER_LINK_SECONDS))})`;
