@@ -6,6 +6,7 @@ import { loadConfig } from '../compile/load-config.js';
 import { createServices } from '../services.js';
 import { buildApp } from '../app.js';
 import { issueApiKey } from '../auth/keys.js';
+import { newAdminToken } from '../admin/auth.js';
 import { createWorkspace, findWorkspaceByName } from '../store/workspaces.js';
 import { createPasswordLink, OWNER_LINK_SECONDS, passwordLinkUrl } from '../dashboard/password-links.js';
 
@@ -14,6 +15,10 @@ fake.chat = { text: 'Hello! I am the demo upstream; your request went through th
 installImages(fake);
 process.env.DEMO_UPSTREAM_URL = `${fake.url}/v1`;
 process.env.DEMO_UPSTREAM_HOST = new URL(fake.url).host;
+
+// An admin token for this run: the config admits its hash (admin.tokens in demo/config.yaml).
+const admin = newAdminToken();
+process.env.DEMO_ADMIN_SHA256 = admin.sha256;
 
 const config = await loadConfig(join(import.meta.dirname, '..', '..', 'demo', 'config.yaml'));
 const services = await createServices(config);
@@ -36,6 +41,10 @@ Gateway demo listening at ${url} (fake upstream at ${fake.url}).
 API key (new each run), for the README's examples:
 
   export KEY=${key}
+
+The admin API (/admin/v1), with a token for this run:
+
+  export ADMIN="Authorization: Bearer ${admin.token}"; GW=${url}/admin/v1
 
 ${dashboard}
 
