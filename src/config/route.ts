@@ -30,7 +30,7 @@ function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv): str
 }
 
 /** One line for every channel disabled by a missing variable (a first start has a score of them; one warning each buries the rest). */
-export function missingCredentialsLine(missing: { channel: string; variable: string }[]): string | undefined {
+function missingCredentialsLine(missing: { channel: string; variable: string }[]): string | undefined {
   if (!missing.length) return undefined;
   const list = missing.map(({ channel, variable }) => `${channel} (${variable})`).join(', ');
   return `${missing.length} channel${missing.length === 1 ? '' : 's'} disabled (missing variables): ${list}`;
