@@ -30,6 +30,8 @@ const unit = [
   'test/size-limits.test.ts',
   'test/model-ids-config.test.ts',
   'test/shipped-models.test.ts',
+  'test/admin-cli-args.test.ts',
+  'test/log-format.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
@@ -40,6 +42,8 @@ const processes = [
   'test/billing-processes.test.ts',
   'test/check-config.test.ts',
   'test/dashboard-setup.test.ts',
+  'test/readme-examples.test.ts',
+  'test/build-script.test.ts',
 ];
 /** Integration suites about SQLite itself, or whose storage is beside the point: not run again on PostgreSQL. */
 const sqliteOnly = ['test/billing-settle-batch.test.ts', 'test/agent-libraries.test.ts', 'test/dashboard-browser.test.ts', 'test/sqlite-checkpoint.test.ts', 'test/translate-openai-sdk.test.ts'];

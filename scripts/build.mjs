@@ -1,9 +1,11 @@
 // npm run build (and npm's `prepare`, which runs it on `npm install` / `npm ci`): compiles src/ with tsc into dist/ and
 // copies what is not TypeScript beside it (the dashboard's views and public files; the endpoint catalogue is read from catalogue/ at the top), so
-// `npm start` runs plain JavaScript. `--if-stale` (npm's `prestart`) builds only when something under src/, a tsconfig
-// or package.json is newer than the last build. Plain JavaScript itself: it runs before anything is compiled.
+// `npm start` runs plain JavaScript. `--if-stale` (npm's `prestart` and `preadmin`) does nothing when nothing under
+// src/ is newer than the last build, transpiles just the newer files when some are (esbuild, a second or less), and
+// builds everything when there is no build yet or a tsconfig or package.json changed. Plain JavaScript itself: it runs
+// before anything is compiled.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 
@@ -22,14 +24,72 @@ function newest(dir) {
   return latest;
 }
 
-function stale() {
-  if (!existsSync(stamp)) return true;
-  const built = statSync(stamp).mtimeMs;
-  const inputs = [newest(src), ...['tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => statSync(join(root, f)).mtimeMs)];
-  return inputs.some((t) => t > built);
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath ?? entry.path, entry.name)));
 }
 
-if (process.argv.includes('--if-stale') && !stale()) process.exit(0);
+/** What the last build is missing: nothing, a full build (no build yet, or a tsconfig or package.json changed), or some files of src/. */
+function staleness() {
+  if (!existsSync(stamp)) return { full: true };
+  const built = statSync(stamp).mtimeMs;
+  if (['tsconfig.json', 'tsconfig.build.json', 'package.json'].some((f) => statSync(join(root, f)).mtimeMs > built)) return { full: true };
+  if (newest(src) <= built) return { full: false };
+  // Newer than the build, or without an output (a file moved in keeps its older time).
+  const output = (file) => join(dist, file.endsWith('.ts') ? file.replace(/\.ts$/, '.js') : file);
+  return { full: false, changed: filesUnder(src).filter((file) => statSync(join(src, file)).mtimeMs > built || (file !== 'cli/demo.ts' && !existsSync(output(file)))) };
+}
+
+/** The source a file of dist/ was made from: its .ts for compiled JavaScript and its map, else the same path. */
+function sourceOf(file) {
+  if (existsSync(join(src, file))) return file;
+  return file.replace(/\.js(\.map)?$/, '.ts');
+}
+
+/**
+ * `npm start` after a change: transpile only the changed files with esbuild (as tsx does: types are not checked here;
+ * `npm run build` and `npm run typecheck` check them), copy changed assets, and remove what a deleted source left in dist/.
+ */
+async function rebuildChanged(changed, startedAt) {
+  const typescript = changed.filter((file) => file.endsWith('.ts') && file !== 'cli/demo.ts');
+  if (typescript.length) {
+    const { build } = await import('esbuild');
+    await build({
+      entryPoints: typescript.map((file) => join(src, file)),
+      outdir: dist,
+      outbase: src,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: true,
+      tsconfig: join(root, 'tsconfig.build.json'),
+      logLevel: 'error',
+    });
+  }
+  for (const file of changed.filter((f) => !f.endsWith('.ts'))) cpSync(join(src, file), join(dist, file));
+  let removed = 0;
+  for (const file of filesUnder(dist)) {
+    if (file === '.build-stamp' || existsSync(join(src, sourceOf(file)))) continue;
+    rmSync(join(dist, file));
+    removed++;
+  }
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  // The stamp takes the time the scan began: a file saved while this ran is newer, and is transpiled next time.
+  utimesSync(stamp, new Date(startedAt), new Date(startedAt));
+  console.log(`build: ${typescript.length} changed file(s) of src/ transpiled, ${changed.length - typescript.length} copied, ${removed} removed from dist/`);
+}
+
+if (process.argv.includes('--if-stale')) {
+  const startedAt = Date.now();
+  const state = staleness();
+  if (!state.full && !state.changed) process.exit(0);
+  if (!state.full) {
+    await rebuildChanged(state.changed, startedAt);
+    process.exit(0);
+  }
+}
 
 // A clean output: a file deleted from src/ (a migration, a filter) must not linger in dist/ and still be loaded.
 rmSync(dist, { recursive: true, force: true });

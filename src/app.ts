@@ -5,11 +5,12 @@ import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
-import { NotFoundError, boundedError, clientValue } from './base/errors.js';
+import { GatewayError, NotFoundError, boundedError, clientValue } from './base/errors.js';
 import { schemaError } from './http/schema-error.js';
 import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
+import { logDestination } from './http/log-format.js';
 import { registerDashboard } from './dashboard/index.js';
 import { registerAdminApi } from './admin/routes.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
@@ -64,6 +65,7 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
             serializers: {
               req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactUrl(req.url.slice(0, LOGGED_URL_LENGTH)), id: req.id }),
             },
+            stream: logDestination(),
             ...(typeof options.logger === 'object' ? options.logger : {}),
           },
     bodyLimit: config.gateway.server.bodyLimitBytes,
@@ -103,8 +105,11 @@ function registerHooks(app: FastifyInstance, services: Services): void {
       return reply.code(499).send();
     }
     const error = boundedError(toGatewayError(err, multipartLimits));
-    if (error.statusCode >= 500) req.log.error({ err }, 'request failed');
-    else req.log.info({ code: error.code, status: error.statusCode }, error.message);
+    // A typed 502-504 says what happened (a disabled channel, an upstream's failure): a warning with its code. A stack
+    // trace is for what nobody anticipated (a 500).
+    const anticipated = err instanceof GatewayError && error.statusCode !== 500;
+    if (error.statusCode >= 500 && !anticipated) req.log.error({ err }, 'request failed');
+    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode }, error.message);
     sendError(reply, error, dialectOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {

@@ -8,14 +8,14 @@ import { availableParallelism } from 'node:os';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Keyv from 'keyv';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { gatewayLogger, printPlain } from './http/log-format.js';
 import { AggregatorRegistry } from 'prom-client';
 import { askWorker, type FleetReload, type PrimaryReply, type PrimaryRequest } from './base/cluster-ipc.js';
 import type { LoadedConfig } from './engine/loaded-config.js';
 import { dataPathFor, summarize } from './config/load.js';
 import { openConfiguredDatabase } from './store/open.js';
-import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
-import { passwordLinkUrl } from './auth/password-links.js';
+import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
 import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
 import { PID_FILE, pidFileContents } from './compile/reload.js';
 
@@ -84,11 +84,10 @@ interface PrimaryState {
 }
 
 /** Applies the migrations and the first-start bootstrap once, before any worker opens the database. */
-async function prepareDatabase(config: LoadedConfig, log: Logger): Promise<Issued> {
+async function prepareDatabase(config: LoadedConfig): Promise<Issued> {
   const database = await openConfiguredDatabase(config);
   const issued = await bootstrapDefaultWorkspace(database.db);
   await database.close();
-  if (issued) log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
   return issued;
 }
 
@@ -106,7 +105,13 @@ function announce(state: PrimaryState, address: Address): void {
   const host = address.address && address.address !== '::' && address.address !== '0.0.0.0' ? address.address : '127.0.0.1';
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   log.info(`listening at ${url} with ${count} workers`);
-  if (issued) log.warn(`first start: set the owner's dashboard password within 7 days (one-time link): ${passwordLinkUrl(config.gateway.server.publicUrl || url, issued.ownerLinkToken)}`);
+  // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
+  if (issued) {
+    printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || url));
+    log.info({ workspace: issued.workspace, keyId: issued.id }, 'first start: printed the key and the owner link above');
+  }
+  for (const warning of config.warnings) log.warn(warning);
+  log.info(`config ${config.file}: ${summarize(config)}; ${count} worker processes`);
   log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
 }
 
@@ -195,11 +200,9 @@ async function reloadOthers(state: PrimaryState, from: Worker): Promise<FleetRel
 
 /** The primary of `count` workers; resolves once it has started them (it then runs until SIGTERM). */
 export async function runPrimary(config: LoadedConfig, count: number): Promise<void> {
-  const log: Logger = pino({ level: config.gateway.server.logLevel });
-  for (const warning of config.warnings) log.warn(warning);
-  log.info(`config ${config.file}: ${summarize(config)}; ${count} worker processes`);
+  const log: Logger = gatewayLogger({ level: config.gateway.server.logLevel });
 
-  const issued = await prepareDatabase(config, log);
+  const issued = await prepareDatabase(config);
   const pidFile = writePidFile(config);
   const state: PrimaryState = {
     config,

@@ -6,8 +6,8 @@ import { resolveConfigPath, summarize } from './config/load.js';
 import { loadConfig, type LoadedConfig } from './compile/load-config.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
-import { bootstrapDefaultWorkspace } from './auth/bootstrap.js';
-import { passwordLinkUrl } from './auth/password-links.js';
+import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
+import { printPlain } from './http/log-format.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './telemetry/metrics-server.js';
 import { PID_FILE, pidFileContents, reloadConfig } from './compile/reload.js';
@@ -41,12 +41,7 @@ async function main() {
 async function serve(config: LoadedConfig, worker: boolean) {
   const services = await createServices(config);
   const app = await buildApp(services);
-  if (!worker) {
-    for (const warning of config.warnings) app.log.warn(warning);
-    app.log.info(`config ${config.file}: ${summarize(config)}`);
-  }
   const issued = worker ? undefined : await bootstrapDefaultWorkspace(services.db);
-  if (issued) app.log.warn({ workspace: issued.workspace, keyId: issued.id }, `first start: created workspace "default" with an all-scope API key (shown once): ${issued.key}`);
   await startBackgroundJobs(services, app.log);
   // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
   // A worker gets it from the primary (whose pid is the one written), as soon as it listens: the handler is in place by then.
@@ -57,9 +52,14 @@ async function serve(config: LoadedConfig, worker: boolean) {
   const host = process.env.HOST || config.gateway.server.host;
   const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
   const address = await app.listen({ host, port });
+  // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
-    const link = passwordLinkUrl(config.gateway.server.publicUrl || address, issued.ownerLinkToken);
-    app.log.warn(`first start: set the owner's dashboard password within 7 days (one-time link): ${link}`);
+    printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));
+    app.log.info({ workspace: issued.workspace, keyId: issued.id }, 'first start: printed the key and the owner link above');
+  }
+  if (!worker) {
+    for (const warning of config.warnings) app.log.warn(warning);
+    app.log.info(`config ${config.file}: ${summarize(config)}`);
   }
   const { listen: metricsListen } = metricsOptions(config);
   if (metricsListen) {

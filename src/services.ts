@@ -3,7 +3,7 @@ import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import Keyv from 'keyv';
-import pino from 'pino';
+import { gatewayLogger } from './http/log-format.js';
 import type { LoadedConfig } from './engine/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor } from './config/load.js';
@@ -153,7 +153,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
 
 /** Writes this process's heartbeat now and while it runs (what tells other processes it holds its reservations still). */
 async function keepHeartbeat(services: Services): Promise<void> {
-  const log = pino({ level: services.config.gateway.server.logLevel, name: 'heartbeat' });
+  const log = gatewayLogger({ level: services.config.gateway.server.logLevel, name: 'heartbeat' });
   services.onClose(await startHeartbeat(services.db, services.processIdentity, (err) => log.error({ err }, 'the process heartbeat could not be written')));
 }
 
@@ -177,7 +177,7 @@ async function startBackground(services: Services, closers: (() => Promise<void>
 
 /** The webhook sender on the current snapshot, with its own logger: task events become deliveries, sent by a leased job (src/webhooks/). */
 function createWebhookDeliverer(runtime: Runtime, parts: { db: Db; remote: RemoteFetcher; instanceId: string }): WebhookDeliverer {
-  const log = pino({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'webhooks' });
+  const log = gatewayLogger({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'webhooks' });
   return new WebhookDeliverer({ get config() { return runtime.snapshot.config; }, ...parts, log });
 }
 
@@ -189,7 +189,7 @@ function createTaskRunner(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config'
     },
     runtime,
     ...parts,
-    log: pino({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'tasks' }),
+    log: gatewayLogger({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'tasks' }),
   });
 }
 

@@ -130,10 +130,15 @@ describe('config loading', () => {
     expect(config.gateway.server.host).toBe('127.0.0.1');
   });
 
-  it('disables a channel whose credential variable is unset, with one warning naming it', async () => {
+  it('disables every channel whose credential variable is unset, naming them all in one warning', async () => {
     const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: {} });
     const openai = config.channels.find((c) => c.id === 'openai')!;
     expect(openai.disabledReason).toContain('OPENAI_API_KEY');
+    const lines = config.warnings.filter((w) => w.includes('channels disabled'));
+    expect(lines).toHaveLength(1);
+    const disabled = config.channels.filter((c) => c.disabledReason?.includes('environment variable'));
+    expect(lines[0]).toMatch(new RegExp(`^${disabled.length} channels disabled \\(missing variables\\): `));
+    expect(lines[0]).toContain('openai (OPENAI_API_KEY)');
     expect(config.warnings.filter((w) => w.includes('OPENAI_API_KEY'))).toHaveLength(1);
   });
 

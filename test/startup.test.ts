@@ -47,12 +47,19 @@ describe('npm start', () => {
     dirs.push(dir);
     writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
     const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1', OPENAI_API_KEY: '' };
-    const first = await startProcess('src/main.ts', env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
-    const keyLine = first.lines.find((l) => l.includes('first start'));
-    expect(keyLine).toBeDefined();
-    const key = /(sk-gw-[A-Za-z0-9_-]+)/.exec(keyLine!)![1];
-    expect(first.lines.some((l) => l.includes('OPENAI_API_KEY'))).toBe(true);
-    const url = first.match[1];
+    // The pid line is the last of the start.
+    const first = await startProcess('src/main.ts', env, /"msg":"pid \d+ /);
+    // The key and the owner link come as plain text, before the line that names the disabled channels.
+    const banner = first.lines.findIndex((l) => l.startsWith('first start: created workspace "default"'));
+    expect(banner).toBeGreaterThanOrEqual(0);
+    const keyLine = first.lines.findIndex((l) => /^\s+sk-gw-/.test(l));
+    const key = first.lines[keyLine].trim();
+    expect(keyLine).toBeGreaterThan(banner);
+    const disabledLine = first.lines.findIndex((l) => l.includes('channels disabled (missing variables)'));
+    expect(disabledLine).toBeGreaterThan(keyLine);
+    expect(first.lines[disabledLine]).toContain('openai (OPENAI_API_KEY)');
+    expect(first.lines.filter((l) => l.includes('OPENAI_API_KEY'))).toHaveLength(1);
+    const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(first.lines.join('\n'))![1];
     const models = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     expect(models.status).toBe(200);
     const health = await fetch(`${url}/healthz`);

@@ -9,7 +9,7 @@ import { resolveConfigPath } from '../config/locate.js';
 import { loadOperatorConfig } from '../config/operator.js';
 import { ConfigError, GatewayError } from '../base/errors.js';
 import { openConfiguredDatabase } from '../store/open.js';
-import type { AdminCommand } from './admin/command.js';
+import { selectCommand, type AdminCommand } from './admin/command.js';
 
 const commandsDir = join(import.meta.dirname, 'admin');
 
@@ -26,14 +26,11 @@ function usage(commands: AdminCommand[]): string {
 async function main() {
   const argv = process.argv.slice(2);
   const commands = await loadCommands();
-  const words = argv.filter((a) => !a.startsWith('-'));
-  const command = commands.find((c) => c.name.split(' ').every((w, i) => words[i] === w));
+  const { command, rest } = selectCommand(argv, commands);
   if (!command || argv.includes('--help')) {
     console.log(usage(commands));
     process.exit(command ? 0 : 2);
   }
-  const depth = command.name.split(' ').length;
-  const rest = argv.slice(argv.indexOf(words[depth - 1]) + 1);
   const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, config: { type: 'string' } }, allowPositionals: true, strict: true });
   const file = resolveConfigPath(values.config ? ['--config', String(values.config)] : []);
   const config = command.checksConfig ? await (await import('../compile/load-config.js')).loadConfig(file) : loadOperatorConfig(file);

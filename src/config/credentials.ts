@@ -43,7 +43,8 @@ function requiredVariables(credential: ChannelCredential): string[] {
   return [...(credential.requiresEnv ?? []), ...named.filter((name): name is string => !!name)];
 }
 
-export type CredentialChoice = { resolved: ResolvedCredential } | { problem: string };
+/** A choice that failed says why; `missing` names the unset variables when that is why (for the one-line summary). */
+export type CredentialChoice = { resolved: ResolvedCredential } | { problem: string; missing?: string };
 
 /**
  * The first alternative whose variables are all set, its values read in; else what is missing (one credential: its
@@ -54,8 +55,9 @@ export function chooseCredential(alternatives: ChannelCredential[], env: NodeJS.
   const unset = alternatives.map((credential) => requiredVariables(credential).filter((name) => !env[name]));
   const index = unset.findIndex((names) => names.length === 0);
   if (index >= 0) return resolve(alternatives[index], env);
-  if (alternatives.length === 1) return { problem: `environment variable ${unset[0][0]} is not set` };
-  return { problem: `none of its credentials has its variables set (set ${unset.map((names) => names.join(', ')).join('; or ')})` };
+  if (alternatives.length === 1) return { problem: `environment variable ${unset[0][0]} is not set`, missing: unset[0][0] };
+  const missing = unset.map((names) => names.join(', ')).join('; or ');
+  return { problem: `none of its credentials has its variables set (set ${missing})`, missing };
 }
 
 function resolve(credential: ChannelCredential, env: NodeJS.ProcessEnv): CredentialChoice {

@@ -13,18 +13,24 @@ export interface Routes {
   endpoints: EndpointConfig[];
 }
 
-/** Reads the channel's variables and chooses its credential; says why the channel cannot serve when it cannot. */
-function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warnings: string[]): void {
-  const disable = (reason: string) => {
-    channel.disabledReason = `channel "${channel.id}" is disabled: ${reason}`;
-    warnings.push(`${displayPath(channel.file)}: ${channel.disabledReason}`);
-  };
+/**
+ * Reads the channel's variables and chooses its credential; says why the channel cannot serve when it cannot. Returns the
+ * variables missing (summarised in one line by the caller); any other reason is a warning of its own.
+ */
+function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warnings: string[]): string | undefined {
+  const disable = (reason: string) => (channel.disabledReason = `channel "${channel.id}" is disabled: ${reason}`);
   const unset = (channel.requiresEnv ?? []).filter((name) => !env[name]);
   const alternatives = credentialsOf(channel.credential);
   const choice = alternatives.length ? chooseCredential(alternatives, env) : undefined;
-  if (unset.length) disable(unset.length === 1 ? `environment variable ${unset[0]} is not set` : `environment variables ${unset.join(', ')} are not set`);
-  else if (choice && 'problem' in choice) disable(choice.problem);
-  else if (choice) {
+  let missing: string | undefined;
+  if (unset.length) {
+    disable(unset.length === 1 ? `environment variable ${unset[0]} is not set` : `environment variables ${unset.join(', ')} are not set`);
+    missing = unset.join(', ');
+  } else if (choice && 'problem' in choice) {
+    disable(choice.problem);
+    if (choice.missing) missing = choice.missing;
+    else warnings.push(`${displayPath(channel.file)}: ${channel.disabledReason}`);
+  } else if (choice) {
     channel.auth = choice.resolved;
     channel.secretValues = secretValuesOf(choice.resolved);
     if (choice.resolved.kind === 'static') {
@@ -33,6 +39,14 @@ function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warn
     }
   }
   if (!channel.enabled) channel.disabledReason ??= `channel "${channel.id}" is disabled in ${displayPath(channel.file)}`;
+  return missing;
+}
+
+/** One line for every channel disabled by a missing variable (a first start has a score of them; one warning each buries the rest). */
+function missingCredentialsLine(missing: { channel: string; variable: string }[]): string | undefined {
+  if (!missing.length) return undefined;
+  const list = missing.map(({ channel, variable }) => `${channel} (${variable})`).join(', ');
+  return `${missing.length} channel${missing.length === 1 ? '' : 's'} disabled (missing variables): ${list}`;
 }
 
 /** Client model id to the enabled entries that serve it, lowest priority first (ids in the order the files first name them). */
@@ -83,7 +97,13 @@ function endpointsOf(catalogue: EndpointConfig[], protocols: Map<string, Protoco
 
 export function routeConfig(checked: CheckedFiles, env: NodeJS.ProcessEnv, warnings: string[]): Routes {
   const channels = checked.channels.map(({ channel }) => channel);
-  for (const channel of channels) resolveCredentials(channel, env, warnings);
+  const missing: { channel: string; variable: string }[] = [];
+  for (const channel of channels) {
+    const variable = resolveCredentials(channel, env, warnings);
+    if (variable) missing.push({ channel: channel.id, variable });
+  }
+  const line = missingCredentialsLine(missing);
+  if (line) warnings.push(line);
   const models = routeModels(channels, checked.protocols);
   return { channels, models, aliases: routeAliases(channels, models), endpoints: endpointsOf(checked.endpoints, checked.protocols) };
 }
