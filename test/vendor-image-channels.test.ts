@@ -95,28 +95,28 @@ describe('Gemini image models through POST /v1/images/generations', () => {
         usageMetadata: { promptTokenCount: 6, candidatesTokenCount: 1120, totalTokenCount: 1126 },
       },
     });
-    const res = await client.images.generate({ model: 'gemini-3.1-flash-image', prompt: 'a red fox', size: '1536x1024' });
+    const res = await client.images.generate({ model: 'gemini-nano-banana-2.1', prompt: 'a red fox', size: '1536x1024' });
     const sent = fake.last!;
-    expect(sent.path).toBe('/v1beta/models/gemini-3.1-flash-image:generateContent');
+    expect(sent.path).toBe('/v1beta/models/gemini-nano-banana-2.1:generateContent');
     expect(sent.body).toEqual({ contents: [{ role: 'user', parts: [{ text: 'a red fox' }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '3:2' } } });
     const [item] = res.data as unknown as Archived[];
     expect(res.data).toHaveLength(1);
     expect(item.archive_status).toBe('archived');
     expect(await download(item.svc_url)).toEqual(image);
-    // $0.067 per image + 6 prompt tokens at $0.50 per million (3 micros).
-    expect((res as unknown as { cost: unknown }).cost).toEqual({ amount: 0.067003, currency: 'USD' });
+    // $0.0336 per image + 6 prompt tokens at $1.50 per million (9 micros).
+    expect((res as unknown as { cost: unknown }).cost).toEqual({ amount: 0.033609, currency: 'USD' });
   });
 
   it('answers no images when the safety filter blocked it, charged only the prompt', async () => {
     fake.next({ kind: 'json', body: { candidates: [{ finishReason: 'IMAGE_SAFETY' }], usageMetadata: { promptTokenCount: 10, totalTokenCount: 10 } } });
-    const res = await gw.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'gemini-3.1-flash-image', prompt: 'x' } });
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/images/generations', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'gemini-nano-banana-2.1', prompt: 'x' } });
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual([]);
-    expect(res.json().cost).toEqual({ amount: 0.000005, currency: 'USD' });
+    expect(res.json().cost).toEqual({ amount: 0.000015, currency: 'USD' });
   });
 
   it('refuses more than one image with 400', async () => {
-    const err = await client.images.generate({ model: 'gemini-3.1-flash-image', prompt: 'x', n: 2 }).catch((e: unknown) => e);
+    const err = await client.images.generate({ model: 'gemini-nano-banana-2.1', prompt: 'x', n: 2 }).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 400, param: 'n' });
   });
 });
