@@ -99,6 +99,10 @@ export interface GatewayOptions {
   workers?: number;
   /** Config sections after server, storage and channels (YAML). */
   extraConfig?: string;
+  /** Node flags for the gateway process (e.g. `--import ./bench/stage-marks.mjs`), after BENCH_GATEWAY_NODE_ARGS. */
+  nodeArgs?: string[];
+  /** Environment for the gateway process. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Whether the checkout at `root` builds dist/ (scripts/build.mjs) and knows server.workers. */
@@ -124,8 +128,8 @@ export async function startBenchGateway(upstreamUrl: string, options: GatewayOpt
   const port = await freePort();
   // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
   // BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the gateway process; see bench/README.md.
-  const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' };
+  const nodeArgs = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(options.nodeArgs ?? [])];
+  const env = { ...options.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' };
   const ready = /(sk-gw-[A-Za-z0-9_-]+)/;
   let proc;
   if (runner === 'compiled') {
@@ -166,6 +170,7 @@ async function waitForHealth(url: string): Promise<void> {
   throw new Error(`gateway at ${url} never became healthy`);
 }
 
+/** The mock upstream; MOCK_DELAY_MS in `env` delays each JSON answer (an upstream that takes time to answer). */
 export async function startMock(env: NodeJS.ProcessEnv = {}) {
   const proc = await spawnUntil('bench/mock-upstream.ts', [], env, /MOCK_URL=(\S+)/);
   return { url: proc.match[1], stop: proc.stop };

@@ -15,6 +15,8 @@ const chunk = (delta: object, finish: string | null = null) =>
 const usageChunk = `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model: 'bench-upstream', choices: [], usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 } })}\n\n`;
 /** Delay between stream chunks; long streams keep connections open for the memory-per-stream figure. */
 const chunkDelayMs = Number(process.env.CHUNK_DELAY_MS ?? 0);
+/** Delay before a JSON answer: an upstream that takes this long to answer (the capacity figure uses 20 ms). */
+const answerDelayMs = Number(process.env.MOCK_DELAY_MS ?? 0);
 
 /** Streams open right now and the most open at once (GET /stats): shows whether a relay queues streams behind a pool. */
 let openStreams = 0;
@@ -31,6 +33,8 @@ const server = createServer((req, res) => {
   req.on('end', async () => {
     const body = Buffer.concat(parts).toString();
     if (!body.includes('"stream":true')) {
+      if (answerDelayMs) await new Promise((r) => setTimeout(r, answerDelayMs));
+      if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(completion) });
       res.end(completion);
       return;

@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 import { Pool } from 'undici';
 
 const upstream = process.env.UPSTREAM_URL!;
-const pool = new Pool(upstream, { connections: 128 });
+const pool = new Pool(upstream, { connections: Number(process.env.RELAY_CONNECTIONS ?? 128) });
 const app = Fastify({ logger: false });
 app.post('/v1/chat/completions', async (req, reply) => {
   const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: JSON.stringify(req.body) });

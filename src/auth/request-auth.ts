@@ -4,6 +4,7 @@ import type { EndpointConfig } from '../config/types.js';
 import { AuthError } from '../errors.js';
 import type { RateLimiter } from '../billing/rate-limit.js';
 import type { Db } from '../store/db.js';
+import { markStage } from '../http/stages.js';
 import { authenticate, presentedKey, requireScope } from './authenticate.js';
 
 /**
@@ -19,8 +20,10 @@ export function requestAuthHook(services: { db: Db; rateLimits: RateLimiter }, e
       return;
     }
     req.auth = await authenticate(services.db, key);
+    markStage('authenticated');
     req.log = req.log.child({ keyId: req.auth.keyId });
     requireScope(req.auth, endpoint.scope);
     await services.rateLimits.admit(req.auth);
+    markStage('admitted');
   };
 }
