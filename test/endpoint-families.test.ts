@@ -252,18 +252,18 @@ describe('POST /v1/audio/speech', () => {
 });
 
 describe('POST /v1/rerank (Cohere v2)', () => {
-  it('reranks, billed by the search units Cohere reports at $2 per thousand', async () => {
+  it('reranks, billed by the search units Cohere reports at $2.50 per thousand (Rerank 4 Pro)', async () => {
     const res = await fetch(`${gw.url}/api/v1/rerank`, {
       method: 'POST',
       headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'rerank-v3.5', query: 'capital of France', documents: ['Paris is in France.', 'Berlin is in Germany.', 'Madrid is in Spain.'], top_n: 2 }),
+      body: JSON.stringify({ model: 'rerank-v4.0-pro', query: 'capital of France', documents: ['Paris is in France.', 'Berlin is in Germany.', 'Madrid is in Spain.'], top_n: 2 }),
     });
     expect(res.status).toBe(200);
     const answer = await res.json();
     expect(answer.results).toHaveLength(2);
     expect(answer.meta.billed_units.search_units).toBe(1);
-    expect(answer.cost).toEqual(usd((FAKE_USAGE.searchUnits * 2) / 1000));
-    expect(last()).toMatchObject({ path: '/v2/rerank', body: { model: 'rerank-v3.5', top_n: 2 } });
+    expect(answer.cost).toEqual(usd((FAKE_USAGE.searchUnits * 2.5) / 1000));
+    expect(last()).toMatchObject({ path: '/v2/rerank', body: { model: 'rerank-v4.0-pro', top_n: 2 } });
     expect(last().headers.authorization).toBe('Bearer co-test');
   });
 });
@@ -273,7 +273,7 @@ describe('GET /v1/models', () => {
     const all: { id: string; kind: string }[] = [];
     for await (const model of client.models.list()) all.push(model as unknown as { id: string; kind: string });
     expect(all.find((m) => m.id === 'whisper-1')?.kind).toBe('transcription');
-    expect(all.find((m) => m.id === 'rerank-v3.5')?.kind).toBe('rerank');
+    expect(all.filter((m) => m.kind === 'rerank').map((m) => m.id)).toEqual(['rerank-v4.0-pro', 'rerank-v4.0-fast', 'rerank-v3.5']);
     const embedOnly = new OpenAI({ apiKey: await gw.newKey({ scopes: ['llm.embeddings'] }), baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const kinds = new Set<string>();
     for await (const model of embedOnly.models.list()) kinds.add((model as unknown as { kind: string }).kind);

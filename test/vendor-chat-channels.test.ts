@@ -150,8 +150,9 @@ describe('one chat completion per vendor channel, through the openai SDK', () =>
     const anthropic = new Anthropic({ apiKey: gw.key, baseURL: gw.url, maxRetries: 0 });
     const message = await anthropic.messages.create({ model: 'deepseek-v4-pro', max_tokens: 64, thinking: { type: 'enabled', budget_tokens: 20_000 }, messages: [{ role: 'user', content: 'hi' }] });
     expect(message).toMatchObject({ type: 'message', model: 'deepseek-v4-pro', content: [{ type: 'text', text: 'Hello from a vendor.' }] });
-    // A reasoning model whose outputBound is max_tokens: the bound and a reasoning effort from the thinking budget.
-    expect(fake.last!.body).toMatchObject({ model: 'deepseek-v4-pro', max_tokens: 64, reasoning_effort: 'high' });
+    // deepseek-v4-pro, retired by DeepSeek on 2026-09-14, is an alias of deepseek-flash (the model DeepSeek serves it
+    // with), a reasoning model whose outputBound is max_tokens: the bound and a reasoning effort from the thinking budget.
+    expect(fake.last!.body).toMatchObject({ model: 'deepseek-flash', max_tokens: 64, reasoning_effort: 'high' });
     expect(fake.last!.body.max_completion_tokens).toBeUndefined();
   });
 
