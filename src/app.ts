@@ -15,6 +15,9 @@ import { registerAdminApi } from './admin/routes.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 import { sortableId } from './store/sortable-id.js';
+import { recordOf } from './request-logs/record.js';
+import { responseTap } from './request-logs/bodies.js';
+import { requestLogsConfig } from './request-logs/config.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,7 +98,14 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     // Catalogue routes by name; the dashboard's pages as one route; anything else (404s) as unmatched.
     const route = endpoint?.name ?? (req.routeOptions.url?.startsWith('/dashboard') ? 'dashboard' : req.routeOptions.url?.startsWith('/admin/') ? 'admin' : 'unmatched');
     services.metrics.countRequest(route, req.method, reply.statusCode);
+    // An API request of a known key gets its request-log row, written with the next settlement batch.
+    if (endpoint && req.auth && services.requestLogs.enabled) services.requestLogs.answered(req, reply, endpoint);
     done();
+  });
+  // Capture on (requestLogs.captureBodies): an API answer's body is kept, cut at the cap, for its request-log row.
+  app.addHook('onSend', (req, _reply, payload, done) => {
+    if (req.auth && req.routeOptions.config?.endpoint) responseTap(req, requestLogsConfig(services.config))?.add(payload);
+    done(null, payload);
   });
   app.setErrorHandler(async (err: Error, req, reply) => {
     if (clientAborted(req)) {
@@ -103,6 +113,11 @@ function registerHooks(app: FastifyInstance, services: Services): void {
       return reply.code(499).send();
     }
     const error = boundedError(toGatewayError(err, multipartLimits));
+    if (req.auth) {
+      const record = recordOf(req);
+      record.errorType = error.type;
+      record.errorCode = error.code;
+    }
     if (error.statusCode >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: error.code, status: error.statusCode }, error.message);
     sendError(reply, error, dialectOf(req));

@@ -14,7 +14,7 @@ const src = join(import.meta.dirname, '..', 'src');
 export const LAYERS = [
   ['config', 'net', 'http'],
   ['store', 'compile'],
-  ['engine', 'billing', 'auth', 'files'],
+  ['engine', 'billing', 'auth', 'files', 'request-logs'],
   ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'webhooks'],
   ['endpoints', 'admin', 'dashboard'],
   ['cli'],

@@ -1,5 +1,5 @@
 // What tracing is, apart from the switch that loads it: its config section and the shape the app and the pipeline call.
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from '../compile/loaded-config.js';
@@ -27,6 +27,8 @@ export interface Tracing {
   handler(handler: RouteHandler): RouteHandler;
   /** The reservation inside a `reserve` span; the charge it returns settles inside a `settle` span. */
   reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge>;
+  /** The trace id of the request's span (the request log keeps it). */
+  traceId(req: FastifyRequest): string | undefined;
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
   shutdown(): Promise<void>;
