@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminToken } from '../src/admin/auth.js';
 import { issueApiKey, type IssuedKey } from '../src/auth/keys.js';
 import { sweepRequestLogs } from '../src/request-logs/sweeper.js';
+import { commands as auditCommands } from '../src/cli/admin/audit.js';
 import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { addUser, DashboardClient } from './kit/dashboard.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
@@ -25,6 +26,7 @@ const models = `  - id: fake-chat
     price: { inputPerMillion: 2.0, outputPerMillion: 10.0 }
 `;
 const ops = newAdminToken();
+const METRICS_TOKEN = 'a-metrics-token-of-32-characters';
 const PROMPT = 'the quiet prompt words 7731';
 const CAPTURED_PROMPT = 'the captured prompt words 4419';
 
@@ -65,7 +67,8 @@ beforeAll(async () => {
   gw = await startGateway({
     channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models }) },
     listen: true,
-    extraConfig: `admin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\nrequestLogs:\n  workspaces:\n    capturing:\n      captureBodies: true\n`,
+    env: { LOGS_METRICS_TOKEN: METRICS_TOKEN },
+    extraConfig: `metrics:\n  token: \${LOGS_METRICS_TOKEN}\nadmin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\nrequestLogs:\n  workspaces:\n    capturing:\n      captureBodies: true\n`,
   });
   api = await adminApi(gw.url, ops.token);
   a = await issueApiKey(gw.services.db, gw.workspace, { name: 'alpha' });
@@ -200,6 +203,34 @@ describe('the Logs page', () => {
       expect(row.cost).toMatch(/^\d+(\.\d+)?$/);
     }
     expect(res.html).not.toContain(PROMPT);
+  });
+});
+
+describe('npm run admin -- logs', () => {
+  const cli = async (values: Record<string, string | boolean>) => {
+    const lines: string[] = [];
+    const command = auditCommands.find((c) => c.name === 'logs')!;
+    await command.run({ db: gw.services.db, config: gw.services.config, positionals: [], values, print: (l) => lines.push(l) });
+    return lines;
+  };
+
+  it('prints the same rows as the admin API, filtered', async () => {
+    const { data } = await list('?status=error');
+    const [page] = (await cli({ workspace: 'test', status: 'error', json: true })).map((l) => JSON.parse(l));
+    expect(page.data).toEqual(data);
+    const lines = await cli({ workspace: 'test', limit: '2' });
+    expect(lines[0]).toContain(seen[seen.length - 1].requestId);
+    expect(lines[2]).toMatch(/^more: --cursor log_/);
+  });
+});
+
+describe('/metrics', () => {
+  it("shows the log's size and write lag", async () => {
+    const res = await gw.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(res.statusCode).toBe(200);
+    expect(Number(/^gateway_request_logs_rows (\d+)/m.exec(res.body)?.[1])).toBeGreaterThanOrEqual(6);
+    expect(Number(/^gateway_request_log_write_lag_seconds_count (\d+)/m.exec(res.body)?.[1])).toBeGreaterThanOrEqual(6);
+    expect(res.body).toMatch(/^gateway_request_logs_dropped_total 0/m);
   });
 });
 
