@@ -5,7 +5,7 @@ import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
-import { NotFoundError, boundedError, clientValue } from './errors.js';
+import { GatewayError, NotFoundError, boundedError, clientValue } from './errors.js';
 import { schemaError } from './http/schema-error.js';
 import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';
@@ -50,6 +50,14 @@ export function redactUrl(url: string): string {
 /** The client hung up before the answer (its connection is gone): nothing failed on the gateway's side. */
 function clientAborted(req: FastifyRequest): boolean {
   return req.raw.socket?.destroyed === true;
+}
+
+/** The error a request of a known key answers, for its request-log row (and, with capture on, its body). */
+function noteError(req: FastifyRequest, error: GatewayError, services: Services): void {
+  const record = recordOf(req);
+  record.errorType = error.type;
+  record.errorCode = error.code;
+  responseTap(req, requestLogsConfig(services.config))?.add(JSON.stringify({ error: { type: error.type, code: error.code, message: error.expose ? error.message : 'internal error' } }));
 }
 
 /** Multipart limits besides sizes: counted per request. */
@@ -102,22 +110,13 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     if (endpoint && req.auth && services.requestLogs.enabled) services.requestLogs.answered(req, reply, endpoint);
     done();
   });
-  // Capture on (requestLogs.captureBodies): an API answer's body is kept, cut at the cap, for its request-log row.
-  app.addHook('onSend', (req, _reply, payload, done) => {
-    if (req.auth && req.routeOptions.config?.endpoint) responseTap(req, requestLogsConfig(services.config))?.add(payload);
-    done(null, payload);
-  });
   app.setErrorHandler(async (err: Error, req, reply) => {
     if (clientAborted(req)) {
       req.log.info({ code: 'client_aborted' }, 'client closed the connection before the answer');
       return reply.code(499).send();
     }
     const error = boundedError(toGatewayError(err, multipartLimits));
-    if (req.auth) {
-      const record = recordOf(req);
-      record.errorType = error.type;
-      record.errorCode = error.code;
-    }
+    if (req.auth) noteError(req, error, services);
     if (error.statusCode >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: error.code, status: error.statusCode }, error.message);
     sendError(reply, error, dialectOf(req));

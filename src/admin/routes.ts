@@ -156,7 +156,7 @@ function reportRoutes(api: FastifyInstance, services: AdminDeps): void {
     const query = { ...(req.query as object) } as RequestLogQuery;
     check.requestsQuery(query);
     // Rows this process still holds for its next batch are committed first, so a list sees every answered request.
-    await services.spend.commitQueued?.();
+    await services.requestLogs.commitQueued();
     return admin(req).requests(param(req, 'workspace_id'), query);
   });
   api.get('/audit', async (req) => {

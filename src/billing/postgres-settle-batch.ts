@@ -10,8 +10,8 @@ import { requestLogColumns, requestLogPgTypes, type RequestLogValues } from '../
 
 /** Most settlements one statement carries. */
 const MAX_BATCH = 256;
-/** Most request-log rows one statement carries. */
-const MAX_LOGS = 1024;
+/** Most request-log handovers (each a turn's rows) one statement carries. */
+const MAX_LOGS = 64;
 /** How long a request-log row waits for settlements to ride with before it goes alone. */
 const LOG_WAIT_MS = 100;
 
@@ -20,7 +20,7 @@ const logInsert = sql.raw(
 );
 
 interface WaitingLog {
-  row: RequestLogValues;
+  rows: RequestLogValues[];
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -61,10 +61,10 @@ export class PostgresSettleBatcher {
     });
   }
 
-  /** Writes a request-log row with the next batch of settlements, or alone after LOG_WAIT_MS; resolves once committed. */
-  appendLog(row: RequestLogValues): Promise<void> {
+  /** Writes request-log rows with the next batch of settlements, or alone after LOG_WAIT_MS; resolves once committed. */
+  appendLogs(rows: RequestLogValues[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.logs.push({ row, resolve, reject });
+      this.logs.push({ rows, resolve, reject });
       if (!this.sending) this.logTimer ??= setTimeout(this.logsDue, LOG_WAIT_MS).unref();
     });
   }
@@ -95,7 +95,7 @@ export class PostgresSettleBatcher {
 
   private async send(batch: Waiting[], logs: WaitingLog[]): Promise<void> {
     try {
-      const logRows = logs.length ? sql`${logInsert}${JSON.stringify(logs.map((l) => l.row))}::jsonb) e on conflict do nothing` : undefined;
+      const logRows = logs.length ? sql`${logInsert}${JSON.stringify(logs.flatMap((l) => l.rows))}::jsonb) e on conflict do nothing` : undefined;
       if (batch.length === 0) await logRows!.execute(this.db);
       else {
         const items = JSON.stringify(batch.map((w) => w.item));

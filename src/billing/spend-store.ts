@@ -79,10 +79,10 @@ export interface SpendStore {
    */
   renew(reservationId: string, expiresAt: number, now: number): Promise<boolean>;
   /**
-   * Present on the gateway's stores: writes a request-log row (src/request-logs/) with the settlements, in the batch that
-   * is out next (no commit or round trip of its own while settlements flow); resolves once it has committed.
+   * Present on the gateway's stores: writes request-log rows (src/request-logs/) with the settlements, in the batch that
+   * is out next (no commit or round trip of their own while settlements flow); resolves once they have committed.
    */
-  appendLog?(row: RequestLogValues): Promise<void>;
+  appendLogs?(rows: RequestLogValues[]): Promise<void>;
   /** Drops the reservation, charging nothing. */
   release(reservationId: string): Promise<void>;
   /** Drops reservations expired at `now` (returns how many) and the spend kept for periods long over. */

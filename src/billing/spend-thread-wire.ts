@@ -10,15 +10,15 @@ import { requestLogColumns } from '../store/request-log-table.js';
 const entryColumns = ledgerColumns.slice(0, -1) as Exclude<(typeof ledgerColumns)[number], 'reservation_id'>[];
 const SETTLE = 0;
 const OTHER = 1;
-/** A request-log row: its values, flat, in requestLogColumns order. */
+/** Request-log rows: their count, then their values, flat, in requestLogColumns order. */
 const LOG = 2;
 
 export function encodeOps(ops: SpendOp[]): unknown[] {
   const wire: unknown[] = [];
   for (const op of ops) {
     if (op.op === 'log') {
-      wire.push(LOG);
-      for (const value of op.row) wire.push(value);
+      wire.push(LOG, op.rows.length);
+      for (const row of op.rows) for (const value of row) wire.push(value);
       continue;
     }
     if (op.op !== 'settle') {
@@ -40,7 +40,9 @@ export function decodeOps(wire: unknown[]): SpendOp[] {
       continue;
     }
     if (tag === LOG) {
-      ops.push({ op: 'log', row: wire.slice(i, (i += requestLogColumns.length)) });
+      const rows: unknown[][] = new Array(wire[i++] as number);
+      for (let r = 0; r < rows.length; r++) rows[r] = wire.slice(i, (i += requestLogColumns.length));
+      ops.push({ op: 'log', rows });
       continue;
     }
     const reservationId = wire[i++] as string;

@@ -16,8 +16,8 @@ export type SpendOp =
   | { op: 'renew'; reservationId: string; expiresAt: number; now: number }
   | { op: 'sweep'; now: number }
   | { op: 'balance'; scope: CapScope; id: string; now: number }
-  /** A request-log row (src/request-logs/), committed with the batch it rides in. */
-  | { op: 'log'; row: RequestLogValues };
+  /** Request-log rows (src/request-logs/), committed with the batch they ride in. */
+  | { op: 'log'; rows: RequestLogValues[] };
 
 /** What one operation came to: its value, or the error it threw (the others of its batch still commit). */
 export type OpResult = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -84,7 +84,8 @@ export class SqliteSpendCore {
       case 'balance':
         return this.balance(op.scope, op.id, op.now);
       case 'log':
-        return void this.write.insertRequestLog.run(op.row);
+        for (const row of op.rows) this.write.insertRequestLog.run(row);
+        return undefined;
     }
   }
 

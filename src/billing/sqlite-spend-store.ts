@@ -33,7 +33,7 @@ export function spendStoreOverQueue(queue: SpendOpQueue, isUncapped: (keyId: str
     reserve: (request) => (isUncapped(request.keyId) ? Promise.resolve(notHeld) : soon({ op: 'reserve', request })),
     settle: (reservationId, entry, held = true) => queue.push({ op: 'settle', reservationId, entry, held }, false),
     // Waits for company like a settlement: it commits in the next batch, whatever else is in it.
-    appendLog: (row) => queue.push({ op: 'log', row }, false),
+    appendLogs: (rows) => queue.push({ op: 'log', rows }, false),
     commitsInBatches: true,
     commitQueued: () => queue.commitQueued(),
     release: (reservationId) => soon({ op: 'release', reservationId }),

@@ -85,6 +85,8 @@ class HttpCall extends CallCore implements Call {
     if (status !== 200) reply.code(status);
     // A pass-through relays the upstream's own JSON text.
     const text = encodedTextOf(answer);
+    // Capture on (requestLogs.captureBodies): the answer is kept, up to the cap, for the request-log row.
+    responseTap(this.req, requestLogsConfig(this.config))?.add(text ?? JSON.stringify(answer));
     if (text === undefined) reply.send(answer);
     else reply.header('content-type', 'application/json; charset=utf-8').send(text);
   }

@@ -15,9 +15,13 @@ const secretHeaders = new Set(['authorization', 'x-api-key', 'proxy-authorizatio
 const secretField = /^(api[-_]?key|x[-_]api[-_]key|authorization|password|passwd|secret|client[-_]secret|access[-_]token|refresh[-_]token|id[-_]token|token|credentials?|private[-_]key)$/i;
 const bearer = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
 
-/** Whether capture may be on for anyone: only then is an answer's body kept while it goes out. */
+const mayCaptureOf = new WeakMap<RequestLogsConfig, boolean>();
+
+/** Whether capture may be on for anyone: only then is an answer's body kept while it goes out. Once per config. */
 export function mayCapture(config: RequestLogsConfig): boolean {
-  return config.captureBodies || Object.values(config.workspaces ?? {}).some((w) => w.captureBodies === true);
+  let may = mayCaptureOf.get(config);
+  if (may === undefined) mayCaptureOf.set(config, (may = config.captureBodies || Object.values(config.workspaces ?? {}).some((w) => w.captureBodies === true)));
+  return may;
 }
 
 /** Text with the presented key and any bearer credential replaced. */

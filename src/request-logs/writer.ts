@@ -8,6 +8,7 @@ import type { Db } from '../store/db.js';
 import { sortableId } from '../store/sortable-id.js';
 import { requestLogColumns, type RequestLogValues } from '../store/request-log-table.js';
 import { recordIfAny } from './record.js';
+import { mayCapture } from './bodies.js';
 import type { RequestLogsConfig } from './config.js';
 
 /** What the writer reports, for /metrics. */
@@ -59,7 +60,8 @@ export class RequestLogWriter {
   answered(req: FastifyRequest, reply: FastifyReply, endpoint: EndpointConfig): void {
     const row = this.rowOf(req, reply, endpoint);
     const capture = this.deps.captureBodies;
-    if (!capture) {
+    // Capture off for everyone (the default): no promise of its own, the row goes with this turn's.
+    if (!capture || !mayCapture(this.deps.config())) {
       void this.append(row);
       return;
     }
@@ -111,23 +113,44 @@ export class RequestLogWriter {
     ];
   }
 
-  /** Hands a row to the next batch; resolves once it committed or failed (never rejects). */
+  /** Rows of this turn of the event loop, handed over together at its end. */
+  private pending: RequestLogValues[] = [];
+  private handing: Promise<void> | undefined;
+
+  /** Queues a row for the next batch, handed over at the end of this turn; resolves once handed over. */
   append(row: RequestLogValues): Promise<void> {
+    this.pending.push(row);
+    return (this.handing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => void this.handOver()));
+  }
+
+  /** Resolves once every row queued so far has committed (or failed): read before a list, so it shows every answer. */
+  async commitQueued(): Promise<void> {
+    await this.handing;
+    await this.deps.spend.commitQueued?.();
+  }
+
+  private handOver(): Promise<void> {
+    const rows = this.pending;
+    this.pending = [];
+    this.handing = undefined;
     const handed = this.now();
     const { spend, meter, log } = this.deps;
-    const written = spend.appendLog ? spend.appendLog(row) : this.insertAlone(row);
+    const written = spend.appendLogs ? spend.appendLogs(rows) : this.insertAlone(rows);
     return written.then(
-      () => meter.written((this.now() - handed) / 1000),
+      () => {
+        const lag = (this.now() - handed) / 1000;
+        for (let i = 0; i < rows.length; i++) meter.written(lag);
+      },
       (err: unknown) => {
-        meter.dropped();
-        log.warn({ err, requestId: row[requestLogColumns.indexOf('request_id')] }, 'a request-log row could not be written');
+        for (let i = 0; i < rows.length; i++) meter.dropped();
+        log.warn({ err, rows: rows.length }, 'request-log rows could not be written');
       },
     );
   }
 
-  /** A spend store without batches of its own (tests' stand-ins): the row alone. */
-  private async insertAlone(row: RequestLogValues): Promise<void> {
-    const values = Object.fromEntries(requestLogColumns.map((column, i) => [column, row[i]]));
+  /** A spend store without batches of its own (tests' stand-ins): one insert of the rows. */
+  private async insertAlone(rows: RequestLogValues[]): Promise<void> {
+    const values = rows.map((row) => Object.fromEntries(requestLogColumns.map((column, i) => [column, row[i]])));
     await this.deps.db.insertInto('request_logs').values(values as never).onConflict((oc) => oc.doNothing()).execute();
   }
 }

@@ -51,7 +51,7 @@ export function registerLogsRoutes(app: FastifyInstance, services: DashboardDeps
     const role = req.dashboard!.workspace.role;
     if (!requestLogsConfig(services.config).membersSee && !MANAGERS.includes(role)) throw new RoleError(MANAGERS);
     // What this process holds for its next batch is committed first, so the page shows every answered request.
-    await services.spend.commitQueued?.();
+    await services.requestLogs.commitQueued();
   };
   const guard = { preHandler: [requireUser(services), allowed] };
 
