@@ -9,6 +9,7 @@ import { commands as auditCommands } from '../src/cli/admin/audit.js';
 import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { addUser, DashboardClient } from './kit/dashboard.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { FakeFamilies } from './kit/fake-families.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import type { Workspace } from '../src/store/workspaces.js';
 
@@ -268,5 +269,43 @@ describe('bodies', () => {
     expect(removed).toBeGreaterThanOrEqual(7);
     expect((await api('GET', `/workspaces/${captureWs.id}/requests`)).body.data).toHaveLength(0);
     expect(await gw.services.blobs.stat(key)).toBeUndefined();
+  });
+});
+
+describe('an endpoint family of the catalogue, and requestLogs.membersSee: false', () => {
+  let families: FakeFamilies;
+  let other: TestGateway;
+  beforeAll(async () => {
+    families = await FakeFamilies.start();
+    other = await startGateway({
+      listen: true,
+      extraConfig: 'requestLogs:\n  membersSee: false\n',
+      channels: { flat: `id: flat\nprotocol: openai-chat\nbaseUrl: ${families.url}/v1\nmodels:\n  - id: flat-embed\n    upstream: text-embedding-3-small\n    kind: embedding\n    price: { perRequest: 0.01 }\n` },
+    });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await families?.close();
+  });
+
+  it('logs an embeddings call with its cost, and shows it to an owner but not to a member', async () => {
+    const res = await fetch(`${other.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flat-embed', input: 'hello' }) });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('x-request-id')!;
+    await addUser(other.services, 'owner@example.com', [[other.workspace, 'owner']]);
+    await addUser(other.services, 'member@example.com', [[other.workspace, 'member']]);
+    const owner = new DashboardClient(other.url);
+    await owner.signIn('owner@example.com');
+    const page = await owner.get('/dashboard/logs?route=embeddings');
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('flat-embed');
+    expect(page.html).toContain('0.01 USD');
+    const csv = await owner.get('/dashboard/logs.csv');
+    expect(csv.html).toContain(requestId);
+    const member = new DashboardClient(other.url);
+    await member.signIn('member@example.com');
+    expect((await member.get('/dashboard/logs')).status).toBe(403);
+    expect((await member.get('/dashboard/logs.csv')).status).toBe(403);
+    expect((await member.get('/dashboard/files')).html).not.toContain('href="/dashboard/logs"');
   });
 });
