@@ -16,6 +16,9 @@ import { registerAdminApi } from './admin/routes.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 import { sortableId } from './store/sortable-id.js';
+import { recordOf } from './request-logs/record.js';
+import { responseTap } from './request-logs/bodies.js';
+import { requestLogsConfig } from './request-logs/config.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -48,6 +51,14 @@ export function redactUrl(url: string): string {
 /** The client hung up before the answer (its connection is gone): nothing failed on the gateway's side. */
 function clientAborted(req: FastifyRequest): boolean {
   return req.raw.socket?.destroyed === true;
+}
+
+/** The error a request of a known key answers, for its request-log row (and, with capture on, its body). */
+function noteError(req: FastifyRequest, error: GatewayError, services: Services): void {
+  const record = recordOf(req);
+  record.errorType = error.type;
+  record.errorCode = error.code;
+  responseTap(req, requestLogsConfig(services.config))?.add(JSON.stringify({ error: { type: error.type, code: error.code, message: error.expose ? error.message : 'internal error' } }));
 }
 
 /** Multipart limits besides sizes: counted per request. */
@@ -97,6 +108,8 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     // Catalogue routes by name; the dashboard's pages as one route; anything else (404s) as unmatched.
     const route = endpoint?.name ?? (req.routeOptions.url?.startsWith('/dashboard') ? 'dashboard' : req.routeOptions.url?.startsWith('/admin/') ? 'admin' : 'unmatched');
     services.metrics.countRequest(route, req.method, reply.statusCode);
+    // An API request of a known key gets its request-log row, written with the next settlement batch.
+    if (endpoint && req.auth && services.requestLogs.enabled) services.requestLogs.answered(req, reply, endpoint);
     done();
   });
   app.setErrorHandler(async (err: Error, req, reply) => {
@@ -105,6 +118,7 @@ function registerHooks(app: FastifyInstance, services: Services): void {
       return reply.code(499).send();
     }
     const error = boundedError(toGatewayError(err, multipartLimits));
+    if (req.auth) noteError(req, error, services);
     // A typed 502-504 says what happened (a disabled channel, an upstream's failure): a warning with its code. A stack
     // trace is for what nobody anticipated (a 500).
     const anticipated = err instanceof GatewayError && error.statusCode !== 500;

@@ -33,6 +33,10 @@ import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './base/cluster-ipc.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { webhookTaskEvents } from './webhooks/events.js';
+import { RequestLogWriter, type RequestLogWriterDeps } from './request-logs/writer.js';
+import { requestLogsConfig } from './request-logs/config.js';
+import { captureBodies } from './request-logs/bodies.js';
+import { requestLogSize } from './request-logs/repository.js';
 import { newProcessIdentity, startHeartbeat, type ProcessIdentity } from './billing/reservation-owners.js';
 
 export interface Services {
@@ -66,6 +70,8 @@ export interface Services {
   files: FileSettings;
   /** Fetches URLs clients and upstreams name, through the SSRF guard (network section). */
   remote: RemoteFetcher;
+  /** Writes a request-log row per answered API request (src/request-logs/). */
+  requestLogs: RequestLogWriter;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
   tasks: TaskRunner;
   /** Resolves a path from the config relative to storage.dataDir. */
@@ -104,8 +110,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const processIdentity = newProcessIdentity();
   const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs: billingConfig(config).reservationTtlSeconds * 1000, metrics, now: overrides.now, ownerTag: processIdentity.tag });
   const remote = new RemoteFetcher(networkOptions(config));
-  const events = webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files });
-  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events });
+  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events: webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files }) });
   const webhooks = createWebhookDeliverer(runtime, { db: database.db, remote, instanceId });
   const services: Services = {
     get config() {
@@ -131,6 +136,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     files,
     remote,
     tasks,
+    requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
@@ -173,6 +179,23 @@ async function startBackground(services: Services, closers: (() => Promise<void>
   services.onClose(() => webhooks.stop());
   services.onClose(() => tasks.stop());
   await keepHeartbeat(services);
+}
+
+/** The request-log writer on the current snapshot's requestLogs section, its size in /metrics. */
+function createRequestLogWriter(runtime: Runtime, parts: Pick<RequestLogWriterDeps, 'spend' | 'db' | 'now' | 'traceId'> & { blobs: BlobStore; metrics: Metrics }): RequestLogWriter {
+  const { spend, db, blobs, metrics, now, traceId } = parts;
+  const config = () => requestLogsConfig(runtime.snapshot.config);
+  metrics.watchRequestLogs(() => requestLogSize(db));
+  return new RequestLogWriter({
+    spend,
+    db,
+    meter: metrics.requestLogMeter,
+    log: gatewayLogger({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'request-logs' }),
+    config,
+    captureBodies: (req, rowId) => captureBodies({ db, blobs, config: config() }, req, rowId),
+    now,
+    traceId,
+  });
 }
 
 /** The webhook sender on the current snapshot, with its own logger: task events become deliveries, sent by a leased job (src/webhooks/). */

@@ -12,7 +12,7 @@ export const LAYERS = [
   ['base'],
   ['config', 'net', 'http'],
   ['store'],
-  ['engine', 'billing', 'auth', 'files'],
+  ['engine', 'billing', 'auth', 'files', 'request-logs'],
   ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'webhooks', 'compile'],
   ['endpoints', 'admin', 'dashboard'],
   ['root'],

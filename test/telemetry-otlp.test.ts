@@ -1,4 +1,5 @@
 // OpenTelemetry traces over OTLP/HTTP: received by a collector started here, checked for their tree, GenAI attributes and trace context.
+import { listRequestLogs } from '../src/request-logs/repository.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -116,6 +117,13 @@ describe('tracing over OTLP/HTTP', () => {
     // The upstream got the trace context, naming the upstream call's span as its parent.
     expect(fake.last!.headers.traceparent).toBe(`00-${CLIENT_TRACE}-${upstream.spanId}-01`);
     expect(receiver.contentTypes).toContain('application/json');
+  });
+
+  it("keeps the request's trace id on its request-log row", async () => {
+    const res = await chat(gw, gw.key, { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
+    await gw.services.requestLogs.commitQueued();
+    const { rows } = await listRequestLogs(gw.services.db, { workspaceId: gw.workspace.id, limit: 1 });
+    expect(rows[0]).toMatchObject({ request_id: res.headers['x-request-id'], trace_id: CLIENT_TRACE });
   });
 
   it('puts the GenAI attributes, the key, the workspace and the cost on the request span', async () => {

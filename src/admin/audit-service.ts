@@ -5,6 +5,9 @@ import { ValidationError } from '../base/errors.js';
 import { appendAudit, listAudit } from '../store/audit.js';
 import type { AdminScope } from './scope.js';
 import { auditView, type AuditView } from './views.js';
+import { listRequestLogs } from '../request-logs/repository.js';
+import { requestLogView, type RequestLogView } from '../request-logs/views.js';
+import { parseRequestLogQuery, type RequestLogQuery } from './request-log-query.js';
 
 export async function usage(admin: AdminScope, workspaceId: string, range: UsageRange) {
   const workspace = await admin.workspace(workspaceId);
@@ -32,4 +35,13 @@ export async function audit(admin: AdminScope, query: AuditQuery): Promise<{ dat
 /** Records a change made elsewhere in its own row. */
 export async function record(admin: AdminScope, action: string, workspaceId: string | null, targetId: string | null, before?: unknown, after?: unknown): Promise<void> {
   await appendAudit(admin.db, admin.actor, { action, workspaceId, targetId, before, after }, admin.now());
+}
+
+/** A workspace's request log, newest first, a page at a time (src/request-logs/). */
+export async function requests(admin: AdminScope, workspaceId: string, query: RequestLogQuery): Promise<{ data: RequestLogView[]; next_cursor: string | null }> {
+  const workspace = await admin.workspace(workspaceId);
+  const filter = parseRequestLogQuery(workspace.id, query);
+  const page = await listRequestLogs(admin.db, filter);
+  const data = page.rows.map(requestLogView);
+  return { data, next_cursor: page.hasMore && data.length ? data[data.length - 1].id : null };
 }

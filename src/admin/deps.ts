@@ -13,6 +13,8 @@ export interface AdminDeps {
   now(): number;
   /** Loads and checks the config file again and swaps the runtime snapshot (throws the ConfigError of a bad one). */
   reload(): Promise<LoadedConfig>;
+  /** Commits the request-log rows this process has queued, before a list reads them. */
+  readonly requestLogs: { commitQueued(): Promise<void> };
   /** How many requests still finish on an older config (logged after a reload). */
   readonly runtime: { readonly draining: number };
 }

@@ -2,6 +2,7 @@
 // against the very schemas it publishes (see routes.ts), so the document and the routes cannot drift apart.
 import { body, errors, id, json, list, pathId, queryParams, ref } from './openapi-parts.js';
 import { webhookPaths, webhookSchemas } from './webhooks-openapi.js';
+import { requestLogPaths, requestLogSchemas, requestsQuery } from './request-logs-openapi.js';
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
@@ -69,6 +70,7 @@ export const requestSchemas = {
       limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
     },
   },
+  requestsQuery,
 } as const;
 
 /** Spend in the cap's current period, beside every cap shown. */
@@ -114,7 +116,7 @@ export const openApiDocument = {
     title: 'relay-gateway admin API',
     version: '1',
     description:
-      'Workspaces, API keys, caps on single models, users and roles, task webhooks, usage, the audit log and config reload. Authenticate with an admin token from the config (`Authorization: Bearer <token>`) or the dashboard session of a workspace owner (that session reaches only the workspaces it owns). Workspace API keys are refused. Every change writes one audit row in the same transaction.',
+      'Workspaces, API keys, caps on single models, users and roles, task webhooks, usage, request logs, the audit log and config reload. Authenticate with an admin token from the config (`Authorization: Bearer <token>`) or the dashboard session of a workspace owner (that session reaches only the workspaces it owns). Workspace API keys are refused. Every change writes one audit row in the same transaction.',
   },
   servers: [{ url: '/admin/v1' }],
   security: [{ adminToken: [] }, { ownerSession: [] }],
@@ -179,6 +181,7 @@ export const openApiDocument = {
       parameters: [pathId('workspace_id')],
       get: { operationId: 'getUsage', summary: 'Usage by day, model and key', parameters: queryParams(requestSchemas.usageQuery), responses: { 200: json(ref('Usage')), ...errors(400, 401, 403, 404) } },
     },
+    ...requestLogPaths,
     '/audit': {
       get: { operationId: 'listAudit', summary: 'The audit log, newest first', parameters: queryParams(requestSchemas.auditQuery), responses: { 200: json(ref('AuditPage')), ...errors(400, 401, 403, 404) } },
     },
@@ -267,6 +270,7 @@ export const openApiDocument = {
         },
       },
       AuditPage: { type: 'object', required: ['data', 'has_more'], additionalProperties: false, properties: { data: { type: 'array', items: ref('AuditEntry') }, has_more: { type: 'boolean' } } },
+      ...requestLogSchemas,
       Reload: {
         type: 'object',
         required: ['reloaded', 'summary', 'workers', 'workers_total'],

@@ -16,6 +16,7 @@ import { reloadOtherWorkers } from '../base/cluster-ipc.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { openApiDocument, requestSchemas } from './openapi.js';
 import { ForbiddenError, type AdminService, type ModelCapInput } from './service.js';
+import type { RequestLogQuery } from './request-log-query.js';
 
 const ajvOptions = { strict: true, strictTypes: false, allowUnionTypes: true, allErrors: false } as const;
 const bodies = new Ajv(ajvOptions);
@@ -41,6 +42,7 @@ const check = {
   setModelCap: checker(bodies, requestSchemas.setModelCap),
   usageQuery: checker(queries, requestSchemas.usageQuery),
   auditQuery: checker(queries, requestSchemas.auditQuery),
+  requestsQuery: checker(queries, requestSchemas.requestsQuery),
 };
 
 type Params = Record<string, string>;
@@ -149,6 +151,13 @@ function reportRoutes(api: FastifyInstance, services: AdminDeps): void {
     const query = { ...(req.query as object) } as { since?: string; until?: string };
     check.usageQuery(query);
     return admin(req).usage(param(req, 'workspace_id'), parseUsageRange(query.since, query.until));
+  });
+  api.get('/workspaces/:workspace_id/requests', async (req) => {
+    const query = { ...(req.query as object) } as RequestLogQuery;
+    check.requestsQuery(query);
+    // Rows this process still holds for its next batch are committed first, so a list sees every answered request.
+    await services.requestLogs.commitQueued();
+    return admin(req).requests(param(req, 'workspace_id'), query);
   });
   api.get('/audit', async (req) => {
     const query = { ...(req.query as object) } as { workspace_id?: string; before?: string; limit?: number };

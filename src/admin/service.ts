@@ -12,6 +12,8 @@ import * as modelCaps from './model-caps-service.js';
 import { AdminScope } from './scope.js';
 import type { AuditView, KeyInput, KeyView, MemberView, ModelCapInput, ModelCapView, WorkspaceView } from './views.js';
 import * as workspaces from './workspaces-service.js';
+import type { RequestLogView } from '../request-logs/views.js';
+import type { RequestLogQuery } from './request-log-query.js';
 
 export type { Actor } from '../store/audit.js';
 export { ForbiddenError, type AdminStore, type Reach } from './scope.js';
@@ -92,6 +94,11 @@ export class AdminService extends AdminScope {
 
   usage(workspaceId: string, range: UsageRange) {
     return auditLog.usage(this, workspaceId, range);
+  }
+
+  /** A workspace's request log, newest first, filtered, a page at a time. */
+  requests(workspaceId: string, query: RequestLogQuery): Promise<{ data: RequestLogView[]; next_cursor: string | null }> {
+    return auditLog.requests(this, workspaceId, query);
   }
 
   audit(query: auditLog.AuditQuery): Promise<{ data: AuditView[]; has_more: boolean }> {

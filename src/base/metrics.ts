@@ -82,6 +82,37 @@ export class Metrics {
 
   readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
 
+  private readonly requestLogsWritten = new Counter({ name: 'gateway_request_logs_written_total', help: 'Request-log rows committed by this process', registers: [this.registry] });
+  private readonly requestLogsDropped = new Counter({ name: 'gateway_request_logs_dropped_total', help: 'Request-log rows that could not be written (see the log)', registers: [this.registry] });
+  private readonly requestLogLag = new Histogram({
+    name: 'gateway_request_log_write_lag_seconds',
+    help: "Time from a request's answer to its request-log row's commit",
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  /** What the request-log writer reports (src/request-logs/writer.ts). */
+  readonly requestLogMeter = {
+    written: (lagSeconds: number) => {
+      this.requestLogsWritten.inc();
+      this.requestLogLag.observe(lagSeconds);
+    },
+    dropped: () => this.requestLogsDropped.inc(),
+  };
+
+  /** The request log's size (rows, captured body bytes), read at most once a minute when /metrics is scraped. */
+  watchRequestLogs(read: () => Promise<{ rows: number }>): void {
+    let last = { rows: 0 };
+    let readAt = 0;
+    const rows = new Gauge({ name: 'gateway_request_logs_rows', help: 'Rows in the request log (all workspaces; refreshed at most once a minute)', registers: [this.registry] });
+    this.onScrape(async () => {
+      if (Date.now() - readAt < 60_000) return;
+      readAt = Date.now();
+      last = await read().catch(() => last);
+      rows.set(last.rows);
+    });
+  }
+
   /** Run before a scrape, so what was done but not yet recorded is counted (charges waiting for their batch). */
   private readonly beforeScrape: (() => Promise<void>)[] = [];
 

@@ -1,6 +1,7 @@
 // What a billed call holds and what settles it: the Charge, its reference and the Meter that hands charges out.
 import type { AuthContext } from '../auth/authenticate.js';
 import type { ModelRoute } from '../config/types.js';
+import type { LedgerEntry } from '../store/usage-ledger.js';
 
 export interface Settlement {
   costMicros: number;
@@ -62,6 +63,11 @@ export interface Charge {
   close(): Promise<void>;
 }
 
+/** Told what a charge settled for, as the ledger records it (the request log copies it). */
+export interface SettleObserver {
+  settled(entry: LedgerEntry): void;
+}
+
 export interface BeginOptions {
   auth: AuthContext;
   route: ModelRoute;
@@ -70,6 +76,8 @@ export interface BeginOptions {
   estimateMicros: number;
   /** How long this reservation holds budget if nobody settles it (a task's lifetime); defaults to the meter's. */
   reservationTtlMs?: number;
+  /** Told what the charge settled for, before the ledger row commits. */
+  observer?: SettleObserver;
 }
 
 export interface Meter {

@@ -2,11 +2,12 @@
 import type { Metrics } from '../base/metrics.js';
 import { capExhaustedError } from './spend-caps.js';
 import type { SpendStore } from './spend-store.js';
-import type { BeginOptions, Charge, ChargeRef, Meter, SettleOutcome, Settlement } from './charge.js';
+import type { BeginOptions, Charge, ChargeRef, Meter, SettleObserver, SettleOutcome, Settlement } from './charge.js';
 import { sortableId } from '../store/sortable-id.js';
+import type { LedgerEntry } from '../store/usage-ledger.js';
 import { ownedReservationId } from './reservation-owners.js';
 
-export type { BeginOptions, Charge, ChargeRef, Meter, SettleOutcome, Settlement } from './charge.js';
+export type { BeginOptions, Charge, ChargeRef, Meter, SettleObserver, SettleOutcome, Settlement } from './charge.js';
 
 export interface MeterOptions {
   store: SpendStore;
@@ -39,6 +40,7 @@ class ReservedCharge implements Charge {
     private readonly store: SpendStore,
     private readonly metrics: Metrics | undefined,
     private readonly now: () => number,
+    private readonly observer?: SettleObserver,
   ) {}
 
   async settle(s: Settlement): Promise<SettleOutcome> {
@@ -53,7 +55,7 @@ class ReservedCharge implements Charge {
     const chargedMicros = this.ceiling === undefined ? cost : Math.min(cost, this.ceiling);
     const overageMicros = this.ceiling === undefined ? Math.max(0, cost - ref.amountMicros) : cost - chargedMicros;
     const served = s.route;
-    const charged = await this.store.settle(ref.id, {
+    const entry: LedgerEntry = {
       request_id: ref.requestId,
       workspace_id: ref.workspaceId,
       key_id: ref.keyId,
@@ -70,7 +72,9 @@ class ReservedCharge implements Charge {
       price: served ? priceText(served.model.price) : ref.price,
       created_at: Math.floor(this.now() / 1000),
       reserved_at: ref.reservedAt,
-    }, ref.held !== false);
+    };
+    this.observer?.settled(entry);
+    const charged = await this.store.settle(ref.id, entry, ref.held !== false);
     if (charged) this.metrics?.recordCharge(ref, s, chargedMicros, overageMicros);
     return charged ? { charged, chargedMicros, overageMicros } : unchanged;
   }
@@ -112,10 +116,10 @@ class ReservedCharge implements Charge {
 }
 
 export function createReservingMeter({ store, reservationTtlMs, metrics, now = Date.now, ownerTag }: MeterOptions): Meter {
-  const chargeFor = (ref: ChargeRef): Charge => new ReservedCharge(ref, store, metrics, now);
+  const chargeFor = (ref: ChargeRef, observer?: SettleObserver): Charge => new ReservedCharge(ref, store, metrics, now, observer);
 
   return {
-    async begin({ auth, route, requestId, estimateMicros, reservationTtlMs: ttlMs = reservationTtlMs }) {
+    async begin({ auth, route, requestId, estimateMicros, reservationTtlMs: ttlMs = reservationTtlMs, observer }) {
       const amountMicros = Math.max(0, Math.ceil(estimateMicros));
       const at = now();
       const ref: ChargeRef = {
@@ -135,8 +139,8 @@ export function createReservingMeter({ store, reservationTtlMs, metrics, now = D
       const outcome = await store.reserve({ id: ref.id, keyId: ref.keyId, workspaceId: ref.workspaceId, requestId, amountMicros, model: ref.model, now: at, expiresAt: at + ttlMs });
       if (!outcome.ok) throw capExhaustedError(outcome.refusedBy, amountMicros);
       ref.held = outcome.held;
-      return chargeFor(ref);
+      return chargeFor(ref, observer);
     },
-    resume: chargeFor,
+    resume: (ref) => chargeFor(ref),
   };
 }

@@ -1,12 +1,29 @@
 // Settlements on PostgreSQL in batches: what arrives while a batch is out goes together in the next one, one
 // statement (spend_settle_batch, migration 017) for all of them. Alone when nothing else is waiting: no added wait.
+// Request-log rows ride along in the same statement (a data-modifying WITH): they wait up to LOG_WAIT_MS for a batch of
+// settlements to go out, and only then go alone, so logging adds no round trip while settlements flow.
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import type { BudgetCalendar } from '../config/periods.js';
+import { requestLogColumns, requestLogPgTypes, type RequestLogValues } from '../store/request-log-table.js';
 
 /** Most settlements one statement carries. */
 const MAX_BATCH = 256;
+/** Most request-log handovers (each a turn's rows) one statement carries. */
+const MAX_LOGS = 64;
+/** How long a request-log row waits for settlements to ride with before it goes alone. */
+const LOG_WAIT_MS = 100;
+
+const logInsert = sql.raw(
+  `insert into request_logs (${requestLogColumns.join(', ')}) select ${requestLogColumns.map((c, i) => `(e->>${i})::${requestLogPgTypes[c]}`).join(', ')} from jsonb_array_elements(`,
+);
+
+interface WaitingLog {
+  rows: RequestLogValues[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
 
 interface Item {
   id: string;
@@ -24,6 +41,8 @@ interface Waiting {
 
 export class PostgresSettleBatcher {
   private waiting: Waiting[] = [];
+  private logs: WaitingLog[] = [];
+  private logTimer: NodeJS.Timeout | undefined;
   private sending: Promise<void> | undefined;
 
   constructor(
@@ -42,30 +61,57 @@ export class PostgresSettleBatcher {
     });
   }
 
-  /** Resolves once every settlement handed over so far has committed. */
+  /** Writes request-log rows with the next batch of settlements, or alone after LOG_WAIT_MS; resolves once committed. */
+  appendLogs(rows: RequestLogValues[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.logs.push({ rows, resolve, reject });
+      if (!this.sending) this.logTimer ??= setTimeout(this.logsDue, LOG_WAIT_MS).unref();
+    });
+  }
+
+  private readonly logsDue = (): void => {
+    this.logTimer = undefined;
+    this.sending ??= this.sendAll();
+  };
+
+  /** Resolves once every settlement and request-log row handed over so far has committed. */
   async drain(): Promise<void> {
+    if (this.logs.length > 0 && !this.sending) this.logsDue();
     while (this.sending) await this.sending;
   }
 
   private async sendAll(): Promise<void> {
+    clearTimeout(this.logTimer);
+    this.logTimer = undefined;
     // Settlements made in this turn of the event loop go in the first batch together.
     await new Promise((resolve) => setImmediate(resolve));
-    while (this.waiting.length > 0) {
+    while (this.waiting.length > 0 || this.logs.length > 0) {
       const batch = this.waiting.splice(0, MAX_BATCH);
-      await this.send(batch);
+      const logs = this.logs.splice(0, MAX_LOGS);
+      await this.send(batch, logs);
     }
     this.sending = undefined;
   }
 
-  private async send(batch: Waiting[]): Promise<void> {
+  private async send(batch: Waiting[], logs: WaitingLog[]): Promise<void> {
     try {
-      const { rows } = await sql<{ id: string; settled: boolean }>`select id, settled from spend_settle_batch(${JSON.stringify(batch.map((w) => w.item))}::jsonb)`.execute(this.db);
-      const settled = new Map(rows.map((row) => [row.id, row.settled]));
-      for (const w of batch) w.resolve(settled.get(w.item.id) === true);
+      const logRows = logs.length ? sql`${logInsert}${JSON.stringify(logs.flatMap((l) => l.rows))}::jsonb) e on conflict do nothing` : undefined;
+      if (batch.length === 0) await logRows!.execute(this.db);
+      else {
+        const items = JSON.stringify(batch.map((w) => w.item));
+        const query = logRows
+          ? sql<{ id: string; settled: boolean }>`with logged as (${logRows}) select id, settled from spend_settle_batch(${items}::jsonb)`
+          : sql<{ id: string; settled: boolean }>`select id, settled from spend_settle_batch(${items}::jsonb)`;
+        const { rows } = await query.execute(this.db);
+        const settled = new Map(rows.map((row) => [row.id, row.settled]));
+        for (const w of batch) w.resolve(settled.get(w.item.id) === true);
+      }
+      for (const l of logs) l.resolve();
     } catch (error) {
       // The batch rolled back whole: each settlement is tried alone, so one that cannot commit fails only itself.
-      if (batch.length === 1) return batch[0].reject(error);
-      for (const w of batch) await this.send([w]);
+      if (batch.length + logs.length === 1) return (batch[0] ?? logs[0]).reject(error);
+      for (const w of batch) await this.send([w], []);
+      for (const l of logs) await this.send([], [l]);
     }
   }
 }

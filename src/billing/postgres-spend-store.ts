@@ -65,6 +65,7 @@ export function createPostgresSpendStore(db: Db, calendar = new BudgetCalendar()
     // Batched with the settlements arriving meanwhile; idempotent by reservation id.
     settle: (reservationId: string, entry: LedgerEntry) => settlements.settle(reservationId, entry),
     commitQueued: () => settlements.drain(),
+    appendLogs: (rows) => settlements.appendLogs(rows),
 
     renew: async (reservationId, expiresAt, now) =>
       Number(

@@ -1,5 +1,6 @@
 // Where spending caps are enforced: reservations and spent totals behind one interface (SQLite embedded, PostgreSQL for replicas).
 import type { LedgerEntry } from '../store/usage-ledger.js';
+import type { RequestLogValues } from '../store/request-log-table.js';
 import type { BudgetPeriod } from '../config/periods.js';
 
 export type CapScope = 'key' | 'workspace';
@@ -77,6 +78,11 @@ export interface SpendStore {
    * swept at `now`), so the budget it held may have been handed to others: its settlement must be admitted again.
    */
   renew(reservationId: string, expiresAt: number, now: number): Promise<boolean>;
+  /**
+   * Present on the gateway's stores: writes request-log rows (src/request-logs/) with the settlements, in the batch that
+   * is out next (no commit or round trip of their own while settlements flow); resolves once they have committed.
+   */
+  appendLogs?(rows: RequestLogValues[]): Promise<void>;
   /** Drops the reservation, charging nothing. */
   release(reservationId: string): Promise<void>;
   /** Drops reservations expired at `now` (returns how many) and the spend kept for periods long over. */

@@ -4,15 +4,23 @@
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import type { OpResult, SpendOp } from './sqlite-spend-core.js';
 import { ledgerColumns } from './sqlite-spend-statements.js';
+import { requestLogColumns } from '../store/request-log-table.js';
 
 /** The entry's own columns: all but reservation_id, which is the settlement's. */
 const entryColumns = ledgerColumns.slice(0, -1) as Exclude<(typeof ledgerColumns)[number], 'reservation_id'>[];
 const SETTLE = 0;
 const OTHER = 1;
+/** Request-log rows: their count, then their values, flat, in requestLogColumns order. */
+const LOG = 2;
 
 export function encodeOps(ops: SpendOp[]): unknown[] {
   const wire: unknown[] = [];
   for (const op of ops) {
+    if (op.op === 'log') {
+      wire.push(LOG, op.rows.length);
+      for (const row of op.rows) for (const value of row) wire.push(value);
+      continue;
+    }
     if (op.op !== 'settle') {
       wire.push(OTHER, op);
       continue;
@@ -26,8 +34,15 @@ export function encodeOps(ops: SpendOp[]): unknown[] {
 export function decodeOps(wire: unknown[]): SpendOp[] {
   const ops: SpendOp[] = [];
   for (let i = 0; i < wire.length; ) {
-    if (wire[i++] === OTHER) {
+    const tag = wire[i++];
+    if (tag === OTHER) {
       ops.push(wire[i++] as SpendOp);
+      continue;
+    }
+    if (tag === LOG) {
+      const rows: unknown[][] = new Array(wire[i++] as number);
+      for (let r = 0; r < rows.length; r++) rows[r] = wire.slice(i, (i += requestLogColumns.length));
+      ops.push({ op: 'log', rows });
       continue;
     }
     const reservationId = wire[i++] as string;

@@ -6,6 +6,7 @@ import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from '../confi
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome } from './spend-store.js';
 import { uncapped, type Caps, type CapsReader } from './sqlite-spend-caps.js';
 import { ledgerColumns, standingStatements, writeStatements } from './sqlite-spend-statements.js';
+import type { RequestLogValues } from '../store/request-log-table.js';
 
 /** One operation of a batch, as plain data (it crosses to the spend thread as a message). */
 export type SpendOp =
@@ -14,7 +15,9 @@ export type SpendOp =
   | { op: 'release'; reservationId: string }
   | { op: 'renew'; reservationId: string; expiresAt: number; now: number }
   | { op: 'sweep'; now: number }
-  | { op: 'balance'; scope: CapScope; id: string; now: number };
+  | { op: 'balance'; scope: CapScope; id: string; now: number }
+  /** Request-log rows (src/request-logs/), committed with the batch they ride in. */
+  | { op: 'log'; rows: RequestLogValues[] };
 
 /** What one operation came to: its value, or the error it threw (the others of its batch still commit). */
 export type OpResult = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -80,6 +83,9 @@ export class SqliteSpendCore {
         return this.write.deleteExpired.run(op.now).changes;
       case 'balance':
         return this.balance(op.scope, op.id, op.now);
+      case 'log':
+        for (const row of op.rows) this.write.insertRequestLog.run(row);
+        return undefined;
     }
   }
 

@@ -2,6 +2,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { BudgetPeriod } from '../config/periods.js';
 import type { CapScope } from './spend-store.js';
+import { requestLogColumns } from '../store/request-log-table.js';
 
 export interface ModelCap {
   scope: CapScope;
@@ -84,5 +85,6 @@ export function writeStatements(sqlite: BetterSqlite3.Database) {
     extendReservation: sqlite.prepare<[number, string, number]>('update spend_reservations set expires_at = max(expires_at, ?) where id = ? and expires_at > ?'),
     deleteExpired: sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?'),
     deleteEndedPeriods: sqlite.prepare<[number]>("delete from spend_periods where period <> 'total' and period_start < ?"),
+    insertRequestLog: sqlite.prepare<[unknown[]]>(`insert into request_logs (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')}) on conflict do nothing`),
   };
 }

@@ -32,6 +32,8 @@ export function spendStoreOverQueue(queue: SpendOpQueue, isUncapped: (keyId: str
     // Uncapped key in an uncapped workspace: nothing to hold, so no transaction and no wait for a batch.
     reserve: (request) => (isUncapped(request.keyId) ? Promise.resolve(notHeld) : soon({ op: 'reserve', request })),
     settle: (reservationId, entry, held = true) => queue.push({ op: 'settle', reservationId, entry, held }, false),
+    // Waits for company like a settlement: it commits in the next batch, whatever else is in it.
+    appendLogs: (rows) => queue.push({ op: 'log', rows }, false),
     commitsInBatches: true,
     commitQueued: () => queue.commitQueued(),
     release: (reservationId) => soon({ op: 'release', reservationId }),

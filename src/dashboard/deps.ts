@@ -6,4 +6,6 @@ import type { FileStore, ServerConfig } from '../files/file-store.js';
 export interface DashboardDeps extends FileStore, ServerConfig {
   /** Where budget periods begin and end (billing.timeZone). */
   calendar: BudgetCalendar;
+  /** Commits the request-log rows this process has queued, before a page reads them. */
+  readonly requestLogs: { commitQueued(): Promise<void> };
 }

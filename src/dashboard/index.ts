@@ -19,6 +19,7 @@ import { registerUsageRoutes } from './routes/usage.js';
 import { registerSsoRoutes } from './routes/sso.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerWebhooksRoutes } from './routes/webhooks.js';
+import { registerLogsRoutes } from './routes/logs.js';
 import { SESSION_COOKIE, SESSION_SECONDS, sessionKey } from './session.js';
 
 const viewsDir = join(import.meta.dirname, 'views');
@@ -45,6 +46,7 @@ export async function registerDashboard(app: FastifyInstance, services: Dashboar
       registerFilesRoutes(dashboard, services);
       registerKeysRoutes(dashboard, services);
       registerUsageRoutes(dashboard, services);
+      registerLogsRoutes(dashboard, services);
       registerAuditRoutes(dashboard, services);
       registerWebhooksRoutes(dashboard, services);
     },

@@ -8,6 +8,8 @@ import type { Actor } from '../store/audit.js';
 import { AdminService } from '../admin/service.js';
 import { membershipsOf, type User, type WorkspaceMembership } from '../store/users.js';
 import { sessionUser } from '../auth/session.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
+import { requestLogsConfig } from '../request-logs/config.js';
 
 export { endSession, SESSION_COOKIE, SESSION_SECONDS, sessionKey, sessionUser, startSession } from '../auth/session.js';
 
@@ -17,6 +19,8 @@ export interface DashboardContext {
   /** The workspace this request acts on: one of the user's own. */
   workspace: WorkspaceMembership;
   csrfToken: string;
+  /** Whether the navigation links the Logs page (members see it unless requestLogs.membersSee is false). */
+  logsShown: boolean;
 }
 
 declare module 'fastify' {
@@ -48,7 +52,7 @@ export class NoWorkspaceError extends GatewayError {
  * role, if the route names some. Every check reads the database, so removing a membership or a session takes effect
  * on the next request.
  */
-export function requireUser(services: { db: Db }, roles?: readonly Role[]): preHandlerAsyncHookHandler {
+export function requireUser(services: { db: Db; readonly config?: Pick<LoadedConfig, 'gateway'> }, roles?: readonly Role[]): preHandlerAsyncHookHandler {
   return async function (req: FastifyRequest, reply: FastifyReply) {
     const user = await sessionUser(services, req);
     if (!user) throw new DashboardAuthError();
@@ -57,7 +61,8 @@ export function requireUser(services: { db: Db }, roles?: readonly Role[]): preH
     const workspace = memberships.find((m) => m.workspaceId === chosen) ?? memberships[0];
     if (!workspace) throw new NoWorkspaceError();
     if (roles && !roles.includes(workspace.role)) throw new RoleError(roles);
-    req.dashboard = { user, memberships, workspace, csrfToken: reply.generateCsrf() };
+    const logsShown = workspace.role !== 'member' || !services.config || requestLogsConfig(services.config).membersSee;
+    req.dashboard = { user, memberships, workspace, csrfToken: reply.generateCsrf(), logsShown };
   };
 }
 

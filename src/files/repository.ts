@@ -67,5 +67,7 @@ export async function deleteFileRowById(db: Db, id: string): Promise<boolean> {
 export async function blobKeysWithRows(db: Db, keys: string[]): Promise<Set<string>> {
   if (!keys.length) return new Set();
   const rows = await db.selectFrom('files').select('blob_key').where('blob_key', 'in', keys).execute();
-  return new Set(rows.map((r) => r.blob_key));
+  // A request-log row's captured bodies (src/request-logs/bodies.ts) are claimed by that row.
+  const logs = await db.selectFrom('request_logs').select('body_key').where('body_key', 'in', keys).execute();
+  return new Set([...rows.map((r) => r.blob_key), ...logs.map((r) => r.body_key!)]);
 }

@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Writable } from 'node:stream';
 import type { BaseLogger } from 'pino';
 import type { AuthContext } from '../auth/authenticate.js';
+import type { SettleObserver } from '../billing/charge.js';
 import type { PipelineDeps } from './deps.js';
 import type { UpstreamScope } from './core.js';
 import type { FormPart } from './form.js';
@@ -45,6 +46,10 @@ export interface Call extends UpstreamScope {
   respond(answer: unknown, status?: number): void;
   /** Starts an event stream: the head goes out (at once when `flush`), the events follow on the stream returned. */
   openStream(head: Record<string, string>, flush: boolean): ClientStream;
+  /** Told what the call's charges settled for (its request-log row); none for a call that is not logged. */
+  readonly settlements?: SettleObserver;
+  /** Notes that the first event of a streamed answer went out (the request log's time to first token). */
+  firstEventSent?(): void;
   /** Stops listening for the client, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
   dispose(): void;
 }

@@ -15,6 +15,9 @@ import type { PipelineDeps } from './deps.js';
 import type { Dialect } from './dialect.js';
 import type { FormPart } from './form.js';
 import { runCall } from './run.js';
+import { recordOf, type RequestLogRecord } from '../request-logs/record.js';
+import { responseTap, tapWrites } from '../request-logs/bodies.js';
+import { requestLogsConfig } from '../request-logs/config.js';
 
 /** One fastify request as a call; one object per request, its methods shared (no closures on the hot path). */
 class HttpCall extends CallCore implements Call {
@@ -36,6 +39,15 @@ class HttpCall extends CallCore implements Call {
     this.auth = req.auth!;
     (reply.raw as CallResponse)[callOf] = this;
     reply.raw.on('close', clientClosed);
+  }
+
+  get settlements(): RequestLogRecord {
+    return recordOf(this.req);
+  }
+
+  firstEventSent(): void {
+    const record = recordOf(this.req);
+    record.ttftMs ??= Math.round(this.reply.elapsedTime);
   }
 
   get requestId(): string {
@@ -73,6 +85,8 @@ class HttpCall extends CallCore implements Call {
     if (status !== 200) reply.code(status);
     // A pass-through relays the upstream's own JSON text.
     const text = encodedTextOf(answer);
+    // Capture on (requestLogs.captureBodies): the answer is kept, up to the cap, for the request-log row.
+    responseTap(this.req, requestLogsConfig(this.config))?.add(text ?? JSON.stringify(answer));
     if (text === undefined) reply.send(answer);
     else reply.header('content-type', 'application/json; charset=utf-8').send(text);
   }
@@ -80,6 +94,11 @@ class HttpCall extends CallCore implements Call {
   openStream(head: Record<string, string>, flush: boolean): ClientStream {
     const res = this.reply.raw;
     this.reply.hijack();
+    // The first write is the first event (the request log's time to first token); with capture on
+    // (requestLogs.captureBodies) the stream's bytes are kept too, up to the cap, for the request-log row.
+    const tap = responseTap(this.req, requestLogsConfig(this.config));
+    if (tap) tapWrites(res, tap);
+    noteFirstWrite(res, this);
     res.writeHead(200, head);
     if (flush) res.flushHeaders();
     return res;
@@ -96,6 +115,16 @@ class HttpCall extends CallCore implements Call {
     this.reply.raw.off('close', clientClosed);
     this.snapshotHold.release();
   }
+}
+
+/** Calls `call.firstEventSent()` at the stream's first write, then writes as before. */
+function noteFirstWrite(res: FastifyReply['raw'], call: HttpCall): void {
+  const write = res.write;
+  res.write = function (this: typeof res, ...args: Parameters<typeof write>) {
+    res.write = write;
+    call.firstEventSent();
+    return write.apply(this, args);
+  } as typeof write;
 }
 
 /** The response a call listens on: one shared listener finds its call here instead of a closure per request. */

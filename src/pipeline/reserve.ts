@@ -8,5 +8,5 @@ export function reserve(call: Call, route: ModelRoute, estimateMicros: number, r
   // Tracing is assembled beside the pipeline's dependencies (its type names the Call, so PipelineDeps cannot).
   const tracing = (call.services as { tracing?: Tracing }).tracing;
   if (tracing) return tracing.reserve(call, route, estimateMicros, reservationTtlMs);
-  return call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, reservationTtlMs });
+  return call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, reservationTtlMs, observer: call.settlements });
 }

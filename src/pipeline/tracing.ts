@@ -1,5 +1,5 @@
 // The shape tracing has for the app and the pipeline; src/telemetry builds it when tracing is on (declared here, where the Call it names lives).
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { RouteHandler } from '../http/route-handler.js';
@@ -18,6 +18,8 @@ export interface Tracing {
   handler(handler: RouteHandler): RouteHandler;
   /** The reservation inside a `reserve` span; the charge it returns settles inside a `settle` span. */
   reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge>;
+  /** The trace id of the request's span (the request log keeps it). */
+  traceId(req: FastifyRequest): string | undefined;
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
   shutdown(): Promise<void>;

@@ -2,6 +2,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { BudgetPeriod } from '../config/periods.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhook-tables.js';
+import type { RequestLogsTable } from './request-log-table.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -189,6 +190,7 @@ export interface Database {
   sso_logins: SsoLoginsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  request_logs: RequestLogsTable;
 }
 
 export interface ProviderIdsTable {

@@ -251,7 +251,7 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
     },
 
     async reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge> {
-      const begin = () => call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, reservationTtlMs });
+      const begin = () => call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, reservationTtlMs, observer: call.settlements });
       const traced = traceOf(call.carrier as FastifyRequest);
       if (!traced) return begin();
       genAiRequests.add(traced);
@@ -268,6 +268,8 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
         span.end();
       }
     },
+
+    traceId: (req) => traceOf(req)?.span.spanContext().traceId,
 
     flush: () => provider.forceFlush(),
 

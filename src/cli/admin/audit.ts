@@ -1,4 +1,4 @@
-// Admin commands for the audit log and admin tokens.
+// Admin commands for the audit log, the request log and admin tokens.
 import { newAdminToken } from '../../admin/auth.js';
 import { ValidationError } from '../../base/errors.js';
 import { adminOf, type AdminCommand } from './command.js';
@@ -19,6 +19,37 @@ export const commands: AdminCommand[] = [
         ctx.print(`${r.at}  ${r.actor.kind}:${r.actor.id}${r.address ? `@${r.address}` : ''}  ${r.action}  ${r.target_id ?? '-'}  ${change}`);
       }
       if (!page.data.length) ctx.print('no audit rows');
+    },
+  },
+  {
+    name: 'logs',
+    usage: '--workspace NAME [--status success|error] [--model M] [--key KEY_ID] [--route R] [--since ISO] [--until ISO] [--limit 50] [--cursor C] [--json]  (request log, newest first)',
+    options: {
+      workspace: { type: 'string' },
+      status: { type: 'string' },
+      model: { type: 'string' },
+      key: { type: 'string' },
+      route: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    async run(ctx) {
+      if (typeof ctx.values.workspace !== 'string') throw new ValidationError('--workspace NAME is required', 'workspace');
+      const workspace = await workspaceNamed(ctx, ctx.values.workspace);
+      const v = ctx.values as Record<string, string | undefined>;
+      const page = await adminOf(ctx).requests(workspace.id, {
+        status: v.status, model: v.model, key_id: v.key, route: v.route, since: v.since, until: v.until, cursor: v.cursor, limit: v.limit === undefined ? 50 : Number(v.limit),
+      });
+      if (ctx.values.json) return ctx.print(JSON.stringify(page));
+      for (const r of page.data) {
+        const tokens = `${r.input_tokens}/${r.output_tokens}`;
+        ctx.print(`${r.created_at}  ${r.request_id}  ${r.status}  ${r.route}  ${r.model || '-'}  ${r.key_name ?? r.key_id}  ${r.latency_ms}ms  tokens=${tokens}  cost=${r.cost} ${r.currency}${r.error_code ? `  error=${r.error_code}` : ''}`);
+      }
+      if (!page.data.length) ctx.print('no requests');
+      if (page.next_cursor) ctx.print(`more: --cursor ${page.next_cursor}`);
     },
   },
   {

@@ -210,6 +210,7 @@ export interface GatewayConfigSchema {
   metrics: MetricsConfig;
   network: NetworkConfig;
   'rate-limits': RateLimitsConfig;
+  requestLogs: RequestLogsConfig;
   server: ServerConfig;
   storage: StorageConfig;
   tasks: TasksConfig;
@@ -491,6 +492,45 @@ export interface RateLimitsConfig {
   };
   perWorkspace: {
     requestsPerMinute: number;
+  };
+}
+/**
+ * Request logs: one row per API request the gateway answers (time, workspace, key, route, model, channel, status, error, latency, time to first token, tokens, cost, request and trace ids), written with the settlement batches, listed on the dashboard's Logs page, by the admin API (GET /admin/v1/workspaces/{id}/requests) and by `npm run admin -- logs`. Requests refused before a key was recognised (401) belong to no workspace and are not logged. The usage ledger, not this log, is what billing reads.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/requestLogs".
+ */
+export interface RequestLogsConfig {
+  /**
+   * Write request-log rows. false: none are written (the pages and the API list what is kept).
+   */
+  enabled: boolean;
+  /**
+   * Rows (and their captured bodies) older than this are deleted by the hourly sweep.
+   */
+  retentionDays: number;
+  /**
+   * Workspace members (not only owners and admins) see their workspace's Logs page.
+   */
+  membersSee: boolean;
+  /**
+   * Store each request's and answer's body with its row, in the blob store (storage.blobs), size-capped, with credentials and the authorization / x-api-key headers redacted, and deleted with the row. Off by default: prompts and answers are kept nowhere.
+   */
+  captureBodies: boolean;
+  /**
+   * Bytes kept of each captured body; the rest is cut, and the row says so.
+   */
+  maxBodyBytes: number;
+  /**
+   * Per-workspace overrides, by workspace name or id: captureBodies for this workspace alone.
+   */
+  workspaces: {
+    [k: string]: {
+      /**
+       * Capture this workspace's bodies (true) or never (false), whatever the global switch says.
+       */
+      captureBodies?: boolean;
+    };
   };
 }
 /**

@@ -1,0 +1,68 @@
+// The request log in the admin API's OpenAPI document: the list's query, its path and the row it returns.
+import { errors, id, json, pathId, queryParams, ref } from './openapi-parts.js';
+
+export const requestsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    status: { enum: ['success', 'error'], description: 'success: status below 400; error: 400 and above.' },
+    model: { type: 'string', maxLength: 128, description: 'The model served (or, for a request refused before, the one named).' },
+    key_id: id,
+    route: { type: 'string', maxLength: 64, description: "The endpoint's catalogue name (chat_completions, messages, responses, ...)." },
+    since: { type: 'string', maxLength: 40, description: 'ISO 8601 time (or date, UTC), inclusive.' },
+    until: { type: 'string', maxLength: 40, description: 'ISO 8601 time (or date, UTC), exclusive.' },
+    cursor: { type: 'string', maxLength: 64, description: 'The next_cursor of the previous page.' },
+    limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  },
+} as const;
+
+export const requestLogPaths = {
+  '/workspaces/{workspace_id}/requests': {
+    parameters: [pathId('workspace_id')],
+    get: {
+      operationId: 'listRequests',
+      summary: "The workspace's request log, newest first: one row per API request answered, filtered, paged by cursor",
+      parameters: queryParams(requestsQuery),
+      responses: { 200: json(ref('RequestLogPage')), ...errors(400, 401, 403, 404) },
+    },
+  },
+};
+
+export const requestLogSchemas = {
+  RequestLog: {
+    type: 'object',
+    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured'],
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', description: 'The row id (log_...): ids sort by arrival.' },
+      request_id: { type: 'string', description: 'The x-request-id header of the answer.' },
+      created_at: { type: 'string', format: 'date-time', description: 'When the request arrived.' },
+      workspace_id: { type: 'string' },
+      key_id: { type: 'string' },
+      key_name: { type: ['string', 'null'], description: "The key's name now (never the key itself)." },
+      route: { type: 'string', description: "The endpoint's catalogue name." },
+      method: { type: 'string' },
+      model: { type: 'string', description: 'The model served; the one named when the request was refused first; empty when none.' },
+      channel: { type: 'string', description: 'The channel that served; empty when none did.' },
+      status: { type: 'integer', description: 'The HTTP status answered (a stream that failed midway answered 200).' },
+      error_type: { type: ['string', 'null'] },
+      error_code: { type: ['string', 'null'] },
+      latency_ms: { type: 'integer', description: 'From arrival to the end of the answer.' },
+      ttft_ms: { type: ['integer', 'null'], description: 'From arrival to the first streamed event; null for an answer that was not a stream.' },
+      input_tokens: { type: 'integer' },
+      output_tokens: { type: 'integer' },
+      cached_input_tokens: { type: 'integer' },
+      units: { type: 'number', description: 'Images, seconds or other units the price counts besides tokens.' },
+      cost: { type: 'number', description: 'What the request was charged, in currency (the answer’s cost.amount); 0 when nothing was.' },
+      currency: { type: 'string' },
+      trace_id: { type: ['string', 'null'], description: 'The OpenTelemetry trace id, when tracing is on.' },
+      bodies_captured: { type: 'boolean', description: 'Whether the bodies were stored (requestLogs.captureBodies); shown on the dashboard.' },
+    },
+  },
+  RequestLogPage: {
+    type: 'object',
+    required: ['data', 'next_cursor'],
+    additionalProperties: false,
+    properties: { data: { type: 'array', items: ref('RequestLog') }, next_cursor: { type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last.' } },
+  },
+};

@@ -1,0 +1,150 @@
+// Request and response bodies, only when the operator turns capture on (requestLogs.captureBodies, globally or for one
+// workspace): kept in the blob store under the row's id, cut at maxBodyBytes, with credentials redacted (the
+// authorization, x-api-key, cookie headers; secret-named fields; the presented key wherever it appears), and deleted
+// with the row by the sweep.
+import { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import { presentedKey } from '../auth/authenticate.js';
+import type { BlobStore } from '../files/blob-store.js';
+import type { Db } from '../store/db.js';
+import { findWorkspaceById } from '../store/workspaces.js';
+import { capturesBodies, type RequestLogsConfig } from './config.js';
+
+export const REDACTED = '[REDACTED]';
+const secretHeaders = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'set-cookie', 'api-key', 'x-goog-api-key']);
+const secretField = /^(api[-_]?key|x[-_]api[-_]key|authorization|password|passwd|secret|client[-_]secret|access[-_]token|refresh[-_]token|id[-_]token|token|credentials?|private[-_]key)$/i;
+const bearer = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
+
+const mayCaptureOf = new WeakMap<RequestLogsConfig, boolean>();
+
+/** Whether capture may be on for anyone: only then is an answer's body kept while it goes out. Once per config. */
+export function mayCapture(config: RequestLogsConfig): boolean {
+  let may = mayCaptureOf.get(config);
+  if (may === undefined) mayCaptureOf.set(config, (may = config.captureBodies || Object.values(config.workspaces ?? {}).some((w) => w.captureBodies === true)));
+  return may;
+}
+
+/** Text with the presented key and any bearer credential replaced. */
+export function redactText(text: string, key: string | undefined): string {
+  let out = text.replace(bearer, `$1 ${REDACTED}`);
+  if (key && key.length >= 8) out = out.split(key).join(REDACTED);
+  return out;
+}
+
+/** A JSON value with secret-named fields and the presented key replaced. */
+function redactValue(value: unknown, key: string | undefined, depth = 0): unknown {
+  if (typeof value === 'string') return redactText(value, key);
+  if (depth > 64 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, key, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(value)) out[name] = secretField.test(name) ? REDACTED : redactValue(v, key, depth + 1);
+  return out;
+}
+
+/** What an answer's body was, as it went out: text up to the cap. */
+export class BodyTap {
+  private readonly parts: string[] = [];
+  private bytes = 0;
+  truncated = false;
+
+  constructor(private readonly max: number) {}
+
+  add(chunk: unknown): void {
+    if (this.bytes >= this.max) {
+      if (chunk !== undefined && chunk !== null && String(chunk).length > 0) this.truncated = true;
+      return;
+    }
+    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : '';
+    const room = this.max - this.bytes;
+    const kept = Buffer.byteLength(text) > room ? Buffer.from(text).subarray(0, room).toString('utf8') : text;
+    if (kept.length < text.length) this.truncated = true;
+    this.parts.push(kept);
+    this.bytes += Buffer.byteLength(kept);
+  }
+
+  text(): string {
+    return this.parts.join('');
+  }
+}
+
+const tapKey = Symbol('responseTap');
+type WithTap = { [tapKey]?: BodyTap };
+
+/** The tap keeping a request's answer (made when capture may be on), or undefined. */
+export function responseTap(req: object, config: RequestLogsConfig): BodyTap | undefined {
+  if (!mayCapture(config)) return undefined;
+  return ((req as WithTap)[tapKey] ??= new BodyTap(config.maxBodyBytes));
+}
+
+export function existingTap(req: object): BodyTap | undefined {
+  return (req as WithTap)[tapKey];
+}
+
+/** Taps a stream's writes (an event stream or relayed bytes) into the request's tap. */
+export function tapWrites(res: { write: (...args: any[]) => boolean; end: (...args: any[]) => unknown }, tap: BodyTap): void {
+  const write = res.write.bind(res);
+  const end = res.end.bind(res);
+  res.write = (chunk: unknown, ...rest: unknown[]) => {
+    tap.add(chunk);
+    return write(chunk, ...rest);
+  };
+  res.end = (chunk?: unknown, ...rest: unknown[]) => {
+    if (chunk !== undefined && typeof chunk !== 'function') tap.add(chunk);
+    return end(chunk, ...rest);
+  };
+}
+
+/** The stored document: what the detail view shows. */
+export interface CapturedBodies {
+  request: { method: string; url: string; headers: Record<string, string>; body: string; truncated: boolean };
+  response: { body: string; truncated: boolean };
+}
+
+function cut(text: string, max: number): { text: string; truncated: boolean } {
+  if (Buffer.byteLength(text) <= max) return { text, truncated: false };
+  return { text: Buffer.from(text).subarray(0, max).toString('utf8'), truncated: true };
+}
+
+/** Stores a request's bodies when capture is on for its workspace; the blob key, or null when nothing was stored. */
+export async function captureBodies(deps: { db: Db; blobs: BlobStore; config: RequestLogsConfig }, req: FastifyRequest, rowId: string): Promise<string | null> {
+  const { config } = deps;
+  if (!mayCapture(config)) return null;
+  const workspaceId = req.auth!.workspaceId;
+  const named = Object.keys(config.workspaces ?? {}).some((name) => name !== workspaceId);
+  const name = named ? (await findWorkspaceById(deps.db, workspaceId))?.name : undefined;
+  if (!capturesBodies(config, { id: workspaceId, name })) return null;
+  let key: string | undefined;
+  try {
+    key = presentedKey(req);
+  } catch {
+    key = undefined;
+  }
+  const headers: Record<string, string> = {};
+  for (const [header, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers[header] = secretHeaders.has(header.toLowerCase()) ? REDACTED : redactText(Array.isArray(value) ? value.join(', ') : value, key);
+  }
+  const body = req.body === undefined ? (req.isMultipart?.() ? '(multipart form: not captured)' : '') : JSON.stringify(redactValue(req.body, key));
+  const requestBody = cut(body, config.maxBodyBytes);
+  const tap = existingTap(req);
+  const document: CapturedBodies = {
+    request: { method: req.method, url: redactText(req.url, key).replace(/([?&](?:token|key|api_key)=)[^&]*/gi, `$1${REDACTED}`), headers, body: requestBody.text, truncated: requestBody.truncated },
+    response: { body: redactText(tap?.text() ?? '', key), truncated: tap?.truncated ?? false },
+  };
+  const blobKey = `${workspaceId}/${rowId}`;
+  await deps.blobs.put(blobKey, Readable.from([Buffer.from(JSON.stringify(document))]), 'application/json');
+  return blobKey;
+}
+
+/** A row's captured bodies, or undefined when there are none (or they are gone). */
+export async function readBodies(blobs: BlobStore, key: string | null): Promise<CapturedBodies | undefined> {
+  if (!key) return undefined;
+  try {
+    const stream = await blobs.get(key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as CapturedBodies;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,74 @@
+// Reading the request log: a workspace's rows newest first, filtered and paged by id (ids sort by arrival, so a time range
+// is a range of ids and every filter walks one index), one row with its key's name, the sweep and the table's size.
+import { sql } from 'kysely';
+import type { Db } from '../store/db.js';
+import type { RequestLogsTable } from '../store/request-log-table.js';
+import { requestLogIdAt } from './writer.js';
+
+export interface RequestLogFilter {
+  workspaceId: string;
+  status?: 'success' | 'error';
+  model?: string;
+  keyId?: string;
+  route?: string;
+  /** Unix milliseconds, inclusive. */
+  since?: number;
+  /** Unix milliseconds, exclusive. */
+  until?: number;
+  /** The last id of the previous page: this page starts below it. */
+  cursor?: string;
+  limit: number;
+}
+
+export type RequestLogRow = RequestLogsTable & { key_name: string | null };
+
+/** The row shape a page shows: every column and the key's name (the key may have been renamed since: its name now). */
+function withKeyName(db: Db) {
+  return db
+    .selectFrom('request_logs as r')
+    .leftJoin('api_keys as k', 'k.id', 'r.key_id')
+    .selectAll('r')
+    .select('k.name as key_name');
+}
+
+/** One page, newest first, and whether more rows follow it. */
+export async function listRequestLogs(db: Db, f: RequestLogFilter): Promise<{ rows: RequestLogRow[]; hasMore: boolean }> {
+  let query = withKeyName(db).where('r.workspace_id', '=', f.workspaceId);
+  if (f.status) query = query.where('r.failed', '=', f.status === 'error' ? 1 : 0);
+  if (f.model !== undefined) query = query.where('r.model', '=', f.model);
+  if (f.keyId !== undefined) query = query.where('r.key_id', '=', f.keyId);
+  if (f.route !== undefined) query = query.where('r.route', '=', f.route);
+  if (f.since !== undefined) query = query.where('r.id', '>=', requestLogIdAt(f.since));
+  if (f.until !== undefined) query = query.where('r.id', '<', requestLogIdAt(f.until));
+  if (f.cursor !== undefined) query = query.where('r.id', '<', f.cursor);
+  const rows = (await query.orderBy('r.id', 'desc').limit(f.limit + 1).execute()) as RequestLogRow[];
+  return { rows: rows.slice(0, f.limit), hasMore: rows.length > f.limit };
+}
+
+/** One row of a workspace; undefined for an unknown id or another workspace's. */
+export async function findRequestLog(db: Db, workspaceId: string, id: string): Promise<RequestLogRow | undefined> {
+  return (await withKeyName(db).where('r.id', '=', id).where('r.workspace_id', '=', workspaceId).executeTakeFirst()) as RequestLogRow | undefined;
+}
+
+/** Rows that arrived before `before` (Unix ms), a batch at a time: the body keys they held, then the rows. */
+export async function deleteRequestLogsBefore(db: Db, before: number, batchSize: number): Promise<{ deleted: number; bodyKeys: string[] }> {
+  const bound = requestLogIdAt(before);
+  const old = await db.selectFrom('request_logs').select(['id', 'body_key']).where('id', '<', bound).orderBy('id').limit(batchSize).execute();
+  if (!old.length) return { deleted: 0, bodyKeys: [] };
+  const last = old[old.length - 1].id;
+  await db.deleteFrom('request_logs').where('id', '<=', last).execute();
+  return { deleted: old.length, bodyKeys: old.flatMap((r) => (r.body_key ? [r.body_key] : [])) };
+}
+
+/** Body keys among `keys` that a request-log row still holds (the file sweeper keeps those bytes). */
+export async function bodyKeysWithRows(db: Db, keys: string[]): Promise<Set<string>> {
+  if (!keys.length) return new Set();
+  const rows = await db.selectFrom('request_logs').select('body_key').where('body_key', 'in', keys).execute();
+  return new Set(rows.map((r) => r.body_key!));
+}
+
+/** Rows in the log, all workspaces. */
+export async function requestLogSize(db: Db): Promise<{ rows: number }> {
+  const row = await db.selectFrom('request_logs').select(sql<number>`count(*)`.as('rows')).executeTakeFirstOrThrow();
+  return { rows: Number(row.rows) };
+}

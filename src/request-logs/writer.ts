@@ -1,0 +1,156 @@
+// Writes request-log rows off the hot path: a row is made when its answer is done and handed to the spend store, which
+// commits it in its next batch of settlements (SQLite: the same transaction; PostgreSQL: the same statement). Nothing
+// waits for it; a row that cannot be written is counted and logged, never retried into the answer's way.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SpendStore } from '../billing/spend-store.js';
+import type { EndpointConfig } from '../config/types.js';
+import type { Db } from '../store/db.js';
+import { sortableId } from '../store/sortable-id.js';
+import { requestLogColumns, type RequestLogValues } from '../store/request-log-table.js';
+import { recordIfAny } from './record.js';
+import { mayCapture } from './bodies.js';
+import type { RequestLogsConfig } from './config.js';
+
+/** What the writer reports, for /metrics. */
+export interface RequestLogMeter {
+  written(lagSeconds: number): void;
+  dropped(): void;
+}
+
+export interface RequestLogWriterDeps {
+  spend: SpendStore;
+  db: Db;
+  meter: RequestLogMeter;
+  log: { warn(obj: object, msg: string): void };
+  /** The trace id of a request's span, when tracing is on. */
+  traceId?: (req: FastifyRequest) => string | undefined;
+  now?: () => number;
+  /** The requestLogs section of the current config. */
+  config(): RequestLogsConfig;
+  /** Stores a request's captured bodies (bodies.ts) and returns their blob key; present when capture may be on. */
+  captureBodies?: (req: FastifyRequest, rowId: string) => Promise<string | null>;
+}
+
+/** "log_" + the start time in 12 hex digits + a counter and randomness: ids sort by the request's arrival. */
+export function requestLogId(startMs: number): string {
+  return `log_${Math.max(0, Math.floor(startMs)).toString(16).padStart(12, '0')}${sortableId('log').slice(16)}`;
+}
+
+/** The smallest id of a row that arrived at or after `ms` (a time range is a range of ids). */
+export function requestLogIdAt(ms: number): string {
+  return `log_${Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0')}`;
+}
+
+const BODY_KEY = requestLogColumns.indexOf('body_key');
+
+const text = (value: unknown, max: number) => (typeof value === 'string' ? value.slice(0, max) : '');
+
+export class RequestLogWriter {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: RequestLogWriterDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  get enabled(): boolean {
+    return this.deps.config().enabled;
+  }
+
+  /** Writes the row of an answered API request (its bodies first, when they are captured); never throws. */
+  answered(req: FastifyRequest, reply: FastifyReply, endpoint: EndpointConfig): void {
+    const row = this.rowOf(req, reply, endpoint);
+    const capture = this.deps.captureBodies;
+    // Capture off for everyone (the default): no promise of its own, the row goes with this turn's.
+    if (!capture || !mayCapture(this.deps.config())) {
+      void this.append(row);
+      return;
+    }
+    capture(req, String(row[0])).then(
+      (key) => {
+        row[BODY_KEY] = key;
+        return this.append(row);
+      },
+      (err: unknown) => {
+        this.deps.log.warn({ err }, 'the bodies of a request could not be stored; its row is written without them');
+        return this.append(row);
+      },
+    );
+  }
+
+  /** The row of an answered request: what its record collected, what the reply says. */
+  rowOf(req: FastifyRequest, reply: FastifyReply, endpoint: EndpointConfig, bodyKey: string | null = null): RequestLogValues {
+    const record = recordIfAny(req);
+    const auth = req.auth!;
+    const latency = reply.elapsedTime;
+    const start = this.now() - latency;
+    const status = reply.statusCode;
+    const asked = (req.body as { model?: unknown } | undefined)?.model;
+    // The values in requestLogColumns order.
+    return [
+      requestLogId(start),
+      auth.workspaceId,
+      auth.keyId,
+      Math.round(start),
+      endpoint.name,
+      req.method,
+      record?.model || text(asked, 128),
+      record?.channel ?? '',
+      status,
+      status >= 400 ? 1 : 0,
+      record?.errorType ?? null,
+      record?.errorCode ?? null,
+      Math.round(latency),
+      record?.ttftMs ?? null,
+      record?.inputTokens ?? 0,
+      record?.outputTokens ?? 0,
+      record?.cachedInputTokens ?? 0,
+      record?.units ?? 0,
+      record?.costMicros ?? 0,
+      record?.currency ?? '',
+      req.id,
+      this.deps.traceId?.(req) ?? null,
+      bodyKey,
+    ];
+  }
+
+  /** Rows of this turn of the event loop, handed over together at its end. */
+  private pending: RequestLogValues[] = [];
+  private handing: Promise<void> | undefined;
+
+  /** Queues a row for the next batch, handed over at the end of this turn; resolves once handed over. */
+  append(row: RequestLogValues): Promise<void> {
+    this.pending.push(row);
+    return (this.handing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => void this.handOver()));
+  }
+
+  /** Resolves once every row queued so far has committed (or failed): read before a list, so it shows every answer. */
+  async commitQueued(): Promise<void> {
+    await this.handing;
+    await this.deps.spend.commitQueued?.();
+  }
+
+  private handOver(): Promise<void> {
+    const rows = this.pending;
+    this.pending = [];
+    this.handing = undefined;
+    const handed = this.now();
+    const { spend, meter, log } = this.deps;
+    const written = spend.appendLogs ? spend.appendLogs(rows) : this.insertAlone(rows);
+    return written.then(
+      () => {
+        const lag = (this.now() - handed) / 1000;
+        for (let i = 0; i < rows.length; i++) meter.written(lag);
+      },
+      (err: unknown) => {
+        for (let i = 0; i < rows.length; i++) meter.dropped();
+        log.warn({ err, rows: rows.length }, 'request-log rows could not be written');
+      },
+    );
+  }
+
+  /** A spend store without batches of its own (tests' stand-ins): one insert of the rows. */
+  private async insertAlone(rows: RequestLogValues[]): Promise<void> {
+    const values = rows.map((row) => Object.fromEntries(requestLogColumns.map((column, i) => [column, row[i]])));
+    await this.deps.db.insertInto('request_logs').values(values as never).onConflict((oc) => oc.doNothing()).execute();
+  }
+}
