@@ -25,6 +25,7 @@ const routes = [
   { title: 'Responses client -> Bedrock Converse channel', protocol: 'bedrock-converse', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
   { title: 'OpenAI chat client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'openai-chat', type: 'ChatCompletionCreateParamsBase' },
   { title: 'Anthropic Messages client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'anthropic-messages', type: 'MessageCreateParamsBase' },
+  { title: 'Responses client -> Gemini generateContent channel', protocol: 'gemini-generate-content', client: 'openai-responses', type: 'ResponseCreateParamsBase' },
 ];
 
 const fieldsOf = (protocol: string, client: string): Record<string, Rule> =>
