@@ -1,6 +1,7 @@
 // The translation engine's code parts: the named filters the mappings call.
 import { describe, expect, it } from 'vitest';
 import { filters } from '../src/engine/filters/messages.js';
+import { filters as carriedFilters } from '../src/engine/filters/carried-state.js';
 import { filters as responsesFilters } from '../src/engine/filters/responses.js';
 import { TranslationError } from '../src/base/errors.js';
 
@@ -67,5 +68,19 @@ describe('responses filters', () => {
     for (const url of ['http://example.com/a.png', 'https://example.com:8443/a.png', 'https://user:pw@example.com/a.png', 'file:///etc/passwd', 'data:text/html;base64,PGI+', '', undefined]) {
       expect(() => responsesFilters.remote_image_url(url)).toThrow(TranslationError);
     }
+  });
+});
+
+describe('state carried in a tool call id', () => {
+  it('round-trips a base64 signature through an id of letters, digits and underscores', () => {
+    const id = carriedFilters.carry_in_id('call_get_weather_6e1e312d', 'c2lnbmF0dXJl+/8=');
+    expect(id).toMatch(/^call_get_weather_6e1e312d_ts[0-9a-f]+$/);
+    expect(carriedFilters.carried_in_id(id)).toBe('c2lnbmF0dXJl+/8=');
+  });
+
+  it('leaves an id without state unchanged, and finds none in an id a client made', () => {
+    expect(carriedFilters.carry_in_id('call_1', undefined)).toBe('call_1');
+    expect(carriedFilters.carry_in_id('call_1', '')).toBe('call_1');
+    for (const id of ['call_1', 'toolu_01A09q90qw90lq917835lq9', 'call_tsdata_6e1e312d', 'call_x_ts', 'call_x_tsabc', 'call_x_tszz', undefined]) expect(carriedFilters.carried_in_id(id)).toBeNull();
   });
 });

@@ -40,6 +40,7 @@ const PART_DATA = ['text', 'inlineData', 'fileData', 'functionCall', 'functionRe
 // What the fake answers: a call of the first declared function until a functionResponse comes back, else text. Usage is
 // 12 prompt tokens, 5 candidate and 2 thinking tokens; a stream's chunks carry the totals so far, so their sum
 // (24 prompt, 7 candidate) is not the bill.
+const SIGNATURE = 'c2lnbmF0dXJl';
 const USAGE = { promptTokenCount: 12, candidatesTokenCount: 5, thoughtsTokenCount: 2, totalTokenCount: 19 };
 function answer(body: Body, parts: Record<string, unknown>[], usage: Record<string, number>, finishReason?: string) {
   return { candidates: [{ content: { role: 'model', parts }, ...(finishReason ? { finishReason } : {}) }], usageMetadata: usage, modelVersion: 'gemini-3.5-flash', createTime: '2026-11-26T12:00:00Z', responseId: 'vertex-resp-1' };
@@ -54,9 +55,16 @@ async function vertexGemini(call: VertexCall, res: ServerResponse) {
     if (content.role !== 'user' && content.role !== 'model') return invalid(`Please use a valid role: user, model.`);
     for (const part of content.parts ?? []) if (PART_DATA.filter((k) => k in part).length !== 1) return invalid('A part must have exactly one data field.');
   }
+  // Gemini 3 models check thought signatures (https://cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures):
+  // the first functionCall of each model content since the last user text must come back with the signature it was given.
+  const lastText = call.body.contents.map((c) => c.role === 'user' && c.parts.some((p) => 'text' in p)).lastIndexOf(true);
+  for (const [n, content] of call.body.contents.entries()) {
+    const first = content.role === 'model' ? content.parts.find((p) => 'functionCall' in p) : undefined;
+    if (n > lastText && first && first.thoughtSignature !== SIGNATURE) return invalid(`Unable to submit request because function call \`${(first.functionCall as { name: string }).name}\` in the ${n + 1}. content block is missing a \`thought_signature\`.`);
+  }
   const declared = (call.body.tools as { functionDeclarations?: { name: string }[] }[] | undefined)?.[0]?.functionDeclarations?.[0]?.name;
   const answered = call.body.contents.at(-1)!.parts.some((p) => 'functionResponse' in p);
-  const parts = declared && !answered ? [{ functionCall: { name: declared, args: { city: 'Paris' } }, thoughtSignature: 'c2lnbmF0dXJl' }] : [{ text: 'Hello from Gemini.' }];
+  const parts = declared && !answered ? [{ functionCall: { name: declared, args: { city: 'Paris' } }, thoughtSignature: SIGNATURE }] : [{ text: 'Hello from Gemini.' }];
   if (call.method === 'streamGenerateContent?alt=sse') {
     const first = 'text' in parts[0] ? [{ text: 'Hello ' }] : [{ text: 'Checking. ' }];
     const rest = 'text' in parts[0] ? [{ text: 'from Gemini.' }] : parts;
@@ -185,9 +193,36 @@ describe('vertex-gemini', () => {
     expect(second.output_text).toBe('Hello from Gemini.');
     expect(calls[1].body.contents).toEqual([
       { role: 'user', parts: [{ text: 'Weather in Paris?' }] },
-      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] },
+      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE }] },
       { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: 'Sunny, 21 C.' } } }] },
     ]);
+  });
+
+  it('carries each call’s thought signature through chat and Messages tool loops, as Gemini 3 requires', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+    const first = await openai.chat.completions.create({ model: 'vertex/gemini-3.5-flash', messages, tools });
+    const toolCall = first.choices[0].message.tool_calls![0];
+    expect(first.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } });
+    const second = await openai.chat.completions.create({ model: 'vertex/gemini-3.5-flash', messages: [...messages, first.choices[0].message, { role: 'tool', tool_call_id: toolCall.id, content: 'Sunny.' }], tools });
+    expect(second.choices[0].message.content).toBe('Hello from Gemini.');
+    expect(calls[1].body.contents![1]).toEqual({ role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE }] });
+
+    const claudeTools: Anthropic.Tool[] = [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const asked = await anthropic.messages.stream({ model: 'vertex/gemini-3.5-flash', max_tokens: 64, tools: claudeTools, messages: [{ role: 'user', content: 'Weather in Paris?' }] }).finalMessage();
+    const use = asked.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
+    expect(asked).toMatchObject({ stop_reason: 'tool_use' });
+    const done = await anthropic.messages.create({ model: 'vertex/gemini-3.5-flash', max_tokens: 64, tools: claudeTools, messages: [{ role: 'user', content: 'Weather in Paris?' }, { role: 'assistant', content: asked.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'Sunny.' }] }] });
+    expect(done.content).toEqual([{ type: 'text', text: 'Hello from Gemini.' }]);
+    expect(calls[3].body.contents![1].parts.at(-1)).toEqual({ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE });
+  });
+
+  it('relays Vertex’s refusal of a call sent back without its signature as a 400 naming the call', async () => {
+    const error = await openai.chat.completions
+      .create({ model: 'vertex/gemini-3.5-flash', messages: [{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: null, tool_calls: [{ id: 'call_mine', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'call_mine', content: 'Sunny.' }] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as Error).message).toContain('is missing a `thought_signature`');
   });
 
   it('translates a json_schema text format and a reasoning effort into generationConfig', async () => {
