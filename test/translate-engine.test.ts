@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { filters } from '../src/engine/filters/messages.js';
 import { filters as carriedFilters } from '../src/engine/filters/carried-state.js';
+import { filters as converseFilters } from '../src/engine/filters/converse.js';
 import { filters as responsesFilters } from '../src/engine/filters/responses.js';
 import { TranslationError } from '../src/base/errors.js';
 
@@ -82,5 +83,13 @@ describe('state carried in a tool call id', () => {
     expect(carriedFilters.carry_in_id('call_1', undefined)).toBe('call_1');
     expect(carriedFilters.carry_in_id('call_1', '')).toBe('call_1');
     for (const id of ['call_1', 'toolu_01A09q90qw90lq917835lq9', 'call_tsdata_6e1e312d', 'call_x_ts', 'call_x_tsabc', 'call_x_tszz', undefined]) expect(carriedFilters.carried_in_id(id)).toBeNull();
+  });
+});
+
+describe('merge_roles', () => {
+  it('joins the lists of messages whose role repeats, under content or the key it is given', () => {
+    const turns = [{ role: 'user', parts: [{ text: 'a' }] }, { role: 'user', parts: [{ text: 'b' }] }, { role: 'model', parts: [{ text: 'c' }] }];
+    expect(converseFilters.merge_roles(turns, 'parts')).toEqual([{ role: 'user', parts: [{ text: 'a' }, { text: 'b' }] }, { role: 'model', parts: [{ text: 'c' }] }]);
+    expect(converseFilters.merge_roles([{ role: 'user', content: [1] }, { role: 'user', content: [2] }])).toEqual([{ role: 'user', content: [1, 2] }]);
   });
 });

@@ -61,10 +61,15 @@ async function vertexGemini(call: VertexCall, res: ServerResponse) {
   for (const [n, content] of call.body.contents.entries()) {
     const first = content.role === 'model' ? content.parts.find((p) => 'functionCall' in p) : undefined;
     if (n > lastText && first && first.thoughtSignature !== SIGNATURE) return invalid(`Unable to submit request because function call \`${(first.functionCall as { name: string }).name}\` in the ${n + 1}. content block is missing a \`thought_signature\`.`);
+    // A turn's function responses come back together, one for each of its calls.
+    const callCount = content.role === 'model' ? content.parts.filter((p) => 'functionCall' in p).length : 0;
+    const responses = call.body.contents[n + 1]?.parts.filter((p) => 'functionResponse' in p).length ?? 0;
+    if (callCount > 0 && responses > 0 && responses !== callCount) return invalid('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
   }
-  const declared = (call.body.tools as { functionDeclarations?: { name: string }[] }[] | undefined)?.[0]?.functionDeclarations?.[0]?.name;
+  // Every declared function is called at once (parallel calls); the first call carries the turn's signature.
+  const declared = ((call.body.tools as { functionDeclarations?: { name: string }[] }[] | undefined)?.[0]?.functionDeclarations ?? []).map((d) => d.name);
   const answered = call.body.contents.at(-1)!.parts.some((p) => 'functionResponse' in p);
-  const parts = declared && !answered ? [{ functionCall: { name: declared, args: { city: 'Paris' } }, thoughtSignature: SIGNATURE }] : [{ text: 'Hello from Gemini.' }];
+  const parts: Record<string, unknown>[] = declared.length > 0 && !answered ? declared.map((name, n) => ({ functionCall: { name, args: { city: 'Paris' } }, ...(n === 0 ? { thoughtSignature: SIGNATURE } : {}) })) : [{ text: 'Hello from Gemini.' }];
   if (call.method === 'streamGenerateContent?alt=sse') {
     const first = 'text' in parts[0] ? [{ text: 'Hello ' }] : [{ text: 'Checking. ' }];
     const rest = 'text' in parts[0] ? [{ text: 'from Gemini.' }] : parts;
@@ -199,14 +204,19 @@ describe('vertex-gemini', () => {
   });
 
   it('carries each call’s thought signature through chat and Messages tool loops, as Gemini 3 requires', async () => {
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+    const parameters = { type: 'object', properties: { city: { type: 'string' } } };
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters } }, { type: 'function', function: { name: 'get_time', parameters } }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather and time in Paris?' }];
     const first = await openai.chat.completions.create({ model: 'vertex/gemini-3.5-flash', messages, tools });
-    const toolCall = first.choices[0].message.tool_calls![0];
-    expect(first.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } });
-    const second = await openai.chat.completions.create({ model: 'vertex/gemini-3.5-flash', messages: [...messages, first.choices[0].message, { role: 'tool', tool_call_id: toolCall.id, content: 'Sunny.' }], tools });
+    expect(first.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [{ function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }, { function: { name: 'get_time' } }] } });
+    // Each tool result is a message of its own in chat; Gemini gets them in one content, as many as the calls.
+    const results = first.choices[0].message.tool_calls!.map((c): OpenAI.ChatCompletionToolMessageParam => ({ role: 'tool', tool_call_id: c.id, content: 'Sunny.' }));
+    const second = await openai.chat.completions.create({ model: 'vertex/gemini-3.5-flash', messages: [...messages, first.choices[0].message, ...results], tools });
     expect(second.choices[0].message.content).toBe('Hello from Gemini.');
-    expect(calls[1].body.contents![1]).toEqual({ role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE }] });
+    expect(calls[1].body.contents!.slice(1)).toEqual([
+      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE }, { functionCall: { name: 'get_time', args: { city: 'Paris' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: 'Sunny.' } } }, { functionResponse: { name: 'get_time', response: { content: 'Sunny.' } } }] },
+    ]);
 
     const claudeTools: Anthropic.Tool[] = [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
     const asked = await anthropic.messages.stream({ model: 'vertex/gemini-3.5-flash', max_tokens: 64, tools: claudeTools, messages: [{ role: 'user', content: 'Weather in Paris?' }] }).finalMessage();

@@ -35,17 +35,20 @@ export const filters = {
   },
 
   /**
-   * Messages whose role repeats merged into one (their content lists joined): Converse requires user and assistant turns
-   * to alternate, where chat sends each tool result as a message of its own and Messages may send two user turns in a row.
+   * Messages whose role repeats merged into one (their lists under `key`, `content` by default, joined): Converse requires
+   * user and assistant turns to alternate, and Gemini wants a turn's function responses in one content, where chat sends
+   * each tool result as a message of its own and Messages may send two user turns in a row.
    */
-  merge_roles: (value: unknown) => {
+  merge_roles: (value: unknown, key: unknown = 'content') => {
     if (!Array.isArray(value)) return [];
-    const merged: { role: unknown; content: unknown[] }[] = [];
+    const field = String(key);
+    const merged: Record<string, unknown[] | unknown>[] = [];
     for (const turn of value as Turn[]) {
-      const content = Array.isArray(turn?.content) ? turn.content : [];
+      const list = (turn as Record<string, unknown>)?.[field];
+      const items = Array.isArray(list) ? list : [];
       const last = merged.at(-1);
-      if (last && last.role === turn.role) last.content.push(...content);
-      else merged.push({ role: turn.role, content: [...content] });
+      if (last && last.role === turn.role) (last[field] as unknown[]).push(...items);
+      else merged.push({ role: turn.role, [field]: [...items] });
     }
     return merged;
   },
