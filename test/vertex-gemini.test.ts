@@ -174,7 +174,7 @@ describe('vertex-gemini', () => {
   });
 
   it('translates Responses to generateContent: instructions, a function tool, and the function_call item back', async () => {
-    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', description: 'Weather by city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: false }];
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', description: 'Weather by city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true }];
     const { data: first, response } = await openai.responses.create({ model: 'vertex/gemini-3.5-flash', instructions: 'Be brief.', input: 'Weather in Paris?', tools, tool_choice: 'required', max_output_tokens: 256, temperature: 0.2 }).withResponse();
     expect(first).toMatchObject({ object: 'response', status: 'completed', model: 'vertex/gemini-3.5-flash', usage: { input_tokens: 12, output_tokens: 7, output_tokens_details: { reasoning_tokens: 2 }, total_tokens: 19 } });
     const call = first.output.find((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call')!;
