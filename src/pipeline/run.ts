@@ -62,7 +62,6 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
         call.respond(result.answer);
         call.dispose();
         await result.settled.catch((err: unknown) => call.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
-        markStage('settled');
       }
     } finally {
       // Released unless settled: every exit, thrown or returned, ends the charge exactly once.
