@@ -42,6 +42,8 @@ const plans: Record<string, Plan> = {
     replace: { 'gpt-6-sol': 'demo-chat' },
     because: 'a cap through the API names a model the gateway serves, and the demo serves no OpenAI model',
   },
+  'curl -s -H "$ADMIN" "$GW/workspaces/ws_.../requests?status=error&since=2026-11-01&limit=50"': { run: 'shell' },
+  'credential:': { skip: 'a channel file excerpt for a vendor that does not exist' },
   'POST /hooks/gateway HTTP/1.1': { skip: 'an HTTP request the gateway sends, not a command' },
   'curl -s -H "$ADMIN" -H \'content-type: application/json\' -d \'{"url":"https://example.com/hooks/gateway","events":["video.completed","video.failed"]}\' $GW/workspaces/ws_.../webhooks': { run: 'shell' },
   'npm run admin -- webhook create --workspace acme --url https://example.com/hooks/gateway --events video.completed,video.failed': { run: 'shell' },

@@ -34,7 +34,8 @@ function steps(records: Record_[]): Map<string, number> {
       samples.get(step)!.push((stages[i][1] - stages[i - 1][1]) / 1e6);
     }
   }
-  return new Map([...samples].map(([step, values]) => [step, percentile(values, 50)]));
+  // Steps most requests take (a stage reached by a few, e.g. during a commit, would only add noise).
+  return new Map([...samples].filter(([, values]) => values.length >= records.length / 2).map(([step, values]) => [step, percentile(values, 50)]));
 }
 
 /** Median ms from received to answered, in the server (the rest of the client's time is the sockets and the loop's turn). */

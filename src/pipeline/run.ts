@@ -1,6 +1,7 @@
 // The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> estimate ->
 // reserve -> map request -> send -> decode or stream -> outputs -> settle; the answer goes to the call, and the Charge
 // closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
+import { markStage } from '../http/stages.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
 import type { Dialect } from './dialect.js';
@@ -19,7 +20,9 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
     const plan = dialect.resolve(call, read);
     const inputs = dialect.inputs?.(call, plan);
     if (inputs) await inputs;
+    markStage('resolved');
     const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan), dialect.reservationMs?.(call, plan));
+    markStage('reserved');
     let handedOver = false;
     try {
       let result: unknown;
@@ -39,6 +42,7 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
           await settleAfterFailure(charge, call.clientGone);
           throw err;
         }
+        markStage('upstream answered');
         try {
           result = await dialect.answer(call, plan, sent, charge);
         } catch (err) {
@@ -54,6 +58,7 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
         call.respond(result.answer);
       } else {
         // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it lands).
+        markStage('decoded');
         call.respond(result.answer);
         call.dispose();
         await result.settled.catch((err: unknown) => call.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
