@@ -3,7 +3,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { issueApiKey, type IssuedKey } from '../src/auth/keys.js';
 import { addUser, PASSWORD } from './kit/dashboard.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
@@ -57,6 +57,11 @@ beforeAll(async () => {
   await send(a, 'broken-chat');
   await send(b, 'fake-chat', { stream: true, stream_options: { include_usage: true } });
   await send(a, 'fake-chat', {}, '/v1/messages');
+  // Rows land with the settlement batch after the last answer: wait for all of them (a read commits what is queued).
+  await vi.waitFor(async () => {
+    const rows = await gw.services.db.selectFrom('request_logs').select(gw.services.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(rows.n)).toBe(seen.length);
+  }, { timeout: 5_000, interval: 20 });
   await addUser(gw.services, 'member@example.com', [[gw.workspace, 'member']]);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 });

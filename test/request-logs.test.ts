@@ -1,7 +1,7 @@
 // Request logs through HTTP: a mix of requests (two keys, two models, a 400, an upstream 500, a stream, a Messages call)
 // listed by the admin API, the dashboard's Logs page and its CSV export as the clients saw them, workspace by workspace;
 // bodies only where capture is on, never a key.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newAdminToken } from '../src/admin/auth.js';
 import { issueApiKey, type IssuedKey } from '../src/auth/keys.js';
 import { sweepRequestLogs } from '../src/request-logs/sweeper.js';
@@ -82,6 +82,9 @@ beforeAll(async () => {
   await chat(a, 'broken-chat');
   await chat(b, 'fake-chat', { stream: true, stream_options: { include_usage: true } });
   await chat(a, 'fake-chat', {}, '/v1/messages');
+  // A row is handed to the spend store when its settlement is known, which may be just after the client read its
+  // answer (settlements commit in batches): the log is complete within a batch or two (the write lag /metrics shows).
+  await vi.waitFor(async () => expect((await list()).data).toHaveLength(seen.length), { timeout: 5_000, interval: 20 });
 });
 afterAll(async () => {
   await gw?.close();
