@@ -3,12 +3,15 @@
 // 35160dd, the build before issue 23), both on one mock, loaded in alternation at c=32. Each round pairs the two
 // builds; the figures are medians over THREADS_ROUNDS (default 8) rounds of THREADS_SECONDS (default 5), with the
 // paired head/baseline ratios' median and range, so a disturbance of the machine weighs on both sides of a pair.
+// THREADS_BASELINE_CONFIG (YAML appended to the baseline's config.yaml) makes the baseline this build configured
+// otherwise, e.g. "requestLogs:\n  enabled: false\n" for what request logging costs.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { chatBody, percentile, startBenchGateway, startMock, type BenchGateway } from './harness.js';
 import { checkOut } from './scenarios/baseline.js';
 
-const baselineRef = process.env.THREADS_BASELINE ?? '35160dd';
+const baselineConfig = process.env.THREADS_BASELINE_CONFIG?.replace(/\\n/g, '\n');
+const baselineRef = baselineConfig ? `this build with ${JSON.stringify(baselineConfig)}` : (process.env.THREADS_BASELINE ?? '35160dd');
 const rounds = Number(process.env.THREADS_ROUNDS ?? 8);
 const seconds = Number(process.env.THREADS_SECONDS ?? 5);
 const clockTicksPerSecond = 100;
@@ -50,10 +53,10 @@ async function load(gateway: BenchGateway): Promise<Round> {
 const median = (values: number[]) => percentile(values, 50);
 const fixed = (n: number, digits = 0) => n.toFixed(digits);
 
-const checkout = checkOut(baselineRef);
+const checkout = baselineConfig ? undefined : checkOut(baselineRef);
 const mock = await startMock();
 try {
-  const both = [await startBenchGateway(mock.url), await startBenchGateway(mock.url, { root: checkout })];
+  const both = [await startBenchGateway(mock.url), await startBenchGateway(mock.url, checkout ? { root: checkout } : { extraConfig: baselineConfig })];
   for (const g of both) await autocannon({ url: `${g.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${g.key}` }, body: chatBody(), connections: 32, duration: 3 });
   const measured: [Round[], Round[]] = [[], []];
   for (let i = 0; i < rounds; i++) for (const which of i % 2 ? [1, 0] : [0, 1]) measured[which].push(await load(both[which]));
@@ -68,5 +71,5 @@ try {
   }
 } finally {
   await mock.stop();
-  rmSync(checkout, { recursive: true, force: true });
+  if (checkout) rmSync(checkout, { recursive: true, force: true });
 }

@@ -118,7 +118,8 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
     async close() {
       await app.close();
       if (schema) await dropSchema(schema);
-      rmSync(dir, { recursive: true, force: true });
+      // Retried: a closing SQLite connection on another thread can still remove its -wal and -shm files as this runs (ENOTEMPTY).
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
   };
 }
