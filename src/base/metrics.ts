@@ -86,15 +86,15 @@ export class Metrics {
   private readonly requestLogsDropped = new Counter({ name: 'gateway_request_logs_dropped_total', help: 'Request-log rows that could not be written (see the log)', registers: [this.registry] });
   private readonly requestLogLag = new Histogram({
     name: 'gateway_request_log_write_lag_seconds',
-    help: "Time from a request's answer to its request-log row's commit",
+    help: 'Time from handing a batch of request-log rows (those of one turn of the event loop) to the spend store to its commit; one observation a batch',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
 
   /** What the request-log writer reports (src/request-logs/writer.ts). */
   readonly requestLogMeter = {
-    written: (lagSeconds: number) => {
-      this.requestLogsWritten.inc();
+    written: (rows: number, lagSeconds: number) => {
+      this.requestLogsWritten.inc(rows);
       this.requestLogLag.observe(lagSeconds);
     },
     dropped: () => this.requestLogsDropped.inc(),

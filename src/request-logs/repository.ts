@@ -1,5 +1,6 @@
-// Reading the request log: a workspace's rows newest first, filtered and paged by id (ids sort by arrival, so a time range
-// is a range of ids and every filter walks one index), one row with its key's name, the sweep and the table's size.
+// Reading the request log: a workspace's rows newest first, filtered and paged by id (ids sort by arrival, so a time
+// range is a range of ids, and a filter reads the workspace's rows newest first until a page is full), one row with its
+// key's name, the sweep and the table's size.
 import { sql } from 'kysely';
 import type { Db } from '../store/db.js';
 import type { RequestLogsTable } from '../store/request-log-table.js';
@@ -34,7 +35,8 @@ function withKeyName(db: Db) {
 /** One page, newest first, and whether more rows follow it. */
 export async function listRequestLogs(db: Db, f: RequestLogFilter): Promise<{ rows: RequestLogRow[]; hasMore: boolean }> {
   let query = withKeyName(db).where('r.workspace_id', '=', f.workspaceId);
-  if (f.status) query = query.where('r.failed', '=', f.status === 'error' ? 1 : 0);
+  // A literal, not a parameter: SQLite reads the failures' partial index (failed = 1) only for a query it can see match.
+  if (f.status) query = query.where('r.failed', '=', sql.lit(f.status === 'error' ? 1 : 0));
   if (f.model !== undefined) query = query.where('r.model', '=', f.model);
   if (f.keyId !== undefined) query = query.where('r.key_id', '=', f.keyId);
   if (f.route !== undefined) query = query.where('r.route', '=', f.route);
@@ -50,13 +52,23 @@ export async function findRequestLog(db: Db, workspaceId: string, id: string): P
   return (await withKeyName(db).where('r.id', '=', id).where('r.workspace_id', '=', workspaceId).executeTakeFirst()) as RequestLogRow | undefined;
 }
 
-/** Rows that arrived before `before` (Unix ms), a batch at a time: the body keys they held, then the rows. */
-export async function deleteRequestLogsBefore(db: Db, before: number, batchSize: number): Promise<{ deleted: number; bodyKeys: string[] }> {
+/**
+ * A workspace's rows that arrived before `before` (Unix ms), a batch at a time (the table is keyed by workspace, then
+ * id): the body keys they held, then the rows.
+ */
+export async function deleteRequestLogsBefore(db: Db, workspaceId: string, before: number, batchSize: number): Promise<{ deleted: number; bodyKeys: string[] }> {
   const bound = requestLogIdAt(before);
-  const old = await db.selectFrom('request_logs').select(['id', 'body_key']).where('id', '<', bound).orderBy('id').limit(batchSize).execute();
+  const old = await db
+    .selectFrom('request_logs')
+    .select(['id', 'body_key'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '<', bound)
+    .orderBy('id')
+    .limit(batchSize)
+    .execute();
   if (!old.length) return { deleted: 0, bodyKeys: [] };
   const last = old[old.length - 1].id;
-  await db.deleteFrom('request_logs').where('id', '<=', last).execute();
+  await db.deleteFrom('request_logs').where('workspace_id', '=', workspaceId).where('id', '<=', last).execute();
   return { deleted: old.length, bodyKeys: old.flatMap((r) => (r.body_key ? [r.body_key] : [])) };
 }
 

@@ -23,12 +23,17 @@ export interface RequestLogSweepDeps {
 export async function sweepRequestLogs(deps: Pick<RequestLogSweepDeps, 'config' | 'db' | 'blobs'>, now = Date.now()): Promise<number> {
   const before = now - requestLogsConfig(deps.config).retentionDays * 24 * HOUR_MS;
   let removed = 0;
-  for (;;) {
-    const { deleted, bodyKeys } = await deleteRequestLogsBefore(deps.db, before, BATCH);
-    for (const key of bodyKeys) await deps.blobs.delete(key);
-    removed += deleted;
-    if (deleted < BATCH) return removed;
+  // Workspaces are never deleted: every row's workspace is among them.
+  const workspaces = await deps.db.selectFrom('workspaces').select('id').execute();
+  for (const { id } of workspaces) {
+    for (;;) {
+      const { deleted, bodyKeys } = await deleteRequestLogsBefore(deps.db, id, before, BATCH);
+      for (const key of bodyKeys) await deps.blobs.delete(key);
+      removed += deleted;
+      if (deleted < BATCH) break;
+    }
   }
+  return removed;
 }
 
 export function requestLogSweeperJob(deps: RequestLogSweepDeps, log: FastifyBaseLogger): void {

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SpendStore } from '../billing/spend-store.js';
 import type { EndpointConfig } from '../config/types.js';
 import type { Db } from '../store/db.js';
-import { sortableId } from '../store/sortable-id.js';
+import { randomHex } from '../store/sortable-id.js';
 import { requestLogColumns, type RequestLogValues } from '../store/request-log-table.js';
 import { recordIfAny } from './record.js';
 import { mayCapture } from './bodies.js';
@@ -13,7 +13,8 @@ import type { RequestLogsConfig } from './config.js';
 
 /** What the writer reports, for /metrics. */
 export interface RequestLogMeter {
-  written(lagSeconds: number): void;
+  /** A batch of `rows` committed `lagSeconds` after it was handed over. */
+  written(rows: number, lagSeconds: number): void;
   dropped(): void;
 }
 
@@ -31,9 +32,18 @@ export interface RequestLogWriterDeps {
   captureBodies?: (req: FastifyRequest, rowId: string) => Promise<string | null>;
 }
 
-/** "log_" + the start time in 12 hex digits + a counter and randomness: ids sort by the request's arrival. */
+/** The last start time an id was made for, and it in hex: spelled once a millisecond, not once a row. */
+let idMs = -1;
+let idMsHex = '';
+
+/** "log_" + the start time in 12 hex digits + 64 random bits in 16: ids sort by the request's arrival. */
 export function requestLogId(startMs: number): string {
-  return `log_${Math.max(0, Math.floor(startMs)).toString(16).padStart(12, '0')}${sortableId('log').slice(16)}`;
+  const ms = Math.max(0, Math.floor(startMs));
+  if (ms !== idMs) {
+    idMs = ms;
+    idMsHex = ms.toString(16).padStart(12, '0');
+  }
+  return `log_${idMsHex}${randomHex(8)}`;
 }
 
 /** The smallest id of a row that arrived at or after `ms` (a time range is a range of ids). */
@@ -138,8 +148,7 @@ export class RequestLogWriter {
     const written = spend.appendLogs ? spend.appendLogs(rows) : this.insertAlone(rows);
     return written.then(
       () => {
-        const lag = (this.now() - handed) / 1000;
-        for (let i = 0; i < rows.length; i++) meter.written(lag);
+        meter.written(rows.length, (this.now() - handed) / 1000);
       },
       (err: unknown) => {
         for (let i = 0; i < rows.length; i++) meter.dropped();

@@ -13,7 +13,8 @@ let used = entropy.length;
 /** The first counters of a millisecond, spelled once: most milliseconds make only a few ids. */
 const counterHex = Array.from({ length: 256 }, (_, n) => n.toString(16).padStart(4, '0'));
 
-function randomHex(bytes: number): string {
+/** `bytes` random bytes in hex, from the page. */
+export function randomHex(bytes: number): string {
   if (used + bytes > entropy.length) {
     randomFillSync(entropy);
     used = 0;
