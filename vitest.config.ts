@@ -32,6 +32,7 @@ const unit = [
   'test/shipped-models.test.ts',
   'test/admin-cli-args.test.ts',
   'test/log-format.test.ts',
+  'test/metrics-histogram.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
