@@ -25,6 +25,20 @@ describe('the upstream latency histogram', () => {
     expect(printed).toHaveLength(2 * 16);
   });
 
+  it('prints a histogram without labels from the start, and one observation a batch of request-log rows', async () => {
+    const metrics = new Metrics();
+    const lag = () => metrics.registry.metrics().then((text) => text.split('\n').filter((l) => l.startsWith('gateway_request_log_write_lag_seconds')));
+    expect(await lag()).toContain('gateway_request_log_write_lag_seconds_count 0');
+    metrics.requestLogMeter.written(3, 0.002);
+    const printed = await lag();
+    expect(printed).toContain('gateway_request_log_write_lag_seconds_bucket{le="0.001"} 0');
+    expect(printed).toContain('gateway_request_log_write_lag_seconds_bucket{le="0.005"} 1');
+    expect(printed).toContain('gateway_request_log_write_lag_seconds_bucket{le="+Inf"} 1');
+    expect(printed).toContain('gateway_request_log_write_lag_seconds_sum 0.002');
+    expect(printed).toContain('gateway_request_log_write_lag_seconds_count 1');
+    expect((await metrics.registry.metrics()).split('\n')).toContain('gateway_request_logs_written_total 3');
+  });
+
   it('adds up across the workers of a cluster as the primary does', async () => {
     const [a, b] = [new Metrics(), new Metrics()];
     a.observeUpstream('fake', 200, 0.003);

@@ -79,17 +79,20 @@ class BucketedHistogram extends Histogram<string> {
   private readonly sets = new Map<string, Map<string, Buckets>>();
   private readonly bounds: number[];
 
-  constructor(name: string, help: string, private readonly names: [string, string], buckets: number[], registry: Registry) {
+  constructor(name: string, help: string, private readonly names: [] | [string, string], buckets: number[], registry: Registry) {
     super({ name, help, labelNames: names, buckets, registers: [registry] });
     this.bounds = buckets;
   }
 
-  /** The label set (a, b), made on first use. */
-  at(a: string, b: string): Buckets {
+  /** The label set (a, b), made on first use; () for a histogram without labels. */
+  at(a = '', b = ''): Buckets {
     let byB = this.sets.get(a);
     if (!byB) this.sets.set(a, (byB = new Map()));
     let set = byB.get(b);
-    if (!set) byB.set(b, (set = { labels: { [this.names[0]]: a, [this.names[1]]: b }, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }));
+    if (!set) {
+      const labels = this.names.length ? { [this.names[0]]: a, [this.names[1]]: b } : {};
+      byB.set(b, (set = { labels, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }));
+    }
     return set;
   }
 
@@ -147,18 +150,20 @@ export class Metrics {
 
   private readonly requestLogsWritten = new Counter({ name: 'gateway_request_logs_written_total', help: 'Request-log rows committed by this process', registers: [this.registry] });
   private readonly requestLogsDropped = new Counter({ name: 'gateway_request_logs_dropped_total', help: 'Request-log rows that could not be written (see the log)', registers: [this.registry] });
-  private readonly requestLogLag = new Histogram({
-    name: 'gateway_request_log_write_lag_seconds',
-    help: 'Time from handing a batch of request-log rows (those of one turn of the event loop) to the spend store to its commit; one observation a batch',
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [this.registry],
-  });
+  private readonly requestLogLag = new BucketedHistogram(
+    'gateway_request_log_write_lag_seconds',
+    'Time from handing a batch of request-log rows (those of one turn of the event loop) to the spend store to its commit; one observation a batch',
+    [],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    this.registry,
+  );
+  private readonly requestLogLagSet = this.requestLogLag.at();
 
   /** What the request-log writer reports (src/request-logs/writer.ts). */
   readonly requestLogMeter = {
     written: (rows: number, lagSeconds: number) => {
       this.requestLogsWritten.inc(rows);
-      this.requestLogLag.observe(lagSeconds);
+      this.requestLogLag.record(this.requestLogLagSet, lagSeconds);
     },
     dropped: () => this.requestLogsDropped.inc(),
   };
