@@ -270,8 +270,17 @@ describe('bodies', () => {
     expect(before).toHaveLength(1);
     const key = `${captureWs.id}/${before[0].id}`;
     expect(await gw.services.blobs.stat(key)).toBeDefined();
+    const counted = () => gw.services.db.selectFrom('request_log_counts').selectAll().orderBy('workspace_id').execute();
+    const counts = async () => {
+      const rows = await gw.services.db.selectFrom('request_logs').select(['workspace_id', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('workspace_id').orderBy('workspace_id').execute();
+      return rows.map((r) => ({ workspace_id: r.workspace_id, row_count: Number(r.n) }));
+    };
+    // Each workspace's kept count is its rows, before the sweep and after it (what /metrics reads).
+    expect((await counted()).map((c) => ({ ...c, row_count: Number(c.row_count) }))).toEqual(await counts());
     const removed = await sweepRequestLogs(gw.services, Date.now() + 31 * 86_400_000);
     expect(removed).toBeGreaterThanOrEqual(7);
+    expect((await counted()).every((c) => Number(c.row_count) === 0)).toBe(true);
+    expect(await counts()).toEqual([]);
     expect((await api('GET', `/workspaces/${captureWs.id}/requests`)).body.data).toHaveLength(0);
     expect(await gw.services.blobs.stat(key)).toBeUndefined();
   });

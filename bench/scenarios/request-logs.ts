@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { openPostgres, openSqlite, type OpenedDatabase } from '../../src/store/database.js';
 import { writeStatements } from '../../src/billing/sqlite-spend-statements.js';
 import { listRequestLogs, type RequestLogFilter } from '../../src/request-logs/repository.js';
-import { requestLogId } from '../../src/request-logs/writer.js';
+import { requestLogId } from '../../src/request-logs/ids.js';
 import { requestLogColumns } from '../../src/store/request-log-table.js';
 import { percentile, round } from '../harness.js';
 

@@ -16,7 +16,12 @@ const MAX_LOGS = 64;
 const LOG_WAIT_MS = 100;
 
 const logInsert = sql.raw(
-  `insert into request_logs (${requestLogColumns.join(', ')}) select ${requestLogColumns.map((c, i) => `(e->>${i})::${requestLogPgTypes[c]}`).join(', ')} from jsonb_array_elements(`,
+  `inserted as (insert into request_logs (${requestLogColumns.join(', ')}) select ${requestLogColumns.map((c, i) => `(e->>${i})::${requestLogPgTypes[c]}`).join(', ')} from jsonb_array_elements(`,
+);
+/** The rows inserted (a row already there is skipped) added to their workspaces' counts, in the same statement. */
+const logCount = sql.raw(
+  `counted as (insert into request_log_counts (workspace_id, row_count) select workspace_id, count(*) from inserted group by workspace_id
+     order by workspace_id on conflict (workspace_id) do update set row_count = request_log_counts.row_count + excluded.row_count)`,
 );
 
 interface WaitingLog {
@@ -95,12 +100,12 @@ export class PostgresSettleBatcher {
 
   private async send(batch: Waiting[], logs: WaitingLog[]): Promise<void> {
     try {
-      const logRows = logs.length ? sql`${logInsert}${JSON.stringify(logs.flatMap((l) => l.rows))}::jsonb) e on conflict do nothing` : undefined;
-      if (batch.length === 0) await logRows!.execute(this.db);
+      const logRows = logs.length ? sql`${logInsert}${JSON.stringify(logs.flatMap((l) => l.rows))}::jsonb) e on conflict do nothing returning workspace_id), ${logCount}` : undefined;
+      if (batch.length === 0) await sql`with ${logRows!} select 1`.execute(this.db);
       else {
         const items = JSON.stringify(batch.map((w) => w.item));
         const query = logRows
-          ? sql<{ id: string; settled: boolean }>`with logged as (${logRows}) select id, settled from spend_settle_batch(${items}::jsonb)`
+          ? sql<{ id: string; settled: boolean }>`with ${logRows} select id, settled from spend_settle_batch(${items}::jsonb)`
           : sql<{ id: string; settled: boolean }>`select id, settled from spend_settle_batch(${items}::jsonb)`;
         const { rows } = await query.execute(this.db);
         const settled = new Map(rows.map((row) => [row.id, row.settled]));

@@ -6,7 +6,7 @@ import { BudgetCalendar, PERIOD_ROWS_KEPT_MS, type BudgetPeriod } from '../confi
 import type { Balance, CapScope, CapStanding, ReservationRequest, ReserveOutcome } from './spend-store.js';
 import { uncapped, type Caps, type CapsReader } from './sqlite-spend-caps.js';
 import { ledgerColumns, standingStatements, writeStatements } from './sqlite-spend-statements.js';
-import type { RequestLogValues } from '../store/request-log-table.js';
+import { WORKSPACE_COLUMN, type RequestLogValues } from '../store/request-log-table.js';
 
 /** One operation of a batch, as plain data (it crosses to the spend thread as a message). */
 export type SpendOp =
@@ -84,9 +84,27 @@ export class SqliteSpendCore {
       case 'balance':
         return this.balance(op.scope, op.id, op.now);
       case 'log':
-        for (const row of op.rows) this.write.insertRequestLog.run(row);
-        return undefined;
+        return this.appendLogs(op.rows);
     }
+  }
+
+  /** Inserts request-log rows (a row already there is skipped) and adds the ones inserted to their workspace's count. */
+  private appendLogs(rows: RequestLogValues[]): undefined {
+    // A batch's rows are nearly always of one workspace: its count is written once, when the workspace changes or at the end.
+    let workspace = '';
+    let inserted = 0;
+    for (const row of rows) {
+      if (this.write.insertRequestLog.run(row).changes === 0) continue;
+      const own = row[WORKSPACE_COLUMN] as string;
+      if (own !== workspace) {
+        if (inserted > 0) this.write.countRequestLogs.run(workspace, inserted);
+        workspace = own;
+        inserted = 0;
+      }
+      inserted++;
+    }
+    if (inserted > 0) this.write.countRequestLogs.run(workspace, inserted);
+    return undefined;
   }
 
   reserve(r: ReservationRequest): ReserveOutcome {

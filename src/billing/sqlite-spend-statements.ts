@@ -86,5 +86,8 @@ export function writeStatements(sqlite: BetterSqlite3.Database) {
     deleteExpired: sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?'),
     deleteEndedPeriods: sqlite.prepare<[number]>("delete from spend_periods where period <> 'total' and period_start < ?"),
     insertRequestLog: sqlite.prepare<[unknown[]]>(`insert into request_logs (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')}) on conflict do nothing`),
+    countRequestLogs: sqlite.prepare<[string, number]>(
+      'insert into request_log_counts (workspace_id, row_count) values (?, ?) on conflict (workspace_id) do update set row_count = row_count + excluded.row_count',
+    ),
   };
 }

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/db.js';
 import type { RequestLogsTable } from '../store/request-log-table.js';
-import { requestLogIdAt } from './writer.js';
+import { requestLogIdAt } from './ids.js';
 
 export interface RequestLogFilter {
   workspaceId: string;
@@ -54,7 +54,7 @@ export async function findRequestLog(db: Db, workspaceId: string, id: string): P
 
 /**
  * A workspace's rows that arrived before `before` (Unix ms), a batch at a time (the table is keyed by workspace, then
- * id): the body keys they held, then the rows.
+ * id): the body keys they held, then the rows, taken from the workspace's count in the same transaction.
  */
 export async function deleteRequestLogsBefore(db: Db, workspaceId: string, before: number, batchSize: number): Promise<{ deleted: number; bodyKeys: string[] }> {
   const bound = requestLogIdAt(before);
@@ -68,8 +68,22 @@ export async function deleteRequestLogsBefore(db: Db, workspaceId: string, befor
     .execute();
   if (!old.length) return { deleted: 0, bodyKeys: [] };
   const last = old[old.length - 1].id;
-  await db.deleteFrom('request_logs').where('workspace_id', '=', workspaceId).where('id', '<=', last).execute();
-  return { deleted: old.length, bodyKeys: old.flatMap((r) => (r.body_key ? [r.body_key] : [])) };
+  const deleted = await db.transaction().execute(async (trx) => {
+    const result = await trx.deleteFrom('request_logs').where('workspace_id', '=', workspaceId).where('id', '<=', last).executeTakeFirst();
+    const count = Number(result.numDeletedRows);
+    await addToRequestLogCount(trx, workspaceId, -count);
+    return count;
+  });
+  return { deleted, bodyKeys: old.flatMap((r) => (r.body_key ? [r.body_key] : [])) };
+}
+
+/** Adds `rows` (negative: takes them) to a workspace's count of request-log rows. */
+export async function addToRequestLogCount(db: Db, workspaceId: string, rows: number): Promise<void> {
+  await db
+    .insertInto('request_log_counts')
+    .values({ workspace_id: workspaceId, row_count: rows })
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ row_count: sql`request_log_counts.row_count + excluded.row_count` }))
+    .execute();
 }
 
 /** Body keys among `keys` that a request-log row still holds (the file sweeper keeps those bytes). */
@@ -79,8 +93,8 @@ export async function bodyKeysWithRows(db: Db, keys: string[]): Promise<Set<stri
   return new Set(rows.map((r) => r.body_key!));
 }
 
-/** Rows in the log, all workspaces. */
+/** Rows in the log, all workspaces: the workspaces' counts (a count of the rows themselves reads them all). */
 export async function requestLogSize(db: Db): Promise<{ rows: number }> {
-  const row = await db.selectFrom('request_logs').select(sql<number>`count(*)`.as('rows')).executeTakeFirstOrThrow();
+  const row = await db.selectFrom('request_log_counts').select(sql<number>`coalesce(sum(row_count), 0)`.as('rows')).executeTakeFirstOrThrow();
   return { rows: Number(row.rows) };
 }

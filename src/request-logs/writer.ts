@@ -5,8 +5,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SpendStore } from '../billing/spend-store.js';
 import type { EndpointConfig } from '../config/types.js';
 import type { Db } from '../store/db.js';
-import { randomHex } from '../store/sortable-id.js';
 import { requestLogColumns, type RequestLogValues } from '../store/request-log-table.js';
+import { requestLogId } from './ids.js';
+import { addToRequestLogCount } from './repository.js';
 import { recordIfAny } from './record.js';
 import { mayCapture } from './bodies.js';
 import type { RequestLogsConfig } from './config.js';
@@ -30,25 +31,6 @@ export interface RequestLogWriterDeps {
   config(): RequestLogsConfig;
   /** Stores a request's captured bodies (bodies.ts) and returns their blob key; present when capture may be on. */
   captureBodies?: (req: FastifyRequest, rowId: string) => Promise<string | null>;
-}
-
-/** The last start time an id was made for, and it in hex: spelled once a millisecond, not once a row. */
-let idMs = -1;
-let idMsHex = '';
-
-/** "log_" + the start time in 12 hex digits + 64 random bits in 16: ids sort by the request's arrival. */
-export function requestLogId(startMs: number): string {
-  const ms = Math.max(0, Math.floor(startMs));
-  if (ms !== idMs) {
-    idMs = ms;
-    idMsHex = ms.toString(16).padStart(12, '0');
-  }
-  return `log_${idMsHex}${randomHex(8)}`;
-}
-
-/** The smallest id of a row that arrived at or after `ms` (a time range is a range of ids). */
-export function requestLogIdAt(ms: number): string {
-  return `log_${Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0')}`;
 }
 
 const BODY_KEY = requestLogColumns.indexOf('body_key');
@@ -157,9 +139,14 @@ export class RequestLogWriter {
     );
   }
 
-  /** A spend store without batches of its own (tests' stand-ins): one insert of the rows. */
+  /** A spend store without batches of its own (tests' stand-ins): one insert of the rows, and their counts. */
   private async insertAlone(rows: RequestLogValues[]): Promise<void> {
     const values = rows.map((row) => Object.fromEntries(requestLogColumns.map((column, i) => [column, row[i]])));
-    await this.deps.db.insertInto('request_logs').values(values as never).onConflict((oc) => oc.doNothing()).execute();
+    await this.deps.db.transaction().execute(async (trx) => {
+      const inserted = await trx.insertInto('request_logs').values(values as never).onConflict((oc) => oc.doNothing()).returning('workspace_id').execute();
+      const counts = new Map<string, number>();
+      for (const { workspace_id } of inserted) counts.set(workspace_id, (counts.get(workspace_id) ?? 0) + 1);
+      for (const [workspaceId, rowsAdded] of counts) await addToRequestLogCount(trx, workspaceId, rowsAdded);
+    });
   }
 }

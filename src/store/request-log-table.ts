@@ -27,6 +27,15 @@ export interface RequestLogsTable {
   body_key: string | null;
 }
 
+/** The request_log_counts table: each workspace's number of request-log rows, kept by the writes and the sweep. */
+export interface RequestLogCountsTable {
+  workspace_id: string;
+  row_count: number;
+}
+
+/** Where a row's workspace is among its values. */
+export const WORKSPACE_COLUMN = 1;
+
 /** The columns as a row travels (a flat array, cheap to clone to the spend thread and to send as JSON), in this order. */
 export const requestLogColumns = [
   'id', 'workspace_id', 'key_id', 'created_at', 'route', 'method', 'model', 'channel', 'status', 'failed', 'error_type',

@@ -2,7 +2,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { BudgetPeriod } from '../config/periods.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhook-tables.js';
-import type { RequestLogsTable } from './request-log-table.js';
+import type { RequestLogCountsTable, RequestLogsTable } from './request-log-table.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -191,6 +191,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   request_logs: RequestLogsTable;
+  request_log_counts: RequestLogCountsTable;
 }
 
 export interface ProviderIdsTable {

@@ -6,6 +6,9 @@
 // walks its own rows in order and a filter reads on until the page is full. The one other index holds only failures
 // (rare, and the filter most asked for). A filter that matches nothing reads the workspace's rows: about 0.1 s at a
 // million rows on SQLite. The sweep deletes a workspace's oldest ids at a time.
+//
+// request_log_counts keeps each workspace's number of rows, added to by the batch that inserts them and taken from by
+// the sweep that deletes them, so /metrics reads the log's size without counting a million rows.
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../dialect.js';
 
@@ -46,6 +49,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('request_logs_pkey', ['workspace_id', 'id'])
     // SQLite only (PostgreSQL has no such modifier and no clustered tables).
     .modifyEnd(isPostgres(db) ? sql`` : sql`without rowid`)
+    .execute();
+  await db.schema
+    .createTable('request_log_counts')
+    .addColumn('workspace_id', 'text', (c) => c.primaryKey())
+    .addColumn('row_count', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('request_logs_failures').on('request_logs').columns(['workspace_id', 'id']).where(sql.ref('failed'), '=', 1).execute();
   await db.schema.createIndex('request_logs_body').on('request_logs').columns(['body_key']).where(sql.ref('body_key'), 'is not', null).execute();
