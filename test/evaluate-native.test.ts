@@ -111,6 +111,11 @@ describe('evaluate through a native channel', () => {
     const res = await evaluate({ model: 'eval-native', state: 's', questions: { spam: allTypes.spam } });
     expect(res.statusCode).toBe(502);
     expect(res.json().error.message).toContain('"noul" is not a number in [0, 1]');
+    // The upstream answered, and said what it spent (one question: 110 input, 3 output tokens): that is charged,
+    // though the answer was refused.
+    const ledger = await ledgerForRequest(gw.services.db, res.headers['x-request-id'] as string);
+    expect(ledger).toHaveLength(1);
+    expect(ledger[0]).toMatchObject({ model: 'eval-native', input_tokens: 110, output_tokens: 3, cost_micros: 177 });
   });
 
   it('turns an upstream failure into 502 and bills nothing', async () => {

@@ -1,7 +1,8 @@
 // A call of several exchanges on one route (evaluate's questions): each sent, decoded and metered here, their usage
 // summed and settled once. A failure before the conversation ends charges the reservation when an answer went
-// unmetered (or the client left the upstream working), else releases it; a question that failed still has its
-// exchanges' tokens charged before the call fails with it.
+// unmetered (or the client left the upstream working), the tokens reported when answers came with their usage, and
+// releases it when nothing answered; a question that failed still has its exchanges' tokens charged before the call
+// fails with it.
 import { tokenCostMicros, type TokenUsage } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
@@ -50,7 +51,10 @@ export async function converse<Plan extends { routes: ModelRoute[] }>(call: Call
   try {
     conversation = await dialect.converse(call, plan, exchange);
   } catch (err) {
-    await settleAfterFailure(charge, call.clientGone || tally.unmetered);
+    // Answers that came with their usage were spent upstream: their tokens are charged before the call fails (a mode
+    // that refuses an answer, an exchange after them that failed). Nothing answered: released.
+    if (tally.answered && !tally.unmetered && !call.clientGone) await settleReported(charge, route, call.log, { costMicros: tokenCostMicros(route.model.price, tally.usage), ...tally.usage, route });
+    else await settleAfterFailure(charge, call.clientGone || tally.unmetered);
     throw err;
   }
   let costMicros = tokenCostMicros(route.model.price, tally.usage);
