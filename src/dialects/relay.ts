@@ -14,7 +14,7 @@ import type { StreamMapper } from '../engine/translator.js';
 import { defaultModelOf } from '../engine/models.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
-import { openaiEnvelope, TranslationError } from '../base/errors.js';
+import { errorBody, TranslationError, type ErrorDialect } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
@@ -142,8 +142,11 @@ async function relayBody(call: Call, sent: Sent, plan: RelayPlan, costMicros: nu
   }
 }
 
-/** A relayed event stream: every event as it came, the one that carries the final usage gaining `cost`. */
-function relayedEvents(usage: UsageReader, price: PriceConfig): StreamMapper {
+/**
+ * A relayed event stream: every event as it came, the one that carries the final usage gaining `cost`; a failure
+ * midway is a last event in the route's error envelope (Anthropic's SDKs read an `error` event).
+ */
+function relayedEvents(usage: UsageReader, price: PriceConfig, envelope: ErrorDialect): StreamMapper {
   let costed = false;
   return {
     push(event, parse) {
@@ -157,15 +160,15 @@ function relayedEvents(usage: UsageReader, price: PriceConfig): StreamMapper {
       return [{ ...(event.event === undefined ? {} : { event: event.event }), data: JSON.stringify({ ...data, cost }) }];
     },
     end: () => [],
-    fail: (error) => [{ data: JSON.stringify(openaiEnvelope(error)) }],
+    fail: (error) => [{ ...(envelope === 'anthropic' ? { event: 'error' } : {}), data: JSON.stringify(errorBody(error, envelope)) }],
   };
 }
 
 /** decode, settle and answer: JSON with its cost, an event stream relayed, or text and bytes relayed with an x-cost header. */
-async function relayAnswer(call: Call, spec: PipelineSpec, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
+async function relayAnswer(call: Call, spec: PipelineSpec, endpoint: EndpointConfig, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
   const usage = usageReaderFor(call.config, sent, spec.operation);
   // An operation that may stream (its streamFlag), and an upstream that did: relayed event by event, settled on its final usage.
-  if (sent.operation.streamFlag !== undefined && hasFraming(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price), usage, charge);
+  if (sent.operation.streamFlag !== undefined && hasFraming(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price, endpoint.envelope), usage, charge);
   const measured: Measured = { characters: charactersOf(spec, plan.fields), seconds: plan.form?.seconds };
   if (plan.answer === 'json') {
     const answer = await readJsonObject(sent);
@@ -220,6 +223,6 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
       return estimateRelayMicros(plan.routes, measure, billingConfig(call.config).defaultLimits);
     },
     request: (call, plan, route) => ({ operation: spec.operation, document: outgoing(call, plan, route) }),
-    answer: (call, plan, sent, charge) => relayAnswer(call, spec, plan, sent, charge),
+    answer: (call, plan, sent, charge) => relayAnswer(call, spec, endpoint, plan, sent, charge),
   };
 }
