@@ -1,5 +1,5 @@
 // Builds a gateway for tests: a temp config pointing at fake upstreams, an in-memory or temp SQLite store, a key per scope set.
-import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, cpSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -118,10 +118,29 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
     async close() {
       await app.close();
       if (schema) await dropSchema(schema);
-      // Retried: a closing SQLite connection on another thread can still remove its -wal and -shm files as this runs (ENOTEMPTY).
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      await removeFolder(dir);
     },
   };
+}
+
+/**
+ * Removes a closed gateway's folder. Something can still add a file while it is removed (ENOTEMPTY): the removal is
+ * tried again, and what was in the way is reported (warned when a retry cleared it, thrown when none did).
+ */
+async function removeFolder(dir: string): Promise<void> {
+  let inTheWay: string[] = [];
+  for (let attempt = 0; attempt < 40; attempt++) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      if (inTheWay.length) console.warn(`test gateway folder: removed on try ${attempt + 1}; in the way before: ${inTheWay.join(', ')}`);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw err;
+      inTheWay = readdirSync(dir, { recursive: true }).map(String);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`test gateway folder ${dir} could not be removed: still in it after 2 s: ${inTheWay.join(', ')}`);
 }
 
 /** A chat channel YAML pointing at a fake upstream. */
