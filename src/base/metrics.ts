@@ -97,6 +97,8 @@ class BucketedHistogram extends Histogram<string> {
   }
 
   record(set: Buckets, value: number): void {
+    // prom-client refuses a value that is not finite; one would spoil the sum for good.
+    if (!Number.isFinite(value)) return;
     let i = 0;
     while (i < this.bounds.length && value > this.bounds[i]) i++;
     set.counts[i]++;

@@ -90,20 +90,24 @@ export class SqliteSpendCore {
 
   /** Inserts request-log rows (a row already there is skipped) and adds the ones inserted to their workspace's count. */
   private appendLogs(rows: RequestLogValues[]): undefined {
-    // A batch's rows are nearly always of one workspace: its count is written once, when the workspace changes or at the end.
+    // A batch's rows are nearly always of one workspace: its count is written once, when the workspace changes or at the
+    // end (also when a row throws: the rows before it are in, and counted).
     let workspace = '';
     let inserted = 0;
-    for (const row of rows) {
-      if (this.write.insertRequestLog.run(row).changes === 0) continue;
-      const own = row[WORKSPACE_COLUMN] as string;
-      if (own !== workspace) {
-        if (inserted > 0) this.write.countRequestLogs.run(workspace, inserted);
-        workspace = own;
-        inserted = 0;
+    try {
+      for (const row of rows) {
+        if (this.write.insertRequestLog.run(row).changes === 0) continue;
+        const own = row[WORKSPACE_COLUMN] as string;
+        if (own !== workspace) {
+          if (inserted > 0) this.write.countRequestLogs.run(workspace, inserted);
+          workspace = own;
+          inserted = 0;
+        }
+        inserted++;
       }
-      inserted++;
+    } finally {
+      if (inserted > 0) this.write.countRequestLogs.run(workspace, inserted);
     }
-    if (inserted > 0) this.write.countRequestLogs.run(workspace, inserted);
     return undefined;
   }
 

@@ -3,6 +3,7 @@
 // key's name, the sweep and the table's size.
 import { sql } from 'kysely';
 import type { Db } from '../store/db.js';
+import { isPostgres } from '../store/dialect.js';
 import type { RequestLogsTable } from '../store/request-log-table.js';
 import { requestLogIdAt } from './ids.js';
 
@@ -34,8 +35,15 @@ function withKeyName(db: Db) {
 
 /** One page, newest first, and whether more rows follow it. */
 export async function listRequestLogs(db: Db, f: RequestLogFilter): Promise<{ rows: RequestLogRow[]; hasMore: boolean }> {
+  const rows = (await requestLogPage(db, f).execute()) as RequestLogRow[];
+  return { rows: rows.slice(0, f.limit), hasMore: rows.length > f.limit };
+}
+
+/** The query of one page (one row more than the limit: whether more follow). */
+export function requestLogPage(db: Db, f: RequestLogFilter) {
   let query = withKeyName(db).where('r.workspace_id', '=', f.workspaceId);
-  // A literal, not a parameter: SQLite reads the failures' partial index (failed = 1) only for a query it can see match.
+  // A literal, not a parameter: a planner reads the failures' partial index (failed = 1) only for a query it can see
+  // match, and SQLite only once it has statistics (analyzeRequestLogs).
   if (f.status) query = query.where('r.failed', '=', sql.lit(f.status === 'error' ? 1 : 0));
   if (f.model !== undefined) query = query.where('r.model', '=', f.model);
   if (f.keyId !== undefined) query = query.where('r.key_id', '=', f.keyId);
@@ -43,8 +51,17 @@ export async function listRequestLogs(db: Db, f: RequestLogFilter): Promise<{ ro
   if (f.since !== undefined) query = query.where('r.id', '>=', requestLogIdAt(f.since));
   if (f.until !== undefined) query = query.where('r.id', '<', requestLogIdAt(f.until));
   if (f.cursor !== undefined) query = query.where('r.id', '<', f.cursor);
-  const rows = (await query.orderBy('r.id', 'desc').limit(f.limit + 1).execute()) as RequestLogRow[];
-  return { rows: rows.slice(0, f.limit), hasMore: rows.length > f.limit };
+  return query.orderBy('r.id', 'desc').limit(f.limit + 1);
+}
+
+/**
+ * Refreshes the planner's statistics of the request log (a sample of it: SQLite's analysis_limit). Without them SQLite
+ * walks a workspace's rows for the errors filter instead of reading the failures' index (4 ms against 0.2 ms at a
+ * million rows). Run by the hourly sweep.
+ */
+export async function analyzeRequestLogs(db: Db): Promise<void> {
+  if (!isPostgres(db as never)) await sql`pragma analysis_limit = 1000`.execute(db);
+  await sql`analyze request_logs`.execute(db);
 }
 
 /** One row of a workspace; undefined for an unknown id or another workspace's. */

@@ -136,7 +136,11 @@ async function removeFolder(dir: string): Promise<void> {
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw err;
-      inTheWay = readdirSync(dir, { recursive: true }).map(String);
+      try {
+        inTheWay = readdirSync(dir, { recursive: true }).map(String);
+      } catch {
+        // Gone meanwhile: the next try finds nothing to remove.
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
