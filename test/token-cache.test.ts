@@ -1,6 +1,6 @@
 // The token cache of src/engine/credentials: one fetch for all concurrent callers, reuse while valid, refresh before expiry.
 import { describe, expect, it } from 'vitest';
-import { TokenCache, type AccessToken } from '../src/engine/credentials/token-cache.js';
+import { RETRY_AFTER_FAILURE_MS, TokenCache, type AccessToken } from '../src/engine/credentials/token-cache.js';
 
 function deferredFetches(now: () => number) {
   const pending: { resolve: (token: AccessToken) => void; reject: (err: Error) => void }[] = [];
@@ -51,16 +51,55 @@ describe('TokenCache', () => {
     expect(fetches.pending).toHaveLength(1);
   });
 
-  it('rejects every waiter of a failed fetch, and the next call tries again', async () => {
-    const now = 0;
+  it('rejects every waiter of a failed fetch, answers the same failure without asking again for ten seconds, then asks', async () => {
+    let now = 0;
     const fetches = deferredFetches(() => now);
     const cache = new TokenCache(fetches.fetch, () => now);
     const waiting = [cache.get(), cache.get()];
     fetches.pending.shift()!.reject(new Error('refused'));
     for (const w of waiting) await expect(w).rejects.toThrow('refused');
+    now = RETRY_AFTER_FAILURE_MS - 1;
+    await expect(cache.get()).rejects.toThrow('refused');
+    expect(fetches.pending).toHaveLength(0);
+    now = RETRY_AFTER_FAILURE_MS;
     const again = cache.get();
     expect(fetches.pending).toHaveLength(1);
     fetches.answer(3_600_000);
     expect(await again).toBe('token-1');
+  });
+
+  it('keeps using the token held while it is valid when its refresh fails, and asks again after the pause', async () => {
+    let now = 0;
+    const fetches = deferredFetches(() => now);
+    const cache = new TokenCache(fetches.fetch, () => now);
+    const first = cache.get();
+    fetches.answer(3_600_000);
+    expect(await first).toBe('token-1');
+    // Five minutes before expiry the refresh is due; the token endpoint refuses it.
+    now = 3_600_000 - 300_000;
+    const during = cache.get();
+    fetches.pending.shift()!.reject(new Error('refused'));
+    expect(await during).toBe('token-1');
+    now += RETRY_AFTER_FAILURE_MS - 1;
+    expect(await cache.get()).toBe('token-1');
+    expect(fetches.pending).toHaveLength(0);
+    now += 1;
+    const next = cache.get();
+    expect(fetches.pending).toHaveLength(1);
+    fetches.answer(3_600_000);
+    expect(await next).toBe('token-2');
+  });
+
+  it('answers the failure once the token held has expired', async () => {
+    let now = 0;
+    const fetches = deferredFetches(() => now);
+    const cache = new TokenCache(fetches.fetch, () => now);
+    const first = cache.get();
+    fetches.answer(60_000);
+    await first;
+    now = 60_000;
+    const expired = cache.get();
+    fetches.pending.shift()!.reject(new Error('refused'));
+    await expect(expired).rejects.toThrow('refused');
   });
 });

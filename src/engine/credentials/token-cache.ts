@@ -1,5 +1,7 @@
 // An access token held for one credential: reused while it is valid, refreshed before it expires, and fetched once for
-// every request that needs it meanwhile (a single refresh in flight, shared).
+// every request that needs it meanwhile (a single refresh in flight, shared). A failed fetch is remembered for a few
+// seconds: the token held serves on while it is valid, and without one every request gets the same failure at once
+// instead of asking the token endpoint again (a broken secret must not turn each request into a token request).
 
 export interface AccessToken {
   value: string;
@@ -9,22 +11,37 @@ export interface AccessToken {
 
 /** How long before its expiry a token is replaced: five minutes (as Google's and Azure's own clients do), or half the lifetime of a shorter-lived one. */
 const REFRESH_BEFORE_MS = 5 * 60_000;
+/** How long a failed fetch is remembered before the next request may ask again. */
+export const RETRY_AFTER_FAILURE_MS = 10_000;
 
 export class TokenCache {
   private token?: AccessToken & { refreshAt: number };
   private pending?: Promise<AccessToken>;
+  private failure?: { error: unknown; until: number };
 
   constructor(
     private readonly fetchToken: () => Promise<AccessToken>,
     private readonly now: () => number,
   ) {}
 
-  /** A token valid now and for a while yet: the cached one, or a fresh one (a failed fetch rejects every waiter, and the next call tries again). */
+  /**
+   * A token valid now and for a while yet: the cached one, or a fresh one. A failed fetch rejects every waiter and is
+   * remembered for RETRY_AFTER_FAILURE_MS; meanwhile the token held is used while it is still valid.
+   */
   async get(): Promise<string> {
     const token = this.token;
     if (token && this.now() < token.refreshAt) return token.value;
+    if (this.failure && this.now() < this.failure.until) {
+      if (token && this.now() < token.expiresAt) return token.value;
+      throw this.failure.error;
+    }
     this.pending ??= this.refresh();
-    return (await this.pending).value;
+    try {
+      return (await this.pending).value;
+    } catch (error) {
+      if (token && this.now() < token.expiresAt) return token.value;
+      throw error;
+    }
   }
 
   /** The token held now, to keep out of any text a client or a log sees. */
@@ -38,7 +55,11 @@ export class TokenCache {
       const token = await this.fetchToken();
       const lifetime = Math.max(0, token.expiresAt - obtainedAt);
       this.token = { ...token, refreshAt: token.expiresAt - Math.min(REFRESH_BEFORE_MS, lifetime / 2) };
+      this.failure = undefined;
       return token;
+    } catch (error) {
+      this.failure = { error, until: this.now() + RETRY_AFTER_FAILURE_MS };
+      throw error;
     } finally {
       this.pending = undefined;
     }
