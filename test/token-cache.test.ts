@@ -10,6 +10,17 @@ function deferredFetches(now: () => number) {
   return { fetch, answer, pending };
 }
 
+/** A cache holding its first token, valid `lifetimeMs`, on a clock the test moves. */
+async function holdingToken(lifetimeMs: number) {
+  const clock = { now: 0 };
+  const fetches = deferredFetches(() => clock.now);
+  const cache = new TokenCache(fetches.fetch, () => clock.now);
+  const first = cache.get();
+  fetches.answer(lifetimeMs);
+  expect(await first).toBe('token-1');
+  return { clock, fetches, cache };
+}
+
 describe('TokenCache', () => {
   it('fetches once for every caller waiting at the same time', async () => {
     let now = 0;
@@ -22,15 +33,10 @@ describe('TokenCache', () => {
   });
 
   it('reuses a token until five minutes before it expires, then fetches the next', async () => {
-    let now = 0;
-    const fetches = deferredFetches(() => now);
-    const cache = new TokenCache(fetches.fetch, () => now);
-    const first = cache.get();
-    fetches.answer(3_600_000);
-    expect(await first).toBe('token-1');
-    now = 3_600_000 - 300_001;
+    const { clock, fetches, cache } = await holdingToken(3_600_000);
+    clock.now = 3_600_000 - 300_001;
     expect(await cache.get()).toBe('token-1');
-    now += 1;
+    clock.now += 1;
     const next = cache.get();
     expect(fetches.pending).toHaveLength(1);
     fetches.answer(3_600_000);
@@ -38,15 +44,10 @@ describe('TokenCache', () => {
   });
 
   it('refreshes a short-lived token at half its lifetime', async () => {
-    let now = 0;
-    const fetches = deferredFetches(() => now);
-    const cache = new TokenCache(fetches.fetch, () => now);
-    const first = cache.get();
-    fetches.answer(60_000);
-    await first;
-    now = 29_999;
+    const { clock, fetches, cache } = await holdingToken(60_000);
+    clock.now = 29_999;
     expect(await cache.get()).toBe('token-1');
-    now = 30_000;
+    clock.now = 30_000;
     void cache.get();
     expect(fetches.pending).toHaveLength(1);
   });
@@ -69,21 +70,16 @@ describe('TokenCache', () => {
   });
 
   it('keeps using the token held while it is valid when its refresh fails, and asks again after the pause', async () => {
-    let now = 0;
-    const fetches = deferredFetches(() => now);
-    const cache = new TokenCache(fetches.fetch, () => now);
-    const first = cache.get();
-    fetches.answer(3_600_000);
-    expect(await first).toBe('token-1');
+    const { clock, fetches, cache } = await holdingToken(3_600_000);
     // Five minutes before expiry the refresh is due; the token endpoint refuses it.
-    now = 3_600_000 - 300_000;
+    clock.now = 3_600_000 - 300_000;
     const during = cache.get();
     fetches.pending.shift()!.reject(new Error('refused'));
     expect(await during).toBe('token-1');
-    now += RETRY_AFTER_FAILURE_MS - 1;
+    clock.now += RETRY_AFTER_FAILURE_MS - 1;
     expect(await cache.get()).toBe('token-1');
     expect(fetches.pending).toHaveLength(0);
-    now += 1;
+    clock.now += 1;
     const next = cache.get();
     expect(fetches.pending).toHaveLength(1);
     fetches.answer(3_600_000);
@@ -91,13 +87,8 @@ describe('TokenCache', () => {
   });
 
   it('answers the failure once the token held has expired', async () => {
-    let now = 0;
-    const fetches = deferredFetches(() => now);
-    const cache = new TokenCache(fetches.fetch, () => now);
-    const first = cache.get();
-    fetches.answer(60_000);
-    await first;
-    now = 60_000;
+    const { clock, fetches, cache } = await holdingToken(60_000);
+    clock.now = 60_000;
     const expired = cache.get();
     fetches.pending.shift()!.reject(new Error('refused'));
     await expect(expired).rejects.toThrow('refused');
