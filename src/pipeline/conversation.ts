@@ -10,7 +10,7 @@ import type { Call } from './call.js';
 import { readJsonObject } from './decode.js';
 import type { Exchange, SeveralExchanges } from './dialect.js';
 import { send } from './send.js';
-import { settleAfterFailure, settleReported } from './settle.js';
+import { settleReported } from './settle.js';
 import { usageReaderFor } from './usage.js';
 
 /** Usage summed over every exchange of one call; one answer without usable usage makes the whole call unmetered. */
@@ -51,17 +51,24 @@ export async function converse<Plan extends { routes: ModelRoute[] }>(call: Call
   try {
     conversation = await dialect.converse(call, plan, exchange);
   } catch (err) {
-    // Answers that came with their usage were spent upstream: their tokens are charged before the call fails (a mode
-    // that refuses an answer, an exchange after them that failed). Nothing answered: released.
-    if (tally.answered && !tally.unmetered && !call.clientGone) await settleReported(charge, route, call.log, { costMicros: tokenCostMicros(route.model.price, tally.usage), ...tally.usage, route });
-    else await settleAfterFailure(charge, call.clientGone || tally.unmetered);
+    // A mode that refuses an answer, an exchange after others that failed: what was spent upstream is charged first.
+    await settleTally(charge, route, call, tally);
     throw err;
   }
-  let costMicros = tokenCostMicros(route.model.price, tally.usage);
   // Tokens spent upstream are charged even when a question failed and the call fails with it.
-  if (tally.unmetered || call.clientGone) costMicros = (await charge.settleReserved()).chargedMicros;
-  else if (tally.answered) costMicros = (await settleReported(charge, route, call.log, { costMicros, ...tally.usage, route })).chargedMicros;
-  else await charge.release();
+  const costMicros = await settleTally(charge, route, call, tally);
   if (conversation.failure) throw conversation.failure;
   return conversation.answer({ usage: tally.usage, costMicros });
+}
+
+/**
+ * Settles a conversation's charge on what its exchanges said, whether it ended or failed: the reservation when an answer
+ * went unmetered (or the client left the upstream working), the tokens reported when answers came with their usage,
+ * nothing when none answered. The amount charged.
+ */
+async function settleTally(charge: Charge, route: ModelRoute, call: Call, tally: Tally): Promise<number> {
+  if (tally.unmetered || call.clientGone) return (await charge.settleReserved()).chargedMicros;
+  if (tally.answered) return (await settleReported(charge, route, call.log, { costMicros: tokenCostMicros(route.model.price, tally.usage), ...tally.usage, route })).chargedMicros;
+  await charge.release();
+  return 0;
 }
