@@ -22,6 +22,8 @@ const keyOf = (req: RecordedRequest) => String(req.headers.authorization ?? '').
 const served = (key: string) => (seen.get(key) ?? []).length;
 
 let upstream: FakeUpstream;
+/** A second region: where the entry with its own baseUrl sends. */
+let region: FakeUpstream;
 let gw: TestGateway;
 let client: OpenAI;
 
@@ -47,6 +49,8 @@ const env = {
   FULL_B: 'sk-full-b',
   GONE_A: 'sk-gone-a',
   GONE_B: 'sk-gone-b',
+  REGION_HOME: 'sk-region-home',
+  REGION_AWAY: 'sk-region-away',
 };
 
 beforeAll(async () => {
@@ -60,6 +64,7 @@ beforeAll(async () => {
     else json(res, 429, { error: { message: 'Rate limit reached for requests.', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': answer.limited });
     return true;
   });
+  region = await FakeUpstream.start();
   gw = await startGateway({
     listen: true,
     channels: {
@@ -68,9 +73,10 @@ beforeAll(async () => {
       mixed: pooled('mixed', '  - { env: MIXED_REVOKED }\n  - { env: MIXED_LIMITED }\n  - { env: MIXED_GOOD }', 'retries: { max: 2, minDelayMs: 1, maxDelayMs: 50 }\nbreaker: { failures: 1, coolDownMs: 60000 }\n'),
       rest: pooled('rest', '  - { env: REST_FIRST, weight: 100 }\n  - { env: REST_SECOND }', 'credentialCooldown: { seconds: 20, revokedSeconds: 300 }\n'),
       full: pooled('full', '  - { env: FULL_A }\n  - { env: FULL_B }'),
+      regions: pooled('regions', `  - { env: REGION_HOME }\n  - { env: REGION_AWAY, baseUrl: '\${AWAY_URL}/v1' }`),
       gone: pooled('gone', '  - { env: GONE_A }\n  - { env: GONE_B }', 'credentialCooldown: { revokedSeconds: 120 }\n'),
     },
-    env,
+    env: { ...env, AWAY_URL: region.url },
     overrides: { now: clock.now, upstreamLog: pino({ level: 'info' }, logs.logger.stream as never) },
   });
   client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -78,8 +84,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw.close();
   await upstream.close();
+  await region.close();
 });
 beforeEach(() => {
+  region.reset();
   seen.clear();
   answers.clear();
 });
@@ -94,6 +102,12 @@ describe('a key pool', () => {
     const ready = (await gw.app.inject({ method: 'GET', url: '/readyz' })).json();
     expect(ready.channels.spread).toEqual({ enabled: true, circuit: 'closed', keys: { SPREAD_A: 'serving', SPREAD_B: 'serving', SPREAD_C: 'serving' }, missing: ['SPREAD_UNSET'] });
     expect(await metrics()).toContain('gateway_upstream_key_requests_total{channel="spread",key="SPREAD_A",status="200"} 30');
+  });
+
+  it('sends an entry with its own baseUrl there, with its own key', async () => {
+    for (let i = 0; i < 4; i++) await ask('regions-chat');
+    expect(served(env.REGION_HOME)).toBe(2);
+    expect(region.requests.map((req) => [req.path, req.headers.authorization])).toEqual(Array(2).fill(['/v1/chat/completions', `Bearer ${env.REGION_AWAY}`]));
   });
 
   it('survives a revoked key and a rate-limited key with no error the client sees, and logs the revoked one once without its value', async () => {
