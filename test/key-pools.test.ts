@@ -102,6 +102,7 @@ describe('a key pool', () => {
     const ready = (await gw.app.inject({ method: 'GET', url: '/readyz' })).json();
     expect(ready.channels.spread).toEqual({ enabled: true, circuit: 'closed', keys: { SPREAD_A: 'serving', SPREAD_B: 'serving', SPREAD_C: 'serving' }, missing: ['SPREAD_UNSET'] });
     expect(await metrics()).toContain('gateway_upstream_key_requests_total{channel="spread",key="SPREAD_A",status="200"} 30');
+    expect(gw.services.config.warnings.filter((line) => line.endsWith('channel "spread" serves with 3 of 4 keys; not set: SPREAD_UNSET'))).toHaveLength(1);
   });
 
   it('sends an entry with its own baseUrl there, with its own key', async () => {
