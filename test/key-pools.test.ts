@@ -51,6 +51,9 @@ const env = {
   GONE_B: 'sk-gone-b',
   REGION_HOME: 'sk-region-home',
   REGION_AWAY: 'sk-region-away',
+  TOKENS_CLIENT: 'client-1',
+  TOKENS_SECRET: 'client-secret-1',
+  TOKENS_KEY: 'sk-tokens-key',
 };
 
 beforeAll(async () => {
@@ -74,6 +77,7 @@ beforeAll(async () => {
       rest: pooled('rest', '  - { env: REST_FIRST, weight: 100 }\n  - { env: REST_SECOND }', 'credentialCooldown: { seconds: 20, revokedSeconds: 300 }\n'),
       full: pooled('full', '  - { env: FULL_A }\n  - { env: FULL_B }'),
       regions: pooled('regions', `  - { env: REGION_HOME }\n  - { env: REGION_AWAY, baseUrl: '\${AWAY_URL}/v1' }`),
+      tokens: pooled('tokens', '  - { kind: oauth2-client-credentials, tokenUrl: "http://127.0.0.1:9/token", clientIdEnv: TOKENS_CLIENT, clientSecretEnv: TOKENS_SECRET, scope: api }\n  - { env: TOKENS_KEY }'),
       gone: pooled('gone', '  - { env: GONE_A }\n  - { env: GONE_B }', 'credentialCooldown: { revokedSeconds: 120 }\n'),
     },
     env: { ...env, AWAY_URL: region.url },
@@ -109,6 +113,12 @@ describe('a key pool', () => {
     for (let i = 0; i < 4; i++) await ask('regions-chat');
     expect(served(env.REGION_HOME)).toBe(2);
     expect(region.requests.map((req) => [req.path, req.headers.authorization])).toEqual(Array(2).fill(['/v1/chat/completions', `Bearer ${env.REGION_AWAY}`]));
+  });
+
+  it('goes on to the next key when an entry cannot get its access token', async () => {
+    for (let i = 0; i < 2; i++) expect((await ask('tokens-chat')).choices[0].message.content).toBe(upstream.chat.text);
+    expect(served(env.TOKENS_KEY)).toBe(2);
+    expect(await metrics()).toContain('gateway_upstream_key_rests_total{channel="tokens",key="TOKENS_CLIENT",reason="cooling"} 1');
   });
 
   it('survives a revoked key and a rate-limited key with no error the client sees, and logs the revoked one once without its value', async () => {

@@ -178,17 +178,30 @@ export class Upstreams {
       const wait = client.breaker.retryInSeconds();
       throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${wait} s`, wait);
     }
-    let key = client.keyPool ? client.keyPool.pick() : client.keys[0];
-    if (!key) {
+    const first = client.keyPool ? client.keyPool.pick() : client.keys[0];
+    if (!first) {
       client.breaker.abandon();
       throw allKeysRevoked(channel, client.keyPool!);
     }
+    let key: KeyClient = first;
     let moved: KeyMoves | undefined;
+    let counted = false;
     for (;;) {
       const fullPath = request.originPath ?? `${key.basePath}${path}${query}`;
-      // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
-      const { headers, body } = await authenticated(key.auth, new URL(fullPath, key.origin), method, { ...key.headers, ...request.headers }, request.body ?? undefined);
-      if (!moved) client.budget.deposit();
+      // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own (on a
+      // key pool, the entry rests and the next one is tried).
+      let outgoing: Awaited<ReturnType<typeof authenticated>>;
+      try {
+        outgoing = await authenticated(key.auth, new URL(fullPath, key.origin), method, { ...key.headers, ...request.headers }, request.body ?? undefined);
+      } catch (err) {
+        const next: KeyClient | undefined = client.keyPool && err instanceof UpstreamError && err.code === 'upstream_auth_failed' ? this.untokened(channel, client.keyPool, key, (moved ??= { tried: new Set() }), request) : undefined;
+        if (!next) throw err;
+        key = next;
+        continue;
+      }
+      const { headers, body } = outgoing;
+      if (!counted) client.budget.deposit();
+      counted = true;
       const started = performance.now();
       let response: UpstreamResponse;
       try {
@@ -232,6 +245,14 @@ export class Upstreams {
       if (response.statusCode >= 400) throw await upstreamHttpError(response, route, this.errorMessage(route, request.operation));
       return response;
     }
+  }
+
+  /** A key pool's entry whose token cannot be had rests as after a 429 without retry-after; the next entry, if any. */
+  private untokened(channel: ChannelConfig, keyPool: KeyPool<KeyClient>, key: KeyClient, moved: KeyMoves, request: UpstreamRequest): KeyClient | undefined {
+    const refusal = keyPool.refused(key, 0, undefined);
+    this.metrics?.countKeyRest(channel.id, key.label, refusal.state);
+    moved.tried.add(key);
+    return request.signal?.aborted ? undefined : keyPool.pick(moved.tried, !!moved.limited);
   }
 
   /**
