@@ -3,7 +3,9 @@
 // skip and restore a target on the gateway's clock, and a route crosses protocols with the official SDKs as clients.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { newAdminToken } from '../src/admin/auth.js';
+import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 
@@ -14,6 +16,8 @@ let claudeFake: FakeUpstream;
 let gw: TestGateway;
 let openai: OpenAI;
 let anthropic: Anthropic;
+let api: AdminApi;
+const ops = newAdminToken();
 /** The gateway's clock (route latencies and cooldowns read it); the fakes move it to play a slow upstream. */
 let clock = Date.parse('2026-11-28T00:00:00Z');
 /** Milliseconds fake a and fake b take to answer, on the gateway's clock. */
@@ -79,8 +83,10 @@ beforeAll(async () => {
     files: { 'routes/main.yaml': routes },
     env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
     overrides: { now: () => clock },
+    extraConfig: `admin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\n`,
     listen: true,
   });
+  api = await adminApi(gw.url, ops.token);
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api`, maxRetries: 0 });
 });
@@ -217,6 +223,29 @@ describe('cooldown', () => {
     const metrics = await gw.services.metrics.scrape();
     expect(metrics).toContain('gateway_route_cooldowns_total{route="cooling",target="a/alpha"} 1');
     expect(metrics).toContain('gateway_route_attempts_total{route="cooling",target="a/alpha",outcome="skipped"} 2');
+  });
+});
+
+describe('the request log', () => {
+  it('lists every attempt of a routed request: target, status, latency and cost', async () => {
+    fa.next({ kind: 'status', status: 500 });
+    const res = await chat('failing');
+    const requestId = res.headers['x-request-id'];
+    const row = await vi.waitFor(
+      async () => {
+        const page = (await api('GET', `/workspaces/${gw.workspace.id}/requests`)).body as { data: { request_id: string; attempts: unknown; model: string; cost: number }[] };
+        const found = page.data.find((r) => r.request_id === requestId);
+        expect(found).toBeDefined();
+        return found!;
+      },
+      { timeout: 5_000, interval: 20 },
+    );
+    expect(row.model).toBe('beta');
+    expect(row.attempts).toEqual([
+      { channel: 'a', model: 'alpha', status: 500, latency_ms: 0, cost: 0 },
+      { channel: 'b', model: 'beta', status: 200, latency_ms: 0, cost: row.cost },
+    ]);
+    expect(row.cost).toBeCloseTo((10 * 3 + 5 * 4) / 1e6, 9);
   });
 });
 
