@@ -13,6 +13,7 @@ import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams } from './engine/upstream.js';
+import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
@@ -102,7 +103,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
-  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now) });
+  const cooldowns = cooldownShareFor(cache);
+  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const { blobs, files } = await openFileStore(config, database.db, dataPath);
@@ -140,7 +142,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
-      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now) });
+      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now, cooldowns) });
       return next;
     },
     onClose: (fn) => closers.push(fn),

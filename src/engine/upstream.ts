@@ -6,6 +6,7 @@ import type { ChannelConfig, ModelRoute, RouteNode } from '../config/types.js';
 import { nothingSent } from '../config/failover.js';
 import { attemptsOf, type RoutingRequest } from './routing/order.js';
 import { RouterState } from './routing/target-states.js';
+import type { CooldownShare } from './routing/cooldown-share.js';
 import type { LoadedConfig } from './loaded-config.js';
 import { ChannelUnavailableError, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
@@ -80,6 +81,8 @@ export class Upstreams {
     private readonly config: LoadedConfig,
     private readonly metrics?: Metrics,
     private readonly now: () => number = Date.now,
+    /** Cooldowns other processes set (Redis), when the fleet shares a cache. */
+    private readonly cooldowns?: CooldownShare,
   ) {
     this.tokenCaches = new TokenCaches(now);
   }
@@ -213,7 +216,7 @@ export class Upstreams {
       const route = routes[index];
       const { route: node, target } = route.via!;
       const state = router.target(target);
-      if (turn < routes.length && state.cooling(router.now())) {
+      if (turn < routes.length && node.cooldown && (await router.cooling(target, state))) {
         (cooled ??= []).push(index);
         metrics?.countRouteAttempt(node.id, target, 'skipped');
         continue;
@@ -252,7 +255,7 @@ export class Upstreams {
         lastError = err;
         if (request.signal?.aborted) throw err;
         if (!nothingSent(err) && (request.once || !node.movesOn(err))) throw err;
-        if (node.cooldown && state.failed(node.cooldown, router.now())) metrics?.countRouteCooldown(node.id, target);
+        if (node.cooldown && router.failed(target, state, node.cooldown)) metrics?.countRouteCooldown(node.id, target);
       }
     }
     throw lastError;
@@ -268,7 +271,7 @@ export class Upstreams {
 
   /** Route targets' state in this process, made on first use (a config without routes never makes it). */
   get router(): RouterState {
-    return (this.routerState ??= new RouterState(this.now));
+    return (this.routerState ??= new RouterState(this.now, this.cooldowns));
   }
 
   /** The attempts of one request to a route, best first, by its strategy and what this process knows of its targets. */

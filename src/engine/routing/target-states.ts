@@ -2,6 +2,10 @@
 // failures and cooldowns. Kept beside the upstream pools of a snapshot; a reload starts afresh. Cooldowns may also be
 // shared across processes (cooldown-share.ts).
 import type { RouteNode } from '../../config/types.js';
+import type { CooldownShare } from './cooldown-share.js';
+
+/** How often a process reads a target's shared cooldown. */
+const SHARED_READ_MS = 1000;
 
 /** Weight of the newest latency sample in the moving average. */
 const EWMA_ALPHA = 0.3;
@@ -15,6 +19,8 @@ export class TargetState {
   /** Times of recent failures within the cooldown window. */
   private failures: number[] = [];
   cooledUntil = 0;
+  /** When the shared cooldown was last read (the clock's ms). */
+  sharedReadAt = -Infinity;
 
   observeLatency(ms: number, now: number): void {
     // A target answering in under half its average has recovered (a probe found it so): believed at once, where the
@@ -46,7 +52,28 @@ export class RouterState {
   private readonly cycles = new Map<RouteNode, number[]>();
   private readonly counts = new Map<RouteNode, number>();
 
-  constructor(readonly now: () => number) {}
+  constructor(
+    readonly now: () => number,
+    private readonly share?: CooldownShare,
+  ) {}
+
+  /** Whether `target` is cooling, here or (read at most once a second) in another process sharing the cache. */
+  async cooling(target: string, state: TargetState): Promise<boolean> {
+    const now = this.now();
+    if (this.share && now - state.sharedReadAt >= SHARED_READ_MS) {
+      state.sharedReadAt = now;
+      const until = await this.share.read(target);
+      if (until !== undefined && until > state.cooledUntil) state.cooledUntil = until;
+    }
+    return state.cooling(now);
+  }
+
+  /** Counts a failure of `target` under `node`'s cooldown; true when it cools the target (then told to the other processes). */
+  failed(target: string, state: TargetState, cooldown: NonNullable<RouteNode['cooldown']>): boolean {
+    if (!state.failed(cooldown, this.now())) return false;
+    this.share?.write(target, state.cooledUntil, cooldown.seconds * 1000);
+    return true;
+  }
 
   target(name: string): TargetState {
     let state = this.targets.get(name);
