@@ -1585,11 +1585,9 @@ export interface RouteRoute {
    * @minItems 1
    * @maxItems 64
    */
-  targets: ({
-    [k: string]: unknown;
-  } & {
+  targets: {
     /**
-     * A model id or alias (every channel serving it, by priority), or `channel/model` (that channel only).
+     * A model id or alias (every channel serving it, by priority), or `channel/model` (that channel only). A target names a model or a route, not both.
      */
     model?: string;
     /**
@@ -1600,5 +1598,5 @@ export interface RouteRoute {
      * Share of traffic under `weighted` and `sticky`.
      */
     weight: number;
-  })[];
+  }[];
 }
