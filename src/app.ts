@@ -123,7 +123,7 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     // trace is for what nobody anticipated (a 500).
     const anticipated = err instanceof GatewayError && error.statusCode !== 500;
     if (error.statusCode >= 500 && !anticipated) req.log.error({ err }, 'request failed');
-    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode }, error.message);
+    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode }, error.logMessage ?? error.message);
     sendError(reply, error, dialectOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {

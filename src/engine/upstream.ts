@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
 import type { ChannelConfig, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from './loaded-config.js';
-import { ChannelUnavailableError, GatewayError, UpstreamError } from '../base/errors.js';
+import { ChannelUnavailableError, channelNotConfigured, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
 import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
@@ -120,7 +120,7 @@ export class Upstreams {
   /** Sends one request to a route's channel; non-2xx answers become typed errors. */
   async send(route: ModelRoute, request: UpstreamRequest): Promise<UpstreamResponse> {
     const channel = route.channel;
-    if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
+    if (channel.disabledReason) throw channelNotConfigured(channel.id, channel.disabledReason);
     const client = this.client(channel);
     // An absolute URL on the channel's origin (originPath) with no declared operation is a GET of that URL.
     const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope, request.stream);
