@@ -132,7 +132,8 @@ export class Upstreams {
     }
     const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
     // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
-    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined);
+    // The request's deadline covers the token fetch too: a hanging token endpoint is the call's 504 at its deadline.
+    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined, request.signal);
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
