@@ -33,6 +33,7 @@ const unit = [
   'test/admin-cli-args.test.ts',
   'test/log-format.test.ts',
   'test/metrics-histogram.test.ts',
+  'test/engines.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [

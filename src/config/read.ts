@@ -62,6 +62,28 @@ function readJson(file: string): { file: string; value?: unknown; problem?: stri
   }
 }
 
+/** The endpoint catalogue's files: the shipped ones, then the operator's (endpoints.catalogueDir). */
+function catalogueFiles(operator: { catalogueDir?: string }): string[] {
+  return [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])];
+}
+
+/**
+ * The scopes the config's endpoint catalogue declares, read without loading channels, protocols or mappings: what the
+ * admin CLI needs to give a key a scope. A file that does not parse adds nothing here; check-config names it.
+ */
+export function catalogueScopes(file: string, env: NodeJS.ProcessEnv): string[] {
+  const root = readYamlSource(file);
+  const scopes = new Set<string>();
+  for (const path of catalogueFiles(operatorFolders(root, dirname(file), env))) {
+    const { value } = readYamlSource(path);
+    for (const entry of Array.isArray(value) ? value : [value]) {
+      const scope = (entry as { scope?: unknown } | null)?.scope;
+      if (typeof scope === 'string') scopes.add(scope);
+    }
+  }
+  return [...scopes];
+}
+
 export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: Problems): ConfigSources {
   if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
   const baseDir = dirname(file);
@@ -75,7 +97,7 @@ export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: 
     protocolsDir,
     protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
     channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
-    catalogue: [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])].map((path) => read(path, problems)),
+    catalogue: catalogueFiles(operator).map((path) => read(path, problems)),
     schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJson) : [],
   };
 }
