@@ -17,6 +17,7 @@ const unit = [
   'test/event-stream.test.ts',
   'test/token-cache.test.ts',
   'test/config-env.test.ts',
+  'test/config-checks.test.ts',
   'test/sigv4-reference.test.ts',
   'test/read-ahead.test.ts',
   'test/remote-fetch.test.ts',

@@ -56,6 +56,16 @@ export class ConfigError extends GatewayError {
   }
 }
 
+/**
+ * An operator's mistake found while serving (files that disagree, which check-config could not see): a 500 naming the
+ * config, never the client's 400. Its message names channels, protocols and endpoints, never values.
+ */
+export class ConfigMismatchError extends GatewayError {
+  constructor(message: string) {
+    super('config_mismatch', 500, 'server_error', `the gateway's config is inconsistent: ${message}; the operator must correct it (npm run check-config)`);
+  }
+}
+
 export class ValidationError extends GatewayError {
   constructor(message: string, param: string | null = null, code = 'invalid_request') {
     super(code, 400, 'invalid_request_error', message, { param });

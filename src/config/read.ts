@@ -1,8 +1,9 @@
 // The read stage: the config file and every file it leads to (protocols, channels, the endpoint catalogue), parsed with positions.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../base/errors.js';
 import { interpolateValue } from './env.js';
+import { readJsonFile } from './json-source.js';
 import type { Problems } from './problems.js';
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 
@@ -54,14 +55,6 @@ function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessE
   };
 }
 
-function readJson(file: string): { file: string; value?: unknown; problem?: string } {
-  try {
-    return { file, value: JSON.parse(readFileSync(file, 'utf8')) };
-  } catch (err) {
-    return { file, problem: `not a JSON file: ${(err as Error).message.split('\n')[0]}` };
-  }
-}
-
 /** The endpoint catalogue's files: the shipped ones, then the operator's (endpoints.catalogueDir). */
 function catalogueFiles(operator: { catalogueDir?: string }): string[] {
   return [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])];
@@ -98,6 +91,6 @@ export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: 
     protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
     channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
     catalogue: catalogueFiles(operator).map((path) => read(path, problems)),
-    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJson) : [],
+    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJsonFile) : [],
   };
 }
