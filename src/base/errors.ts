@@ -130,6 +130,9 @@ export function channelNotConfigured(channelId: string, reason: string): Channel
 }
 
 export class UpstreamError extends GatewayError {
+  /** True when the request never reached the upstream (refused, unreachable or timed out while connecting): safe to send elsewhere. */
+  nothingSent = false;
+
   constructor(message: string, statusCode = 502, code = 'upstream_error') {
     super(code, statusCode, 'upstream_error', message);
   }

@@ -19,6 +19,8 @@ export interface ConfigSources {
   protocols: YamlSource[];
   channels: YamlSource[];
   catalogue: YamlSource[];
+  /** Route files (routes.dir): public model ids and the targets that serve them. */
+  routes: YamlSource[];
   /** The operator's JSON Schemas (endpoints.schemasDir), each file's path and parsed value, or why it could not be read. */
   schemas: { file: string; value?: unknown; problem?: string }[];
 }
@@ -44,6 +46,12 @@ function folders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { c
   const channelsDir = resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './channels');
   const protocolsDir = resolve(baseDir, typeof section?.protocolsDir === 'string' ? section.protocolsDir : join(channelsDir, 'protocols'));
   return { channelsDir, protocolsDir };
+}
+
+/** Where route files are, as the config file says (./routes beside it by default). */
+function routesFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string {
+  const section = interpolateValue((root.value as { routes?: unknown } | undefined)?.routes, env) as { dir?: unknown } | undefined;
+  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './routes');
 }
 
 /** The operator's extra catalogue and schema folders (endpoints.catalogueDir, endpoints.schemasDir), when the config names them. */
@@ -91,6 +99,7 @@ export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: 
     protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
     channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
     catalogue: catalogueFiles(operator).map((path) => read(path, problems)),
+    routes: yamlFiles(routesFolder(root, baseDir, env)).map((path) => read(path, problems)),
     schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJsonFile) : [],
   };
 }
