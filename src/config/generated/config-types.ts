@@ -515,7 +515,7 @@ export interface RequestLogsConfig {
    */
   membersSee: boolean;
   /**
-   * Store each request's and answer's body with its row, in the blob store (storage.blobs), size-capped, with credentials and the authorization / x-api-key headers redacted, and deleted with the row. Off by default: prompts and answers are kept nowhere.
+   * Store each request's and answer's body with its row, in the blob store (storage.blobs), size-capped, with secrets redacted (headers and fields at any depth whose name has a word key, secret, token, password, credential or authorization, but not token counts such as max_tokens; sk- keys, the gateway's own among them, AWS key ids and Bearer credentials in any string, any case), and deleted with the row. Off by default: prompts and answers are kept nowhere.
    */
   captureBodies: boolean;
   /**
