@@ -38,6 +38,7 @@ const unit = [
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
+  'test/first-run.test.ts',
   'test/startup.test.ts',
   'test/workers.test.ts',
   'test/workers-admin.test.ts',
