@@ -30,6 +30,7 @@ const unit = [
   'test/folder-layers.test.ts',
   'test/size-limits.test.ts',
   'test/model-ids-config.test.ts',
+  'test/routes-config.test.ts',
   'test/shipped-models.test.ts',
   'test/admin-cli-args.test.ts',
   'test/log-format.test.ts',

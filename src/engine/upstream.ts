@@ -249,7 +249,7 @@ export class Upstreams {
         const ms = router.now() - started;
         if ((err as GatewayError).code === 'upstream_timeout') state.observeLatency(ms, router.now());
         metrics?.countRouteAttempt(node.id, target, 'failed');
-        watcher?.attempted?.({ channel: route.channel.id, model: route.model.id, status: (err as GatewayError).statusCode ?? 502, latencyMs: ms });
+        watcher?.attempted?.({ channel: route.channel.id, model: route.model.id, status: (err as GatewayError).upstreamStatus ?? (err as GatewayError).statusCode ?? 502, latencyMs: ms });
         lastError = err;
         if (request.signal?.aborted) throw err;
         if (!nothingSent(err) && (request.once || !node.movesOn(err))) throw err;

@@ -17,7 +17,9 @@ export class TargetState {
   cooledUntil = 0;
 
   observeLatency(ms: number, now: number): void {
-    this.latencyMs = this.latencyMs === undefined ? ms : this.latencyMs + EWMA_ALPHA * (ms - this.latencyMs);
+    // A target answering in under half its average has recovered (a probe found it so): believed at once, where the
+    // average would take a dozen probes, a hundred requests, to come down.
+    this.latencyMs = this.latencyMs === undefined || ms < this.latencyMs / 2 ? ms : this.latencyMs + EWMA_ALPHA * (ms - this.latencyMs);
     this.sampledAt = now;
   }
 
