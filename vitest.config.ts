@@ -17,6 +17,7 @@ const unit = [
   'test/event-stream.test.ts',
   'test/token-cache.test.ts',
   'test/config-env.test.ts',
+  'test/config-checks.test.ts',
   'test/sigv4-reference.test.ts',
   'test/read-ahead.test.ts',
   'test/remote-fetch.test.ts',
@@ -34,9 +35,11 @@ const unit = [
   'test/admin-cli-args.test.ts',
   'test/log-format.test.ts',
   'test/metrics-histogram.test.ts',
+  'test/engines.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
+  'test/first-run.test.ts',
   'test/startup.test.ts',
   'test/workers.test.ts',
   'test/workers-admin.test.ts',

@@ -23,7 +23,11 @@ export const requestLogPaths = {
       operationId: 'listRequests',
       summary: "The workspace's request log, newest first: one row per API request answered, filtered, paged by cursor",
       parameters: queryParams(requestsQuery),
-      responses: { 200: json(ref('RequestLogPage')), ...errors(400, 401, 403, 404) },
+      description: 'With `Accept: text/csv`, every row the filters match from the cursor on (up to 100,000), as CSV (the dashboard export\'s columns; a cell a spreadsheet would run as a formula starts with a quote).',
+      responses: {
+        200: { description: 'A page of rows (JSON), or every matching row as CSV', content: { ...json(ref('RequestLogPage')).content, 'text/csv': { schema: { type: 'string' } } } },
+        ...errors(400, 401, 403, 404),
+      },
     },
   },
 };

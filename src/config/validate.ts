@@ -46,7 +46,11 @@ function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaR
 function addOperatorSchemas(sources: ConfigSources, registry: SchemaRegistry, problems: Problems): void {
   for (const { file, value, problem } of sources.schemas) {
     const id = (value as { $id?: unknown } | undefined)?.$id;
-    const why = problem ?? (typeof id !== 'string' ? 'the schema has no "$id"' : registry.ajv.getSchema(id) ? `a schema with $id "${id}" already exists` : undefined);
+    if (problem) {
+      problems.list.push(problem);
+      continue;
+    }
+    const why = typeof id !== 'string' ? 'the schema has no "$id"' : registry.ajv.getSchema(id) ? `a schema with $id "${id}" already exists` : undefined;
     if (why) {
       problems.list.push(`${displayPath(file)}:1:1 / ${why}`);
       continue;

@@ -1,6 +1,10 @@
 // Every endpoint handler by the name the catalogue gives it (endpoint.handler): imported statically, so the compiled
 // gateway needs no computed import. A new handler module is added here as well as in the catalogue.
 import type { HandlerFactory } from './types.js';
+import batchesCancel from './batches-cancel.js';
+import batchesCreate from './batches-create.js';
+import batchesList from './batches-list.js';
+import batchesRetrieve from './batches-retrieve.js';
 import filesContent from './files-content.js';
 import filesDelete from './files-delete.js';
 import filesList from './files-list.js';
@@ -21,6 +25,10 @@ import videosList from './videos-list.js';
 import videosRetrieve from './videos-retrieve.js';
 
 export const handlers: Readonly<Record<string, HandlerFactory>> = {
+  'batches-cancel': batchesCancel,
+  'batches-create': batchesCreate,
+  'batches-list': batchesList,
+  'batches-retrieve': batchesRetrieve,
   'files-content': filesContent,
   'files-delete': filesDelete,
   'files-list': filesList,

@@ -2,7 +2,7 @@
 import type { EndpointConfig, ModelConfig, ModelKind, ModelRoute, RouteNode } from '../config/types.js';
 import type { LoadedConfig } from './loaded-config.js';
 import { dayStart, isRetired } from '../config/cross-check-models.js';
-import { ChannelUnavailableError, GatewayError, ValidationError, clientValue } from '../base/errors.js';
+import { channelNotConfigured, GatewayError, ValidationError, clientValue } from '../base/errors.js';
 
 /** What the catalogue says of a kind of model: the scope its endpoints need, and where they are. */
 export interface KindEndpoints {
@@ -114,6 +114,6 @@ export function lifecycleHeaders(model: ModelConfig): [string, string][] {
 function usableRoutes(routes: readonly ModelRoute[]): ModelRoute[] {
   let disabled = 0;
   for (const route of routes) if (route.channel.disabledReason) disabled++;
-  if (disabled === routes.length) throw new ChannelUnavailableError(routes[0].channel.disabledReason!);
+  if (disabled === routes.length) throw channelNotConfigured(routes[0].channel.id, routes[0].channel.disabledReason!);
   return disabled ? routes.filter((r) => !r.channel.disabledReason) : (routes as ModelRoute[]);
 }

@@ -8,7 +8,7 @@ import { attemptsOf, type RoutingRequest } from './routing/order.js';
 import { RouterState } from './routing/target-states.js';
 import type { CooldownShare } from './routing/cooldown-share.js';
 import type { LoadedConfig } from './loaded-config.js';
-import { ChannelUnavailableError, GatewayError, UpstreamError } from '../base/errors.js';
+import { ChannelUnavailableError, channelNotConfigured, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
 import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
@@ -142,7 +142,7 @@ export class Upstreams {
   /** Sends one request to a route's channel; non-2xx answers become typed errors. */
   async send(route: ModelRoute, request: UpstreamRequest): Promise<UpstreamResponse> {
     const channel = route.channel;
-    if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
+    if (channel.disabledReason) throw channelNotConfigured(channel.id, channel.disabledReason);
     const client = this.client(channel);
     // An absolute URL on the channel's origin (originPath) with no declared operation is a GET of that URL.
     const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope, request.stream);
@@ -154,7 +154,8 @@ export class Upstreams {
     }
     const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
     // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
-    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined);
+    // The request's deadline covers the token fetch too: a hanging token endpoint is the call's 504 at its deadline.
+    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined, request.signal);
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;

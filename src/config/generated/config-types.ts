@@ -404,7 +404,7 @@ export interface FilesConfig {
    */
   ttlDays: number;
   /**
-   * Purposes a client may upload with.
+   * Purposes a client may upload with (`batch`: a JSONL input of /v1/batches, the one purpose that takes JSON lines).
    *
    * @minItems 1
    */
@@ -515,7 +515,7 @@ export interface RequestLogsConfig {
    */
   membersSee: boolean;
   /**
-   * Store each request's and answer's body with its row, in the blob store (storage.blobs), size-capped, with credentials and the authorization / x-api-key headers redacted, and deleted with the row. Off by default: prompts and answers are kept nowhere.
+   * Store each request's and answer's body with its row, in the blob store (storage.blobs), size-capped, with secrets redacted (headers and fields at any depth whose name has a word key, secret, token, password, credential or authorization, but not token counts such as max_tokens; sk- keys, the gateway's own among them, AWS key ids and Bearer credentials in any string, any case), and deleted with the row. Off by default: prompts and answers are kept nowhere.
    */
   captureBodies: boolean;
   /**
@@ -667,6 +667,35 @@ export interface TasksConfig {
    * Most tasks one key may have unfinished (submitting, queued, in progress); another is refused with 429 and retry-after until one finishes.
    */
   maxInFlightPerKey: number;
+  /**
+   * Batches the gateway runs itself (/v1/batches, /v1/messages/batches): each line an ordinary call, at a bounded rate per channel.
+   */
+  batches: {
+    /**
+     * Most lines one process starts per channel at each look (tickMilliseconds): the rate per channel is at most linesPerTick / tick.
+     */
+    linesPerTick: number;
+    /**
+     * Most batch lines one process has in flight on one channel; interactive requests never wait behind them (they are not queued with them), and this bound keeps batch lines to a few of the channel's connections.
+     */
+    inFlightPerChannel: number;
+    /**
+     * Tries of one line when the upstream answers 408, 425, 429, 5xx, or cannot be reached; then the line goes to the error file.
+     */
+    maxAttempts: number;
+    /**
+     * Most lines in one batch (OpenAI's limit).
+     */
+    maxLines: number;
+    /**
+     * Largest line of a batch's input (a 400 at creation names the line past it).
+     */
+    maxLineBytes: number;
+    /**
+     * A batch not done by then expires: its unfinished lines go to the error file, unbilled.
+     */
+    completionWindowHours: number;
+  };
   /**
    * Overrides every task's poll interval.
    */
@@ -924,6 +953,7 @@ export interface ModelConfig {
  * via the `definition` "price".
  */
 export interface PriceConfig {
+  batch?: PriceConfig;
   currency: string;
   /**
    * Per million input tokens not billed in another class below (uncached, not written to a cache, not audio).
