@@ -100,6 +100,11 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
   };
 }
 
+/** Whether an Accept header is a browser's: text/html named, as browsers send it for a page (a JSON client sends JSON or any type). */
+function prefersHtml(accept: string | undefined): boolean {
+  return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept.slice(0, 1024));
+}
+
 /**
  * App-wide hooks and handlers: tracing, the request id, what a request may declare and how fast its body must come, the
  * request metric, errors in the route's dialect, 404.
@@ -145,6 +150,8 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     sendError(reply, error, dialectOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {
+    // A person who opens the gateway's address in a browser lands on the dashboard; API clients keep the typed 404.
+    if ((req.method === 'GET' || req.method === 'HEAD') && req.url.split('?')[0] === '/' && prefersHtml(req.headers.accept)) return reply.redirect('/dashboard', 302);
     const error = new NotFoundError(`no route for ${req.method.slice(0, 16)} ${clientValue(redactUrl(req.url.split('?')[0]), 128)}`, 'route_not_found');
     closeIfBodyUnread(req, reply);
     sendError(reply, error, dialectOf(req));

@@ -209,6 +209,22 @@ describe('the Logs page', () => {
     }
     expect(res.html).not.toContain(PROMPT);
   });
+
+  it('answers Accept: text/csv with every matching row, the columns of the dashboard export', async () => {
+    const res = await fetch(`${gw.url}/admin/v1/workspaces/${gw.workspace.id}/requests?status=success&limit=1`, { headers: { authorization: `Bearer ${ops.token}`, accept: 'text/csv' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/csv');
+    const text = await res.text();
+    expect(text).toBe((await client.get('/dashboard/logs.csv?status=success')).html);
+    // limit is the size of a read: every success is there, newest first, as the JSON pages list them.
+    const { data } = await list('?status=success');
+    expect(text.trim().split('\r\n').slice(1).map((line) => line.split(',')[1])).toEqual(data.map((r: { request_id: string }) => r.request_id));
+  });
+
+  it('keeps JSON for a client that does not ask for CSV', async () => {
+    const res = await fetch(`${gw.url}/admin/v1/workspaces/${gw.workspace.id}/requests`, { headers: { authorization: `Bearer ${ops.token}`, accept: 'application/json' } });
+    expect(res.headers.get('content-type')).toContain('application/json');
+  });
 });
 
 describe('npm run admin -- logs', () => {
@@ -226,6 +242,12 @@ describe('npm run admin -- logs', () => {
     const lines = await cli({ workspace: 'test', limit: '2' });
     expect(lines[0]).toContain(seen[seen.length - 1].requestId);
     expect(lines[2]).toMatch(/^more: --cursor log_/);
+  });
+
+  it('prints the CSV export with --csv', async () => {
+    const csv = await (await fetch(`${gw.url}/admin/v1/workspaces/${gw.workspace.id}/requests?status=error`, { headers: { authorization: `Bearer ${ops.token}`, accept: 'text/csv' } })).text();
+    expect(csv.split('\r\n').length).toBeGreaterThan(2);
+    expect((await cli({ workspace: 'test', status: 'error', csv: true })).map((l) => `${l}\r\n`).join('')).toBe(csv);
   });
 });
 

@@ -56,6 +56,16 @@ export class ConfigError extends GatewayError {
   }
 }
 
+/**
+ * An operator's mistake found while serving (files that disagree, which check-config could not see): a 500 naming the
+ * config, never the client's 400. Its message names channels, protocols and endpoints, never values.
+ */
+export class ConfigMismatchError extends GatewayError {
+  constructor(message: string) {
+    super('config_mismatch', 500, 'server_error', `the gateway's config is inconsistent: ${message}; the operator must correct it (npm run check-config)`);
+  }
+}
+
 export class ValidationError extends GatewayError {
   constructor(message: string, param: string | null = null, code = 'invalid_request') {
     super(code, 400, 'invalid_request_error', message, { param });
@@ -120,6 +130,9 @@ export function channelNotConfigured(channelId: string, reason: string): Channel
 }
 
 export class UpstreamError extends GatewayError {
+  /** True when the request never reached the upstream (refused, unreachable or timed out while connecting): safe to send elsewhere. */
+  nothingSent = false;
+
   constructor(message: string, statusCode = 502, code = 'upstream_error') {
     super(code, statusCode, 'upstream_error', message);
   }
