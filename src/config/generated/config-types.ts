@@ -585,6 +585,35 @@ export interface ServerConfig {
    */
   referenceBytesInFlight: number;
   /**
+   * How long a client may take to send a request, and to keep an idle connection (Node's HTTP server limits, and a floor on the rate a body arrives at). The defaults let a 25 MiB upload over a slow mobile link (64 kbit/s and up) pass, and cut a client that stalls or trickles a byte at a time after bodyGraceMs.
+   */
+  timeouts: {
+    /**
+     * Time from a request's first byte to the end of its headers; past it, 408 and the connection closed (Node's headersTimeout).
+     */
+    headersMs: number;
+    /**
+     * Longest time a request may take to arrive whole, headers and body; past it, 408 and the connection closed (Node's requestTimeout). Slow bodies are cut long before by minBodyBytesPerSecond; this bounds the rest. A headersMs above it counts as this.
+     */
+    requestMs: number;
+    /**
+     * An idle keep-alive connection is closed after this long without a request (Node's keepAliveTimeout).
+     */
+    keepAliveMs: number;
+    /**
+     * A request body arriving slower than this on average, once bodyGraceMs have passed, is cut: its connection closed (8 KiB/s: 25 MiB in 53 minutes). A stalled or trickling upload holds a socket and a handler for nothing.
+     */
+    minBodyBytesPerSecond: number;
+    /**
+     * Time a request body has before minBodyBytesPerSecond applies (a slow start, a client reading its file).
+     */
+    bodyGraceMs: number;
+    /**
+     * How often the limits above are checked (Node's connectionsCheckingInterval, and the body-rate check): a limit is enforced within this much of passing.
+     */
+    checkIntervalMs: number;
+  };
+  /**
    * Gateway processes serving on one port (node:cluster), sharing the database, the file store and the counters; spending caps and rate limits stay exact across them. Unset: one per CPU core; 1: a single process. A worker that dies is replaced; SIGTERM drains them all. An in-memory database (':memory:') runs one.
    */
   workers?: number;
