@@ -2,6 +2,7 @@
 // batch), runs a bounded number of their pending lines per channel as ordinary pipeline calls, writes each line's end once
 // its charge settled, retries a line the upstream could not serve, and finishes a batch whose lines are all done: its
 // result files written, what its reservation still holds released, its webhook event in the transaction of its status.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError, errorBody, type ErrorDialect } from '../base/errors.js';
@@ -60,7 +61,10 @@ export class BatchRunner {
   /** Lines waiting for room on their channel. */
   private readonly waiting = new Map<string, (() => void)[]>();
 
-  constructor(private readonly services: BatchRunnerDeps) {}
+  constructor(private readonly services: BatchRunnerDeps) {
+    // Each line in flight listens for the stop until it ends: as many as lines in flight, no leak past Node's 10.
+    setMaxListeners(0, this.abort.signal);
+  }
 
   private get options(): BatchesOptions {
     return batchesOptions(this.services.config);
@@ -228,11 +232,9 @@ export class BatchRunner {
     const formats = resultFilesOf(row);
     const output = await this.writeResults(row, (line, result) => formats.output(line, result, unfinished), 'output');
     const errors = await this.writeResults(row, (line, result) => formats.error(line, result, unfinished), 'errors');
-    const current = (await findBatchById(db, row.id)) ?? row;
     const end = { [`${status}_at`]: at() } as Partial<BatchRow>;
+    // request_counts count the lines that ran; those a cancel or the expiry stopped are the rest of the total.
     const patch = { ...end, status, output_file_id: output ?? null, error_file_id: errors ?? null };
-    // Lines not run are failures of the batch's own: counted as failed, as OpenAI does.
-    if (unfinished) patch.failed = current.total - current.succeeded;
     await this.services.meter.resume(chargeOf(row)).release();
     const events = this.services.events;
     await db.transaction().execute(async (trx) => {

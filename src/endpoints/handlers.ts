@@ -11,6 +11,11 @@ import filesList from './files-list.js';
 import filesRetrieve from './files-retrieve.js';
 import filesUpload from './files-upload.js';
 import health from './health.js';
+import messageBatchesCancel from './message-batches-cancel.js';
+import messageBatchesCreate from './message-batches-create.js';
+import messageBatchesList from './message-batches-list.js';
+import messageBatchesResults from './message-batches-results.js';
+import messageBatchesRetrieve from './message-batches-retrieve.js';
 import messagesCountTokens from './messages-count-tokens.js';
 import metrics from './metrics.js';
 import models from './models.js';
@@ -35,6 +40,11 @@ export const handlers: Readonly<Record<string, HandlerFactory>> = {
   'files-retrieve': filesRetrieve,
   'files-upload': filesUpload,
   health,
+  'message-batches-cancel': messageBatchesCancel,
+  'message-batches-create': messageBatchesCreate,
+  'message-batches-list': messageBatchesList,
+  'message-batches-results': messageBatchesResults,
+  'message-batches-retrieve': messageBatchesRetrieve,
   'messages-count-tokens': messagesCountTokens,
   metrics,
   models,

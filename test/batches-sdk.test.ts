@@ -1,20 +1,29 @@
-// OpenAI's Batch API run by the gateway, through the official openai SDK: upload, create, poll (the runner driven tick by
-// tick), download the output file, and the money: lines billed at batch prices once each, a cap refusing a batch whole, a
-// cancel releasing what the batch held.
+// Batches run by the gateway, through the official SDKs: OpenAI's Batch API (openai) and Anthropic's Message Batches
+// (@anthropic-ai/sdk): upload, create, poll (the runner driven tick by tick), read the results, and the money: lines
+// billed at batch prices once each, a cap refusing a batch whole, a cancel releasing what the batch held.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
 let client: OpenAI;
+let anthropic: Anthropic;
 
 /** List price 2 / 10 USD per million input / output tokens; batch price half. */
 const models = `  - id: fake-chat
     upstream: upstream-chat
     kind: chat
     price: { inputPerMillion: 2.0, outputPerMillion: 10.0, batch: { inputPerMillion: 1.0, outputPerMillion: 5.0 } }
+`;
+
+/** A model on an Anthropic-protocol channel: 3 / 15 USD per million, 1.5 / 7.5 in a batch. */
+const claudeModels = `  - id: fake-claude
+    upstream: upstream-claude
+    kind: chat
+    price: { inputPerMillion: 3.0, outputPerMillion: 15.0, batch: { inputPerMillion: 1.5, outputPerMillion: 7.5 } }
 `;
 
 beforeAll(async () => {
@@ -27,12 +36,16 @@ beforeAll(async () => {
     return true;
   });
   gw = await startGateway({
-    channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models }) },
+    channels: {
+      fake: chatChannel('fake', `${fake.url}/v1`, { models }),
+      claude: chatChannel('claude', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: claudeModels }),
+    },
     // The runner is driven by explicit ticks: its own timer never fires within a test.
     extraConfig: 'tasks:\n  tickMilliseconds: 3600000\n  batches: { linesPerTick: 100, inFlightPerChannel: 8, maxLineBytes: 4096 }\n',
     listen: true,
   });
   client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api`, maxRetries: 0 });
 });
 afterAll(async () => {
   await gw?.close();
@@ -162,7 +175,7 @@ describe('OpenAI batches through the openai SDK', () => {
     const cancelling = await capped.batches.cancel(first.id);
     expect(cancelling.status).toBe('cancelling');
     const done = await runToEnd(capped, first.id);
-    expect(done).toMatchObject({ status: 'cancelled', request_counts: { total: 6, completed: 0, failed: 6 } });
+    expect(done).toMatchObject({ status: 'cancelled', request_counts: { total: 6, completed: 0, failed: 0 } });
     expect(done.output_file_id ?? null).toBeNull();
     const errors = (await (await capped.files.content(done.error_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
     expect(errors.map((e) => e.error.code)).toEqual(Array(6).fill('batch_cancelled'));
@@ -173,5 +186,67 @@ describe('OpenAI batches through the openai SDK', () => {
     expect(second.status).toBe('validating');
     await capped.batches.cancel(second.id);
     await runToEnd(capped, second.id);
+  });
+});
+
+describe('Anthropic Message Batches through @anthropic-ai/sdk', () => {
+  it('runs requests to an OpenAI-protocol model and an Anthropic one to ended, results() streaming each in input order, billed at batch prices', async () => {
+    const requests = Array.from({ length: 40 }, (_, i) => ({
+      custom_id: `m-${i}`,
+      params: { model: i % 2 ? 'fake-claude' : 'fake-chat', max_tokens: 20, messages: [{ role: 'user' as const, content: `question m-${i}` }] },
+    }));
+    const created = await anthropic.messages.batches.create({ requests });
+    expect(created).toMatchObject({ type: 'message_batch', processing_status: 'in_progress', results_url: null, request_counts: { processing: 40, succeeded: 0, errored: 0, canceled: 0, expired: 0 } });
+    expect(created.id).toMatch(/^msgbatch_/);
+
+    let batch = created;
+    for (let i = 0; i < 5 && batch.processing_status !== 'ended'; i++) {
+      await gw.services.batches.tick();
+      batch = await anthropic.messages.batches.retrieve(created.id);
+    }
+    expect(batch).toMatchObject({ processing_status: 'ended', request_counts: { processing: 0, succeeded: 40, errored: 0, canceled: 0, expired: 0 } });
+    expect(batch.results_url).toBe(`${gw.url}/v1/messages/batches/${created.id}/results`);
+    expect(Date.parse(batch.ended_at!)).toBeGreaterThan(0);
+
+    const results: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
+    for await (const result of await anthropic.messages.batches.results(created.id)) results.push(result);
+    expect(results.map((r) => r.custom_id)).toEqual(requests.map((r) => r.custom_id));
+    for (const [i, r] of results.entries()) {
+      expect(r.result.type).toBe('succeeded');
+      const message = (r.result as Anthropic.Messages.MessageBatchSucceededResult).message;
+      expect(message.type).toBe('message');
+      // The OpenAI-protocol model's answer came back through the chat -> Messages translation.
+      expect(message.content[0]).toMatchObject({ type: 'text', text: i % 2 ? 'Hello from the fake upstream.' : `echo question m-${i}` });
+      expect(message.model).toBe(i % 2 ? 'fake-claude' : 'fake-chat');
+    }
+    // 12 input and 7 output tokens: 47 micro-dollars at fake-chat's batch price, 70.5 (rounded) at fake-claude's.
+    const ledger = await ledgerOf(created.id);
+    expect(ledger).toHaveLength(40);
+    const costs = ledger.map((row) => Number(row.cost_micros)).sort((a, b) => a - b);
+    expect(new Set(costs)).toEqual(new Set([47, Math.round(12 * 1.5 + 7 * 7.5)]));
+
+    const listed = await anthropic.messages.batches.list({ limit: 5 });
+    expect(listed.data.map((b) => b.id)).toContain(created.id);
+  });
+
+  it('refuses a duplicate custom_id with a 400 in the Anthropic error shape', async () => {
+    const params = { model: 'fake-chat', max_tokens: 5, messages: [{ role: 'user' as const, content: 'x' }] };
+    const err = await anthropic.messages.batches.create({ requests: [{ custom_id: 'a', params }, { custom_id: 'a', params }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    const body = (err as InstanceType<typeof Anthropic.BadRequestError>).error as { type: string; error: { type: string; message: string } };
+    expect(body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(body.error.message).toContain('requests[1]: custom_id "a" is used twice');
+  });
+
+  it('cancels a Message Batch: ended with every request canceled in its results', async () => {
+    const params = { model: 'fake-chat', max_tokens: 5, messages: [{ role: 'user' as const, content: 'x' }] };
+    const created = await anthropic.messages.batches.create({ requests: [{ custom_id: 'c1', params }, { custom_id: 'c2', params }] });
+    expect((await anthropic.messages.batches.cancel(created.id)).processing_status).toBe('canceling');
+    await gw.services.batches.tick();
+    const ended = await anthropic.messages.batches.retrieve(created.id);
+    expect(ended).toMatchObject({ processing_status: 'ended', request_counts: { canceled: 2, succeeded: 0 } });
+    const results: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
+    for await (const result of await anthropic.messages.batches.results(created.id)) results.push(result);
+    expect(results.map((r) => r.result.type)).toEqual(['canceled', 'canceled']);
   });
 });
