@@ -17,13 +17,19 @@ export interface RecordedFamilyRequest {
 /** Speech audio, sent in three chunks; the second waits until `releaseSpeech()` is called. */
 export const SPEECH_CHUNKS = [Buffer.from('ID3-first-chunk-'), Buffer.from('second-chunk-'), Buffer.from('last')];
 
-/** Usage the fake reports: an embedding call's prompt tokens, whisper's seconds, gpt-4o transcription's tokens. */
+/**
+ * Usage the fake reports: an embedding call's prompt tokens (as many as an input of EMBEDDING_INPUT's size may hold, no
+ * more: the gateway refuses tokens past a request's bytes), whisper's seconds, gpt-4o transcription's tokens.
+ */
 export const FAKE_USAGE = {
-  embeddingTokens: 10_000,
+  embeddingTokens: 1_000,
   whisperSeconds: 3,
   transcribe: { type: 'tokens', input_tokens: 14, input_token_details: { text_tokens: 4, audio_tokens: 10 }, output_tokens: 45, total_tokens: 59 },
   searchUnits: 1,
 };
+
+/** An embedding input of 1,000 bytes: room for the tokens the fake reports. */
+export const EMBEDDING_INPUT = 'hello '.repeat(166) + 'hello';
 
 const TEXT = 'Hello from the fake audio.';
 
