@@ -87,7 +87,9 @@ function declared(name: string, unit: UnitPrice): PricedUnit {
   if (unit.free) return { name, micros: 0, reserve: () => 0, most: () => Number.POSITIVE_INFINITY };
   const reserve = unit.reserve!;
   const most = unit.most ?? reserve;
-  return { name, micros: unitMicros(unit), reserve: (model, r) => countFor(reserve, model, r), most: (model, r) => Math.max(countFor(most, model, r), countFor(reserve, model, r)) };
+  // At least one unit reserved: a request the count misses (a field left out) still holds the cap for a unit it may use.
+  const reserved = (model: ModelConfig, r: UnitRequest) => Math.max(1, countFor(reserve, model, r));
+  return { name, micros: unitMicros(unit), reserve: reserved, most: (model, r) => Math.max(countFor(most, model, r), reserved(model, r)) };
 }
 
 const cache = new WeakMap<PriceConfig, PricedUnit[]>();
