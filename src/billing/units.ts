@@ -1,6 +1,7 @@
 // A price's units other than tokens, as data: what one costs, how many a request reserves, the most it can use, and what
 // the gateway measured itself. The built-in units (`seconds` of audio, `searches`, `characters`) and a price's own
 // `units` (pages, images: schemas/price.schema.json) are the same kind of thing, read by the same code.
+import { declaredLimit } from '../config/price-units.js';
 import type { ModelConfig, PriceConfig, PriceCount } from '../config/types.js';
 
 /** What the gateway knows of one request when it reserves and bounds it. */
@@ -32,12 +33,6 @@ export interface PricedUnit {
 
 /** Audio seconds reserved for a `perMinute` model that declares no `media.maxAudioSeconds`: one hour. */
 export const DEFAULT_MAX_AUDIO_SECONDS = 3600;
-
-/** A number the model declares in `media` or `limits` under `name`, if it is a non-negative finite number. */
-export function declaredLimit(model: Pick<ModelConfig, 'media' | 'limits'>, name: string): number | undefined {
-  const value = (model.media as Record<string, unknown> | undefined)?.[name] ?? (model.limits as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
 
 /** Items of a request field (a list's length, any other value 1, none 0), or files of a form under that name. */
 function countOf(request: UnitRequest, field: string): number {
@@ -103,9 +98,6 @@ export function pricedUnits(price: PriceConfig): readonly PricedUnit[] {
   }
   return units;
 }
-
-/** The names a price's units answer to (built-in ones included), for the config check. */
-export const unitNames = (price: PriceConfig): string[] => pricedUnits(price).map((u) => u.name);
 
 /** Micro-units of `counts` at the price's units. */
 export function unitsMicros(price: PriceConfig, counts: Readonly<Record<string, number>> | undefined): number {

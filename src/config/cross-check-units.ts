@@ -1,19 +1,14 @@
 // Prices against usage mappings, across files: every unit a model prices is read by the usage mapping of each operation
 // serving it (or measured by the gateway), and can be reserved; every unit a mapping reads is priced or declared free.
 // A model whose charge could be zero by mistake (a unit nobody reads, a unit read but never priced) is refused here.
-import { declaredLimit, pricedUnits } from '../billing/units.js';
-import { tokenKeys } from '../pipeline/usage.js';
+import { builtInUnits, declaredLimit, tokenKeys, unitsOfPrice } from './price-units.js';
 import type { Problems } from './problems.js';
-import type { CheckedFiles } from './cross-check.js';
 import type { ChannelConfig, EndpointConfig, ModelConfig, PriceConfig, PriceCount, ProtocolConfig } from './types.js';
 import { escapePointer as escape } from './cross-check-tasks.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
-/** Built-in units and the price field that prices each. */
-const builtInFields: Record<string, string> = { seconds: 'perMinute', searches: 'perThousandSearches', characters: 'perMillionCharacters' };
-
 /** Where a unit is priced in a model's price, as a JSON pointer below it. */
-const pricePointer = (name: string, price: PriceConfig) => (price.units?.[name] ? `units/${escape(name)}` : (builtInFields[name] ?? `units/${escape(name)}`));
+const pricePointer = (name: string, price: PriceConfig) => (price.units?.[name] ? `units/${escape(name)}` : (builtInUnits[name] ?? `units/${escape(name)}`));
 
 /** The units an operation's usage mapping reports (its keys other than token counts; a trailing `?` marks an optional key). */
 function unitsRead(protocol: ProtocolConfig, operation: string): string[] {
@@ -27,6 +22,13 @@ function unitsRead(protocol: ProtocolConfig, operation: string): string[] {
 /** The units the gateway measures itself for an entry: audio seconds (`durationOf`), characters (`charactersOf`). */
 function unitsMeasured(entry: EndpointConfig): string[] {
   return [...(entry.pipeline?.durationOf ? ['seconds'] : []), ...(entry.pipeline?.charactersOf ? ['characters'] : [])];
+}
+
+/** The files the check reads: channels with their sources, protocols by id, the catalogue's entries. */
+export interface PricedFiles {
+  channels: readonly { channel: ChannelConfig; source: YamlSource }[];
+  protocols: ReadonlyMap<string, ProtocolConfig>;
+  endpoints: readonly EndpointConfig[];
 }
 
 interface Serving {
@@ -57,7 +59,7 @@ function checkUnitPrices(model: ModelConfig, report: (pointer: string, message: 
     const rates = (['each', 'perThousand', 'perMillion', 'free'] as const).filter((rate) => unit[rate] !== undefined);
     if (rates.length !== 1) report(`/units/${escape(name)}`, `unit "${name}" of model "${model.id}" needs exactly one of each, perThousand, perMillion or free${rates.length ? ` (it has ${rates.join(', ')})` : ''}`);
     if (unit.free && (unit.reserve !== undefined || unit.most !== undefined)) report(`/units/${escape(name)}`, `unit "${name}" is free: it reserves nothing (drop reserve and most)`);
-    const field = builtInFields[name];
+    const field = builtInUnits[name];
     if (field && !unit.free) report(`/units/${escape(name)}`, `"${name}" is priced by ${field}; under units it may only be declared free`);
     else if (field && model.price[field as keyof PriceConfig] !== undefined) report(`/units/${escape(name)}`, `"${name}" is priced by ${field} and declared free: choose one`);
     checkCount(unit.reserve, model, `/units/${escape(name)}/reserve`, report);
@@ -69,7 +71,7 @@ function checkUnitPrices(model: ModelConfig, report: (pointer: string, message: 
  * Checks every model's units against the operations serving it: priced units read (or measured) and reservable, units
  * read priced or declared free. `protocolSources` locates a usage mapping for messages (`file:line:col`).
  */
-export function checkUnits(checked: Pick<CheckedFiles, 'channels' | 'protocols' | 'endpoints'>, protocolSources: ReadonlyMap<string, YamlSource>, problems: Problems): void {
+export function checkUnits(checked: PricedFiles, protocolSources: ReadonlyMap<string, YamlSource>, problems: Problems): void {
   for (const { channel, source } of checked.channels) {
     const protocol = checked.protocols.get(channel.protocol);
     channel.models.forEach((model, index) => {
@@ -77,7 +79,7 @@ export function checkUnits(checked: Pick<CheckedFiles, 'channels' | 'protocols' 
       const report = (pointer: string, message: string) => problems.add(source, `${at}${pointer}`, message);
       checkUnitPrices(model, report);
       if (!protocol || model.price.free) return;
-      const priced = pricedUnits(model.price);
+      const priced = unitsOfPrice(model.price);
       // Each unit is reported once per model, naming every operation where it goes wrong.
       const unread = new Map<string, string[]>();
       const unpriced = new Map<string, string[]>();
@@ -88,7 +90,7 @@ export function checkUnits(checked: Pick<CheckedFiles, 'channels' | 'protocols' 
         const mapping = protocolSources.get(protocol.id)?.locate(`/operations/${escape(operation)}/usage`) ?? displayPath(protocol.file);
         const where = `operation "${operation}" of protocol "${protocol.id}" (${mapping}) for endpoint "${entry.name}"`;
         for (const unit of priced) {
-          if (unit.micros === 0) continue;
+          if (!unit.priced) continue;
           if (!known.has(unit.name)) note(unread, unit.name, where);
           else if (unit.name === 'searches' && !entry.pipeline?.searches) report('/perThousandSearches', `model "${model.id}" is priced by search units, which endpoint "${entry.name}" cannot estimate: declare its pipeline.searches`);
         }

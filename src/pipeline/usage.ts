@@ -7,6 +7,7 @@ import { impossibleTokens } from '../billing/usage-bounds.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 import { pathSegments } from '../config/paths.js';
+import { tokenKeys } from '../config/price-units.js';
 import { readPath } from './paths.js';
 
 export function upstreamMalformed(channel: string, detail: string): GatewayError {
@@ -15,8 +16,6 @@ export function upstreamMalformed(channel: string, detail: string): GatewayError
 
 /** The classes a usage mapping may report besides inputTokens and outputTokens (docs/config.md, price). */
 const tokenClasses = ['cachedInputTokens', 'cacheWriteTokens', 'cacheWrite1hTokens', 'audioInputTokens', 'audioOutputTokens'] as const;
-/** Every key of a usage mapping that counts tokens; any other key names a unit (billing/units.ts). */
-export const tokenKeys: ReadonlySet<string> = new Set(['inputTokens', 'outputTokens', 'reasoningTokens', ...tokenClasses]);
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 

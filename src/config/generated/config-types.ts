@@ -117,6 +117,8 @@ export type Catalogue = {
   };
 }[];
 /**
+ * A count of units: one of these shapes.
+ *
  * This interface was referenced by `PriceConfig`'s JSON-Schema
  * via the `definition` "count".
  */
@@ -1084,7 +1086,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Units other than tokens, for models priced by them: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`).
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Any other key is a unit, for models priced by it: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`), or a unit a price names in `units` (`pages`, `images`: a non-negative integer). Each unit read must be priced by every model the operation serves, or declared free there (check-config), and is bounded by what the request makes possible (docs/endpoints.md, "Price units").
    */
   tokens: unknown;
 }
