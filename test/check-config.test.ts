@@ -67,7 +67,7 @@ describe('check-config reports every error as file:line:col /pointer message', (
       ],
     ],
     ['protocol-extends', [`${fixtures}/protocol-extends/channels/protocols/variant.yaml:2:10 /extends unknown protocol "openai-chats" (known: openai-chat, variant)`]],
-    ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
+    ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr" (did you mean "server"?)`]],
     [
       'task-operations',
       [

@@ -5,6 +5,7 @@
 import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
 import { credentialsOf, foreignCredentialFields } from './credentials.js';
+import { checkPipelineOperations } from './cross-check-operations.js';
 import { checkUnits } from './cross-check-units.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
@@ -225,6 +226,7 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   checkModelOwners(channels, problems);
   const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
   checkModelKinds(channels, endpoints, problems);
+  checkPipelineOperations(valid.catalogue, channels, known.protocols, problems);
   const protocolSources = new Map(valid.protocols.flatMap(({ value, source }) => (value ? [[value.id, source] as const] : [])));
   checkUnits({ channels, protocols: known.protocols, endpoints }, protocolSources, problems);
   return { gateway: valid.root.value, ...known, channels, endpoints };
