@@ -153,8 +153,7 @@ export class Upstreams {
       throw new ChannelUnavailableError(`channel "${channel.id}" is failing; its circuit is open, next probe in ${wait} s`, wait);
     }
     const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
-    // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
-    // The request's deadline covers the token fetch too: a hanging token endpoint is the call's 504 at its deadline.
+    // Authenticated before the call counts against the channel, under its deadline: no token is a 502, a late one a 504.
     const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined, request.signal);
     client.budget.deposit();
     const started = performance.now();
