@@ -299,7 +299,16 @@ describe('bodies', () => {
       akia: 'akiaiosfodnn7example',
       upper: 'SK-UPPERCASEKEY0123456789ABCDEF',
       header: 'header-secret-value-5512',
+      answered: 'sk-live-ANSWERED0123456789abcdef',
+      answeredField: 'answer-field-secret-9931',
     };
+    // The upstream's answer carries secrets too: a secret-named field, and a key in the text.
+    fake.route((req, res) => {
+      if ((req.body as { user?: string } | undefined)?.user !== other.key) return false;
+      const answer = { id: 'chatcmpl-secret', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: `use ${secrets.answered}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }, service_credentials: secrets.answeredField };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      return true;
+    });
     const body = {
       model: 'fake-chat',
       max_tokens: 16,
@@ -335,6 +344,7 @@ describe('bodies', () => {
     expect(request.messages[0].content).toBe('call it with bearer [REDACTED], key id [REDACTED], and [REDACTED]');
     expect(request.tools[0].function.parameters.properties.login.properties).toEqual({ sessionToken: '[REDACTED]', Password: '[REDACTED]' });
     expect(JSON.parse(stored).request.headers['x-upstream-secret']).toBe('[REDACTED]');
+    expect(JSON.parse(JSON.parse(stored).response.body)).toMatchObject({ choices: [{ message: { content: 'use [REDACTED]' } }], usage: { prompt_tokens: 12, completion_tokens: 7 } });
   });
 
   it('expire with their row after retentionDays', async () => {

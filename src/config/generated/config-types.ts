@@ -187,6 +187,14 @@ export type ChannelCredential = {
    * Variables this credential needs besides the ones its fields name (one a `tokenUrl` reads, say).
    */
   requiresEnv?: string[];
+  /**
+   * Key pools (`credentials`) only: this entry's share of the requests, relative to the others' (default 1).
+   */
+  weight?: number;
+  /**
+   * Key pools (`credentials`) only: where this entry's requests go instead of the channel's `baseUrl` (an Azure OpenAI resource of another region, with its own key).
+   */
+  baseUrl?: string;
 };
 /**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
@@ -577,6 +585,35 @@ export interface ServerConfig {
    */
   referenceBytesInFlight: number;
   /**
+   * How long a client may take to send a request, and to keep an idle connection (Node's HTTP server limits, and a floor on the rate a body arrives at). The defaults let a 25 MiB upload over a slow mobile link (64 kbit/s and up) pass, and cut a client that stalls or trickles a byte at a time after bodyGraceMs.
+   */
+  timeouts: {
+    /**
+     * Time from a request's first byte to the end of its headers; past it, 408 and the connection closed (Node's headersTimeout).
+     */
+    headersMs: number;
+    /**
+     * Longest time a request may take to arrive whole, headers and body; past it, 408 and the connection closed (Node's requestTimeout). Slow bodies are cut long before by minBodyBytesPerSecond; this bounds the rest. A headersMs above it counts as this.
+     */
+    requestMs: number;
+    /**
+     * An idle keep-alive connection is closed after this long without a request (Node's keepAliveTimeout).
+     */
+    keepAliveMs: number;
+    /**
+     * A request body arriving slower than this on average, once bodyGraceMs have passed, is cut: its connection closed (8 KiB/s: 25 MiB in 53 minutes). A stalled or trickling upload holds a socket and a handler for nothing.
+     */
+    minBodyBytesPerSecond: number;
+    /**
+     * Time a request body has before minBodyBytesPerSecond applies (a slow start, a client reading its file).
+     */
+    bodyGraceMs: number;
+    /**
+     * How often the limits above are checked (Node's connectionsCheckingInterval, and the body-rate check): a limit is enforced within this much of passing.
+     */
+    checkIntervalMs: number;
+  };
+  /**
    * Gateway processes serving on one port (node:cluster), sharing the database, the file store and the counters; spending caps and rate limits stay exact across them. Unset: one per CPU core; 1: a single process. A worker that dies is replaced; SIGTERM drains them all. An in-memory database (':memory:') runs one.
    */
   workers?: number;
@@ -812,6 +849,25 @@ export interface ChannelSchema {
         [k: string]: unknown;
       }
     | unknown[];
+  /**
+   * A key pool: several credentials that all serve (several API keys of one vendor, an Azure OpenAI resource per region), instead of `credential`. Every entry whose variables are set serves; requests are spread by `weight`. A 429 or 401 on one entry cools it (`credentialCooldown`) and the request goes on to the next entry of the channel, so the client sees the error only when no entry can serve. An entry may carry its own `baseUrl`. Entries must see the same stored objects (files, tasks, response ids) when the channel serves them: keys of one account or project. docs/config.md, "Key pools".
+   *
+   * @minItems 1
+   */
+  credentials?: ChannelCredential[];
+  /**
+   * How long a key-pool entry (`credentials`) rests after the upstream refused it.
+   */
+  credentialCooldown: {
+    /**
+     * After a 429: the upstream's `retry-after` when it sent one (at most `revokedSeconds`), else this.
+     */
+    seconds: number;
+    /**
+     * After a 401 (a revoked or wrong key): the entry is logged once and tried again after this.
+     */
+    revokedSeconds: number;
+  };
   /**
    * Variables the channel needs whatever its credential (one its `baseUrl` reads, say): while one is not set, the channel starts disabled and says which.
    */
