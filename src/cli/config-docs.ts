@@ -63,7 +63,10 @@ function rows(schema: Schema, prefix: string, out: string[]): void {
 }
 
 function section(schema: Schema, heading: string): string {
-  const out = [`### ${heading}`, '', schema.description ?? '', '', '| field | type | required | default | notes |', '|---|---|---|---|---|'];
+  const head = [`### ${heading}`, '', schema.description ?? '', ''];
+  // One of several shapes (a price unit's count): each shape and what it means, not a table of fields.
+  if (schema.oneOf && !schema.properties) return [...head, ...schema.oneOf.map((shape) => `- ${shape.properties ? `\`{${Object.keys(shape.properties).join(', ')}}\`` : typeOf(shape)}: ${Object.values(shape.properties ?? {})[0]?.description ?? shape.description ?? ''}`)].join('\n');
+  const out = [...head, '| field | type | required | default | notes |', '|---|---|---|---|---|'];
   rows(schema, '', out);
   // A map with no fixed fields (protocol-tasks: task name to task) shows what each entry is.
   if (!schema.properties && typeof schema.additionalProperties === 'object') out.push(`| \`<name>\` | ${typeOf(schema.additionalProperties)} |  |  |  |`);
@@ -106,7 +109,7 @@ function channelLines(): string[] {
     '',
     section(load('model.schema.json'), 'model'),
     '',
-    section(load('price.schema.json'), 'price'),
+    sections(load('price.schema.json'), 'price'),
     '',
     section(load('model-limits.schema.json'), 'model-limits'),
     '',

@@ -6,13 +6,14 @@ import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
 import { credentialsOf, foreignCredentialFields } from './credentials.js';
 import { checkPipelineOperations } from './cross-check-operations.js';
+import { checkUnits } from './cross-check-units.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
 import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
-const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond', 'perMinute', 'perMillionCharacters', 'perThousandSearches', 'free'] as const;
+const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond', 'perMinute', 'perMillionCharacters', 'perThousandSearches', 'units', 'free'] as const;
 /** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
 const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill', 'structuredOutputs'] as const;
 /** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
@@ -235,5 +236,7 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
   checkModelKinds(channels, endpoints, problems);
   checkPipelineOperations(valid.catalogue, channels, known.protocols, problems);
+  const protocolSources = new Map(valid.protocols.flatMap(({ value, source }) => (value ? [[value.id, source] as const] : [])));
+  checkUnits({ channels, protocols: known.protocols, endpoints }, protocolSources, problems);
   return { gateway: valid.root.value, ...known, channels, endpoints };
 }

@@ -117,6 +117,26 @@ export type Catalogue = {
   };
 }[];
 /**
+ * A count of units: one of these shapes.
+ *
+ * This interface was referenced by `PriceConfig`'s JSON-Schema
+ * via the `definition` "count".
+ */
+export type PriceCount =
+  | number
+  | {
+      /**
+       * A request field: the number of items its list holds (a value that is not a list counts 1, none 0), or of the form's files of that name.
+       */
+      countOf: string;
+    }
+  | {
+      /**
+       * A number the model declares in `media` or `limits` (e.g. `media.maxPages`: `limit: maxPages`); check-config refuses a model that does not declare it.
+       */
+      limit: string;
+    };
+/**
  * One way of authenticating requests to the channel (docs/config.md, "Credentials"). Every field that names a variable reads it from the environment at load; a credential whose variables are not all set is not used. Fields of another kind than `kind` are refused.
  *
  * This interface was referenced by `ChannelSchema`'s JSON-Schema
@@ -1003,7 +1023,7 @@ export interface ModelConfig {
   limits?: ModelLimits;
 }
 /**
- * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, units, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price and each unit at its own (see docs/config.md, "Billing"; docs/endpoints.md, "A family billed in a unit of its own").
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "price".
@@ -1064,6 +1084,34 @@ export interface PriceConfig {
    * Per thousand search units (rerank), from the `searches` the usage mapping reports. Estimated as Cohere counts them: one unit per query of up to 100 documents, a document over 500 tokens (the query's included) counting once per 500, each byte taken as a token.
    */
   perThousandSearches?: number;
+  /**
+   * Units of the model's own, by the name the operation's usage mapping reports them under (`pages`, `images`): each priced per unit, per thousand or per million (or declared free), with how a request reserves it. check-config proves every unit priced here is read by the usage mapping of each operation serving the model, and every unit the mapping reads is priced here or declared free. The built-in units (`seconds`, `searches`, `characters`, priced by perMinute, perThousandSearches, perMillionCharacters) may be declared free here, for a model on an operation that reads them without pricing them.
+   */
+  units?: {
+    /**
+     * One unit the operation's usage mapping reports under this name (e.g. `pages: "{{ usage.pages_processed }}"`): its price, what a request reserves, and the most it may use. Exactly one of each, perThousand, perMillion or free (check-config says which is missing).
+     */
+    [k: string]: {
+      /**
+       * Per unit (per page, per image).
+       */
+      each?: number;
+      /**
+       * Per thousand units.
+       */
+      perThousand?: number;
+      /**
+       * Per million units.
+       */
+      perMillion?: number;
+      /**
+       * The usage mapping reads this unit, and it costs nothing: declared, so a unit read is never priced at zero by mistake.
+       */
+      free?: true;
+      reserve?: PriceCount;
+      most?: PriceCount;
+    };
+  };
   /**
    * The model costs nothing (moderation). Its calls are still counted in usage.
    */
@@ -1137,7 +1185,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Units other than tokens, for models priced by them: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`).
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Any other key is a unit, for models priced by it: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`), or a unit a price names in `units` (`pages`, `images`: a non-negative integer). Each unit read must be priced by every model the operation serves, or declared free there (check-config), and is bounded by what the request makes possible (docs/endpoints.md, "Price units").
    */
   tokens: unknown;
 }
