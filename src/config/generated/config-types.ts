@@ -117,26 +117,6 @@ export type Catalogue = {
   };
 }[];
 /**
- * A count of units: one of these shapes.
- *
- * This interface was referenced by `PriceConfig`'s JSON-Schema
- * via the `definition` "count".
- */
-export type PriceCount =
-  | number
-  | {
-      /**
-       * A request field: the number of items its list holds (a value that is not a list counts 1, none 0), or of the form's files of that name.
-       */
-      countOf: string;
-    }
-  | {
-      /**
-       * A number the model declares in `media` or `limits` (e.g. `media.maxPages`: `limit: maxPages`); check-config refuses a model that does not declare it.
-       */
-      limit: string;
-    };
-/**
  * One way of authenticating requests to the channel (docs/config.md, "Credentials"). Every field that names a variable reads it from the environment at load; a credential whose variables are not all set is not used. Fields of another kind than `kind` are refused.
  *
  * This interface was referenced by `ChannelSchema`'s JSON-Schema
@@ -216,6 +196,26 @@ export type ChannelCredential = {
    */
   baseUrl?: string;
 };
+/**
+ * A count of units: one of these shapes.
+ *
+ * This interface was referenced by `PriceConfig`'s JSON-Schema
+ * via the `definition` "count".
+ */
+export type PriceCount =
+  | number
+  | {
+      /**
+       * A request field: the number of items its list holds (a value that is not a list counts 1, none 0), or of the form's files of that name.
+       */
+      countOf: string;
+    }
+  | {
+      /**
+       * A number the model declares in `media` or `limits` (e.g. `media.maxPages`: `limit: maxPages`); check-config refuses a model that does not declare it.
+       */
+      limit: string;
+    };
 /**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
