@@ -174,6 +174,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
     settleEntry: (id, entry) => spend.settle(id, entry, false),
     events: webhookBatchEvents({ get config() { return runtime.snapshot.config; }, files }),
+    get requestLogs() {
+      return services.requestLogs;
+    },
     log: gatewayLogger({ level: config.gateway.server.logLevel, name: 'batches' }),
   });
   watchForMetrics(metrics, runtime, spend);

@@ -12,6 +12,8 @@ let fake: FakeUpstream;
 let gw: TestGateway;
 let client: OpenAI;
 let anthropic: Anthropic;
+/** The gateway's clock: each tick of runToEnd moves it 10 s on (a retried line waits 1 s, then 2 s). */
+let clock = Date.now();
 
 /** List price 2 / 10 USD per million input / output tokens; batch price half. */
 const models = `  - id: fake-chat
@@ -44,6 +46,7 @@ beforeAll(async () => {
     // The runner is driven by explicit ticks: its own timer never fires within a test.
     extraConfig: 'tasks:\n  tickMilliseconds: 3600000\n  batches: { linesPerTick: 100, inFlightPerChannel: 8, maxLineBytes: 4096 }\n',
     listen: true,
+    overrides: { now: () => clock },
   });
   client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api`, maxRetries: 0 });
@@ -64,6 +67,7 @@ async function upload(c: OpenAI, lines: string[]): Promise<string> {
 /** Ticks the runner until the batch ends (each tick runs up to linesPerTick lines per channel). */
 async function runToEnd(c: OpenAI, id: string): Promise<OpenAI.Batches.Batch> {
   for (let i = 0; i < 20; i++) {
+    clock += 10_000;
     await gw.services.batches.tick();
     const batch = await c.batches.retrieve(id);
     if (['completed', 'failed', 'expired', 'cancelled'].includes(batch.status)) return batch;
@@ -282,5 +286,26 @@ describe('batches surviving a crash, and their webhook', () => {
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0].event_type).toBe('batch.completed');
     expect(JSON.parse(deliveries[0].payload)).toMatchObject({ type: 'batch.completed', data: { id: created.id, object: 'batch', status: 'completed', request_counts: { total: 1, completed: 1 } } });
+  });
+});
+
+describe('batch lines as calls', () => {
+  it('tries a line again at a later look after a 503, and logs each line as a request of route batch:<endpoint>', async () => {
+    fake.next({ kind: 'status', status: 503 }, (r) => r.body?.messages?.[0]?.content === 'flaky');
+    const fileId = await upload(client, [chatLine('r0', 'flaky'), chatLine('r1', 'steady')]);
+    const created = await client.batches.create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const done = await runToEnd(client, created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const output = (await (await client.files.content(done.output_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+    expect(output.map((r) => r.response.body.choices[0].message.content)).toEqual(['echo flaky', 'echo steady']);
+    // Sent twice: the 503, then the try at a later look (the channel itself retries nothing).
+    expect(fake.requests.filter((r) => r.body?.messages?.[0]?.content === 'flaky')).toHaveLength(2);
+
+    await gw.services.requestLogs.commitQueued();
+    const rows = await gw.services.db.selectFrom('request_logs').select(['route', 'request_id', 'status', 'cost_micros', 'model']).where('request_id', 'like', `${created.id}:%`).orderBy('request_id').execute();
+    expect(rows).toEqual([
+      { route: 'batch:chat-completions', request_id: `${created.id}:0`, status: 200, cost_micros: 47, model: 'fake-chat' },
+      { route: 'batch:chat-completions', request_id: `${created.id}:1`, status: 200, cost_micros: 47, model: 'fake-chat' },
+    ]);
   });
 });
