@@ -17,6 +17,7 @@ import type { BatchStatus } from '../store/schema.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import type { RequestLogWriter } from '../request-logs/writer.js';
 import { requestLogId } from '../request-logs/ids.js';
+import { requestLogColumns } from '../store/request-log-table.js';
 import { isUpstreamTrouble } from '../tasks/faults.js';
 import { batchPricedConfig, LineCall, lineMeter } from './line-call.js';
 import { batchesOptions, type BatchesOptions } from './options.js';
@@ -233,34 +234,33 @@ export class BatchRunner {
   }
 
   /** The request-log row of a line that ended: the batch's key, route `batch:<endpoint>`, what its charge settled for. */
-  private logLine(row: BatchRow, endpoint: string, requestId: string, startedMs: number, status: number, entry: LedgerEntry | undefined, error: GatewayError | undefined, asked: unknown): void {
+  private logLine(batch: BatchRow, endpoint: string, requestId: string, startedMs: number, status: number, entry: LedgerEntry | undefined, error: GatewayError | undefined, asked: unknown): void {
     const log = this.services.requestLogs;
     if (!log?.enabled) return;
-    void log.append([
-      requestLogId(startedMs),
-      row.workspace_id,
-      row.key_id,
-      startedMs,
-      `batch:${endpoint}`.slice(0, 128),
-      'POST',
-      entry?.model ?? (typeof asked === 'string' ? asked.slice(0, 128) : ''),
-      entry?.channel ?? '',
+    // By column name, so a column added to the table later is null here rather than shifting the others.
+    const row: Partial<Record<(typeof requestLogColumns)[number], unknown>> = {
+      id: requestLogId(startedMs),
+      workspace_id: batch.workspace_id,
+      key_id: batch.key_id,
+      created_at: startedMs,
+      route: `batch:${endpoint}`.slice(0, 128),
+      method: 'POST',
+      model: entry?.model ?? (typeof asked === 'string' ? asked.slice(0, 128) : ''),
+      channel: entry?.channel ?? '',
       status,
-      status >= 400 ? 1 : 0,
-      error?.type ?? null,
-      error?.code ?? null,
-      Date.now() - startedMs,
-      null,
-      Number(entry?.input_tokens ?? 0),
-      Number(entry?.output_tokens ?? 0),
-      Number(entry?.cached_input_tokens ?? 0),
-      Number(entry?.units ?? 0),
-      Number(entry?.cost_micros ?? 0),
-      entry?.currency ?? '',
-      requestId,
-      null,
-      null,
-    ]);
+      failed: status >= 400 ? 1 : 0,
+      error_type: error?.type ?? null,
+      error_code: error?.code ?? null,
+      latency_ms: Date.now() - startedMs,
+      input_tokens: Number(entry?.input_tokens ?? 0),
+      output_tokens: Number(entry?.output_tokens ?? 0),
+      cached_input_tokens: Number(entry?.cached_input_tokens ?? 0),
+      units: Number(entry?.units ?? 0),
+      cost_micros: Number(entry?.cost_micros ?? 0),
+      currency: entry?.currency ?? '',
+      request_id: requestId,
+    };
+    void log.append(requestLogColumns.map((column) => row[column] ?? null));
   }
 
   /**
