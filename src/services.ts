@@ -34,7 +34,7 @@ import { BatchRunner } from './batches/runner.js';
 import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './base/cluster-ipc.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
-import { webhookTaskEvents } from './webhooks/events.js';
+import { webhookTaskEvents, webhookBatchEvents } from './webhooks/events.js';
 import { RequestLogWriter, type RequestLogWriterDeps } from './request-logs/writer.js';
 import { requestLogsConfig } from './request-logs/config.js';
 import { captureBodies } from './request-logs/bodies.js';
@@ -178,6 +178,10 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       return runtime.snapshot.config;
     },
     settleEntry: (id, entry) => spend.settle(id, entry, false),
+    events: webhookBatchEvents({ get config() { return runtime.snapshot.config; }, files }),
+    get requestLogs() {
+      return services.requestLogs;
+    },
     log: gatewayLogger({ level: config.gateway.server.logLevel, name: 'batches' }),
   });
   watchForMetrics(metrics, runtime, spend);
