@@ -42,7 +42,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   templates.verify = env.MAPPING_VERIFY === '1';
   const sources = readConfigFiles(file, env, problems);
   const schemas = createSchemaRegistry(templates, { ownSchemas: sources.schemas.length > 0 });
-  const valid = validateConfig(sources, schemas, problems, env);
+  const valid = validateConfig(sources, schemas, problems, env, warnings);
   const checked = crossCheckConfig(valid, problems, env);
   checkModelIds(checked, problems, warnings, options.now ?? Date.now());
   compileMappings(templates, valid, checked.protocols, checked.rejected, problems, warnings);
