@@ -8,6 +8,8 @@ import type { LoadedConfig } from './engine/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor } from './config/load.js';
 import { loadConfig, type LoadOptions } from './compile/load-config.js';
+import { catalogueNeedingRestart } from './compile/reload-changes.js';
+import { ConfigError } from './base/errors.js';
 import { Runtime } from './engine/runtime.js';
 import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
@@ -63,7 +65,8 @@ export interface Services {
   tracing?: Tracing;
   rateLimits: RateLimiter;
   metrics: Metrics;
-  schemas: SchemaRegistry;
+  /** The current snapshot's schemas: a reload applies the operator's request schemas. */
+  readonly schemas: SchemaRegistry;
   /** Where file bytes live (storage.blobs). */
   blobs: BlobStore;
   /** The file store's options and content-URL signer. */
@@ -131,7 +134,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     tracing: await startTracing(config),
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
-    schemas: config.schemas,
+    get schemas() {
+      return runtime.snapshot.config.schemas;
+    },
     blobs,
     files,
     remote,
@@ -139,7 +144,10 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
     dataPath,
     async reload(options) {
-      const next = await loadConfig(config.file, options);
+      // The environment this gateway started with (a test's, or the process's), with the overlay's gateway.env read afresh.
+      const next = await loadConfig(config.file, { env: config.environment, ...options });
+      const refused = catalogueNeedingRestart(runtime.snapshot.config, next);
+      if (refused.length) throw new ConfigError(refused);
       runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now) });
       return next;
     },
