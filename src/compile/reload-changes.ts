@@ -33,11 +33,14 @@ const stateOf = (channel: LoadedConfig['channels'][number]) => channel.disabledR
 
 /** What a reload applies: channels (their files, and enabled or disabled as their variables now say), protocols, request schemas, settings. */
 export function reloadChanges(before: LoadedConfig, next: LoadedConfig): string[] {
-  const channels = (config: LoadedConfig) => new Map(config.channels.map((c) => [c.id, c]));
+  // A channel's file, without what the environment decided (its credential read in, why it is disabled): said below.
+  const fileOf = ({ disabledReason: _d, auth: _a, secretValues: _s, credentialValue: _c, secretValue: _v, ...file }: LoadedConfig['channels'][number]) => file;
+  const channels = (config: LoadedConfig) => new Map(config.channels.map((c) => [c.id, fileOf(c)]));
   const changes = changedIds('channel', channels(before), channels(next));
   for (const channel of next.channels) {
     const was = before.channels.find((c) => c.id === channel.id);
     if (was && stateOf(was) !== stateOf(channel)) changes.push(channel.disabledReason ? channel.disabledReason : `channel "${channel.id}" is enabled`);
+    else if (was && !channel.disabledReason && !same(was.auth, channel.auth)) changes.push(`channel "${channel.id}": its credential changed`);
   }
   const protocols = (config: LoadedConfig) => new Map([...config.protocols].map(([id, p]) => [id, p]));
   changes.push(...changedIds('protocol', protocols(before), protocols(next)));
