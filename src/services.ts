@@ -143,14 +143,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     tasks,
     requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
     dataPath,
-    async reload(options) {
-      // The environment this gateway started with (a test's, or the process's), with the overlay's gateway.env read afresh.
-      const next = await loadConfig(config.file, { env: config.environment, ...options });
-      const refused = catalogueNeedingRestart(runtime.snapshot.config, next);
-      if (refused.length) throw new ConfigError(refused);
-      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now) });
-      return next;
-    },
+    reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now)),
     onClose: (fn) => closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) await fn();
@@ -163,6 +156,18 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   watchForMetrics(metrics, runtime, spend);
   await startBackground(services, closers, webhooks);
   return services;
+}
+
+/**
+ * Loads the config file again, with the environment this gateway started with (a test's, or the process's; the overlay's
+ * gateway.env is read afresh), and swaps it in; a catalogue change, which only a restart applies, refuses it.
+ */
+async function reloadSnapshot(runtime: Runtime, started: LoadedConfig, options: LoadOptions | undefined, upstreams: (next: LoadedConfig) => Upstreams): Promise<LoadedConfig> {
+  const next = await loadConfig(started.file, { env: started.environment, ...options });
+  const refused = catalogueNeedingRestart(runtime.snapshot.config, next);
+  if (refused.length) throw new ConfigError(refused);
+  runtime.swap({ config: next, upstreams: upstreams(next) });
+  return next;
 }
 
 /** Writes this process's heartbeat now and while it runs (what tells other processes it holds its reservations still). */
