@@ -95,6 +95,11 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
   };
 }
 
+/** Whether an Accept header is a browser's: text/html named, as browsers send it for a page (a JSON client sends JSON or any type). */
+function prefersHtml(accept: string | undefined): boolean {
+  return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept.slice(0, 1024));
+}
+
 /** App-wide hooks and handlers: tracing, the request id, the request metric, errors in the route's dialect, 404. */
 function registerHooks(app: FastifyInstance, services: Services): void {
   // Tracing, when configured, opens each request's span before anything else looks at it.
@@ -123,10 +128,12 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     // trace is for what nobody anticipated (a 500).
     const anticipated = err instanceof GatewayError && error.statusCode !== 500;
     if (error.statusCode >= 500 && !anticipated) req.log.error({ err }, 'request failed');
-    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode }, error.message);
+    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode }, error.logMessage ?? error.message);
     sendError(reply, error, dialectOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {
+    // A person who opens the gateway's address in a browser lands on the dashboard; API clients keep the typed 404.
+    if ((req.method === 'GET' || req.method === 'HEAD') && req.url.split('?')[0] === '/' && prefersHtml(req.headers.accept)) return reply.redirect('/dashboard', 302);
     const error = new NotFoundError(`no route for ${req.method.slice(0, 16)} ${clientValue(redactUrl(req.url.split('?')[0]), 128)}`, 'route_not_found');
     sendError(reply, error, dialectOf(req));
   });

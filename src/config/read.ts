@@ -20,6 +20,8 @@ export interface ConfigSources {
   protocols: YamlSource[];
   channels: YamlSource[];
   catalogue: YamlSource[];
+  /** Route files (routes.dir, then the overlay's routes/): public model ids and the targets that serve them. */
+  routes: YamlSource[];
   /** The operator's JSON Schemas (endpoints.schemasDir, the overlay's schemas/requests/), each file's path and parsed value, or why it could not be read. */
   schemas: { file: string; value?: unknown; problem?: string }[];
   /** The operator's overlay folder (GATEWAY_OVERLAY_DIR, else overlay.dir), when there is one. */
@@ -49,6 +51,12 @@ function folders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { c
   const channelsDir = resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './channels');
   const protocolsDir = resolve(baseDir, typeof section?.protocolsDir === 'string' ? section.protocolsDir : join(channelsDir, 'protocols'));
   return { channelsDir, protocolsDir };
+}
+
+/** Where route files are, as the config file says (./routes beside it by default). */
+function routesFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string {
+  const section = interpolateValue((root.value as { routes?: unknown } | undefined)?.routes, env) as { dir?: unknown } | undefined;
+  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './routes');
 }
 
 /** The operator's extra catalogue and schema folders (endpoints.catalogueDir, endpoints.schemasDir), when the config names them. */
@@ -82,6 +90,28 @@ function withEnvFile(env: NodeJS.ProcessEnv, overlayDir: string | undefined, pro
 /** The env file in the overlay folder (docs/endpoints.md, "Your own files in an overlay folder"). */
 export const ENV_FILE = 'gateway.env';
 
+/** The endpoint catalogue's files: the shipped ones, then the operator's (endpoints.catalogueDir), then the overlay's catalogue/. */
+function catalogueFiles(operator: { catalogueDir?: string }, overlayDir: string | undefined): string[] {
+  return [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : []), ...(overlayDir ? yamlFiles(join(overlayDir, 'catalogue')) : [])];
+}
+
+/**
+ * The scopes the config's endpoint catalogue declares, read without loading channels, protocols or mappings: what the
+ * admin CLI needs to give a key a scope. A file that does not parse adds nothing here; check-config names it.
+ */
+export function catalogueScopes(file: string, env: NodeJS.ProcessEnv): string[] {
+  const root = readYamlSource(file);
+  const scopes = new Set<string>();
+  for (const path of catalogueFiles(operatorFolders(root, dirname(file), env), overlayFolder(root, dirname(file), env))) {
+    const { value } = readYamlSource(path);
+    for (const entry of Array.isArray(value) ? value : [value]) {
+      const scope = (entry as { scope?: unknown } | null)?.scope;
+      if (typeof scope === 'string') scopes.add(scope);
+    }
+  }
+  return [...scopes];
+}
+
 export function readConfigFiles(file: string, processEnv: NodeJS.ProcessEnv, problems: Problems): ConfigSources {
   if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
   const baseDir = dirname(file);
@@ -99,7 +129,8 @@ export function readConfigFiles(file: string, processEnv: NodeJS.ProcessEnv, pro
     protocolsDir,
     protocols: [...yamlFiles(protocolsDir), ...overlay('channels/protocols')].map((path) => read(path, problems)),
     channels: [...yamlFiles(channelsDir), ...overlay('channels')].map((path) => read(path, problems)),
-    catalogue: [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : []), ...overlay('catalogue')].map((path) => read(path, problems)),
+    catalogue: catalogueFiles(operator, overlayDir).map((path) => read(path, problems)),
+    routes: [...yamlFiles(routesFolder(root, baseDir, env)), ...overlay('routes')].map((path) => read(path, problems)),
     schemas: [...(operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/) : []), ...overlay('schemas/requests', /\.json$/)].map(readJsonFile),
     overlayDir,
     env,

@@ -2,7 +2,7 @@
 import type { ConfigSources } from './read.js';
 import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
-import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema } from './types.js';
+import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema, RouteSchema } from './types.js';
 import { interpolateValue, type UnsetReference } from './env.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
@@ -19,6 +19,7 @@ export interface ValidatedConfig {
   protocols: ValidatedFile<ProtocolSchema>[];
   channels: ValidatedFile<ChannelSchema>[];
   catalogue: ValidatedFile<EndpointConfig[]>[];
+  routes: ValidatedFile<RouteSchema | RouteSchema[]>[];
 }
 
 /** What a file says for one load: the problems that refuse it and the warnings that do not. */
@@ -127,5 +128,6 @@ export function validateConfig(sources: ConfigSources, registry: SchemaRegistry,
     protocols: sources.protocols.map((source) => validateFile<ProtocolSchema>(source, 'protocol', registry, report, env)),
     channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, report, env)),
     catalogue,
+    routes: sources.routes.map((source) => validateFile<RouteSchema | RouteSchema[]>(source, 'route', registry, report, env)),
   };
 }

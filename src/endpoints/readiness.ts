@@ -1,4 +1,4 @@
-// GET /readyz: the database answers, so requests can be served; each channel's state (enabled, circuit); and, when the last
+// GET /readyz: the database answers, so requests can be served; each channel's state (enabled, why not, circuit); and, when the last
 // reload was refused, that it was and why (until a good one), with status "degraded": the running config still serves.
 import { sql } from 'kysely';
 import { lastReload } from '../compile/reload.js';
@@ -6,7 +6,7 @@ import type { HandlerFactory } from './types.js';
 
 const create: HandlerFactory = ({ services }) => async (_req, reply) => {
   const circuits = services.upstreams.circuits();
-  const channels = Object.fromEntries(services.config.channels.map((c) => [c.id, { enabled: !c.disabledReason, circuit: circuits[c.id] }]));
+  const channels = Object.fromEntries(services.config.channels.map((c) => [c.id, { enabled: !c.disabledReason, ...(c.disabledReason ? { reason: c.disabledReason } : {}), circuit: circuits[c.id] }]));
   try {
     await sql`select 1`.execute(services.db);
     const reload = lastReload(services);

@@ -2,9 +2,13 @@
 // The pipeline's send stage (src/pipeline/send.ts) encodes bodies and sets deadlines; this module only moves bytes.
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher, type FormData } from 'undici';
-import type { ChannelConfig, ModelRoute } from '../config/types.js';
+import type { ChannelConfig, ModelRoute, RouteNode } from '../config/types.js';
+import { nothingSent } from '../config/failover.js';
+import { attemptsOf, type RoutingRequest } from './routing/order.js';
+import { RouterState } from './routing/target-states.js';
+import type { CooldownShare } from './routing/cooldown-share.js';
 import type { LoadedConfig } from './loaded-config.js';
-import { ChannelUnavailableError, GatewayError, UpstreamError } from '../base/errors.js';
+import { ChannelUnavailableError, channelNotConfigured, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
 import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
@@ -51,8 +55,24 @@ interface ChannelClient {
   origin: URL;
 }
 
+/** One attempt at a route's target, as the request log lists it. */
+export interface AttemptRecord {
+  channel: string;
+  model: string;
+  status: number;
+  latencyMs: number;
+}
+
+/** What a call lends a routed send: where its attempts are recorded, and a hold on the answering target until the call ends. */
+export interface AttemptWatcher {
+  attempted?(record: AttemptRecord): void;
+  holdUntilDone(release: () => void): void;
+}
+
 export class Upstreams {
   private readonly clients = new Map<string, ChannelClient>();
+  /** What this process knows of route targets (in flight, latency, cooldowns); made for the first routed request. */
+  private routerState?: RouterState;
   /** Tokens by credential: channels that hold the same credential (client and scope, service account) share one. */
   private readonly tokenCaches: TokenCaches;
 
@@ -61,6 +81,8 @@ export class Upstreams {
     private readonly config: LoadedConfig,
     private readonly metrics?: Metrics,
     private readonly now: () => number = Date.now,
+    /** Cooldowns other processes set (Redis), when the fleet shares a cache. */
+    private readonly cooldowns?: CooldownShare,
   ) {
     this.tokenCaches = new TokenCaches(now);
   }
@@ -120,7 +142,7 @@ export class Upstreams {
   /** Sends one request to a route's channel; non-2xx answers become typed errors. */
   async send(route: ModelRoute, request: UpstreamRequest): Promise<UpstreamResponse> {
     const channel = route.channel;
-    if (channel.disabledReason) throw new ChannelUnavailableError(channel.disabledReason);
+    if (channel.disabledReason) throw channelNotConfigured(channel.id, channel.disabledReason);
     const client = this.client(channel);
     // An absolute URL on the channel's origin (originPath) with no declared operation is a GET of that URL.
     const { method, path } = request.originPath !== undefined && !route.protocol.operations[request.operation] ? { method: 'GET', path: '' } : this.pathFor(route, request.operation, request.pathScope, request.stream);
@@ -132,7 +154,8 @@ export class Upstreams {
     }
     const fullPath = request.originPath ?? `${client.basePath}${path}${query}`;
     // Authenticated before the call counts against the channel: a token that cannot be had is a 502 of its own.
-    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined);
+    // The request's deadline covers the token fetch too: a hanging token endpoint is the call's 504 at its deadline.
+    const { headers, body } = await authenticated(client.auth, new URL(fullPath, client.origin), method, { ...client.headers, ...request.headers }, request.body ?? undefined, request.signal);
     client.budget.deposit();
     const started = performance.now();
     let response: UpstreamResponse;
@@ -162,7 +185,8 @@ export class Upstreams {
    * Tries each route in order until one answers; only failures that happened before any answer
    * (unreachable, 5xx, 429) move on to the next route of a fallback group.
    */
-  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher?: AttemptWatcher): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+    if (routes[0]?.via) return this.sendRouted(routes, build, watcher);
     let lastError: unknown;
     for (let index = 0; index < routes.length; index++) {
       const route = routes[index];
@@ -178,12 +202,82 @@ export class Upstreams {
     throw lastError;
   }
 
+  /**
+   * A route's attempts, in the order its strategy ranked them: a cooling target is skipped (tried last, only when no
+   * other target was), a target whose mapping refuses the request is skipped, and a failure moves on only when nothing
+   * reached the upstream or the route's `failover.on` names it (never, for a request sent `once`, when it may have run).
+   */
+  private async sendRouted(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher: AttemptWatcher | undefined): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+    const { router, metrics } = this;
+    let lastError: unknown;
+    let cooled: number[] | undefined;
+    let tried = false;
+    for (let turn = 0; turn < routes.length + (cooled?.length ?? 0); turn++) {
+      const index = turn < routes.length ? turn : cooled![turn - routes.length];
+      const route = routes[index];
+      const { route: node, target } = route.via!;
+      const state = router.target(target);
+      if (turn < routes.length && node.cooldown && (await router.cooling(target, state))) {
+        (cooled ??= []).push(index);
+        metrics?.countRouteAttempt(node.id, target, 'skipped');
+        continue;
+      }
+      if (turn >= routes.length && tried) break;
+      let request: UpstreamRequest;
+      try {
+        request = build(route, index);
+      } catch (err) {
+        // A field this target cannot carry: the next target may take the request; the first refusal answers if none does.
+        if (!(err instanceof GatewayError) || err.statusCode !== 400) throw err;
+        lastError ??= err;
+        metrics?.countRouteAttempt(node.id, target, 'skipped');
+        watcher?.attempted?.({ channel: route.channel.id, model: route.model.id, status: 400, latencyMs: 0 });
+        continue;
+      }
+      tried = true;
+      state.inFlight++;
+      const started = router.now();
+      try {
+        const response = await this.send(route, request);
+        const ms = router.now() - started;
+        state.observeLatency(ms, router.now());
+        metrics?.observeRouteTarget(node.id, target, ms / 1000);
+        metrics?.countRouteAttempt(node.id, target, 'answered');
+        watcher?.attempted?.({ channel: route.channel.id, model: route.model.id, status: response.statusCode, latencyMs: ms });
+        watcher?.holdUntilDone(() => state.inFlight--);
+        if (!watcher) state.inFlight--;
+        return { route, response };
+      } catch (err) {
+        state.inFlight--;
+        const ms = router.now() - started;
+        if ((err as GatewayError).code === 'upstream_timeout') state.observeLatency(ms, router.now());
+        metrics?.countRouteAttempt(node.id, target, 'failed');
+        watcher?.attempted?.({ channel: route.channel.id, model: route.model.id, status: (err as GatewayError).upstreamStatus ?? (err as GatewayError).statusCode ?? 502, latencyMs: ms });
+        lastError = err;
+        if (request.signal?.aborted) throw err;
+        if (!nothingSent(err) && (request.once || !node.movesOn(err))) throw err;
+        if (node.cooldown && router.failed(target, state, node.cooldown)) metrics?.countRouteCooldown(node.id, target);
+      }
+    }
+    throw lastError;
+  }
+
   /** How this operation's error bodies name their message: its `errors.message` mapping, else the common shapes. */
   errorMessage(route: ModelRoute, operation: string): (answer: unknown) => unknown {
     const spec = route.protocol.operations[operation]?.errors;
     if (!spec) return commonErrorMessage;
     const render = renderer(this.config, spec.message, `${route.protocol.file} /operations/${operation}/errors/message`);
     return (answer) => render({ answer });
+  }
+
+  /** Route targets' state in this process, made on first use (a config without routes never makes it). */
+  get router(): RouterState {
+    return (this.routerState ??= new RouterState(this.now, this.cooldowns));
+  }
+
+  /** The attempts of one request to a route, best first, by its strategy and what this process knows of its targets. */
+  routeAttempts(node: RouteNode, request: RoutingRequest | undefined): ModelRoute[] {
+    return attemptsOf(node, this.router, request);
   }
 
   /** Each channel's circuit, for /readyz and /metrics; channels not called yet are closed. */
@@ -196,12 +290,17 @@ export class Upstreams {
   }
 }
 
+/** Failures while connecting: the request never left the gateway. */
+const connectFailures = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
 export function upstreamTransportError(err: unknown, channel: string): Error {
   if (err instanceof GatewayError) return err;
   if ((err as Error)?.name === 'AbortError') return err as Error;
   const code = (err as { code?: string })?.code;
+  let error: UpstreamError;
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || err instanceof undiciErrors.HeadersTimeoutError) {
-    return new UpstreamError(`channel "${channel}" timed out`, 504, 'upstream_timeout');
-  }
-  return new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+    error = new UpstreamError(`channel "${channel}" timed out`, 504, 'upstream_timeout');
+  } else error = new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+  error.nothingSent = code !== undefined && connectFailures.has(code);
+  return error;
 }
