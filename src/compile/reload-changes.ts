@@ -45,6 +45,9 @@ export function reloadChanges(before: LoadedConfig, next: LoadedConfig): string[
   const protocols = (config: LoadedConfig) => new Map([...config.protocols].map(([id, p]) => [id, p]));
   changes.push(...changedIds('protocol', protocols(before), protocols(next)));
   changes.push(...changedIds('request schema', before.operatorSchemas, next.operatorSchemas));
+  // A route as declared: its strategy, cooldown and targets by name and weight (a target route is named, not walked).
+  const routes = (config: LoadedConfig) => new Map([...(config.routes ?? new Map())].map(([id, r]) => [id, { strategy: r.strategy, stickyKey: r.stickyKey, cooldown: r.cooldown, targets: r.targets.map((t) => [t.name, t.weight]), reachable: r.reachable.map((a) => `${a.channel.id}/${a.model.id}`) }]));
+  changes.push(...changedIds('route', routes(before), routes(next)));
   if (!same(before.gateway, next.gateway)) changes.push('settings');
   return [...new Set(changes)];
 }
