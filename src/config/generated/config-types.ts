@@ -490,7 +490,7 @@ export interface NetworkConfig {
  */
 export interface OverlayConfig {
   /**
-   * The overlay folder: its channels/, channels/protocols/ (with tests/), catalogue/ and schemas/requests/ are read after the shipped folders, and its gateway.env is read into the environment at every load (start and reload). A channel of the same id as a shipped one is an error unless the overlay's file says `overrides: true`. A relative path resolves against the folder of the config file. Unset (and no GATEWAY_OVERLAY_DIR): no overlay.
+   * The overlay folder: its channels/, channels/protocols/ (with tests/), catalogue/, schemas/requests/ and routes/ are read after the shipped folders, and its gateway.env is read into the environment at every load (start and reload). A channel of the same id as a shipped one is an error unless the overlay's file says `overrides: true`. A relative path resolves against the folder of the config file. Unset (and no GATEWAY_OVERLAY_DIR): no overlay.
    */
   dir?: string;
 }
