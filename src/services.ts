@@ -14,7 +14,7 @@ import { Runtime } from './engine/runtime.js';
 import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
-import { Upstreams } from './engine/upstream.js';
+import { Upstreams, type UpstreamLog } from './engine/upstream.js';
 import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
@@ -101,6 +101,8 @@ export interface ServiceOverrides {
   rateLimits?: RateLimiter;
   /** The meter's clock (Unix milliseconds): which budget period a reservation falls in. Tests move it across midnight. */
   now?: () => number;
+  /** Where the upstream client logs a key pool's entry revoked and back (default: the gateway's log, named "upstreams"). */
+  upstreamLog?: UpstreamLog;
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -110,7 +112,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
   const cooldowns = cooldownShareFor(cache);
-  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns) });
+  const upstreamLog = overrides.upstreamLog ?? gatewayLogger({ level: config.gateway.server.logLevel, name: 'upstreams' });
+  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns, upstreamLog) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const { blobs, files } = await openFileStore(config, database.db, dataPath);
@@ -151,7 +154,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
     requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
     dataPath,
-    reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns)),
+    reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),
     onClose: (fn) => closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) await fn();
@@ -263,6 +266,7 @@ function watchForMetrics(metrics: Metrics, runtime: Runtime, spend: SpendStore):
     metrics.scrapeWith(() => askPrimary<string>('metrics'));
   }
   metrics.watchCircuits(() => runtime.snapshot.upstreams.circuits());
+  metrics.watchKeys(() => runtime.snapshot.upstreams.keyStates());
   // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
   metrics.onScrape(async () => {
     await spend.commitQueued?.();

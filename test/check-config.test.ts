@@ -27,7 +27,7 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['unknown-field', [`${fixtures}/unknown-field/channels/extra.yaml:4:1 /retry_count unknown field "retry_count"`]],
     ['wrong-type', [`${fixtures}/wrong-type/channels/typed.yaml:7:31 /models/0/price/inputPerMillion must be number`]],
     ['missing-price', [`${fixtures}/missing-price/channels/free.yaml:5:5 /models/0 missing required field "price"`]],
-    ['empty-price', [`${fixtures}/empty-price/channels/free.yaml:7:12 /models/0/price model "m1" has no price: set at least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, free`]],
+    ['empty-price', [`${fixtures}/empty-price/channels/free.yaml:7:12 /models/0/price model "m1" has no price: set at least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, units, free`]],
     ['unknown-protocol', [`${fixtures}/unknown-protocol/channels/lost.yaml:2:11 /protocol unknown protocol "carrier-pigeon" (known: openai-chat; searched ${fixtures}/unknown-protocol/channels/protocols)`]],
     [
       'duplicate-model',
@@ -51,6 +51,18 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['mixed-currency', [`${fixtures}/mixed-currency/channels/b-eur.yaml:7:24 /models/0/price/currency model "m2" is priced in EUR, but ${fixtures}/mixed-currency/channels/a-usd.yaml model "m1" is priced in USD; spending caps and totals use one currency`]],
     ['capability-kind', [`${fixtures}/capability-kind/channels/vendor.yaml:12:16 /models/1/reasoning model "judge" is of kind evaluation: "reasoning" says what a chat model accepts`]],
     ['unknown-operation', [`${fixtures}/unknown-operation/channels/vendor.yaml:3:20 /operations/1 protocol "openai-chat" has no operation "responses" (it has: chat)`]],
+    [
+      'key-pools',
+      [
+        `${fixtures}/key-pools/channels/empty.yaml:4:14 /credentials must NOT have fewer than 1 items`,
+        `${fixtures}/key-pools/channels/weights.yaml:5:35 /credentials/0/weight must be > 0`,
+        `${fixtures}/key-pools/channels/weights.yaml:6:35 /credentials/1/weight must be > 0`,
+        `${fixtures}/key-pools/channels/weights.yaml:7:35 /credentials/2/weight must be number`,
+        `${fixtures}/key-pools/channels/both.yaml:5:1 /credentials a channel takes "credential" (one, or alternatives of which the first that is set serves) or "credentials" (a key pool, all serving), not both`,
+        `${fixtures}/key-pools/channels/single.yaml:6:3 /credential/weight field "weight" is for an entry of a key pool ("credentials")`,
+        `${fixtures}/key-pools/channels/single.yaml:7:3 /credential/baseUrl field "baseUrl" is for an entry of a key pool ("credentials")`,
+      ],
+    ],
     [
       'credential-kinds',
       [

@@ -10,7 +10,7 @@ import { commands as auditCommands } from '../src/cli/admin/audit.js';
 import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { addUser, DashboardClient } from './kit/dashboard.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { FakeFamilies } from './kit/fake-families.js';
+import { EMBEDDING_INPUT, FakeFamilies } from './kit/fake-families.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import type { Workspace } from '../src/store/workspaces.js';
 
@@ -299,7 +299,16 @@ describe('bodies', () => {
       akia: 'akiaiosfodnn7example',
       upper: 'SK-UPPERCASEKEY0123456789ABCDEF',
       header: 'header-secret-value-5512',
+      answered: 'sk-live-ANSWERED0123456789abcdef',
+      answeredField: 'answer-field-secret-9931',
     };
+    // The upstream's answer carries secrets too: a secret-named field, and a key in the text.
+    fake.route((req, res) => {
+      if ((req.body as { user?: string } | undefined)?.user !== other.key) return false;
+      const answer = { id: 'chatcmpl-secret', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: `use ${secrets.answered}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }, service_credentials: secrets.answeredField };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      return true;
+    });
     const body = {
       model: 'fake-chat',
       max_tokens: 16,
@@ -335,6 +344,7 @@ describe('bodies', () => {
     expect(request.messages[0].content).toBe('call it with bearer [REDACTED], key id [REDACTED], and [REDACTED]');
     expect(request.tools[0].function.parameters.properties.login.properties).toEqual({ sessionToken: '[REDACTED]', Password: '[REDACTED]' });
     expect(JSON.parse(stored).request.headers['x-upstream-secret']).toBe('[REDACTED]');
+    expect(JSON.parse(JSON.parse(stored).response.body)).toMatchObject({ choices: [{ message: { content: 'use [REDACTED]' } }], usage: { prompt_tokens: 12, completion_tokens: 7 } });
   });
 
   it('expire with their row after retentionDays', async () => {
@@ -375,7 +385,7 @@ describe('an endpoint family of the catalogue, and requestLogs.membersSee: false
   });
 
   it('logs an embeddings call with its cost, and shows it to an owner but not to a member', async () => {
-    const res = await fetch(`${other.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flat-embed', input: 'hello' }) });
+    const res = await fetch(`${other.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flat-embed', input: EMBEDDING_INPUT }) });
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id')!;
     await addUser(other.services, 'owner@example.com', [[other.workspace, 'owner']]);

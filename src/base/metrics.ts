@@ -157,6 +157,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly keyAttempts = countedCounter(this.registry, 'gateway_upstream_key_requests_total', "Upstream calls by key pool entry (the variable naming it, never its value) and status", ['channel', 'key', 'status']);
+  private readonly keyRests = countedCounter(this.registry, 'gateway_upstream_key_rests_total', 'Times a key pool entry was set to rest after the upstream refused it, by why: cooling (429) or revoked (401)', ['channel', 'key', 'reason']);
+
   readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
 
   private readonly requestLogsWritten = new Counter({ name: 'gateway_request_logs_written_total', help: 'Request-log rows committed by this process', registers: [this.registry] });
@@ -220,6 +223,31 @@ export class Metrics {
   /** Times an upstream call to its response headers. */
   observeUpstream(channel: string, status: number, seconds: number): void {
     this.upstreamLatency.record(this.upstreamLatency.at(channel, statusText(status)), seconds);
+  }
+
+  /** Counts an upstream call made with a key pool's entry. */
+  countKeyAttempt(channel: string, key: string, status: number): void {
+    this.keyAttempts.at(channel, key, statusText(status)).value++;
+  }
+
+  /** Counts a key pool entry set to rest. */
+  countKeyRest(channel: string, key: string, reason: 'cooling' | 'revoked'): void {
+    this.keyRests.at(channel, key, reason).value++;
+  }
+
+  /** Reads key pool entries' states when /metrics is scraped. */
+  watchKeys(read: () => Record<string, Record<string, string>>): void {
+    const level: Record<string, number> = { serving: 0, cooling: 0.5, revoked: 1 };
+    new Gauge({
+      name: 'gateway_upstream_key_resting',
+      help: 'A key pool entry: 0 serving, 0.5 resting after a 429, 1 resting as revoked (401) until it serves again',
+      labelNames: ['channel', 'key'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [channel, keys] of Object.entries(read())) for (const [key, state] of Object.entries(keys)) this.set({ channel, key }, level[state] ?? 0);
+      },
+    });
   }
 
   /** One attempt at a route's target: `answered`, `failed` (moved on or answered the failure) or `skipped` (cooling, or its mapping refused the request). */

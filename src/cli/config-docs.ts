@@ -63,7 +63,10 @@ function rows(schema: Schema, prefix: string, out: string[]): void {
 }
 
 function section(schema: Schema, heading: string): string {
-  const out = [`### ${heading}`, '', schema.description ?? '', '', '| field | type | required | default | notes |', '|---|---|---|---|---|'];
+  const head = [`### ${heading}`, '', schema.description ?? '', ''];
+  // One of several shapes (a price unit's count): each shape and what it means, not a table of fields.
+  if (schema.oneOf && !schema.properties) return [...head, ...schema.oneOf.map((shape) => `- ${shape.properties ? `\`{${Object.keys(shape.properties).join(', ')}}\`` : typeOf(shape)}: ${Object.values(shape.properties ?? {})[0]?.description ?? shape.description ?? ''}`)].join('\n');
+  const out = [...head, '| field | type | required | default | notes |', '|---|---|---|---|---|'];
   rows(schema, '', out);
   // A map with no fixed fields (protocol-tasks: task name to task) shows what each entry is.
   if (!schema.properties && typeof schema.additionalProperties === 'object') out.push(`| \`<name>\` | ${typeOf(schema.additionalProperties)} |  |  |  |`);
@@ -126,7 +129,7 @@ function channelLines(): string[] {
     '',
     section(load('model.schema.json'), 'model'),
     '',
-    section(load('price.schema.json'), 'price'),
+    sections(load('price.schema.json'), 'price'),
     '',
     section(load('model-limits.schema.json'), 'model-limits'),
     '',
@@ -145,7 +148,7 @@ const CREDENTIAL_LINES = [
   'alternatives of which the first whose variables are all set is used (channels/azure-openai.yaml: an API key, else a',
   'Microsoft Entra ID client). Variables are read when the config loads; `${VAR}` in `tokenUrl` or `baseUrl` too, so',
   'list those in `requiresEnv`. A channel none of whose alternatives is complete starts disabled, and check-config',
-  'names what is missing. The kinds:',
+  'names what is missing. Several credentials that all serve are a key pool (`credentials`, below). The kinds:',
   '',
   '- `static` (the default kind): a key in a header. The protocol\'s `auth` names the header and renders its value',
   '  (`Bearer {{ credential }}`); the credential\'s own `header` and `value` replace them (Azure\'s `api-key`).',
@@ -172,6 +175,58 @@ const CREDENTIAL_LINES = [
   'without one each request gets the same 502 at once instead of asking the token endpoint again. Nothing else the',
   'token endpoint says is repeated. Secrets (keys, client secrets, secret access keys, session tokens, and the tokens',
   'held) are scrubbed from any upstream text a client sees, and never logged. A reload starts with empty token caches.',
+  '',
+  '#### Key pools',
+  '',
+  'A channel\'s `credentials` (plural, instead of `credential`) is a pool: every entry whose variables are set serves, and',
+  'requests are spread by `weight` (default 1; smooth weighted round robin per process, so with weights 2 and 1 two of',
+  'every three requests go to the first, interleaved). An entry is a [credential](#credential) of any kind, plus its',
+  '`weight` and, optionally, its own `baseUrl`:',
+  '',
+  '```yaml',
+  'credentials:',
+  '  - { env: OPENAI_API_KEY_A, weight: 2 }',
+  '  - { env: OPENAI_API_KEY_B }',
+  'credentialCooldown: { seconds: 60, revokedSeconds: 600 }   # the defaults',
+  '```',
+  '',
+  'A 429 or a 401 from the upstream means it did not run the request, so the request goes on to the pool\'s next entry',
+  '(its body unchanged) and the refused entry rests: after a 429 for the upstream\'s `retry-after` (seconds or a date,',
+  'at most `revokedSeconds`), else `credentialCooldown.seconds`; after a 401, as revoked, for `revokedSeconds`, logged',
+  'once as a warning naming the channel and the entry\'s variable (never its value), and once as it serves again. A',
+  'rested entry is tried again by the next request. An entry whose access token cannot be had (its token endpoint',
+  'refuses or is unreachable) rests as after a 429 without `retry-after`, and the next entry serves. The client sees an',
+  'error only when no entry can serve: with every',
+  'entry resting after a 429 the request goes to the one back soonest and the client gets that upstream\'s own answer',
+  '(its 429 and `retry-after`); with every entry revoked, 503 `channel_unavailable` with `retry-after` until one is',
+  'tried again. A fallback group moves on to its next channel on either. The circuit breaker and the retry budget see',
+  'one call: a key refused and another that then served is not the channel failing, and a channel with `retries`',
+  'answers a 429 with its next key rather than the same key again. A request whose body is a stream that cannot be sent',
+  'twice (an upload relayed as it arrives) is not moved: it gets the refusal.',
+  '',
+  'An entry whose variables are not set is left out; the channel serves while one entry does. The startup log says',
+  '"serves with 2 of 3 keys; not set: OPENAI_API_KEY_C", and `/readyz` shows the pool under its channel as',
+  '`keys: { OPENAI_API_KEY_A: serving, OPENAI_API_KEY_B: cooling }` (`revoked` for a 401) and `missing`. An entry is',
+  'named by its variable (`env`, `clientIdEnv`, `keyFileEnv` or `accessKeyIdEnv`; `#<index>` added when two entries',
+  'share one) in logs and `/metrics`: `gateway_upstream_key_requests_total{channel,key,status}`,',
+  '`gateway_upstream_key_rests_total{channel,key,reason}` (`cooling` or `revoked`) and',
+  '`gateway_upstream_key_resting{channel,key}` (0 serving, 0.5 cooling, 1 revoked). Rests and the rotation are per',
+  'process: each worker and replica finds a rate-limited key for itself, once.',
+  '',
+  'An Azure OpenAI resource per region is a pool whose entries carry their resource\'s `baseUrl` (the channel\'s own',
+  'serves entries without one); name the deployments alike in every region, since a model\'s `upstream` is the',
+  'channel\'s. Entries should be keys of one account or project wherever the channel keeps objects upstream (files,',
+  'tasks, response ids): a later request may be served by another entry.',
+  '',
+  '```yaml',
+  'baseUrl: https://contoso-eastus.openai.azure.com/openai/v1',
+  'credentials:',
+  '  - { env: AZURE_OPENAI_API_KEY_EASTUS, header: api-key, value: "{{ credential }}", weight: 2 }',
+  '  - env: AZURE_OPENAI_API_KEY_SWEDEN',
+  '    header: api-key',
+  '    value: "{{ credential }}"',
+  '    baseUrl: https://contoso-sweden.openai.azure.com/openai/v1',
+  '```',
   '',
 ];
 

@@ -1,7 +1,7 @@
 // The shapes of a validated, cross-checked and routed gateway config.
 import type { SchemaRegistry } from './schemas.js';
 
-import type { ResolvedCredential } from './credentials.js';
+import type { PoolEntry, ResolvedCredential } from './credentials.js';
 import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, ModelConfig, ProtocolSchema, RouteRoute } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
@@ -14,6 +14,7 @@ export type {
   ModelConfig,
   ModelLimits,
   PriceConfig,
+  PriceCount,
   ProtocolSchema,
   ProtocolTasks,
   TaskSpec,
@@ -36,6 +37,10 @@ export interface ChannelConfig extends Omit<ChannelSchema, 'credential'> {
   disabledReason?: string;
   /** The credential chosen and read from the environment at load (src/config/credentials.ts); absent for a keyless channel. */
   auth?: ResolvedCredential;
+  /** A key pool's entries that serve (`credentials`, read at load); absent for a channel with one `credential`. */
+  keyPool?: PoolEntry[];
+  /** A key pool's entries that cannot serve for want of variables: the names each lacks (for /readyz and the startup log). */
+  missingKeys?: string[];
   /** Every secret value the chosen credential holds, to scrub from upstream text (tokens minted from it are added at run time). */
   secretValues?: string[];
   /** A static credential's key, read from the environment at load. */

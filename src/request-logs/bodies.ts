@@ -9,7 +9,7 @@ import type { BlobStore } from '../files/blob-store.js';
 import type { Db } from '../store/db.js';
 import { findWorkspaceById } from '../store/workspaces.js';
 import { capturesBodies, type RequestLogsConfig } from './config.js';
-import { isSecretName, REDACTED, redactText, redactValue } from './redact.js';
+import { isSecretName, REDACTED, redactAnswer, redactText, redactValue } from './redact.js';
 
 /** Headers that hold credentials without saying so in their name. */
 const secretHeaders = new Set(['cookie', 'set-cookie']);
@@ -113,7 +113,7 @@ export async function captureBodies(deps: { db: Db; blobs: BlobStore; config: Re
   const tap = existingTap(req);
   const document: CapturedBodies = {
     request: { method: req.method, url: redactText(req.url, key).replace(SECRET_QUERY, (pair, start: string, name: string) => (isSecretName(name) ? `${start}${name}=${REDACTED}` : pair)), headers, body: requestBody.text, truncated: requestBody.truncated },
-    response: { body: redactText(tap?.text() ?? '', key), truncated: tap?.truncated ?? false },
+    response: { body: redactAnswer(tap?.text() ?? '', key), truncated: tap?.truncated ?? false },
   };
   const blobKey = `${workspaceId}/${rowId}`;
   await deps.blobs.put(blobKey, Readable.from([Buffer.from(JSON.stringify(document))]), 'application/json');

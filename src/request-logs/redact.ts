@@ -2,7 +2,8 @@
 // token, password, credential or authorization, at any depth) and a string loses every credential by its shape (`sk-`
 // keys, the gateway's own `sk-gw-` keys among them, so every live key of the workspace whatever the key presented;
 // AWS key ids; `Bearer` and `Basic` credentials), whatever its case. Counts named after tokens (`max_tokens`,
-// `input_tokens`, `promptTokenCount`) are usage, not secrets, and stay.
+// `input_tokens`, `promptTokenCount`) are usage, not secrets, and stay. Answers are redacted the same way where they are
+// JSON (a whole answer, or an event stream's data lines), and by shape elsewhere.
 
 export const REDACTED = '[REDACTED]';
 
@@ -66,4 +67,31 @@ export function redactValue(value: unknown, key: string | undefined, depth = 0):
   // A name may be a secret itself (a map keyed by keys).
   for (const [name, v] of Object.entries(value)) out[redactText(name, key)] = isSecretName(name) ? REDACTED : redactValue(v, key, depth + 1);
   return out;
+}
+
+/** A JSON text redacted as a value (names and strings), or undefined when it is not JSON. */
+function redactJsonText(text: string, key: string | undefined): string | undefined {
+  try {
+    return JSON.stringify(redactValue(JSON.parse(text), key));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An answer as it went out, redacted: a JSON answer, or each `data:` line of an event stream that is JSON, by names and
+ * shapes; any other text (a cut answer, plain text, an SSE line that is not JSON) by shapes.
+ */
+export function redactAnswer(text: string, key: string | undefined): string {
+  const whole = redactJsonText(text, key);
+  if (whole !== undefined) return whole;
+  if (!text.includes('data:')) return redactText(text, key);
+  return text
+    .split('\n')
+    .map((line) => {
+      const match = /^data: ?(.*)$/.exec(line);
+      const redacted = match && match[1].startsWith('{') ? redactJsonText(match[1], key) : undefined;
+      return redacted === undefined ? redactText(line, key) : `data: ${redacted}`;
+    })
+    .join('\n');
 }

@@ -187,7 +187,35 @@ export type ChannelCredential = {
    * Variables this credential needs besides the ones its fields name (one a `tokenUrl` reads, say).
    */
   requiresEnv?: string[];
+  /**
+   * Key pools (`credentials`) only: this entry's share of the requests, relative to the others' (default 1).
+   */
+  weight?: number;
+  /**
+   * Key pools (`credentials`) only: where this entry's requests go instead of the channel's `baseUrl` (an Azure OpenAI resource of another region, with its own key).
+   */
+  baseUrl?: string;
 };
+/**
+ * A count of units: one of these shapes.
+ *
+ * This interface was referenced by `PriceConfig`'s JSON-Schema
+ * via the `definition` "count".
+ */
+export type PriceCount =
+  | number
+  | {
+      /**
+       * A request field: the number of items its list holds (a value that is not a list counts 1, none 0), or of the form's files of that name.
+       */
+      countOf: string;
+    }
+  | {
+      /**
+       * A number the model declares in `media` or `limits` (e.g. `media.maxPages`: `limit: maxPages`); check-config refuses a model that does not declare it.
+       */
+      limit: string;
+    };
 /**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
@@ -590,6 +618,35 @@ export interface ServerConfig {
    */
   referenceBytesInFlight: number;
   /**
+   * How long a client may take to send a request, and to keep an idle connection (Node's HTTP server limits, and a floor on the rate a body arrives at). The defaults let a 25 MiB upload over a slow mobile link (64 kbit/s and up) pass, and cut a client that stalls or trickles a byte at a time after bodyGraceMs.
+   */
+  timeouts: {
+    /**
+     * Time from a request's first byte to the end of its headers; past it, 408 and the connection closed (Node's headersTimeout).
+     */
+    headersMs: number;
+    /**
+     * Longest time a request may take to arrive whole, headers and body; past it, 408 and the connection closed (Node's requestTimeout). Slow bodies are cut long before by minBodyBytesPerSecond; this bounds the rest. A headersMs above it counts as this.
+     */
+    requestMs: number;
+    /**
+     * An idle keep-alive connection is closed after this long without a request (Node's keepAliveTimeout).
+     */
+    keepAliveMs: number;
+    /**
+     * A request body arriving slower than this on average, once bodyGraceMs have passed, is cut: its connection closed (8 KiB/s: 25 MiB in 53 minutes). A stalled or trickling upload holds a socket and a handler for nothing.
+     */
+    minBodyBytesPerSecond: number;
+    /**
+     * Time a request body has before minBodyBytesPerSecond applies (a slow start, a client reading its file).
+     */
+    bodyGraceMs: number;
+    /**
+     * How often the limits above are checked (Node's connectionsCheckingInterval, and the body-rate check): a limit is enforced within this much of passing.
+     */
+    checkIntervalMs: number;
+  };
+  /**
    * Gateway processes serving on one port (node:cluster), sharing the database, the file store and the counters; spending caps and rate limits stay exact across them. Unset: one per CPU core; 1: a single process. A worker that dies is replaced; SIGTERM drains them all. An in-memory database (':memory:') runs one.
    */
   workers?: number;
@@ -830,6 +887,25 @@ export interface ChannelSchema {
       }
     | unknown[];
   /**
+   * A key pool: several credentials that all serve (several API keys of one vendor, an Azure OpenAI resource per region), instead of `credential`. Every entry whose variables are set serves; requests are spread by `weight`. A 429 or 401 on one entry cools it (`credentialCooldown`) and the request goes on to the next entry of the channel, so the client sees the error only when no entry can serve. An entry may carry its own `baseUrl`. Entries must see the same stored objects (files, tasks, response ids) when the channel serves them: keys of one account or project. docs/config.md, "Key pools".
+   *
+   * @minItems 1
+   */
+  credentials?: ChannelCredential[];
+  /**
+   * How long a key-pool entry (`credentials`) rests after the upstream refused it.
+   */
+  credentialCooldown: {
+    /**
+     * After a 429: the upstream's `retry-after` when it sent one (at most `revokedSeconds`), else this.
+     */
+    seconds: number;
+    /**
+     * After a 401 (a revoked or wrong key): the entry is logged once and tried again after this.
+     */
+    revokedSeconds: number;
+  };
+  /**
    * Variables the channel needs whatever its credential (one its `baseUrl` reads, say): while one is not set, the channel starts disabled and says which.
    */
   requiresEnv?: string[];
@@ -964,7 +1040,7 @@ export interface ModelConfig {
   limits?: ModelLimits;
 }
 /**
- * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, units, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price and each unit at its own (see docs/config.md, "Billing"; docs/endpoints.md, "A family billed in a unit of its own").
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "price".
@@ -1025,6 +1101,34 @@ export interface PriceConfig {
    * Per thousand search units (rerank), from the `searches` the usage mapping reports. Estimated as Cohere counts them: one unit per query of up to 100 documents, a document over 500 tokens (the query's included) counting once per 500, each byte taken as a token.
    */
   perThousandSearches?: number;
+  /**
+   * Units of the model's own, by the name the operation's usage mapping reports them under (`pages`, `images`): each priced per unit, per thousand or per million (or declared free), with how a request reserves it. check-config proves every unit priced here is read by the usage mapping of each operation serving the model, and every unit the mapping reads is priced here or declared free. The built-in units (`seconds`, `searches`, `characters`, priced by perMinute, perThousandSearches, perMillionCharacters) may be declared free here, for a model on an operation that reads them without pricing them.
+   */
+  units?: {
+    /**
+     * One unit the operation's usage mapping reports under this name (e.g. `pages: "{{ usage.pages_processed }}"`): its price, what a request reserves, and the most it may use. Exactly one of each, perThousand, perMillion or free (check-config says which is missing).
+     */
+    [k: string]: {
+      /**
+       * Per unit (per page, per image).
+       */
+      each?: number;
+      /**
+       * Per thousand units.
+       */
+      perThousand?: number;
+      /**
+       * Per million units.
+       */
+      perMillion?: number;
+      /**
+       * The usage mapping reads this unit, and it costs nothing: declared, so a unit read is never priced at zero by mistake.
+       */
+      free?: true;
+      reserve?: PriceCount;
+      most?: PriceCount;
+    };
+  };
   /**
    * The model costs nothing (moderation). Its calls are still counted in usage.
    */
@@ -1098,7 +1202,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Units other than tokens, for models priced by them: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`).
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Any other key is a unit, for models priced by it: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`), or a unit a price names in `units` (`pages`, `images`: a non-negative integer). Each unit read must be priced by every model the operation serves, or declared free there (check-config), and is bounded by what the request makes possible (docs/endpoints.md, "Price units").
    */
   tokens: unknown;
 }

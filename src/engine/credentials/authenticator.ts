@@ -33,6 +33,8 @@ export interface Authenticator {
 
 export interface AuthenticatorContext {
   channel: ChannelConfig;
+  /** The credential to authenticate with: the channel's one, or an entry of its key pool; undefined for a keyless channel. */
+  credential: ResolvedCredential | undefined;
   protocol: ProtocolConfig;
   templates: TemplateSet;
   /** Unix milliseconds: token lifetimes and signature dates count on it (tests inject theirs). */
@@ -47,7 +49,7 @@ const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** The channel's authenticator; undefined for a keyless channel (no credential, or a static one with no header to go in). */
 export function authenticatorFor(context: AuthenticatorContext): Authenticator | undefined {
-  const credential = context.channel.auth;
+  const credential = context.credential;
   if (!credential) return undefined;
   switch (credential.kind) {
     case 'static':
