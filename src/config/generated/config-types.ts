@@ -237,6 +237,7 @@ export interface GatewayConfigSchema {
   files: FilesConfig;
   metrics: MetricsConfig;
   network: NetworkConfig;
+  overlay: OverlayConfig;
   'rate-limits': RateLimitsConfig;
   requestLogs: RequestLogsConfig;
   routes: RoutesConfig;
@@ -508,6 +509,18 @@ export interface NetworkConfig {
    * For one whole fetch, body included.
    */
   timeoutSeconds: number;
+}
+/**
+ * The operator's own files, in a folder of their own beside the shipped ones, so an upgrade never overwrites them (docs/endpoints.md, "Your own files in an overlay folder"). The environment variable GATEWAY_OVERLAY_DIR, when set, takes the place of `dir`.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/overlay".
+ */
+export interface OverlayConfig {
+  /**
+   * The overlay folder: its channels/, channels/protocols/ (with tests/), catalogue/, schemas/requests/ and routes/ are read after the shipped folders, and its gateway.env is read into the environment at every load (start and reload). A channel of the same id as a shipped one is an error unless the overlay's file says `overrides: true`. A relative path resolves against the folder of the config file. Unset (and no GATEWAY_OVERLAY_DIR): no overlay.
+   */
+  dir?: string;
 }
 /**
  * Requests per minute per API key and per workspace, on every authenticated route. 0 means unlimited. Refused requests get 429 with retry-after.
@@ -846,6 +859,10 @@ export interface ChannelSchema {
   id: string;
   description?: string;
   enabled: boolean;
+  /**
+   * In the overlay folder (config `overlay`): this file takes the place of the shipped channel with the same id, which is then not read. Without it, a channel id in both the overlay and the shipped channels/ is an error.
+   */
+  overrides: boolean;
   /**
    * Id of a protocol in channels/protocols/.
    */
