@@ -15,7 +15,9 @@ import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams } from './engine/upstream.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
-import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
+import { createCallLimiter, createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
+import type { McpGatewayDeps } from './mcp/gateway-server.js';
+import { McpUpstreams } from './mcp/upstream.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
 import { createThreadedSpendStore } from './billing/threaded-spend-store.js';
@@ -35,7 +37,7 @@ import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { webhookTaskEvents } from './webhooks/events.js';
 import { RequestLogWriter, type RequestLogWriterDeps } from './request-logs/writer.js';
 import { requestLogsConfig } from './request-logs/config.js';
-import { captureBodies } from './request-logs/bodies.js';
+import { captureBodies, captureCallBodies } from './request-logs/bodies.js';
 import { requestLogSize } from './request-logs/repository.js';
 import { newProcessIdentity, startHeartbeat, type ProcessIdentity } from './billing/reservation-owners.js';
 
@@ -72,6 +74,8 @@ export interface Services {
   remote: RemoteFetcher;
   /** Writes a request-log row per answered API request (src/request-logs/). */
   requestLogs: RequestLogWriter;
+  /** What the MCP gateway's calls use (src/mcp/): the meter, limits, request logs, metrics and the upstream connections. */
+  mcp: McpGatewayDeps;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
   tasks: TaskRunner;
   /** Resolves a path from the config relative to storage.dataDir. */
@@ -112,6 +116,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const remote = new RemoteFetcher(networkOptions(config));
   const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events: webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files }) });
   const webhooks = createWebhookDeliverer(runtime, { db: database.db, remote, instanceId });
+  const requestLogs = createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) });
+  const mcpUpstreams = new McpUpstreams(overrides.now ?? Date.now);
+  closers.push(() => mcpUpstreams.close());
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -136,7 +143,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     files,
     remote,
     tasks,
-    requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
+    requestLogs,
+    mcp: { meter, limit: createCallLimiter(rateStoreFor(cache), overrides.now), metrics, requestLogs, upstreams: mcpUpstreams, now: overrides.now ?? Date.now },
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
@@ -193,6 +201,7 @@ function createRequestLogWriter(runtime: Runtime, parts: Pick<RequestLogWriterDe
     log: gatewayLogger({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'request-logs' }),
     config,
     captureBodies: (req, rowId) => captureBodies({ db, blobs, config: config() }, req, rowId),
+    captureCall: (workspaceId, rowId, call) => captureCallBodies({ db, blobs, config: config() }, workspaceId, rowId, call),
     now,
     traceId,
   });

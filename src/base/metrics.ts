@@ -148,6 +148,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly toolCalls = countedCounter(this.registry, 'gateway_mcp_tool_calls_total', 'MCP tool calls through the gateway, by server, tool and status (200, or the error status answered)', ['server', 'tool', 'status']);
+  private readonly toolLatency = new BucketedHistogram(
+    'gateway_mcp_tool_call_seconds',
+    'Time of an MCP tool call through the gateway, from its check to its result, by server and tool',
+    ['server', 'tool'],
+    [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    this.registry,
+  );
+
+  /** Counts and times one MCP tool call (src/mcp/). Tool names are those the server lists and a grant lets through: a bounded set. */
+  recordToolCall(server: string, tool: string, status: number, seconds: number): void {
+    this.toolCalls.at(server, tool, statusText(status)).value++;
+    this.toolLatency.record(this.toolLatency.at(server, tool), seconds);
+  }
+
   readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
 
   private readonly requestLogsWritten = new Counter({ name: 'gateway_request_logs_written_total', help: 'Request-log rows committed by this process', registers: [this.registry] });

@@ -18,6 +18,8 @@ export interface ConfigSources {
   protocols: YamlSource[];
   channels: YamlSource[];
   catalogue: YamlSource[];
+  /** The MCP server files (mcp.dir, default ./mcp beside the config file). */
+  mcp: YamlSource[];
   /** The operator's JSON Schemas (endpoints.schemasDir), each file's path and parsed value, or why it could not be read. */
   schemas: { file: string; value?: unknown; problem?: string }[];
 }
@@ -54,6 +56,12 @@ function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessE
   };
 }
 
+/** Where the MCP server files are (mcp.dir). */
+function mcpFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string {
+  const section = interpolateValue((root.value as { mcp?: unknown } | undefined)?.mcp, env) as { dir?: unknown } | undefined;
+  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './mcp');
+}
+
 function readJson(file: string): { file: string; value?: unknown; problem?: string } {
   try {
     return { file, value: JSON.parse(readFileSync(file, 'utf8')) };
@@ -76,6 +84,7 @@ export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: 
     protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
     channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
     catalogue: [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])].map((path) => read(path, problems)),
+    mcp: yamlFiles(mcpFolder(root, baseDir, env)).map((path) => read(path, problems)),
     schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJson) : [],
   };
 }

@@ -2,7 +2,7 @@
 import type { ConfigSources } from './read.js';
 import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
-import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema } from './types.js';
+import type { ChannelSchema, EndpointConfig, GatewayConfig, McpServerSchema, ProtocolSchema } from './types.js';
 import { interpolateValue } from './env.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
@@ -19,6 +19,7 @@ export interface ValidatedConfig {
   protocols: ValidatedFile<ProtocolSchema>[];
   channels: ValidatedFile<ChannelSchema>[];
   catalogue: ValidatedFile<EndpointConfig[]>[];
+  mcp: ValidatedFile<McpServerSchema>[];
 }
 
 function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): ValidatedFile<T> {
@@ -86,5 +87,6 @@ export function validateConfig(sources: ConfigSources, registry: SchemaRegistry,
     protocols: sources.protocols.map((source) => validateFile<ProtocolSchema>(source, 'protocol', registry, problems, env)),
     channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, problems, env)),
     catalogue,
+    mcp: sources.mcp.map((source) => validateFile<McpServerSchema>(source, 'mcp', registry, problems, env)),
   };
 }

@@ -192,6 +192,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   request_logs: RequestLogsTable;
   request_log_counts: RequestLogCountsTable;
+  mcp_grants: McpGrantsTable;
 }
 
 export interface ProviderIdsTable {
@@ -278,4 +279,16 @@ export interface TasksTable {
   lease_owner: string | null;
   /** Unix milliseconds; 0 when nobody holds it. */
   lease_until: number;
+}
+
+/** The mcp_grants table (migration 021): a workspace's or a key's tools on one MCP server. */
+export type McpGrantScope = 'workspace' | 'key';
+
+export interface McpGrantsTable {
+  scope: McpGrantScope;
+  subject_id: string;
+  server: string;
+  /** JSON array of tool names or `*` patterns. */
+  tools: string;
+  updated_at: number;
 }
