@@ -11,7 +11,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/base/errors.js';
-import { writeGrant } from '../src/store/mcp-grants.js';
+import { newAdminToken } from '../src/admin/auth.js';
+import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { fileTools, startFakeMcp, startTokenEndpoint, ticketTools, type FakeMcp } from './kit/fake-mcp.js';
 import { startGateway, testModels, chatChannel, type TestGateway } from './kit/gateway.js';
 
@@ -20,6 +21,8 @@ let tickets: FakeMcp;
 let tokens: Awaited<ReturnType<typeof startTokenEndpoint>>;
 let gw: TestGateway;
 let key: string;
+let api: AdminApi;
+const ops = newAdminToken();
 
 const env = { TICKETS_CLIENT_ID: 'gateway-client', TICKETS_CLIENT_SECRET: 'tickets-secret-value' };
 
@@ -31,7 +34,7 @@ beforeAll(async () => {
     channels: { fake: chatChannel('fake', 'http://127.0.0.1:9', { models: testModels.flatChat }) },
     env,
     listen: true,
-    extraConfig: `mcp:\n  grants:\n    - { workspace: "*", server: files }\n    - { workspace: test, server: tickets, tools: [create_ticket, list_tickets] }\n    - { workspace: "*", server: down }\n`,
+    extraConfig: `admin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\nmcp:\n  grants:\n    - { workspace: "*", server: files }\n    - { workspace: test, server: tickets, tools: [create_ticket, list_tickets] }\n    - { workspace: "*", server: down }\n`,
     files: {
       'mcp/files.yaml': `id: files\nurl: ${files.url}\ntools: { deny: [delete_file] }\nmaxResultBytes: 4096\nrateLimits: { perTool: { read_file: 5 } }\n`,
       'mcp/tickets.yaml': `id: tickets
@@ -48,6 +51,7 @@ pricePerCall: { create_ticket: 0.01 }
     },
   });
   key = await gw.newKey({ scopes: ['mcp.tools'] });
+  api = await adminApi(gw.url, ops.token);
 });
 afterAll(async () => {
   await gw.close();
@@ -77,11 +81,14 @@ describe('the MCP gateway', () => {
     await client.close();
   });
 
-  it('shows a key with grants of its own only those tools, and refuses any other by name', async () => {
-    const narrow = await gw.newKey({ scopes: ['mcp.tools'] });
-    const keyId = (await gw.services.db.selectFrom('api_keys').select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').execute()).find(Boolean)!.id;
-    const id = (await gw.services.db.selectFrom('api_keys').select(['id', 'prefix']).execute()).find((k) => narrow.startsWith(k.prefix))?.id ?? keyId;
-    await writeGrant(gw.services.db, 'key', id, 'files', ['read_file'], Date.now());
+  it('shows a key given grants of its own through the admin API only those tools, refuses any other by name, and audits the grant', async () => {
+    const created = (await api('POST', `/workspaces/${gw.workspace.id}/keys`, { body: { name: 'narrow', scopes: ['mcp.tools'] } })).body;
+    const narrow = created.key as string;
+    expect((await api('PUT', `/keys/${created.id}/mcp_grants`, { body: { server: 'files', tools: ['read_file'] } })).body).toEqual({ server: 'files', tools: ['read_file'] });
+    expect((await api('PUT', `/keys/${created.id}/mcp_grants`, { body: { server: 'nowhere', tools: ['*'] } })).status).toBe(400);
+    expect((await api('GET', `/keys/${created.id}/mcp_grants`)).body.data).toEqual([{ server: 'files', tools: ['read_file'] }]);
+    const audit = await gw.services.db.selectFrom('audit_log').select(['action', 'after']).where('target_id', '=', created.id).where('action', '=', 'key.mcp_grant').execute();
+    expect(audit.map((r) => JSON.parse(r.after!))).toEqual([{ server: 'files', tools: ['read_file'] }]);
     const client = await connect(narrow);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['files__read_file']);
     const err = await refusal(client.callTool({ name: 'tickets__create_ticket', arguments: { title: 'x' } }));
