@@ -5,6 +5,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createMCPClient } from '@ai-sdk/mcp';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs } from 'ai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -15,11 +18,13 @@ import { newAdminToken } from '../src/admin/auth.js';
 import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { fileTools, startFakeMcp, startTokenEndpoint, ticketTools, type FakeMcp } from './kit/fake-mcp.js';
 import { startGateway, testModels, chatChannel, type TestGateway } from './kit/gateway.js';
+import { FakeUpstream } from './kit/fake-upstream.js';
 
 let files: FakeMcp;
 let tickets: FakeMcp;
 let tokens: Awaited<ReturnType<typeof startTokenEndpoint>>;
 let gw: TestGateway;
+let fake: FakeUpstream;
 let key: string;
 let api: AdminApi;
 const ops = newAdminToken();
@@ -29,9 +34,10 @@ const env = { TICKETS_CLIENT_ID: 'gateway-client', TICKETS_CLIENT_SECRET: 'ticke
 beforeAll(async () => {
   tokens = await startTokenEndpoint(env.TICKETS_CLIENT_ID, env.TICKETS_CLIENT_SECRET, 'tickets-token-1');
   files = await startFakeMcp('files', fileTools);
+  fake = await FakeUpstream.start();
   tickets = await startFakeMcp('tickets', ticketTools, 'tickets-token-1');
   gw = await startGateway({
-    channels: { fake: chatChannel('fake', 'http://127.0.0.1:9', { models: testModels.flatChat }) },
+    channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.flatChat }) },
     env,
     listen: true,
     extraConfig: `admin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\nmcp:\n  grants:\n    - { workspace: "*", server: files }\n    - { workspace: test, server: tickets, tools: [create_ticket, list_tickets] }\n    - { workspace: "*", server: down }\n`,
@@ -55,7 +61,7 @@ pricePerCall: { create_ticket: 0.01 }
 });
 afterAll(async () => {
   await gw.close();
-  await Promise.all([files.close(), tickets.close(), tokens.close()]);
+  await Promise.all([files.close(), tickets.close(), tokens.close(), fake.close()]);
 });
 
 async function connect(apiKey: string, path = '/mcp'): Promise<Client> {
@@ -171,6 +177,33 @@ describe('the MCP gateway', () => {
     const metrics = await gw.services.metrics.scrape();
     expect(metrics).toContain('gateway_mcp_tool_calls_total{server="files",tool="read_file",status="200"} 1');
     expect(metrics).toMatch(/gateway_mcp_tool_call_seconds_count\{server="files",tool="read_file"\} 1/);
+  });
+});
+
+describe('an AI SDK agent through the gateway', () => {
+  it('completes a two-tool task with the model and the tools both behind the gateway', async () => {
+    const agentKey = await gw.newKey({ scopes: ['llm.chat', 'mcp.tools'] });
+    // The model reads a file first, then opens a ticket about it, then answers.
+    fake.route((req, _res, f) => {
+      if (!req.path.endsWith('/chat/completions')) return false;
+      const done = (req.body?.messages ?? []).filter((m: { role: string }) => m.role === 'tool').length;
+      const next = [
+        { id: 'call_1', name: 'files__read_file', arguments: '{"path":"notes.txt"}' },
+        { id: 'call_2', name: 'tickets__create_ticket', arguments: '{"title":"notes.txt needs review"}' },
+      ][done];
+      f.chat = next ? { text: '', toolCalls: [next], usage: { prompt_tokens: 10, completion_tokens: 5 } } : { text: 'Ticket opened.', usage: { prompt_tokens: 10, completion_tokens: 3 } };
+      return false;
+    });
+    const mcp = await createMCPClient({ transport: { type: 'http', url: `${gw.url}/mcp`, headers: { authorization: `Bearer ${agentKey}` } } });
+    try {
+      const openai = createOpenAI({ baseURL: `${gw.url}/v1`, apiKey: agentKey });
+      const result = await generateText({ model: openai.chat('flat-chat'), tools: await mcp.tools(), stopWhen: stepCountIs(5), prompt: 'Open a ticket about notes.txt' });
+      expect(result.text).toBe('Ticket opened.');
+      const results = result.steps.flatMap((step) => step.toolResults.map((r) => [r.toolName, text(r.output)]));
+      expect(results).toEqual([['files__read_file', 'contents of notes.txt'], ['tickets__create_ticket', 'opened "notes.txt needs review"']]);
+    } finally {
+      await mcp.close();
+    }
   });
 });
 
