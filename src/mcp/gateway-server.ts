@@ -123,7 +123,7 @@ async function callTool(deps: McpGatewayDeps, request: McpRequest, params: CallP
   const shown = params.name.slice(0, 128);
   if (!target) {
     const refused = new McpError(ErrorCode.InvalidParams, `tool "${shown}" is not available to this key`, { status: 403, code: 'mcp_tool_not_granted' });
-    logCall(deps, request, { server: request.only ?? '', tool: shown, status: 403, error: 'mcp_tool_not_granted', startedAt, costMicros: 0 });
+    logCall(deps, request, { server: request.only ?? '', tool: shown, status: 403, error: 'mcp_tool_not_granted', errorType: 'permission_error', startedAt, costMicros: 0 });
     throw refused;
   }
   const { server, tool } = target;
@@ -152,7 +152,7 @@ async function callTool(deps: McpGatewayDeps, request: McpRequest, params: CallP
   } finally {
     await charge?.close();
     const error = failure === undefined ? (result?.isError ? 'tool_error' : null) : errorCodeOf(failure);
-    logCall(deps, request, { server: server.id, tool, status: failure === undefined ? 200 : statusOf(failure), error, startedAt, costMicros, args: params.arguments, result: result ?? { error: toMcpError(failure).message } });
+    logCall(deps, request, { server: server.id, tool, status: failure === undefined ? 200 : statusOf(failure), error, errorType: failure === undefined ? (error && 'tool_error') : errorTypeOf(failure), startedAt, costMicros, args: params.arguments, result: result ?? { error: toMcpError(failure).message } });
   }
 }
 
@@ -176,6 +176,7 @@ async function relayCall(session: UpstreamSession, server: McpServerConfig, tool
 }
 
 const statusOf = (err: unknown) => (err instanceof GatewayError ? err.statusCode : err instanceof McpError ? 502 : 500);
+const errorTypeOf = (err: unknown) => (err instanceof GatewayError ? err.type : 'upstream_error');
 const errorCodeOf = (err: unknown) => (err instanceof GatewayError ? err.code : err instanceof McpError ? `mcp_error_${err.code}` : 'internal_error');
 
 interface LoggedCall {
@@ -183,6 +184,7 @@ interface LoggedCall {
   tool: string;
   status: number;
   error: string | null;
+  errorType: string | null;
   startedAt: number;
   costMicros: number;
   args?: unknown;
@@ -206,7 +208,7 @@ function logCall(deps: McpGatewayDeps, request: McpRequest, call: LoggedCall): v
       model: name,
       channel: call.server,
       status: call.status,
-      errorType: call.error === null ? null : call.status >= 500 ? 'upstream_error' : call.error === 'tool_error' ? 'tool_error' : 'invalid_request_error',
+      errorType: call.errorType,
       errorCode: call.error,
       units: 1,
       costMicros: call.costMicros,
