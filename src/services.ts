@@ -101,7 +101,6 @@ export interface ServiceOverrides {
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
-  const dataPath = dataPathFor(config);
   const database = overrides.database ?? (await openConfiguredDatabase(config));
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
@@ -109,16 +108,13 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
-  const { blobs, files } = await openFileStore(config, database.db, dataPath);
+  const { blobs, files } = await openFileStore(config, database.db, dataPathFor(config));
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const processIdentity = newProcessIdentity();
   const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs: billingConfig(config).reservationTtlSeconds * 1000, metrics, now: overrides.now, ownerTag: processIdentity.tag });
   const remote = new RemoteFetcher(networkOptions(config));
-  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events: webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files }) });
-  const webhooks = createWebhookDeliverer(runtime, { db: database.db, remote, instanceId });
+  const { tasks, webhooks } = createWorkers(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
   const requestLogs = createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) });
-  const mcpUpstreams = new McpUpstreams(overrides.now ?? Date.now);
-  closers.push(() => mcpUpstreams.close());
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -144,8 +140,8 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     remote,
     tasks,
     requestLogs,
-    mcp: { meter, limit: createCallLimiter(rateStoreFor(cache), overrides.now), metrics, requestLogs, upstreams: mcpUpstreams, now: overrides.now ?? Date.now },
-    dataPath,
+    mcp: mcpDeps({ meter, metrics, requestLogs, cache, now: overrides.now }, closers),
+    dataPath: dataPathFor(config),
     async reload(options) {
       const next = await loadConfig(config.file, options);
       runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now) });
@@ -163,6 +159,21 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   watchForMetrics(metrics, runtime, spend);
   await startBackground(services, closers, webhooks);
   return services;
+}
+
+/** What the MCP gateway's calls use; its upstream connections (stdio processes) close with the services. */
+function mcpDeps(parts: Pick<McpGatewayDeps, 'meter' | 'metrics' | 'requestLogs'> & { cache: Keyv; now?: () => number }, closers: (() => Promise<void> | void)[]): McpGatewayDeps {
+  const now = parts.now ?? Date.now;
+  const upstreams = new McpUpstreams(now);
+  closers.push(() => upstreams.close());
+  return { meter: parts.meter, metrics: parts.metrics, requestLogs: parts.requestLogs, limit: createCallLimiter(rateStoreFor(parts.cache), now), upstreams, now };
+}
+
+/** The task runner and the webhook sender (task events become deliveries), on the current snapshot. */
+function createWorkers(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config' | 'runtime' | 'log' | 'events'>): { tasks: TaskRunner; webhooks: WebhookDeliverer } {
+  const { files, db, remote, instanceId } = parts;
+  const tasks = createTaskRunner(runtime, { ...parts, events: webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files }) });
+  return { tasks, webhooks: createWebhookDeliverer(runtime, { db, remote, instanceId }) };
 }
 
 /** Writes this process's heartbeat now and while it runs (what tells other processes it holds its reservations still). */

@@ -3,6 +3,7 @@
 import { body, errors, id, json, list, pathId, queryParams, ref } from './openapi-parts.js';
 import { webhookPaths, webhookSchemas } from './webhooks-openapi.js';
 import { requestLogPaths, requestLogSchemas, requestsQuery } from './request-logs-openapi.js';
+import { mcpGrantPaths, mcpGrantSchemas, setMcpGrant } from './mcp-grants-openapi.js';
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
@@ -56,15 +57,6 @@ export const requestSchemas = {
       spend_cap_period: { ...period, description: `${period.description} Absent: total for a new cap, unchanged for an existing one.` },
     },
   },
-  setMcpGrant: {
-    type: 'object',
-    required: ['server', 'tools'],
-    additionalProperties: false,
-    properties: {
-      server: { type: 'string', minLength: 1, maxLength: 64, description: 'An MCP server id (mcp/*.yaml); granting needs one the gateway serves.' },
-      tools: { type: ['array', 'null'], maxItems: 256, items: { type: 'string', minLength: 1, maxLength: 128 }, description: 'Tool names, or patterns with `*`; null removes the grant.' },
-    },
-  },
   usageQuery: {
     type: 'object',
     additionalProperties: false,
@@ -80,6 +72,7 @@ export const requestSchemas = {
     },
   },
   requestsQuery,
+  setMcpGrant,
 } as const;
 
 /** Spend in the cap's current period, beside every cap shown. */
@@ -105,22 +98,6 @@ const keyProperties = {
 };
 
 /** A key's or a workspace's caps on single models: list, and set or remove one. */
-/** A workspace's or a key's tool grants on MCP servers: list, and set or remove one server's. */
-function mcpGrants(pathParam: string, subject: 'key' | 'workspace') {
-  const Subject = subject === 'key' ? 'Key' : 'Workspace';
-  const meaning = subject === 'key' ? 'A key with grants of its own may use only those among its workspace\'s.' : 'Added to what the config file\'s mcp.grants give the workspace.';
-  return {
-    parameters: [pathId(pathParam)],
-    get: { operationId: `list${Subject}McpGrants`, summary: `The ${subject}'s tools on MCP servers (docs/mcp.md)`, responses: { 200: json(list('McpGrant')), ...errors(401, 403, 404) } },
-    put: {
-      operationId: `set${Subject}McpGrant`,
-      summary: `Set the ${subject}'s tools on one MCP server; tools null removes the grant. ${meaning} Audited as ${subject}.mcp_grant.`,
-      requestBody: body(requestSchemas.setMcpGrant),
-      responses: { 200: json(ref('McpGrant')), ...errors(400, 401, 403, 404) },
-    },
-  };
-}
-
 function modelCaps(pathParam: string, subject: 'key' | 'workspace') {
   const Subject = subject === 'key' ? 'Key' : 'Workspace';
   return {
@@ -188,8 +165,6 @@ export const openApiDocument = {
     },
     '/workspaces/{workspace_id}/model_caps': modelCaps('workspace_id', 'workspace'),
     '/keys/{key_id}/model_caps': modelCaps('key_id', 'key'),
-    '/workspaces/{workspace_id}/mcp_grants': mcpGrants('workspace_id', 'workspace'),
-    '/keys/{key_id}/mcp_grants': mcpGrants('key_id', 'key'),
     '/workspaces/{workspace_id}/users': {
       parameters: [pathId('workspace_id')],
       get: { operationId: 'listMembers', summary: "A workspace's users and their roles", responses: { 200: json(list('Member')), ...errors(401, 403, 404) } },
@@ -209,6 +184,7 @@ export const openApiDocument = {
       get: { operationId: 'getUsage', summary: 'Usage by day, model and key', parameters: queryParams(requestSchemas.usageQuery), responses: { 200: json(ref('Usage')), ...errors(400, 401, 403, 404) } },
     },
     ...requestLogPaths,
+    ...mcpGrantPaths,
     '/audit': {
       get: { operationId: 'listAudit', summary: 'The audit log, newest first', parameters: queryParams(requestSchemas.auditQuery), responses: { 200: json(ref('AuditPage')), ...errors(400, 401, 403, 404) } },
     },
@@ -246,12 +222,6 @@ export const openApiDocument = {
         required: ['model', 'spend_cap', 'spend_cap_period', ...periodRequired],
         additionalProperties: false,
         properties: { model: { type: 'string' }, spend_cap: { ...money, description: 'USD; null once removed.' }, spend_cap_period: period, ...periodProperties },
-      },
-      McpGrant: {
-        type: 'object',
-        required: ['server', 'tools'],
-        additionalProperties: false,
-        properties: { server: { type: 'string' }, tools: { type: ['array', 'null'], items: { type: 'string' }, description: 'null once removed.' } },
       },
       Member: {
         type: 'object',
@@ -304,6 +274,7 @@ export const openApiDocument = {
       },
       AuditPage: { type: 'object', required: ['data', 'has_more'], additionalProperties: false, properties: { data: { type: 'array', items: ref('AuditEntry') }, has_more: { type: 'boolean' } } },
       ...requestLogSchemas,
+      ...mcpGrantSchemas,
       Reload: {
         type: 'object',
         required: ['reloaded', 'summary', 'workers', 'workers_total'],
