@@ -17,6 +17,7 @@ const unit = [
   'test/event-stream.test.ts',
   'test/token-cache.test.ts',
   'test/config-env.test.ts',
+  'test/config-checks.test.ts',
   'test/sigv4-reference.test.ts',
   'test/read-ahead.test.ts',
   'test/remote-fetch.test.ts',
@@ -29,13 +30,16 @@ const unit = [
   'test/folder-layers.test.ts',
   'test/size-limits.test.ts',
   'test/model-ids-config.test.ts',
+  'test/routes-config.test.ts',
   'test/shipped-models.test.ts',
   'test/admin-cli-args.test.ts',
   'test/log-format.test.ts',
   'test/metrics-histogram.test.ts',
+  'test/engines.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
+  'test/first-run.test.ts',
   'test/startup.test.ts',
   'test/workers.test.ts',
   'test/workers-admin.test.ts',

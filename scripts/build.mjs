@@ -81,12 +81,38 @@ async function rebuildChanged(changed, startedAt) {
   console.log(`build: ${typescript.length} changed file(s) of src/ transpiled, ${changed.length - typescript.length} copied, ${removed} removed from dist/`);
 }
 
+/**
+ * The admin CLI as one file, dist/cli/admin.js, over tsc's (or esbuild's) one: its code and its packages bundled,
+ * so a command no longer resolves and reads some 400 modules (kysely alone is 260) before it answers: 1 s -> 0.3 s.
+ * Only the native SQLite driver and optional packages stay outside. What it imports by a computed path (the whole
+ * config loader for `reload`, the migrations a new database runs) is read from dist/ beside it.
+ */
+async function bundleAdminCli() {
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: [join(src, 'cli', 'admin.ts')],
+    outfile: join(dist, 'cli', 'admin.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    keepNames: true,
+    tsconfig: join(root, 'tsconfig.build.json'),
+    external: ['better-sqlite3', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
+    // The CommonJS packages inside an ES module bundle still call require().
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    logLevel: 'error',
+  });
+}
+
 if (process.argv.includes('--if-stale')) {
   const startedAt = Date.now();
   const state = staleness();
   if (!state.full && !state.changed) process.exit(0);
   if (!state.full) {
     await rebuildChanged(state.changed, startedAt);
+    if (state.changed.some((file) => file.endsWith('.ts'))) await bundleAdminCli();
     process.exit(0);
   }
 }
@@ -104,5 +130,6 @@ cpSync(src, dist, {
   recursive: true,
   filter: (from) => statSync(from).isDirectory() || !from.endsWith('.ts'),
 });
+await bundleAdminCli();
 writeFileSync(stamp, `${new Date().toISOString()}\n`);
 console.log(`build: ${relative(root, src)}/ -> ${relative(root, dist)}/`);

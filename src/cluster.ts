@@ -81,6 +81,8 @@ interface PrimaryState {
   announced: boolean;
   listened: WeakSet<Worker>;
   reloadPending: WeakSet<Worker>;
+  /** Why a worker could not listen (a port taken meanwhile), said once when the primary stops. */
+  listenFailure?: string;
 }
 
 /** Applies the migrations and the first-start bootstrap once, before any worker opens the database. */
@@ -142,9 +144,10 @@ function onWorkerExit(state: PrimaryState, worker: Worker, code: number, signal:
   }
   if (!state.listened.has(worker)) {
     // It died starting (a port in use, a store it cannot open): another would too. Stop rather than fork in a loop.
-    state.log.error(`worker ${worker.process.pid} exited (${signal ?? code}) before it listened; stopping`);
+    if (state.listenFailure) console.error(state.listenFailure);
+    else state.log.error(`worker ${worker.process.pid} exited (${signal ?? code}) before it listened; stopping`);
     state.exitCode = 1;
-    stopPrimary(state, 'SIGTERM');
+    stopPrimary(state, 'SIGTERM', !!state.listenFailure);
     return;
   }
   state.log.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
@@ -152,11 +155,11 @@ function onWorkerExit(state: PrimaryState, worker: Worker, code: number, signal:
 }
 
 /** Drains every worker (SIGTERM), killing them after PRIMARY_GRACE_MS; the primary exits once none is left. */
-function stopPrimary(state: PrimaryState, signal: NodeJS.Signals): void {
+function stopPrimary(state: PrimaryState, signal: NodeJS.Signals, quiet = false): void {
   if (state.stopping) return;
   state.stopping = true;
   const { live, pidFile } = state;
-  state.log.info(`${signal}: draining ${live.size} worker(s), then closing`);
+  if (!quiet) state.log.info(`${signal}: draining ${live.size} worker(s), then closing`);
   setTimeout(() => {
     for (const worker of live) worker.process.kill('SIGKILL');
     rmSync(pidFile, { force: true });
@@ -220,6 +223,7 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
   };
 
   state.handlers['reload-others'] = (_payload, from) => reloadOthers(state, from);
+  state.handlers['listen-failed'] = (line) => void (state.listenFailure ??= String(line));
   cluster.on('exit', (worker, code, signal) => onWorkerExit(state, worker, code, signal));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopPrimary(state, signal));
   process.on('SIGHUP', () => reloadWorkers(state));

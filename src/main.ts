@@ -12,7 +12,8 @@ import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './telemetry/metrics-server.js';
 import { PID_FILE, pidFileContents, reloadConfig } from './compile/reload.js';
 import { runPrimary, workerCount } from './cluster.js';
-import { answerPrimary } from './base/cluster-ipc.js';
+import { answerPrimary, askPrimary } from './base/cluster-ipc.js';
+import { checkPortFree, portInUseMessage } from './net/port-in-use.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -32,9 +33,25 @@ async function main() {
     throw err;
   }
   if (cluster.isWorker) return serve(config, true);
+  // A port already taken is said in one line before anything is touched (the other gateway's pid file included).
+  const { host, port } = listenAddress(config);
+  await checkPortFree(host, port).catch((err: unknown) => exitIfPortInUse(err, host, port));
   const workers = workerCount(config);
   if (workers > 1) return runPrimary(config, workers);
   return serve(config, false);
+}
+
+/** Exits 1 with one line when `err` is a port in use; rethrows anything else. */
+function exitIfPortInUse(err: unknown, host: string, port: number): never {
+  const line = portInUseMessage(err, host, port);
+  if (!line) throw err;
+  console.error(line);
+  process.exit(1);
+}
+
+/** Where the gateway listens: HOST and PORT, else the config's server.host and server.port. */
+function listenAddress(config: LoadedConfig): { host: string; port: number } {
+  return { host: process.env.HOST || config.gateway.server.host, port: process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port };
 }
 
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
@@ -49,9 +66,14 @@ async function serve(config: LoadedConfig, worker: boolean) {
   // The admin API's reload, taken by another worker: the primary asks every worker to swap too.
   if (worker) answerPrimary('reload', () => reloadConfig(services, app.log));
 
-  const host = process.env.HOST || config.gateway.server.host;
-  const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
-  const address = await app.listen({ host, port });
+  const { host, port } = listenAddress(config);
+  const address = await app.listen({ host, port }).catch(async (err: unknown) => {
+    // Taken since the check: one line, by the primary when this is a worker (it stops the others), else here.
+    const line = worker ? portInUseMessage(err, host, port) : undefined;
+    if (!line) return exitIfPortInUse(err, host, port);
+    await askPrimary('listen-failed', line).catch(() => undefined);
+    process.exit(1);
+  });
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));

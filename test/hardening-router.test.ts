@@ -92,6 +92,19 @@ describe('router-level failures answer in the typed envelope', () => {
     expect(res.body.length).toBeLessThan(1024);
   });
 
+  it('sends a browser opening the address to the dashboard, and keeps the typed 404 for API clients (issue 49)', async () => {
+    const browser = await gw.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    expect(browser.statusCode).toBe(302);
+    expect(browser.headers.location).toBe('/dashboard');
+    for (const accept of ['application/json', '*/*']) {
+      const api = await gw.app.inject({ method: 'GET', url: '/', headers: { accept } });
+      expect(api.statusCode).toBe(404);
+      expect(api.json().error.code).toBe('route_not_found');
+    }
+    const elsewhere = await gw.app.inject({ method: 'GET', url: '/nothing-here', headers: { accept: 'text/html' } });
+    expect(elsewhere.statusCode).toBe(404);
+  });
+
   it('answers 431 to oversized headers in the typed envelope', async () => {
     const raw = await rawExchange(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20 * 1024)}\r\n\r\n`);
     expect(raw).toMatch(/^HTTP\/1\.1 431 /);

@@ -7,7 +7,7 @@ import type { AdminScope } from './scope.js';
 import { auditView, type AuditView } from './views.js';
 import { listRequestLogs } from '../request-logs/repository.js';
 import { requestLogView, type RequestLogView } from '../request-logs/views.js';
-import { parseRequestLogQuery, type RequestLogQuery } from './request-log-query.js';
+import { parseRequestLogQuery, requestLogCsv, type RequestLogQuery } from './request-log-query.js';
 
 export async function usage(admin: AdminScope, workspaceId: string, range: UsageRange) {
   const workspace = await admin.workspace(workspaceId);
@@ -38,6 +38,12 @@ export async function record(admin: AdminScope, action: string, workspaceId: str
 }
 
 /** A workspace's request log, newest first, a page at a time (src/request-logs/). */
+/** Every row the query's filters match, from its cursor on, as CSV lines (its limit is the size of a read, not of the export). */
+export async function requestsCsv(admin: AdminScope, workspaceId: string, query: RequestLogQuery): Promise<AsyncGenerator<string>> {
+  const workspace = await admin.workspace(workspaceId);
+  return requestLogCsv(admin.db, parseRequestLogQuery(workspace.id, query));
+}
+
 export async function requests(admin: AdminScope, workspaceId: string, query: RequestLogQuery): Promise<{ data: RequestLogView[]; next_cursor: string | null }> {
   const workspace = await admin.workspace(workspaceId);
   const filter = parseRequestLogQuery(workspace.id, query);

@@ -1,5 +1,6 @@
 // The admin REST API under /admin/v1: thin routes over AdminService, their bodies and queries checked against the
 // schemas the OpenAPI document publishes. JSON errors in the OpenAI envelope, like the rest of the gateway.
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import secureSession from '@fastify/secure-session';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -160,18 +161,24 @@ function memberRoutes(api: FastifyInstance, services: AdminDeps): void {
   });
 }
 
+/** Whether the caller asks for CSV (`Accept: text/csv`) rather than JSON. */
+const acceptsCsv = (accept: string | undefined) => typeof accept === 'string' && /(^|,)\s*text\/csv\s*(;|,|$)/i.test(accept.slice(0, 1024));
+
 function reportRoutes(api: FastifyInstance, services: AdminDeps): void {
   api.get('/workspaces/:workspace_id/usage', async (req) => {
     const query = { ...(req.query as object) } as { since?: string; until?: string };
     check.usageQuery(query);
     return admin(req).usage(param(req, 'workspace_id'), parseUsageRange(query.since, query.until));
   });
-  api.get('/workspaces/:workspace_id/requests', async (req) => {
+  api.get('/workspaces/:workspace_id/requests', async (req, reply) => {
     const query = { ...(req.query as object) } as RequestLogQuery;
     check.requestsQuery(query);
     // Rows this process still holds for its next batch are committed first, so a list sees every answered request.
     await services.requestLogs.commitQueued();
-    return admin(req).requests(param(req, 'workspace_id'), query);
+    if (!acceptsCsv(req.headers.accept)) return admin(req).requests(param(req, 'workspace_id'), query);
+    // Accept: text/csv: every row the filters match (from the cursor on), as the dashboard exports them.
+    const lines = await admin(req).requestsCsv(param(req, 'workspace_id'), query);
+    return reply.header('content-type', 'text/csv; charset=utf-8').send(Readable.from(lines));
   });
   api.get('/audit', async (req) => {
     const query = { ...(req.query as object) } as { workspace_id?: string; before?: string; limit?: number };

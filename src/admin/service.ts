@@ -115,6 +115,10 @@ export class AdminService extends AdminScope {
     return auditLog.requests(this, workspaceId, query);
   }
 
+  requestsCsv(workspaceId: string, query: RequestLogQuery): Promise<AsyncGenerator<string>> {
+    return auditLog.requestsCsv(this, workspaceId, query);
+  }
+
   audit(query: auditLog.AuditQuery): Promise<{ data: AuditView[]; has_more: boolean }> {
     return auditLog.audit(this, query);
   }

@@ -3,8 +3,7 @@
 // and the recent deliveries. The URL is checked at registration (https on 443, no credentials, no private literal
 // address, network.allowHosts as for any fetch); the address it resolves to is checked again at every delivery.
 import { NotFoundError, ValidationError } from '../base/errors.js';
-import { AllowList } from '../net/address-policy.js';
-import { urlRefusal } from '../net/remote-fetch.js';
+import { AllowList, urlRefusal } from '../net/address-policy.js';
 import { appendAudit } from '../store/audit.js';
 import { EVENT_TYPES, isEventType } from '../webhooks/events.js';
 import { newWebhookSecret } from '../webhooks/secret.js';

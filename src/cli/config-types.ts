@@ -30,6 +30,7 @@ const named: Record<string, string> = {
   translation: 'TranslationSchema',
   catalogue: 'Catalogue',
   mcp: 'McpServerSchema',
+  route: 'RouteFile',
 };
 /** Named `$defs` inside a schema, by `<$id>/<def>`. */
 const namedDefs: Record<string, string> = { 'protocol/answerMedia': 'AnswerMedia', 'protocol/eventMedia': 'EventMedia', 'protocol-tasks/task': 'TaskSpec' };

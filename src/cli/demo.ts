@@ -9,6 +9,7 @@ import { issueApiKey } from '../auth/keys.js';
 import { newAdminToken } from '../admin/auth.js';
 import { createWorkspace, findWorkspaceByName } from '../store/workspaces.js';
 import { createPasswordLink, OWNER_LINK_SECONDS, passwordLinkUrl } from '../auth/password-links.js';
+import { checkPortFree, portInUseMessage } from '../net/port-in-use.js';
 
 const fake = await FakeUpstream.start();
 fake.chat = { text: 'Hello! I am the demo upstream; your request went through the gateway.', usage: { prompt_tokens: 14, completion_tokens: 13 } };
@@ -20,14 +21,23 @@ process.env.DEMO_UPSTREAM_HOST = new URL(fake.url).host;
 const admin = newAdminToken();
 process.env.DEMO_ADMIN_SHA256 = admin.sha256;
 
-const config = await loadConfig(join(import.meta.dirname, '..', '..', 'demo', 'config.yaml'));
+const configFile = join(import.meta.dirname, '..', '..', 'demo', 'config.yaml');
+const config = await loadConfig(configFile);
+const host = process.env.HOST || config.gateway.server.host;
+const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
+// A port already taken (npm start still running, say) is one line, before the demo's database is touched.
+await checkPortFree(host, port).catch(async (err: unknown) => {
+  const line = portInUseMessage(err, host, port, 'npm run demo');
+  if (!line) throw err;
+  console.error(line);
+  await fake.close();
+  process.exit(1);
+});
 const services = await createServices(config);
 const app = await buildApp(services);
 // Named as a first start names it, so the README's examples (`--workspace default`) work on the demo as written.
 const workspace = (await findWorkspaceByName(services.db, 'default')) ?? (await createWorkspace(services.db, 'default'));
 const { key } = await issueApiKey(services.db, workspace, { name: 'demo' });
-const host = process.env.HOST || config.gateway.server.host;
-const port = process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port;
 const url = await app.listen({ host, port });
 
 // The dashboard: until the demo's workspace has an owner, a one-time link that signs its owner up; then the sign-in page.
@@ -35,6 +45,10 @@ const owned = await services.db.selectFrom('memberships').select('user_id').wher
 const dashboard = owned
   ? `Dashboard: ${url}/dashboard/login`
   : `Dashboard: ${url}/dashboard (first, set the owner's password of workspace "default": ${passwordLinkUrl(url, await createPasswordLink(services.db, { workspaceId: workspace.id, role: 'owner' }, OWNER_LINK_SECONDS))})`;
+
+// What `npm run admin` needs to act on this demo: its config, and the data folder when one was chosen for this run.
+const shellWord = (text: string) => (/^[\w./:@%+=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
+const cliEnvironment = [`GATEWAY_CONFIG=${shellWord(configFile)}`, ...(process.env.DEMO_DATA_DIR ? [`DEMO_DATA_DIR=${shellWord(process.env.DEMO_DATA_DIR)}`] : [])].join(' ');
 
 console.log(`
 Gateway demo listening at ${url} (fake upstream at ${fake.url}).
@@ -45,6 +59,10 @@ API key (new each run), for the README's examples:
 The admin API (/admin/v1), with a token for this run:
 
   export ADMIN="Authorization: Bearer ${admin.token}"; GW=${url}/admin/v1
+
+The admin CLI (npm run admin), on the demo's database rather than config.yaml's:
+
+  export ${cliEnvironment}
 
 ${dashboard}
 

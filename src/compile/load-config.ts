@@ -9,6 +9,7 @@ import { Problems } from '../config/problems.js';
 import { readConfigFiles } from '../config/read.js';
 import { routeConfig } from '../config/route.js';
 import { checkMcp, MCP_STATIC_AUTH } from '../config/mcp.js';
+import { buildRoutes } from '../config/routes.js';
 import { createSchemaRegistry } from '../config/schemas.js';
 import { validateConfig, type ValidatedConfig } from '../config/validate.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
@@ -51,10 +52,11 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const mcp = checkMcp(valid, problems, env, warnings);
   // An MCP server's static key goes in as a bearer token unless its credential says otherwise.
   templates.compile(MCP_STATIC_AUTH.value);
+  const routeNodes = buildRoutes(valid.routes, routes, problems);
 
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
   // A scope the catalogue declares can be given to keys once a config declaring it has loaded.
   declareScopes(routes.endpoints.map((e) => e.scope));
-  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, mcp, templates, schemas, warnings };
+  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, mcp, templates, schemas, warnings };
   return deepFreeze(config, new Set<unknown>([templates, schemas]));
 }

@@ -1,8 +1,9 @@
 // The read stage: the config file and every file it leads to (protocols, channels, the endpoint catalogue), parsed with positions.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../base/errors.js';
 import { interpolateValue } from './env.js';
+import { readJsonFile } from './json-source.js';
 import type { Problems } from './problems.js';
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 
@@ -20,6 +21,8 @@ export interface ConfigSources {
   catalogue: YamlSource[];
   /** The MCP server files (mcp.dir, default ./mcp beside the config file). */
   mcp: YamlSource[];
+  /** Route files (routes.dir): public model ids and the targets that serve them. */
+  routes: YamlSource[];
   /** The operator's JSON Schemas (endpoints.schemasDir), each file's path and parsed value, or why it could not be read. */
   schemas: { file: string; value?: unknown; problem?: string }[];
 }
@@ -47,6 +50,12 @@ function folders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { c
   return { channelsDir, protocolsDir };
 }
 
+/** Where route files are, as the config file says (./routes beside it by default). */
+function routesFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string {
+  const section = interpolateValue((root.value as { routes?: unknown } | undefined)?.routes, env) as { dir?: unknown } | undefined;
+  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './routes');
+}
+
 /** The operator's extra catalogue and schema folders (endpoints.catalogueDir, endpoints.schemasDir), when the config names them. */
 function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { catalogueDir?: string; schemasDir?: string } {
   const section = interpolateValue((root.value as { endpoints?: unknown } | undefined)?.endpoints, env) as { catalogueDir?: unknown; schemasDir?: unknown } | undefined;
@@ -62,12 +71,26 @@ function mcpFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): s
   return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './mcp');
 }
 
-function readJson(file: string): { file: string; value?: unknown; problem?: string } {
-  try {
-    return { file, value: JSON.parse(readFileSync(file, 'utf8')) };
-  } catch (err) {
-    return { file, problem: `not a JSON file: ${(err as Error).message.split('\n')[0]}` };
+/** The endpoint catalogue's files: the shipped ones, then the operator's (endpoints.catalogueDir). */
+function catalogueFiles(operator: { catalogueDir?: string }): string[] {
+  return [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])];
+}
+
+/**
+ * The scopes the config's endpoint catalogue declares, read without loading channels, protocols or mappings: what the
+ * admin CLI needs to give a key a scope. A file that does not parse adds nothing here; check-config names it.
+ */
+export function catalogueScopes(file: string, env: NodeJS.ProcessEnv): string[] {
+  const root = readYamlSource(file);
+  const scopes = new Set<string>();
+  for (const path of catalogueFiles(operatorFolders(root, dirname(file), env))) {
+    const { value } = readYamlSource(path);
+    for (const entry of Array.isArray(value) ? value : [value]) {
+      const scope = (entry as { scope?: unknown } | null)?.scope;
+      if (typeof scope === 'string') scopes.add(scope);
+    }
   }
+  return [...scopes];
 }
 
 export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: Problems): ConfigSources {
@@ -83,8 +106,9 @@ export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: 
     protocolsDir,
     protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
     channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
-    catalogue: [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])].map((path) => read(path, problems)),
+    catalogue: catalogueFiles(operator).map((path) => read(path, problems)),
     mcp: yamlFiles(mcpFolder(root, baseDir, env)).map((path) => read(path, problems)),
-    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJson) : [],
+    routes: yamlFiles(routesFolder(root, baseDir, env)).map((path) => read(path, problems)),
+    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJsonFile) : [],
   };
 }

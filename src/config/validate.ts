@@ -2,7 +2,7 @@
 import type { ConfigSources } from './read.js';
 import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
-import type { ChannelSchema, EndpointConfig, GatewayConfig, McpServerSchema, ProtocolSchema } from './types.js';
+import type { ChannelSchema, EndpointConfig, GatewayConfig, McpServerSchema, ProtocolSchema, RouteSchema } from './types.js';
 import { interpolateValue } from './env.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
@@ -20,6 +20,7 @@ export interface ValidatedConfig {
   channels: ValidatedFile<ChannelSchema>[];
   catalogue: ValidatedFile<EndpointConfig[]>[];
   mcp: ValidatedFile<McpServerSchema>[];
+  routes: ValidatedFile<RouteSchema | RouteSchema[]>[];
 }
 
 function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): ValidatedFile<T> {
@@ -46,7 +47,11 @@ function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaR
 function addOperatorSchemas(sources: ConfigSources, registry: SchemaRegistry, problems: Problems): void {
   for (const { file, value, problem } of sources.schemas) {
     const id = (value as { $id?: unknown } | undefined)?.$id;
-    const why = problem ?? (typeof id !== 'string' ? 'the schema has no "$id"' : registry.ajv.getSchema(id) ? `a schema with $id "${id}" already exists` : undefined);
+    if (problem) {
+      problems.list.push(problem);
+      continue;
+    }
+    const why = typeof id !== 'string' ? 'the schema has no "$id"' : registry.ajv.getSchema(id) ? `a schema with $id "${id}" already exists` : undefined;
     if (why) {
       problems.list.push(`${displayPath(file)}:1:1 / ${why}`);
       continue;
@@ -88,5 +93,6 @@ export function validateConfig(sources: ConfigSources, registry: SchemaRegistry,
     channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, problems, env)),
     catalogue,
     mcp: sources.mcp.map((source) => validateFile<McpServerSchema>(source, 'mcp', registry, problems, env)),
+    routes: sources.routes.map((source) => validateFile<RouteSchema | RouteSchema[]>(source, 'route', registry, problems, env)),
   };
 }

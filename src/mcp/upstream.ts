@@ -122,7 +122,7 @@ export class McpUpstreams {
     // The credential kinds are the channels'; an MCP server is a channel of one protocol whose static key is a bearer token.
     const channel = { id: `mcp:${server.id}`, auth: server.auth } as ChannelConfig;
     const protocol = { auth: MCP_STATIC_AUTH } as unknown as ProtocolConfig;
-    return authenticatorFor({ channel, protocol, templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCaches.of(identity, fetchToken) });
+    return authenticatorFor({ channel, credential: server.auth, protocol, templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCaches.of(identity, fetchToken) });
   }
 
   async close(): Promise<void> {

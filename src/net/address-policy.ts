@@ -1,4 +1,5 @@
 // Which addresses a remote fetch may reach: public unicast only, IPv4-mapped IPv6 unwrapped first; operators list exceptions.
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /** Why an address may not be reached, or undefined when it may (ipaddr.js ranges: anything but `unicast` is refused). */
@@ -38,4 +39,18 @@ export class AllowList {
   allowsPort(hostname: string, port: string): boolean {
     return this.hostPorts.has(`${hostname.toLowerCase().replace(/^\[|\]$/g, '')}:${port}`);
   }
+}
+
+/**
+ * Why `url` may not be reached, before any connection, or undefined: https on 443 only (an allowHosts `host:port` entry
+ * also allows plain http and that port), no credentials, and a literal IP (any spelling the URL parser accepts) public.
+ */
+export function urlRefusal(url: URL, allow: AllowList): string | undefined {
+  const exemptPort = allow.allowsPort(url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exemptPort)) return `only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`;
+  if (url.port && url.port !== '443' && !exemptPort) return `only the default port is allowed, not ${url.port}`;
+  if (url.username || url.password) return 'URLs with credentials are not fetched';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && !allow.exempts(host)) return refusedAddress(host);
+  return undefined;
 }

@@ -1,11 +1,10 @@
 // Fetches a URL a client or an upstream named (image_url, result URLs) without letting it reach anything private:
 // https on 443 only, no credentials, every address checked when the connection is made, redirects re-checked, size capped.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { GatewayError } from '../base/errors.js';
-import { AllowList, refusedAddress } from './address-policy.js';
+import { AllowList, refusedAddress, urlRefusal } from './address-policy.js';
 import { SNIFF_BYTES, sniffContentType } from '../http/sniff.js';
 import { clearWhenDone, Deadline } from './deadline.js';
 import { readCapped } from './read-capped.js';
@@ -75,20 +74,6 @@ function guardedAgent(allow: AllowList, resolver: Resolver, connectTimeoutMs: nu
     );
   };
   return new Agent({ connect: { lookup: lookup as never, timeout: connectTimeoutMs }, connections: 16 });
-}
-
-/**
- * Why `url` may not be reached, before any connection, or undefined: https on 443 only (an allowHosts `host:port` entry
- * also allows plain http and that port), no credentials, and a literal IP (any spelling the URL parser accepts) public.
- */
-export function urlRefusal(url: URL, allow: AllowList): string | undefined {
-  const exemptPort = allow.allowsPort(url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'));
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exemptPort)) return `only https URLs are fetched, not ${url.protocol.replace(/:$/, '')}`;
-  if (url.port && url.port !== '443' && !exemptPort) return `only the default port is allowed, not ${url.port}`;
-  if (url.username || url.password) return 'URLs with credentials are not fetched';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && !allow.exempts(host)) return refusedAddress(host);
-  return undefined;
 }
 
 export class RemoteFetcher {

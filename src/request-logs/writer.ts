@@ -111,7 +111,7 @@ export class RequestLogWriter {
     const row: RequestLogValues = [
       requestLogId(call.startedAt), call.workspaceId, call.keyId, Math.round(call.startedAt), call.route, call.method, call.model, call.channel,
       call.status, call.status >= 400 ? 1 : 0, call.errorType, call.errorCode, Math.round(call.latencyMs), null, 0, 0, 0, call.units,
-      call.costMicros, call.currency, call.requestId, null, null,
+      call.costMicros, call.currency, call.requestId, null, null, null,
     ];
     const capture = this.deps.captureCall;
     if (!capture || !captured || !mayCapture(this.deps.config())) {
@@ -154,6 +154,7 @@ export class RequestLogWriter {
       req.id,
       this.deps.traceId?.(req) ?? null,
       bodyKey,
+      record?.attemptsJson() ?? null,
     ];
   }
 

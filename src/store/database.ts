@@ -25,13 +25,19 @@ import { startCheckpointer } from './checkpointer.js';
 
 export type { Db } from './db.js';
 
-const migrationsDir = join(import.meta.dirname, 'migrations');
+// Beside this module in src/ and dist/; from the admin CLI's bundle (dist/cli/admin.js) the same folder of dist/.
+const migrationsDir = join(import.meta.dirname, '..', 'store', 'migrations');
 
+/**
+ * Every migration file by name, each imported only when the migrator runs it: a database already up to date (every
+ * start but the first, every admin command) loads none of them.
+ */
 class GlobMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     const out: Record<string, Migration> = {};
     for (const file of readdirSync(migrationsDir).filter((f) => /^\d+.*\.(ts|js)$/.test(f)).sort()) {
-      out[file.replace(/\.(ts|js)$/, '')] = (await import(pathToFileURL(join(migrationsDir, file)).href)) as Migration;
+      const load = () => import(pathToFileURL(join(migrationsDir, file)).href) as Promise<Migration>;
+      out[file.replace(/\.(ts|js)$/, '')] = { up: async (db) => (await load()).up(db) };
     }
     return out;
   }

@@ -1,4 +1,4 @@
-// The mcp_grants table (migration 021): a workspace's or a key's tools on one MCP server, set through the admin API.
+// The mcp_grants table (migration 023): a workspace's or a key's tools on one MCP server, set through the admin API.
 import type { Kysely } from 'kysely';
 import type { Database, McpGrantScope } from './schema.js';
 

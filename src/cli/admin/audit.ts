@@ -23,7 +23,7 @@ export const commands: AdminCommand[] = [
   },
   {
     name: 'logs',
-    usage: '--workspace NAME [--status success|error] [--model M] [--key KEY_ID] [--route R] [--since ISO] [--until ISO] [--limit 50] [--cursor C] [--json]  (request log, newest first)',
+    usage: '--workspace NAME [--status success|error] [--model M] [--key KEY_ID] [--route R] [--since ISO] [--until ISO] [--limit 50] [--cursor C] [--json | --csv]  (request log, newest first; --csv: every matching row)',
     options: {
       workspace: { type: 'string' },
       status: { type: 'string' },
@@ -35,14 +35,19 @@ export const commands: AdminCommand[] = [
       limit: { type: 'string' },
       cursor: { type: 'string' },
       json: { type: 'boolean' },
+      csv: { type: 'boolean' },
     },
     async run(ctx) {
       if (typeof ctx.values.workspace !== 'string') throw new ValidationError('--workspace NAME is required', 'workspace');
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);
       const v = ctx.values as Record<string, string | undefined>;
-      const page = await adminOf(ctx).requests(workspace.id, {
-        status: v.status, model: v.model, key_id: v.key, route: v.route, since: v.since, until: v.until, cursor: v.cursor, limit: v.limit === undefined ? 50 : Number(v.limit),
-      });
+      const query = { status: v.status, model: v.model, key_id: v.key, route: v.route, since: v.since, until: v.until, cursor: v.cursor, limit: v.limit === undefined ? 50 : Number(v.limit) };
+      if (ctx.values.csv) {
+        // The export of the dashboard and the admin API: every matching row, the header first.
+        for await (const line of await adminOf(ctx).requestsCsv(workspace.id, query)) ctx.print(line.replace(/\r\n$/, ''));
+        return;
+      }
+      const page = await adminOf(ctx).requests(workspace.id, query);
       if (ctx.values.json) return ctx.print(JSON.stringify(page));
       for (const r of page.data) {
         const tokens = `${r.input_tokens}/${r.output_tokens}`;

@@ -39,8 +39,8 @@ export const commands: AdminCommand[] = [
   {
     name: 'key update',
     usage: 'ID [--spend-cap AMOUNT|none [--period total|daily|weekly|monthly] [--model MODEL]] [--scopes a,b|all] [--expires-in 30d|never]',
-    // The whole config is loaded: the scopes a key may be given are the ones its endpoint catalogue declares.
-    checksConfig: true,
+    // The scopes a key may be given are the ones its endpoint catalogue declares.
+    readsScopes: true,
     options: { 'spend-cap': { type: 'string' }, period: { type: 'string' }, model: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' } },
     async run(ctx) {
       const id = ctx.positionals[0];

@@ -22,6 +22,8 @@ export interface AdminCommand {
   options: NonNullable<ParseArgsConfig['options']>;
   /** Load and check the whole config (channels, protocols, mappings) first; other commands read only what they use. */
   checksConfig?: boolean;
+  /** Make the scopes the endpoint catalogue declares known first (read from the catalogue's files alone). */
+  readsScopes?: boolean;
   run(ctx: AdminContext): Promise<void>;
 }
 

@@ -56,8 +56,8 @@ export const commands: AdminCommand[] = [
   {
     name: 'key create',
     usage: '--workspace NAME [--scopes a,b] [--expires-in 30d] [--spend-cap 10.00 [--period daily|weekly|monthly]] [--name LABEL] [--json]',
-    // The whole config is loaded: the scopes a key may be given are the ones its endpoint catalogue declares.
-    checksConfig: true,
+    // The scopes a key may be given are the ones its endpoint catalogue declares.
+    readsScopes: true,
     options: { workspace: { type: 'string' }, scopes: { type: 'string' }, 'expires-in': { type: 'string' }, 'spend-cap': { type: 'string' }, period: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);

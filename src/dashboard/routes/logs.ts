@@ -6,14 +6,12 @@ import { NotFoundError, ValidationError } from '../../base/errors.js';
 import { readBodies } from '../../request-logs/bodies.js';
 import { requestLogsConfig } from '../../request-logs/config.js';
 import { findRequestLog, listRequestLogs } from '../../request-logs/repository.js';
-import { csvHeader, csvLine, requestLogView, type RequestLogView } from '../../request-logs/views.js';
-import { parseRequestLogQuery, type RequestLogQuery } from '../../admin/request-log-query.js';
+import { requestLogView, type RequestLogView } from '../../request-logs/views.js';
+import { parseRequestLogQuery, requestLogCsv, type RequestLogQuery } from '../../admin/request-log-query.js';
 import type { DashboardDeps } from '../deps.js';
 import { MANAGERS, RoleError, requireUser } from '../session.js';
 
 const PAGE = 50;
-/** Rows one export holds at most, a page of the query at a time. */
-const CSV_MAX_ROWS = 100_000;
 const filterNames = ['status', 'model', 'key', 'route', 'since', 'until'] as const;
 
 type LogsQuery = Partial<Record<(typeof filterNames)[number] | 'cursor', string>>;
@@ -99,24 +97,10 @@ async function renderList(services: DashboardDeps, req: FastifyRequest, reply: F
 
 /** The filtered rows as CSV, every page of them (up to CSV_MAX_ROWS), streamed as they are read. */
 async function exportCsv(services: DashboardDeps, req: FastifyRequest, reply: FastifyReply) {
-  const workspaceId = req.dashboard!.workspace.workspaceId;
-  const f = filtersOf(req);
-  const first = parseRequestLogQuery(workspaceId, asQuery({ ...f, cursor: undefined }, 500));
-  const db = services.db;
-  async function* lines() {
-    yield csvHeader;
-    let cursor: string | undefined;
-    for (let sent = 0; sent < CSV_MAX_ROWS; ) {
-      const page = await listRequestLogs(db, { ...first, cursor });
-      for (const row of page.rows) yield csvLine(requestLogView(row));
-      sent += page.rows.length;
-      if (!page.hasMore || !page.rows.length) return;
-      cursor = page.rows[page.rows.length - 1].id;
-    }
-  }
+  const filter = parseRequestLogQuery(req.dashboard!.workspace.workspaceId, asQuery({ ...filtersOf(req), cursor: undefined }, 500));
   const { Readable } = await import('node:stream');
   return reply
     .header('content-type', 'text/csv; charset=utf-8')
     .header('content-disposition', `attachment; filename="requests-${new Date().toISOString().slice(0, 10)}.csv"`)
-    .send(Readable.from(lines()));
+    .send(Readable.from(requestLogCsv(services.db, filter)));
 }
