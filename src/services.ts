@@ -16,9 +16,9 @@ import { Upstreams, type UpstreamLog } from './engine/upstream.js';
 import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
-import { createCallLimiter, createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
+import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
 import type { McpGatewayDeps } from './mcp/gateway-server.js';
-import { McpUpstreams } from './mcp/upstream.js';
+import { mcpDeps } from './mcp/deps.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
 import { createThreadedSpendStore } from './billing/threaded-spend-store.js';
@@ -189,13 +189,6 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   return services;
 }
 
-/** What the MCP gateway's calls use; its upstream connections (stdio processes) close with the services. */
-function mcpDeps(parts: Pick<McpGatewayDeps, 'meter' | 'metrics' | 'requestLogs'> & { cache: Keyv; now?: () => number }, closers: (() => Promise<void> | void)[]): McpGatewayDeps {
-  const now = parts.now ?? Date.now;
-  const upstreams = new McpUpstreams(now);
-  closers.push(() => upstreams.close());
-  return { meter: parts.meter, metrics: parts.metrics, requestLogs: parts.requestLogs, limit: createCallLimiter(rateStoreFor(parts.cache), now), upstreams, now };
-}
 
 /** The task runner and the webhook sender (task events become deliveries), on the current snapshot. */
 function createWorkers(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config' | 'runtime' | 'log' | 'events'>): { tasks: TaskRunner; webhooks: WebhookDeliverer } {

@@ -1,6 +1,7 @@
 // The mcp_grants table (migration 023): a workspace's or a key's tools on one MCP server, set through the admin API.
 import type { Kysely } from 'kysely';
-import type { Database, McpGrantScope } from './schema.js';
+import type { McpGrantScope } from './mcp-grant-table.js';
+import type { Database } from './schema.js';
 
 export type { McpGrantScope };
 

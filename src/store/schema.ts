@@ -3,6 +3,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { BudgetPeriod } from '../config/periods.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhook-tables.js';
 import type { RequestLogCountsTable, RequestLogsTable } from './request-log-table.js';
+import type { McpGrantsTable } from './mcp-grant-table.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -283,17 +284,6 @@ export interface TasksTable {
   lease_until: number;
 }
 
-/** The mcp_grants table (migration 023): a workspace's or a key's tools on one MCP server. */
-export type McpGrantScope = 'workspace' | 'key';
-
-export interface McpGrantsTable {
-  scope: McpGrantScope;
-  subject_id: string;
-  server: string;
-  /** JSON array of tool names or `*` patterns. */
-  tools: string;
-  updated_at: number;
-}
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
 
