@@ -13,6 +13,7 @@ import { LazyChildLogger } from './http/lazy-logger.js';
 import { logDestination } from './http/log-format.js';
 import { registerDashboard } from './dashboard/index.js';
 import { registerAdminApi } from './admin/routes.js';
+import { registerMcpRoutes } from './endpoints/mcp.js';
 import { SlowBodyGuard, closeIfBodyUnread, refuseDeclaredOverLimit, serverTimeouts } from './http/body-guard.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
@@ -128,7 +129,7 @@ function registerHooks(app: FastifyInstance, services: Services): void {
   app.addHook('onResponse', (req, reply, done) => {
     const endpoint = req.routeOptions.config?.endpoint;
     // Catalogue routes by name; the dashboard's pages as one route; anything else (404s) as unmatched.
-    const route = endpoint?.name ?? (req.routeOptions.url?.startsWith('/dashboard') ? 'dashboard' : req.routeOptions.url?.startsWith('/admin/') ? 'admin' : 'unmatched');
+    const route = endpoint?.name ?? (req.routeOptions.url?.startsWith('/dashboard') ? 'dashboard' : req.routeOptions.url?.startsWith('/admin/') ? 'admin' : req.routeOptions.url?.startsWith('/mcp') ? 'mcp' : 'unmatched');
     services.metrics.countRequest(route, req.method, reply.statusCode);
     // An API request of a known key gets its request-log row, written with the next settlement batch.
     if (endpoint && req.auth && services.requestLogs.enabled) services.requestLogs.answered(req, reply, endpoint);
@@ -206,6 +207,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     await forms.register(multipart, { limits: { fileSize: maxUploadBytes + 1, fieldSize: 1024 * 1024, ...multipartLimits } });
     for (const endpoint of config.endpoints) if (endpoint.multipart) await addEndpoint(forms, services, endpoint);
   });
+  registerMcpRoutes(app, services);
   await registerDashboard(app, services);
   await registerAdminApi(app, services);
   app.addHook('onClose', async () => services.close());

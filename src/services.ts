@@ -19,6 +19,8 @@ import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
+import type { McpGatewayDeps } from './mcp/gateway-server.js';
+import { mcpDeps } from './mcp/deps.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
 import { createThreadedSpendStore } from './billing/threaded-spend-store.js';
@@ -39,7 +41,7 @@ import { WebhookDeliverer } from './webhooks/deliverer.js';
 import { webhookTaskEvents, webhookBatchEvents } from './webhooks/events.js';
 import { RequestLogWriter, type RequestLogWriterDeps } from './request-logs/writer.js';
 import { requestLogsConfig } from './request-logs/config.js';
-import { captureBodies } from './request-logs/bodies.js';
+import { captureBodies, captureCallBodies } from './request-logs/bodies.js';
 import { requestLogSize } from './request-logs/repository.js';
 import { newProcessIdentity, startHeartbeat, type ProcessIdentity } from './billing/reservation-owners.js';
 
@@ -77,6 +79,8 @@ export interface Services {
   remote: RemoteFetcher;
   /** Writes a request-log row per answered API request (src/request-logs/). */
   requestLogs: RequestLogWriter;
+  /** What the MCP gateway's calls use (src/mcp/): the meter, limits, request logs, metrics and the upstream connections. */
+  mcp: McpGatewayDeps;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
   tasks: TaskRunner;
   /** Runs the batches the gateway runs itself (src/batches/): their lines as ordinary calls, at a bounded rate per channel. */
@@ -106,7 +110,6 @@ export interface ServiceOverrides {
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
-  const dataPath = dataPathFor(config);
   const database = overrides.database ?? (await openConfiguredDatabase(config));
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
@@ -116,13 +119,13 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns, upstreamLog) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
-  const { blobs, files } = await openFileStore(config, database.db, dataPath);
+  const { blobs, files } = await openFileStore(config, database.db, dataPathFor(config));
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const processIdentity = newProcessIdentity();
   const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs: billingConfig(config).reservationTtlSeconds * 1000, metrics, now: overrides.now, ownerTag: processIdentity.tag });
   const remote = new RemoteFetcher(networkOptions(config));
-  const tasks = createTaskRunner(runtime, { db: database.db, blobs, files, remote, meter, instanceId, events: webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files }) });
-  const webhooks = createWebhookDeliverer(runtime, { db: database.db, remote, instanceId });
+  const { tasks, webhooks } = createWorkers(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
+  const requestLogs = createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) });
   const services: Services = {
     get config() {
       return runtime.snapshot.config;
@@ -152,8 +155,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     get batches() {
       return batches;
     },
-    requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
-    dataPath,
+    requestLogs,
+    mcp: mcpDeps({ meter, metrics, requestLogs, cache, now: overrides.now }, closers),
+    dataPath: dataPathFor(config),
     reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),
     onClose: (fn) => closers.push(fn),
     async close() {
@@ -202,6 +206,13 @@ async function reloadSnapshot(runtime: Runtime, started: LoadedConfig, options: 
   return next;
 }
 
+/** The task runner and the webhook sender (task events become deliveries), on the current snapshot. */
+function createWorkers(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config' | 'runtime' | 'log' | 'events'>): { tasks: TaskRunner; webhooks: WebhookDeliverer } {
+  const { files, db, remote, instanceId } = parts;
+  const tasks = createTaskRunner(runtime, { ...parts, events: webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files }) });
+  return { tasks, webhooks: createWebhookDeliverer(runtime, { db, remote, instanceId }) };
+}
+
 /** Writes this process's heartbeat now and while it runs (what tells other processes it holds its reservations still). */
 async function keepHeartbeat(services: Services): Promise<void> {
   const log = gatewayLogger({ level: services.config.gateway.server.logLevel, name: 'heartbeat' });
@@ -240,6 +251,7 @@ function createRequestLogWriter(runtime: Runtime, parts: Pick<RequestLogWriterDe
     log: gatewayLogger({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'request-logs' }),
     config,
     captureBodies: (req, rowId) => captureBodies({ db, blobs, config: config() }, req, rowId),
+    captureCall: (workspaceId, rowId, call) => captureCallBodies({ db, blobs, config: config() }, workspaceId, rowId, call),
     now,
     traceId,
   });

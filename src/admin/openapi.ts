@@ -3,6 +3,7 @@
 import { body, errors, id, json, list, pathId, queryParams, ref } from './openapi-parts.js';
 import { webhookPaths, webhookSchemas } from './webhooks-openapi.js';
 import { requestLogPaths, requestLogSchemas, requestsQuery } from './request-logs-openapi.js';
+import { mcpGrantPaths, mcpGrantSchemas, setMcpGrant } from './mcp-grants-openapi.js';
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
@@ -71,6 +72,7 @@ export const requestSchemas = {
     },
   },
   requestsQuery,
+  setMcpGrant,
 } as const;
 
 /** Spend in the cap's current period, beside every cap shown. */
@@ -182,6 +184,7 @@ export const openApiDocument = {
       get: { operationId: 'getUsage', summary: 'Usage by day, model and key', parameters: queryParams(requestSchemas.usageQuery), responses: { 200: json(ref('Usage')), ...errors(400, 401, 403, 404) } },
     },
     ...requestLogPaths,
+    ...mcpGrantPaths,
     '/audit': {
       get: { operationId: 'listAudit', summary: 'The audit log, newest first', parameters: queryParams(requestSchemas.auditQuery), responses: { 200: json(ref('AuditPage')), ...errors(400, 401, 403, 404) } },
     },
@@ -271,6 +274,7 @@ export const openApiDocument = {
       },
       AuditPage: { type: 'object', required: ['data', 'has_more'], additionalProperties: false, properties: { data: { type: 'array', items: ref('AuditEntry') }, has_more: { type: 'boolean' } } },
       ...requestLogSchemas,
+      ...mcpGrantSchemas,
       Reload: {
         type: 'object',
         required: ['reloaded', 'changes', 'restart_needed', 'channels_disabled', 'summary', 'workers', 'workers_total'],

@@ -18,6 +18,7 @@ import { registerWebhookRoutes } from './webhook-routes.js';
 import { openApiDocument, requestSchemas } from './openapi.js';
 import { ForbiddenError, type AdminService, type ModelCapInput } from './service.js';
 import type { RequestLogQuery } from './request-log-query.js';
+import type { McpGrantInput } from './mcp-grants-service.js';
 
 const ajvOptions = { strict: true, strictTypes: false, allowUnionTypes: true, allErrors: false } as const;
 const bodies = new Ajv(ajvOptions);
@@ -41,6 +42,7 @@ const check = {
   updateKey: checker(bodies, requestSchemas.updateKey),
   setMember: checker(bodies, requestSchemas.setMember),
   setModelCap: checker(bodies, requestSchemas.setModelCap),
+  setMcpGrant: checker(bodies, requestSchemas.setMcpGrant),
   usageQuery: checker(queries, requestSchemas.usageQuery),
   auditQuery: checker(queries, requestSchemas.auditQuery),
   requestsQuery: checker(queries, requestSchemas.requestsQuery),
@@ -65,6 +67,7 @@ export async function registerAdminApi(app: FastifyInstance, services: AdminDeps
       workspaceRoutes(api);
       keyRoutes(api);
       modelCapRoutes(api);
+      mcpGrantRoutes(api);
       memberRoutes(api, services);
       reportRoutes(api, services);
       registerWebhookRoutes(api, services, { bodies: (schema) => checker(bodies, schema), queries: (schema) => checker(queries, schema) });
@@ -128,6 +131,17 @@ function modelCapRoutes(api: FastifyInstance): void {
     api.put(path, async (req) => {
       check.setModelCap(req.body);
       return admin(req).setModelCap(scope, param(req, id), req.body as ModelCapInput);
+    });
+  }
+}
+
+/** A workspace's or a key's tools on MCP servers: list, and set or remove one server's (PUT with tools null). */
+function mcpGrantRoutes(api: FastifyInstance): void {
+  for (const [scope, path, id] of [['key', '/keys/:key_id/mcp_grants', 'key_id'], ['workspace', '/workspaces/:workspace_id/mcp_grants', 'workspace_id']] as const) {
+    api.get(path, async (req) => ({ data: await admin(req).listMcpGrants(scope, param(req, id)) }));
+    api.put(path, async (req) => {
+      check.setMcpGrant(req.body);
+      return admin(req).setMcpGrant(scope, param(req, id), req.body as McpGrantInput);
     });
   }
 }

@@ -20,6 +20,8 @@ export interface AdminStore {
   now?: () => number;
   /** The id of the model the gateway serves under this id or alias, else undefined; absent (the CLI, which loads no channels): not checked. */
   servedModelId?: (model: string) => string | undefined;
+  /** The ids of the MCP servers the gateway serves now; absent (the CLI): not checked. */
+  mcpServers?: () => ReadonlySet<string>;
 }
 
 export class ForbiddenError extends GatewayError {
@@ -32,6 +34,7 @@ export class AdminScope {
   readonly db: Db;
   readonly calendar: BudgetCalendar;
   readonly servedModelId: ((model: string) => string | undefined) | undefined;
+  readonly mcpServers: (() => ReadonlySet<string>) | undefined;
   private readonly clock: () => number;
 
   constructor(
@@ -44,6 +47,7 @@ export class AdminScope {
     this.calendar = store.calendar ?? new BudgetCalendar();
     this.clock = store.now ?? Date.now;
     this.servedModelId = store.servedModelId;
+    this.mcpServers = store.mcpServers;
   }
 
   now(): number {

@@ -9,6 +9,9 @@ import * as auditLog from './audit-service.js';
 import * as keys from './keys-service.js';
 import * as members from './members-service.js';
 import * as modelCaps from './model-caps-service.js';
+import * as mcpGrants from './mcp-grants-service.js';
+import type { McpGrantInput } from './mcp-grants-service.js';
+import type { McpGrantScope, StoredMcpGrant } from '../store/mcp-grants.js';
 import { AdminScope } from './scope.js';
 import type { AuditView, KeyInput, KeyView, MemberView, ModelCapInput, ModelCapView, WorkspaceView } from './views.js';
 import * as workspaces from './workspaces-service.js';
@@ -72,6 +75,17 @@ export class AdminService extends AdminScope {
   /** Sets a key's or a workspace's cap on one model; spend_cap null removes it. */
   setModelCap(scope: BudgetScope, id: string, input: ModelCapInput): Promise<ModelCapView> {
     return modelCaps.setModelCap(this, scope, id, input);
+  }
+
+  // ---- MCP tool grants
+
+  listMcpGrants(scope: McpGrantScope, id: string): Promise<StoredMcpGrant[]> {
+    return mcpGrants.listMcpGrants(this, scope, id);
+  }
+
+  /** Sets a workspace's or a key's tools on one MCP server; tools null removes the grant. */
+  setMcpGrant(scope: McpGrantScope, id: string, input: McpGrantInput) {
+    return mcpGrants.setMcpGrant(this, scope, id, input);
   }
 
   // ---- users and roles

@@ -1,7 +1,7 @@
 // The scopes a key can hold: the gateway's own, and every scope an endpoint of the loaded catalogue declares.
 
 /** Scopes the gateway's own routes check (files, and the shipped families' endpoints name them in the catalogue too). */
-const BUILT_IN = ['llm.evaluate', 'llm.chat', 'images.generate', 'videos.generate', 'files.write'] as const;
+const BUILT_IN = ['llm.evaluate', 'llm.chat', 'images.generate', 'videos.generate', 'files.write', 'mcp.tools'] as const;
 
 const known: string[] = [...BUILT_IN];
 

@@ -157,6 +157,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly toolCalls = countedCounter(this.registry, 'gateway_mcp_tool_calls_total', 'MCP tool calls through the gateway, by server, tool and status (200, or the error status answered)', ['server', 'tool', 'status']);
+  private readonly toolLatency = new BucketedHistogram(
+    'gateway_mcp_tool_call_seconds',
+    'Time of an MCP tool call through the gateway, from its check to its result, by server and tool',
+    ['server', 'tool'],
+    [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    this.registry,
+  );
+
+  /** Counts and times one MCP tool call (src/mcp/). Tool names are those the server lists and a grant lets through: a bounded set. */
+  recordToolCall(server: string, tool: string, status: number, seconds: number): void {
+    this.toolCalls.at(server, tool, statusText(status)).value++;
+    this.toolLatency.record(this.toolLatency.at(server, tool), seconds);
+  }
   private readonly keyAttempts = countedCounter(this.registry, 'gateway_upstream_key_requests_total', "Upstream calls by key pool entry (the variable naming it, never its value) and status", ['channel', 'key', 'status']);
   private readonly keyRests = countedCounter(this.registry, 'gateway_upstream_key_rests_total', 'Times a key pool entry was set to rest after the upstream refused it, by why: cooling (429) or revoked (401)', ['channel', 'key', 'reason']);
 

@@ -68,9 +68,15 @@ export interface SettleObserver {
   settled(entry: LedgerEntry): void;
 }
 
+/** What a reservation reads of what is billed: a model's route, or anything priced like one (an MCP tool). */
+export interface BilledRoute {
+  model: { id: string; kind: string; price: { currency: string } };
+  channel: { id: string };
+}
+
 export interface BeginOptions {
   auth: AuthContext;
-  route: ModelRoute;
+  route: BilledRoute;
   requestId: string;
   /** Worst-case cost of the request in micro-units, reserved against the spending caps. */
   estimateMicros: number;

@@ -7,7 +7,7 @@ import { sortableId } from '../store/sortable-id.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import { ownedReservationId } from './reservation-owners.js';
 
-export type { BeginOptions, Charge, ChargeRef, Meter, SettleObserver, SettleOutcome, Settlement } from './charge.js';
+export type { BeginOptions, BilledRoute, Charge, ChargeRef, Meter, SettleObserver, SettleOutcome, Settlement } from './charge.js';
 
 export interface MeterOptions {
   store: SpendStore;

@@ -284,8 +284,13 @@ function protocolLines(): string[] {
   ];
 }
 
+/** The MCP server file (mcp/*.yaml); how the gateway serves them is docs/mcp.md. */
+function mcpLines(): string[] {
+  return ['## MCP servers (`mcp/*.yaml`)', '', section(load('mcp.schema.json'), 'mcp-server'), '', 'How keys are granted tools, and what a call costs and leaves behind: [mcp.md](mcp.md).', ''];
+}
+
 export function renderConfigDocs(): string {
-  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines()].join('\n');
+  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines(), ...mcpLines()].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

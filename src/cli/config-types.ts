@@ -29,6 +29,7 @@ const named: Record<string, string> = {
   'protocol-tasks': 'ProtocolTasks',
   translation: 'TranslationSchema',
   catalogue: 'Catalogue',
+  mcp: 'McpServerSchema',
   route: 'RouteFile',
 };
 /** Named `$defs` inside a schema, by `<$id>/<def>`. */

@@ -8,6 +8,7 @@ import { deepFreeze } from '../config/load.js';
 import { Problems } from '../config/problems.js';
 import { readConfigFiles } from '../config/read.js';
 import { routeConfig } from '../config/route.js';
+import { checkMcp, MCP_STATIC_AUTH } from '../config/mcp.js';
 import { buildRoutes } from '../config/routes.js';
 import { createSchemaRegistry } from '../config/schemas.js';
 import { validateConfig, type ValidatedConfig } from '../config/validate.js';
@@ -50,13 +51,16 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   checkModelIds(checked, problems, warnings, options.now ?? Date.now());
   compileMappings(templates, valid, checked.protocols, checked.rejected, problems, warnings);
   const routes = routeConfig(checked, env, warnings);
+  const mcp = checkMcp(valid, problems, env, warnings);
+  // An MCP server's static key goes in as a bearer token unless its credential says otherwise.
+  templates.compile(MCP_STATIC_AUTH.value);
   const routeNodes = buildRoutes(valid.routes, routes, problems);
 
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
   // A scope the catalogue declares can be given to keys once a config declaring it has loaded.
   declareScopes(routes.endpoints.map((e) => e.scope));
   const operatorSchemas = new Map(sources.schemas.flatMap(({ value }) => (typeof (value as { $id?: unknown })?.$id === 'string' ? [[(value as { $id: string }).$id, JSON.stringify(value)] as const] : [])));
-  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, templates, schemas, warnings, operatorSchemas };
+  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, mcp, templates, schemas, warnings, operatorSchemas };
   Object.defineProperty(config, 'environment', { value: options.env ?? process.env, enumerable: false });
   return deepFreeze(config, new Set<unknown>([templates, schemas]));
 }

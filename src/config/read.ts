@@ -20,6 +20,8 @@ export interface ConfigSources {
   protocols: YamlSource[];
   channels: YamlSource[];
   catalogue: YamlSource[];
+  /** The MCP server files (mcp.dir, default ./mcp beside the config file, then the overlay's mcp/). */
+  mcp: YamlSource[];
   /** Route files (routes.dir, then the overlay's routes/): public model ids and the targets that serve them. */
   routes: YamlSource[];
   /** The operator's JSON Schemas (endpoints.schemasDir, the overlay's schemas/requests/), each file's path and parsed value, or why it could not be read. */
@@ -66,6 +68,12 @@ function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessE
     catalogueDir: typeof section?.catalogueDir === 'string' ? resolve(baseDir, section.catalogueDir) : undefined,
     schemasDir: typeof section?.schemasDir === 'string' ? resolve(baseDir, section.schemasDir) : undefined,
   };
+}
+
+/** Where the MCP server files are (mcp.dir). */
+function mcpFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string {
+  const section = interpolateValue((root.value as { mcp?: unknown } | undefined)?.mcp, env) as { dir?: unknown } | undefined;
+  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './mcp');
 }
 
 /** The overlay folder: GATEWAY_OVERLAY_DIR (the container sets /overlay), else the config's overlay.dir; a relative path from the config's folder. */
@@ -130,6 +138,7 @@ export function readConfigFiles(file: string, processEnv: NodeJS.ProcessEnv, pro
     protocols: [...yamlFiles(protocolsDir), ...overlay('channels/protocols')].map((path) => read(path, problems)),
     channels: [...yamlFiles(channelsDir), ...overlay('channels')].map((path) => read(path, problems)),
     catalogue: catalogueFiles(operator, overlayDir).map((path) => read(path, problems)),
+    mcp: [...yamlFiles(mcpFolder(root, baseDir, env)), ...overlay('mcp')].map((path) => read(path, problems)),
     routes: [...yamlFiles(routesFolder(root, baseDir, env)), ...overlay('routes')].map((path) => read(path, problems)),
     schemas: [...(operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/) : []), ...overlay('schemas/requests', /\.json$/)].map(readJsonFile),
     overlayDir,

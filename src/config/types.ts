@@ -2,13 +2,14 @@
 import type { SchemaRegistry } from './schemas.js';
 
 import type { PoolEntry, ResolvedCredential } from './credentials.js';
-import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, ModelConfig, ProtocolSchema, RouteRoute } from './generated/config-types.js';
+import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, McpServerSchema, ModelConfig, ProtocolSchema, RouteRoute } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
   AnswerMedia,
   ChannelSchema,
   EvaluateSpec,
+  McpServerSchema,
   EventMedia,
   FilesConfig,
   ModelConfig,
@@ -123,7 +124,35 @@ export interface CheckedConfig {
   /** Routes (routes/ files) by the public model id they answer to; empty when none are configured. */
   routes: Map<string, RouteNode>;
   endpoints: EndpointConfig[];
+  /** The MCP servers (mcp/*.yaml) and the grants the config file makes. */
+  mcp: McpSetup;
   /** The Ajv that validated this config; request bodies are checked with it too. */
   schemas: SchemaRegistry;
   warnings: string[];
+}
+
+/** One upstream MCP server as the gateway runs it. */
+export interface McpServerConfig extends Omit<McpServerSchema, 'credential'> {
+  credential?: ChannelCredential | ChannelCredential[];
+  /** Where it was declared, for messages. */
+  file: string;
+  /** Why it cannot serve (a credential variable not set), when it cannot. */
+  disabledReason?: string;
+  /** The credential chosen and read at load; absent for a server without one. */
+  auth?: ResolvedCredential;
+  /** The secret values it holds, to scrub from any text a client or a log sees. */
+  secretValues: string[];
+}
+
+export interface McpGrant {
+  /** A workspace's name or id, or `*`. */
+  workspace: string;
+  server: string;
+  tools: string[];
+}
+
+/** The MCP part of a loaded config: the servers by id, and the grants the config file makes. */
+export interface McpSetup {
+  servers: Map<string, McpServerConfig>;
+  grants: McpGrant[];
 }

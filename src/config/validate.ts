@@ -2,7 +2,7 @@
 import type { ConfigSources } from './read.js';
 import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
-import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema, RouteSchema } from './types.js';
+import type { ChannelSchema, EndpointConfig, GatewayConfig, McpServerSchema, ProtocolSchema, RouteSchema } from './types.js';
 import { interpolateValue, type UnsetReference } from './env.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
@@ -19,6 +19,7 @@ export interface ValidatedConfig {
   protocols: ValidatedFile<ProtocolSchema>[];
   channels: ValidatedFile<ChannelSchema>[];
   catalogue: ValidatedFile<EndpointConfig[]>[];
+  mcp: ValidatedFile<McpServerSchema>[];
   routes: ValidatedFile<RouteSchema | RouteSchema[]>[];
 }
 
@@ -128,6 +129,7 @@ export function validateConfig(sources: ConfigSources, registry: SchemaRegistry,
     protocols: sources.protocols.map((source) => validateFile<ProtocolSchema>(source, 'protocol', registry, report, env)),
     channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, report, env)),
     catalogue,
+    mcp: sources.mcp.map((source) => validateFile<McpServerSchema>(source, 'mcp', registry, report, env)),
     routes: sources.routes.map((source) => validateFile<RouteSchema | RouteSchema[]>(source, 'route', registry, report, env)),
   };
 }

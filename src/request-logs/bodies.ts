@@ -89,14 +89,41 @@ function cut(text: string, max: number): { text: string; truncated: boolean } {
   return { text: Buffer.from(text).subarray(0, max).toString('utf8'), truncated: true };
 }
 
-/** Stores a request's bodies when capture is on for its workspace; the blob key, or null when nothing was stored. */
-export async function captureBodies(deps: { db: Db; blobs: BlobStore; config: RequestLogsConfig }, req: FastifyRequest, rowId: string): Promise<string | null> {
-  const { config } = deps;
-  if (!mayCapture(config)) return null;
-  const workspaceId = req.auth!.workspaceId;
+type CaptureDeps = { db: Db; blobs: BlobStore; config: RequestLogsConfig };
+
+/** Whether bodies are captured for this workspace now (its name is read only when an override may name it). */
+async function capturing({ db, config }: CaptureDeps, workspaceId: string): Promise<boolean> {
+  if (!mayCapture(config)) return false;
   const named = Object.keys(config.workspaces ?? {}).some((name) => name !== workspaceId);
-  const name = named ? (await findWorkspaceById(deps.db, workspaceId))?.name : undefined;
-  if (!capturesBodies(config, { id: workspaceId, name })) return null;
+  const name = named ? (await findWorkspaceById(db, workspaceId))?.name : undefined;
+  return capturesBodies(config, { id: workspaceId, name });
+}
+
+async function store(blobs: BlobStore, workspaceId: string, rowId: string, document: CapturedBodies): Promise<string> {
+  const blobKey = `${workspaceId}/${rowId}`;
+  await blobs.put(blobKey, Readable.from([Buffer.from(JSON.stringify(document))]), 'application/json');
+  return blobKey;
+}
+
+/**
+ * Stores what a call that is not an HTTP request of its own carried (an MCP tool call: its arguments and its result),
+ * redacted as a request's bodies are, when capture is on for its workspace; the blob key, or null.
+ */
+export async function captureCallBodies(deps: CaptureDeps, workspaceId: string, rowId: string, call: { method: string; url: string; request: unknown; response: unknown; key?: string }): Promise<string | null> {
+  if (!(await capturing(deps, workspaceId))) return null;
+  const request = cut(JSON.stringify(redactValue(call.request, call.key)) ?? '', deps.config.maxBodyBytes);
+  const response = cut(JSON.stringify(redactValue(call.response, call.key)) ?? '', deps.config.maxBodyBytes);
+  return store(deps.blobs, workspaceId, rowId, {
+    request: { method: call.method, url: call.url, headers: {}, body: request.text, truncated: request.truncated },
+    response: { body: response.text, truncated: response.truncated },
+  });
+}
+
+/** Stores a request's bodies when capture is on for its workspace; the blob key, or null when nothing was stored. */
+export async function captureBodies(deps: CaptureDeps, req: FastifyRequest, rowId: string): Promise<string | null> {
+  const { config } = deps;
+  const workspaceId = req.auth!.workspaceId;
+  if (!(await capturing(deps, workspaceId))) return null;
   let key: string | undefined;
   try {
     key = presentedKey(req);
@@ -115,9 +142,7 @@ export async function captureBodies(deps: { db: Db; blobs: BlobStore; config: Re
     request: { method: req.method, url: redactText(req.url, key).replace(SECRET_QUERY, (pair, start: string, name: string) => (isSecretName(name) ? `${start}${name}=${REDACTED}` : pair)), headers, body: requestBody.text, truncated: requestBody.truncated },
     response: { body: redactAnswer(tap?.text() ?? '', key), truncated: tap?.truncated ?? false },
   };
-  const blobKey = `${workspaceId}/${rowId}`;
-  await deps.blobs.put(blobKey, Readable.from([Buffer.from(JSON.stringify(document))]), 'application/json');
-  return blobKey;
+  return store(deps.blobs, workspaceId, rowId, document);
 }
 
 /** A row's captured bodies, or undefined when there are none (or they are gone). */

@@ -31,6 +31,38 @@ export interface RequestLogWriterDeps {
   config(): RequestLogsConfig;
   /** Stores a request's captured bodies (bodies.ts) and returns their blob key; present when capture may be on. */
   captureBodies?: (req: FastifyRequest, rowId: string) => Promise<string | null>;
+  /** Stores a call's captured arguments and result (bodies.ts captureCallBodies); present when capture may be on. */
+  captureCall?: (workspaceId: string, rowId: string, call: CapturedCall) => Promise<string | null>;
+}
+
+/** What a call carried, for capture: its request and its answer as values, and the key it presented (redacted). */
+export interface CapturedCall {
+  method: string;
+  url: string;
+  request: unknown;
+  response: unknown;
+  key?: string;
+}
+
+/** One call that is not an HTTP request of its own (an MCP tool call): its row's fields. */
+export interface CallRow {
+  workspaceId: string;
+  keyId: string;
+  /** Unix milliseconds the call began. */
+  startedAt: number;
+  latencyMs: number;
+  /** The route column (`mcp`), the method column (`tools/call`), the model column (the tool) and the channel column (its server). */
+  route: string;
+  method: string;
+  model: string;
+  channel: string;
+  status: number;
+  errorType: string | null;
+  errorCode: string | null;
+  units: number;
+  costMicros: number;
+  currency: string;
+  requestId: string;
 }
 
 const BODY_KEY = requestLogColumns.indexOf('body_key');
@@ -57,16 +89,36 @@ export class RequestLogWriter {
       void this.append(row);
       return;
     }
-    capture(req, String(row[0])).then(
+    this.appendCaptured(row, capture(req, String(row[0])), 'the bodies of a request');
+  }
+
+  /** Appends a row once its captured bodies are stored (their key in it), or without them when they could not be. */
+  private appendCaptured(row: RequestLogValues, stored: Promise<string | null>, what: string): void {
+    stored.then(
       (key) => {
         row[BODY_KEY] = key;
         return this.append(row);
       },
       (err: unknown) => {
-        this.deps.log.warn({ err }, 'the bodies of a request could not be stored; its row is written without them');
+        this.deps.log.warn({ err }, `${what} could not be stored; its row is written without them`);
         return this.append(row);
       },
     );
+  }
+
+  /** Writes the row of one call (its arguments and result first, when they are captured); never throws. */
+  called(call: CallRow, captured?: CapturedCall): void {
+    const row: RequestLogValues = [
+      requestLogId(call.startedAt), call.workspaceId, call.keyId, Math.round(call.startedAt), call.route, call.method, call.model, call.channel,
+      call.status, call.status >= 400 ? 1 : 0, call.errorType, call.errorCode, Math.round(call.latencyMs), null, 0, 0, 0, call.units,
+      call.costMicros, call.currency, call.requestId, null, null, null,
+    ];
+    const capture = this.deps.captureCall;
+    if (!capture || !captured || !mayCapture(this.deps.config())) {
+      void this.append(row);
+      return;
+    }
+    this.appendCaptured(row, capture(call.workspaceId, String(row[0]), captured), 'the arguments and result of a call');
   }
 
   /** The row of an answered request: what its record collected, what the reply says. */

@@ -3,6 +3,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { BudgetPeriod } from '../config/periods.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhook-tables.js';
 import type { RequestLogCountsTable, RequestLogsTable } from './request-log-table.js';
+import type { McpGrantsTable } from './mcp-grant-table.js';
 
 export interface WorkspacesTable {
   id: string;
@@ -192,6 +193,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   request_logs: RequestLogsTable;
   request_log_counts: RequestLogCountsTable;
+  mcp_grants: McpGrantsTable;
   batches: BatchesTable;
   batch_lines: BatchLinesTable;
 }
@@ -281,6 +283,7 @@ export interface TasksTable {
   /** Unix milliseconds; 0 when nobody holds it. */
   lease_until: number;
 }
+
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
 

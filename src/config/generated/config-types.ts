@@ -235,6 +235,7 @@ export interface GatewayConfigSchema {
   endpoints: EndpointsConfig;
   evaluate: EvaluateConfig;
   files: FilesConfig;
+  mcp: McpConfig;
   metrics: MetricsConfig;
   network: NetworkConfig;
   overlay: OverlayConfig;
@@ -473,6 +474,39 @@ export interface FilesConfig {
       retiredAt?: string;
     }[];
   };
+}
+/**
+ * The MCP gateway (docs/mcp.md): upstream MCP servers, one file each under `dir`, served at /mcp and /mcp/{server} to keys with the `mcp.tools` scope and a grant.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/mcp".
+ */
+export interface McpConfig {
+  /**
+   * Folder of the MCP server files (mcp/*.yaml), relative to the config file.
+   */
+  dir: string;
+  /**
+   * Whether a server file may name a local `command` (stdio). Off, such a file is a config error.
+   */
+  allowCommands: boolean;
+  /**
+   * Which workspaces may use which tools, besides the grants made through the admin API. A key sees and calls the tools its workspace is granted (and, when the key has grants of its own, only those among them).
+   */
+  grants: {
+    /**
+     * A workspace's name or id, or `*` for every workspace.
+     */
+    workspace: string;
+    /**
+     * The id of an MCP server file.
+     */
+    server: string;
+    /**
+     * Tool names, or patterns with `*`.
+     */
+    tools: string[];
+  }[];
 }
 /**
  * Prometheus metrics (GET /metrics) carry per-model token and cost totals, so they are never open to the world: require a bearer token, serve them on a separate address, or both. With neither, /metrics is not served.
@@ -1174,6 +1208,80 @@ export interface ModelLimits {
    * The most output tokens one answer may have: the output bound of the estimate when the client sets none. No bound is ever added to the request itself.
    */
   maxOutputTokens: number;
+}
+/**
+ * An upstream MCP server the gateway serves to its keys (docs/mcp.md): one file under mcp.dir, Streamable HTTP (`url`) or a local command over stdio (`command`, only where mcp.allowCommands is true).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "mcp".
+ */
+export interface McpServerSchema {
+  /**
+   * The server's name: its endpoint is /mcp/{id}, and /mcp lists its tools as `{id}__{tool}`.
+   */
+  id: string;
+  /**
+   * The server's Streamable HTTP endpoint. One of `url` and `command`.
+   */
+  url?: string;
+  /**
+   * A local command (program and arguments) spoken to over stdio, one process per gateway worker; refused unless mcp.allowCommands is true.
+   *
+   * @minItems 1
+   */
+  command?: string[];
+  /**
+   * command: the variables the command's process gets (besides PATH and HOME); `${VAR}` references are read from the gateway's environment.
+   */
+  env?: {
+    [k: string]: string;
+  };
+  /**
+   * How the gateway authenticates to the server: one of the channel credential kinds (docs/config.md, "Credentials"), sent on every request to it; a static key goes in `authorization` as `Bearer <key>` unless its `header` and `value` say otherwise. A server whose credential's variables are not set starts disabled. Clients never see it.
+   */
+  credential?:
+    | {
+        [k: string]: unknown;
+      }
+    | unknown[];
+  /**
+   * Which of the server's tools the gateway exposes at all (grants then say which keys may call them). Names, or patterns with `*`.
+   */
+  tools: {
+    allow: string[];
+    deny: string[];
+  };
+  /**
+   * USD charged per tool call, booked in the ledger and held against the key's and workspace's caps like a model call: one price for every tool, or prices by tool name (`"*"` for the others). Default free.
+   */
+  pricePerCall?:
+    | number
+    | {
+        [k: string]: number;
+      };
+  /**
+   * Tool calls per minute, on top of the gateway's rate-limits section; 0 or absent means unlimited. Over the limit, the call is refused with an MCP error saying when to retry.
+   */
+  rateLimits: {
+    /**
+     * Calls per minute one API key may make to this server.
+     */
+    perKey: number;
+    /**
+     * Calls per minute of one tool, by every key together (protects the server).
+     */
+    perTool: {
+      [k: string]: number;
+    };
+  };
+  /**
+   * How long a request to the server (a tool call, a listing) may take before it fails with an MCP timeout error.
+   */
+  timeoutSeconds: number;
+  /**
+   * The most bytes an answer of the server may hold; a larger one fails the call with an MCP error (never relayed in part).
+   */
+  maxResultBytes: number;
 }
 /**
  * Where an operation's answer reports usage and how it becomes token counts; the one place usage is read, for pass-through and translated calls alike. An answer without usage, or a stream whose final usage event never arrived, is charged the reservation.
