@@ -12,6 +12,9 @@ import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
 import { logDestination } from './http/log-format.js';
 import { registerDashboard } from './dashboard/index.js';
+import { LOGGED_URL_LENGTH, RequestLogLines, redactUrl } from './http/request-log-lines.js';
+
+export { redactUrl };
 import { registerAdminApi } from './admin/routes.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
@@ -30,8 +33,6 @@ declare module 'fastify' {
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
-/** Characters of a request URL a log line keeps. */
-const LOGGED_URL_LENGTH = 2048;
 
 export interface BuildOptions {
   /** pino options, or false for no logs (tests). */
@@ -43,10 +44,6 @@ export function endpointPaths(endpoint: EndpointConfig): string[] {
   return endpoint.aliases && endpoint.path.startsWith('/v1/') ? [endpoint.path, `/api${endpoint.path}`] : [endpoint.path];
 }
 
-/** Redacts signed tokens and keys from a URL before it is logged. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:token|key|api_key)=)[^&]*/gi, '$1[REDACTED]');
-}
 
 /** The client hung up before the answer (its connection is gone): nothing failed on the gateway's side. */
 function clientAborted(req: FastifyRequest): boolean {
@@ -79,6 +76,8 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
             stream: logDestination(),
             ...(typeof options.logger === 'object' ? options.logger : {}),
           },
+    // One line per request, none for health probes (src/http/request-log-lines.ts).
+    logController: new RequestLogLines(),
     bodyLimit: config.gateway.server.bodyLimitBytes,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -171,9 +170,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   const { config } = services;
   const app = Fastify(fastifyOptions(config, options));
   app.decorateRequest('auth', undefined);
-  if (!config.gateway.server.publicUrl) {
-    app.log.warn('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
-  }
   registerJsonBodyParser(app);
   const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
   registerHooks(app, services);

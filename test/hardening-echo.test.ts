@@ -25,7 +25,7 @@ const headers = () => ({ authorization: `Bearer ${gw.key}`, 'content-type': 'app
 
 /** The longest log line written for one request. */
 async function longestLogLine(requestId: string): Promise<number> {
-  await logs.next((line) => line.reqId === requestId && line.msg === 'request completed');
+  await logs.next((line) => line.reqId === requestId && typeof line.ms === 'number');
   return Math.max(...logs.lines.map((line, i) => (line.reqId === requestId ? logs.sizes[i] : 0)));
 }
 

@@ -74,7 +74,8 @@ export async function applyReload(services: Reloadable, log: FastifyBaseLogger, 
   const at = Math.floor(Date.now() / 1000);
   try {
     const next = await services.reload();
-    for (const warning of next.warnings) log.warn(warning);
+    // A warning is said when it is new: the ones the running config had were said at start or at an earlier reload.
+    for (const warning of next.warnings) if (!before.warnings.includes(warning)) log.warn(warning);
     log.info(`reloaded ${before.file}${how}: ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
     const restart = settingsNeedingRestart(before.gateway, next.gateway);
     if (restart.length) log.warn({ settings: restart }, `config settings ${restart.join(', ')} changed; they apply at the next restart (a reload swaps the rest)`);
