@@ -5,7 +5,7 @@ import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
-import { GatewayError, NotFoundError, boundedError, clientValue } from './base/errors.js';
+import { GatewayError, NotFoundError, UpstreamError, boundedError, clientValue } from './base/errors.js';
 import { schemaError } from './http/schema-error.js';
 import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';
@@ -127,7 +127,7 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     // trace is for what nobody anticipated (a 500).
     const anticipated = err instanceof GatewayError && error.statusCode !== 500;
     if (error.statusCode >= 500 && !anticipated) req.log.error({ err }, 'request failed');
-    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode }, error.message);
+    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode, ...(err instanceof UpstreamError ? err.transport : {}) }, error.message);
     sendError(reply, error, dialectOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
-import { repoRoot } from './kit/gateway.js';
 import { alive, childrenOf, killTree, spawnTwoWorkers, type GatewayProcess } from './kit/process.js';
 import { openSqlite } from '../src/store/database.js';
 import { issueApiKey } from '../src/auth/keys.js';

@@ -108,6 +108,9 @@ export class ChannelUnavailableError extends GatewayError {
 }
 
 export class UpstreamError extends GatewayError {
+  /** For the operator's log, never the client: the address that could not be reached and the system's error code. */
+  transport?: { address?: string; errno?: string };
+
   constructor(message: string, statusCode = 502, code = 'upstream_error') {
     super(code, statusCode, 'upstream_error', message);
   }

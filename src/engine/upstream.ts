@@ -203,5 +203,30 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || err instanceof undiciErrors.HeadersTimeoutError) {
     return new UpstreamError(`channel "${channel}" timed out`, 504, 'upstream_timeout');
   }
-  return new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+  const unreachable = new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+  unreachable.transport = transportCause(err);
+  return unreachable;
+}
+
+interface SocketError {
+  code?: string;
+  address?: string;
+  port?: number;
+  cause?: unknown;
+  errors?: unknown[];
+}
+
+/** The system error under a failed connection (fetch's cause, or the first of several addresses tried): its code and address. */
+function transportCause(err: unknown): { address?: string; errno?: string } {
+  let current = err as SocketError | undefined;
+  for (let depth = 0; current && depth < 4; depth++) {
+    const first = (current.errors?.[0] ?? current) as SocketError;
+    if (typeof current.code === 'string' && /^E[A-Z]+$/.test(current.code)) {
+      const address = first.address ?? current.address;
+      const port = first.port ?? current.port;
+      return { errno: current.code, ...(address ? { address: port ? `${address.includes(':') ? `[${address}]` : address}:${port}` : address } : {}) };
+    }
+    current = current.cause as SocketError | undefined;
+  }
+  return {};
 }
