@@ -16,6 +16,7 @@ import { LOGGED_URL_LENGTH, RequestLogLines, redactUrl } from './http/request-lo
 
 export { redactUrl };
 import { registerAdminApi } from './admin/routes.js';
+import { SlowBodyGuard, closeIfBodyUnread, refuseDeclaredOverLimit, serverTimeouts } from './http/body-guard.js';
 import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 import { sortableId } from './store/sortable-id.js';
@@ -60,8 +61,10 @@ function noteError(req: FastifyRequest, error: GatewayError, services: Services)
 
 /** Multipart limits besides sizes: counted per request. */
 const multipartLimits = { files: 16, fields: 64, parts: 128 };
+/** What a form may declare beyond its largest file (fields, part headers, boundaries). */
+const FORM_ROOM_BYTES = 1024 * 1024;
 
-/** fastify's options: logging (redacted, a request's logger made only when it writes), body limit, request ids, framework errors. */
+/** fastify's options: logging (redacted, a request's logger made only when it writes), body limit, server timeouts, request ids, framework errors. */
 function fastifyOptions(config: Services['config'], options: BuildOptions): FastifyServerOptions {
   return {
     logger:
@@ -79,6 +82,7 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
     // One line per request, none for health probes (src/http/request-log-lines.ts).
     logController: new RequestLogLines(),
     bodyLimit: config.gateway.server.bodyLimitBytes,
+    ...serverTimeouts(config.gateway.server.timeouts),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : sortableId('req');
@@ -89,6 +93,7 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
     clientErrorHandler,
     frameworkErrors: (err, req, reply) => {
       reply.header('x-request-id', req.id);
+      closeIfBodyUnread(req, reply);
       sendError(reply, frameworkError(err), dialectOf(req));
     },
   };
@@ -99,13 +104,25 @@ function prefersHtml(accept: string | undefined): boolean {
   return typeof accept === 'string' && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept.slice(0, 1024));
 }
 
-/** App-wide hooks and handlers: tracing, the request id, the request metric, errors in the route's dialect, 404. */
+/**
+ * App-wide hooks and handlers: tracing, the request id, what a request may declare and how fast its body must come, the
+ * request metric, errors in the route's dialect, 404.
+ */
 function registerHooks(app: FastifyInstance, services: Services): void {
   // Tracing, when configured, opens each request's span before anything else looks at it.
   services.tracing?.register(app);
+  const bodies = new SlowBodyGuard(services.config.gateway.server.timeouts, (req, bytes) =>
+    app.log.info({ code: 'body_too_slow', bytes, url: redactUrl((req.url ?? '').slice(0, LOGGED_URL_LENGTH)) }, 'cut a request body arriving slower than server.timeouts.minBodyBytesPerSecond'),
+  );
+  app.addHook('onClose', async () => bodies.stop());
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    done(req.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
+    if (req.url.length > MAX_URL_LENGTH) return done(uriTooLong());
+    // A body declared over the route's limit is refused before a byte of it is read.
+    const refused = refuseDeclaredOverLimit(req, req.routeOptions.bodyLimit);
+    if (refused) return done(refused);
+    bodies.watch(req.raw);
+    done();
   });
   app.addHook('onResponse', (req, reply, done) => {
     const endpoint = req.routeOptions.config?.endpoint;
@@ -127,13 +144,15 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     // trace is for what nobody anticipated (a 500).
     const anticipated = err instanceof GatewayError && error.statusCode !== 500;
     if (error.statusCode >= 500 && !anticipated) req.log.error({ err }, 'request failed');
-    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode, ...(err instanceof UpstreamError ? err.transport : {}) }, error.message);
+    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode, ...(err instanceof UpstreamError ? err.transport : {}) }, error.logMessage ?? error.message);
+    closeIfBodyUnread(req, reply);
     sendError(reply, error, dialectOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {
     // A person who opens the gateway's address in a browser lands on the dashboard; API clients keep the typed 404.
     if ((req.method === 'GET' || req.method === 'HEAD') && req.url.split('?')[0] === '/' && prefersHtml(req.headers.accept)) return reply.redirect('/dashboard', 302);
     const error = new NotFoundError(`no route for ${req.method.slice(0, 16)} ${clientValue(redactUrl(req.url.split('?')[0]), 128)}`, 'route_not_found');
+    closeIfBodyUnread(req, reply);
     sendError(reply, error, dialectOf(req));
   });
 }
@@ -153,7 +172,8 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
       method: [...endpoint.method],
       url,
       config: { endpoint },
-      bodyLimit: endpoint.bodyLimit,
+      // A form is read as a stream by its own counters, not by fastify: its limit here is what it may declare.
+      bodyLimit: endpoint.multipart ? Math.max(endpoint.bodyLimit ?? 0, services.config.gateway.files.maxUploadBytes + FORM_ROOM_BYTES) : endpoint.bodyLimit,
       onRequest: authHook && tracing ? tracing.auth(authHook) : authHook,
       // Not async: one promise a request fewer (fastify answers a thrown error through the error handler all the same).
       handler: validate

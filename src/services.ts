@@ -12,7 +12,8 @@ import { Runtime } from './engine/runtime.js';
 import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
-import { Upstreams } from './engine/upstream.js';
+import { Upstreams, type UpstreamLog } from './engine/upstream.js';
+import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
@@ -29,6 +30,7 @@ import type { BlobStore } from './files/blob-store.js';
 import { openFileStore } from './files/service.js';
 import type { FileSettings } from './files/file-store.js';
 import { TaskRunner } from './tasks/runner.js';
+import { BatchRunner } from './batches/runner.js';
 import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './base/cluster-ipc.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
@@ -74,6 +76,8 @@ export interface Services {
   requestLogs: RequestLogWriter;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
   tasks: TaskRunner;
+  /** Runs the batches the gateway runs itself (src/batches/): their lines as ordinary calls, at a bounded rate per channel. */
+  batches: BatchRunner;
   /** Resolves a path from the config relative to storage.dataDir. */
   dataPath(path: string): string;
   /**
@@ -94,6 +98,8 @@ export interface ServiceOverrides {
   rateLimits?: RateLimiter;
   /** The meter's clock (Unix milliseconds): which budget period a reservation falls in. Tests move it across midnight. */
   now?: () => number;
+  /** Where the upstream client logs a key pool's entry revoked and back (default: the gateway's log, named "upstreams"). */
+  upstreamLog?: UpstreamLog;
 }
 
 export async function createServices(config: LoadedConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -102,7 +108,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
-  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now) });
+  const cooldowns = cooldownShareFor(cache);
+  const upstreamLog = overrides.upstreamLog ?? gatewayLogger({ level: config.gateway.server.logLevel, name: 'upstreams' });
+  const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns, upstreamLog) });
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const { blobs, files } = await openFileStore(config, database.db, dataPath);
@@ -136,11 +144,14 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     files,
     remote,
     tasks,
+    get batches() {
+      return batches;
+    },
     requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
     dataPath,
     async reload(options) {
       const next = await loadConfig(config.file, options);
-      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now) });
+      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog) });
       return next;
     },
     onClose: (fn) => closers.push(fn),
@@ -152,6 +163,23 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       await database.close();
     },
   };
+  const batches = new BatchRunner({
+    runtime,
+    db: database.db,
+    blobs,
+    files,
+    remote,
+    meter,
+    spend,
+    schemas: config.schemas,
+    now: services.now,
+    instanceId,
+    get config() {
+      return runtime.snapshot.config;
+    },
+    settleEntry: (id, entry) => spend.settle(id, entry, false),
+    log: gatewayLogger({ level: config.gateway.server.logLevel, name: 'batches' }),
+  });
   watchForMetrics(metrics, runtime, spend);
   await startBackground(services, closers, webhooks);
   return services;
@@ -168,16 +196,18 @@ async function keepHeartbeat(services: Services): Promise<void> {
  * in the order it must close.
  */
 async function startBackground(services: Services, closers: (() => Promise<void> | void)[], webhooks: WebhookDeliverer): Promise<void> {
-  const { blobs, remote, tasks, tracing } = services;
+  const { blobs, remote, tasks, batches, tracing } = services;
   services.onClose(() => blobs.close());
   // Registered first, so it runs last: spans of the work finished on close are exported too.
   if (tracing) closers.unshift(() => tracing.shutdown());
   services.onClose(() => remote.close());
   tasks.start();
+  batches.start();
   webhooks.start();
   // Closers run last-registered first: the runner and the webhook sender stop (and finish what they hold) before the stores close.
   services.onClose(() => webhooks.stop());
   services.onClose(() => tasks.stop());
+  services.onClose(() => batches.stop());
   await keepHeartbeat(services);
 }
 
@@ -223,6 +253,7 @@ function watchForMetrics(metrics: Metrics, runtime: Runtime, spend: SpendStore):
     metrics.scrapeWith(() => askPrimary<string>('metrics'));
   }
   metrics.watchCircuits(() => runtime.snapshot.upstreams.circuits());
+  metrics.watchKeys(() => runtime.snapshot.upstreams.keyStates());
   // Charges waiting for their batch are counted before a scrape: commit them, then let their settlements finish.
   metrics.onScrape(async () => {
     await spend.commitQueued?.();

@@ -52,6 +52,18 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['capability-kind', [`${fixtures}/capability-kind/channels/vendor.yaml:12:16 /models/1/reasoning model "judge" is of kind evaluation: "reasoning" says what a chat model accepts`]],
     ['unknown-operation', [`${fixtures}/unknown-operation/channels/vendor.yaml:3:20 /operations/1 protocol "openai-chat" has no operation "responses" (it has: chat)`]],
     [
+      'key-pools',
+      [
+        `${fixtures}/key-pools/channels/empty.yaml:4:14 /credentials must NOT have fewer than 1 items`,
+        `${fixtures}/key-pools/channels/weights.yaml:5:35 /credentials/0/weight must be > 0`,
+        `${fixtures}/key-pools/channels/weights.yaml:6:35 /credentials/1/weight must be > 0`,
+        `${fixtures}/key-pools/channels/weights.yaml:7:35 /credentials/2/weight must be number`,
+        `${fixtures}/key-pools/channels/both.yaml:5:1 /credentials a channel takes "credential" (one, or alternatives of which the first that is set serves) or "credentials" (a key pool, all serving), not both`,
+        `${fixtures}/key-pools/channels/single.yaml:6:3 /credential/weight field "weight" is for an entry of a key pool ("credentials")`,
+        `${fixtures}/key-pools/channels/single.yaml:7:3 /credential/baseUrl field "baseUrl" is for an entry of a key pool ("credentials")`,
+      ],
+    ],
+    [
       'credential-kinds',
       [
         `${fixtures}/credential-kinds/channels/cloud.yaml:6:5 /credential/0/scope field "scope" is not used by a credential of kind static`,
@@ -67,7 +79,7 @@ describe('check-config reports every error as file:line:col /pointer message', (
       ],
     ],
     ['protocol-extends', [`${fixtures}/protocol-extends/channels/protocols/variant.yaml:2:10 /extends unknown protocol "openai-chats" (known: openai-chat, variant)`]],
-    ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr"`]],
+    ['root-unknown-section', [`${fixtures}/root-unknown-section/config.yaml:7:1 /serverr unknown field "serverr" (did you mean "server"?)`]],
     [
       'task-operations',
       [

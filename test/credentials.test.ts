@@ -51,7 +51,12 @@ describe('oauth2-client-credentials (Entra ID shape)', () => {
   clientSecretEnv: ${secretEnv}
   scope: ${SCOPE}`;
     gw = await startGateway({
-      channels: { entra: channel('entra', `${upstream.url}/v1`, credential('CLIENT_SECRET')), wrong: channel('wrong', `${upstream.url}/v1`, credential('WRONG_SECRET')) },
+      channels: {
+        entra: channel('entra', `${upstream.url}/v1`, credential('CLIENT_SECRET')),
+        wrong: channel('wrong', `${upstream.url}/v1`, credential('WRONG_SECRET')),
+        // The same credential (so the same token cache) on a channel whose calls have 300 ms.
+        hasty: channel('hasty', `${upstream.url}/v1`, credential('CLIENT_SECRET')).replace('models:', 'timeouts: { deadlineMs: 300 }\nmodels:'),
+      },
       env: { TOKEN_HOST: tokens.url, TENANT: 'tenant-1', CLIENT_ID: 'client-1', CLIENT_SECRET, WRONG_SECRET: 'not-the-secret' },
       overrides: { now: clock.now },
       logger: logs.logger,
@@ -95,6 +100,22 @@ describe('oauth2-client-credentials (Entra ID shape)', () => {
     await expect.poll(() => tokens.requests.length).toBe(1);
     release();
     expect((await Promise.all(answers)).map((r) => r.statusCode)).toEqual(Array(8).fill(200));
+    expect(tokens.requests).toHaveLength(1);
+  });
+
+  it("answers a hanging token endpoint with the call's 504 at the request's deadline, and the fetch serves the requests after it", async () => {
+    clock.advance(tokens.lifetimeSeconds * 1000);
+    tokens.requests.length = 0;
+    const release = tokens.hold();
+    try {
+      const res = await chat(gw, 'hasty-chat');
+      expect(res.statusCode).toBe(504);
+      expect(res.json().error).toMatchObject({ code: 'upstream_timeout', message: 'channel "hasty" did not finish within its deadline' });
+    } finally {
+      release();
+    }
+    // The fetch the hasty request gave up on went on under its own limit: its token serves the next request.
+    expect((await chat(gw, 'entra-chat')).statusCode).toBe(200);
     expect(tokens.requests).toHaveLength(1);
   });
 

@@ -13,7 +13,7 @@ export const LAYERS = [
   ['config', 'net', 'http'],
   ['store'],
   ['engine', 'billing', 'auth', 'files', 'request-logs'],
-  ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'webhooks', 'compile'],
+  ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile'],
   ['endpoints', 'admin', 'dashboard'],
   ['root'],
   ['cli'],

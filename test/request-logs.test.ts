@@ -1,9 +1,10 @@
 // Request logs through HTTP: a mix of requests (two keys, two models, a 400, an upstream 500, a stream, a Messages call)
 // listed by the admin API, the dashboard's Logs page and its CSV export as the clients saw them, workspace by workspace;
-// bodies only where capture is on, never a key.
+// bodies only where capture is on, never a key or any other secret (by name or by shape).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newAdminToken } from '../src/admin/auth.js';
 import { issueApiKey, type IssuedKey } from '../src/auth/keys.js';
+import { readBodies } from '../src/request-logs/bodies.js';
 import { sweepRequestLogs } from '../src/request-logs/sweeper.js';
 import { commands as auditCommands } from '../src/cli/admin/audit.js';
 import { adminApi, type AdminApi } from './kit/admin-api.js';
@@ -287,9 +288,68 @@ describe('bodies', () => {
     expect(csv.html).not.toContain(captureKey.key);
   });
 
+  it('keep no secret by name or by shape, at any depth and in any case, while usage fields stay', async () => {
+    const other = await issueApiKey(gw.services.db, captureWs, { name: 'another' });
+    const secrets = {
+      aws: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      session: 'FwoGZXIvYXdzEBYaDH-session-token-value',
+      nested: 'sk-proj-nested0123456789abcdefABCDEF',
+      password: 'correct-horse-battery-staple',
+      bearer: 'lowercase.bearer.token.7781',
+      akia: 'akiaiosfodnn7example',
+      upper: 'SK-UPPERCASEKEY0123456789ABCDEF',
+      header: 'header-secret-value-5512',
+      answered: 'sk-live-ANSWERED0123456789abcdef',
+      answeredField: 'answer-field-secret-9931',
+    };
+    // The upstream's answer carries secrets too: a secret-named field, and a key in the text.
+    fake.route((req, res) => {
+      if ((req.body as { user?: string } | undefined)?.user !== other.key) return false;
+      const answer = { id: 'chatcmpl-secret', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: `use ${secrets.answered}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }, service_credentials: secrets.answeredField };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      return true;
+    });
+    const body = {
+      model: 'fake-chat',
+      max_tokens: 16,
+      user: other.key,
+      metadata: { openai_api_key: secrets.nested, aws_secret_access_key: secrets.aws, input_tokens: '12', promptTokenCount: '3' },
+      messages: [{ role: 'user', content: `call it with bearer ${secrets.bearer}, key id ${secrets.akia}, and ${secrets.upper}` }],
+      tools: [{ type: 'function', function: { name: 'sign_in', parameters: { type: 'object', properties: { login: { type: 'object', properties: { sessionToken: { type: 'string', default: secrets.session }, Password: { type: 'string', default: secrets.password } } } } } } }],
+    };
+    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${captureKey.key}`, 'content-type': 'application/json', 'x-upstream-secret': secrets.header }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    await res.text();
+    const requestId = res.headers.get('x-request-id')!;
+    let row: { id: string; request_id: string } | undefined;
+    for (let i = 0; i < 200 && !row; i++) {
+      await gw.services.spend.commitQueued?.();
+      row = (await api('GET', `/workspaces/${captureWs.id}/requests`)).body.data.find((r: { request_id: string }) => r.request_id === requestId);
+      if (!row) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const stored = JSON.stringify(await readBodies(gw.services.blobs, `${captureWs.id}/${row!.id}`));
+    await addUser(gw.services, 'capture-admin@example.com', [[captureWs, 'admin']]);
+    const client = new DashboardClient(gw.url);
+    await client.signIn('capture-admin@example.com');
+    const page = await client.get(`/dashboard/logs/${row!.id}`);
+    expect(page.status).toBe(200);
+    const csv = await client.get('/dashboard/logs.csv');
+    expect(csv.html).toContain(requestId);
+    for (const [where, text] of Object.entries({ stored, page: page.html, csv: csv.html })) {
+      for (const secret of [...Object.values(secrets), other.key, captureKey.key]) expect(text, `${where}: ${secret}`).not.toContain(secret);
+    }
+    // What a name match must not eat: counts named after tokens, and the rest of the request.
+    const request = JSON.parse(JSON.parse(stored).request.body);
+    expect(request).toMatchObject({ model: 'fake-chat', max_tokens: 16, user: '[REDACTED]', metadata: { openai_api_key: '[REDACTED]', aws_secret_access_key: '[REDACTED]', input_tokens: '12', promptTokenCount: '3' } });
+    expect(request.messages[0].content).toBe('call it with bearer [REDACTED], key id [REDACTED], and [REDACTED]');
+    expect(request.tools[0].function.parameters.properties.login.properties).toEqual({ sessionToken: '[REDACTED]', Password: '[REDACTED]' });
+    expect(JSON.parse(stored).request.headers['x-upstream-secret']).toBe('[REDACTED]');
+    expect(JSON.parse(JSON.parse(stored).response.body)).toMatchObject({ choices: [{ message: { content: 'use [REDACTED]' } }], usage: { prompt_tokens: 12, completion_tokens: 7 } });
+  });
+
   it('expire with their row after retentionDays', async () => {
     const before = (await api('GET', `/workspaces/${captureWs.id}/requests`)).body.data;
-    expect(before).toHaveLength(1);
+    expect(before).toHaveLength(2);
     const key = `${captureWs.id}/${before[0].id}`;
     expect(await gw.services.blobs.stat(key)).toBeDefined();
     const counted = () => gw.services.db.selectFrom('request_log_counts').selectAll().orderBy('workspace_id').execute();
@@ -300,7 +360,7 @@ describe('bodies', () => {
     // Each workspace's kept count is its rows, before the sweep and after it (what /metrics reads).
     expect((await counted()).map((c) => ({ ...c, row_count: Number(c.row_count) }))).toEqual(await counts());
     const removed = await sweepRequestLogs(gw.services, Date.now() + 31 * 86_400_000);
-    expect(removed).toBeGreaterThanOrEqual(7);
+    expect(removed).toBeGreaterThanOrEqual(8);
     expect((await counted()).every((c) => Number(c.row_count) === 0)).toBe(true);
     expect(await counts()).toEqual([]);
     expect((await api('GET', `/workspaces/${captureWs.id}/requests`)).body.data).toHaveLength(0);

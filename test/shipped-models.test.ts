@@ -46,11 +46,10 @@ describe('the shipped models', () => {
     for (const id of newer) expect(known.has(id), `${id} is in ChatModel now: drop it from the list above`).toBe(false);
   });
 
-  // claude-sonnet-4-5-20250929, Claude Code's former default, reached its end of life on 2026-11-30 and is unknown now.
   it("keep Claude Code's default ids reachable, as aliases of the Anthropic models, while Anthropic serves them", async () => {
     const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: { ANTHROPIC_API_KEY: 'k' } });
     const now = Date.now();
-    for (const id of ['claude-haiku-4-5-20251001']) {
+    for (const id of ['claude-haiku-4-5-20251001', 'claude-sonnet-4-5-20250929']) {
       const model = config.models.get(config.aliases.get(id)!)![0].model;
       if (model.retiresAt && now >= Date.parse(model.retiresAt)) continue;
       expect(resolveModel(config, id, 'chat', () => now)[0].channel.id).toBe('anthropic');

@@ -35,7 +35,7 @@ export const requestLogPaths = {
 export const requestLogSchemas = {
   RequestLog: {
     type: 'object',
-    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured'],
+    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured', 'attempts'],
     additionalProperties: false,
     properties: {
       id: { type: 'string', description: 'The row id (log_...): ids sort by arrival.' },
@@ -61,6 +61,22 @@ export const requestLogSchemas = {
       currency: { type: 'string' },
       trace_id: { type: ['string', 'null'], description: 'The OpenTelemetry trace id, when tracing is on.' },
       bodies_captured: { type: 'boolean', description: 'Whether the bodies were stored (requestLogs.captureBodies); shown on the dashboard.' },
+      attempts: {
+        type: ['array', 'null'],
+        description: 'A routed request’s attempts at its targets, in order (docs/routing.md): the last with a status below 400 answered and is the one charged. Null when the request was not routed.',
+        items: {
+          type: 'object',
+          required: ['channel', 'model', 'status', 'latency_ms', 'cost'],
+          additionalProperties: false,
+          properties: {
+            channel: { type: 'string' },
+            model: { type: 'string' },
+            status: { type: 'integer', description: 'The upstream’s status, or the gateway’s for a failure with none (502, 504; 400 for a target whose mapping refused the request).' },
+            latency_ms: { type: 'integer', description: 'Time to the attempt’s answer head, or to its failure.' },
+            cost: { type: 'number', description: 'What the attempt was charged, in the row’s currency.' },
+          },
+        },
+      },
     },
   },
   RequestLogPage: {

@@ -8,6 +8,8 @@ export interface ErrorDetails {
   anthropicType?: string;
   /** The status on Anthropic-dialect routes, when it differs (an upstream overload is 529 there, 503 elsewhere). */
   anthropicStatus?: number;
+  /** What the operator's log says instead of the message: a detail no client should read (variable names, file paths). */
+  logMessage?: string;
 }
 
 export class GatewayError extends Error {
@@ -21,6 +23,7 @@ export class GatewayError extends Error {
   readonly extra: Record<string, unknown>;
   readonly anthropicType?: string;
   readonly anthropicStatus?: number;
+  readonly logMessage?: string;
   /** The upstream's HTTP status when this error reports an upstream answer (the task poller tells 404 from 429 and 5xx by it); never shown. */
   upstreamStatus?: number;
 
@@ -36,6 +39,7 @@ export class GatewayError extends Error {
     this.extra = details.extra ?? {};
     this.anthropicType = details.anthropicType;
     this.anthropicStatus = details.anthropicStatus;
+    this.logMessage = details.logMessage;
   }
 
   /** The HTTP status in a dialect: the same everywhere unless the error says otherwise for Anthropic's. */
@@ -49,6 +53,16 @@ export class ConfigError extends GatewayError {
   constructor(problems: string[]) {
     super('config_invalid', 500, 'server_error', `config has ${problems.length} error(s):\n${problems.join('\n')}`, {}, false);
     this.problems = problems;
+  }
+}
+
+/**
+ * An operator's mistake found while serving (files that disagree, which check-config could not see): a 500 naming the
+ * config, never the client's 400. Its message names channels, protocols and endpoints, never values.
+ */
+export class ConfigMismatchError extends GatewayError {
+  constructor(message: string) {
+    super('config_mismatch', 500, 'server_error', `the gateway's config is inconsistent: ${message}; the operator must correct it (npm run check-config)`);
   }
 }
 
@@ -101,15 +115,25 @@ export class RateLimitError extends GatewayError {
 }
 
 export class ChannelUnavailableError extends GatewayError {
-  /** `retryAfterSeconds`: when the channel is known to be tried again (an open circuit's next probe). */
-  constructor(message: string, retryAfterSeconds?: number) {
-    super('channel_unavailable', 503, 'server_error', message, retryAfterSeconds ? { headers: { 'retry-after': String(retryAfterSeconds) } } : {});
+  /** `retryAfterSeconds`: when the channel is known to be tried again (an open circuit's next probe); `logMessage`: the operator's detail. */
+  constructor(message: string, retryAfterSeconds?: number, logMessage?: string) {
+    super('channel_unavailable', 503, 'server_error', message, { logMessage, ...(retryAfterSeconds ? { headers: { 'retry-after': String(retryAfterSeconds) } } : {}) });
   }
+}
+
+/**
+ * A disabled channel, as a client sees it: not configured. Why (the variables unset, the file that disables it) is the
+ * operator's business: the log line and /readyz say it, the answer does not.
+ */
+export function channelNotConfigured(channelId: string, reason: string): ChannelUnavailableError {
+  return new ChannelUnavailableError(`channel "${channelId}" is not configured on this gateway`, undefined, reason);
 }
 
 export class UpstreamError extends GatewayError {
   /** For the operator's log, never the client: the address that could not be reached and the system's error code. */
   transport?: { address?: string; errno?: string };
+  /** True when the request never reached the upstream (refused, unreachable or timed out while connecting): safe to send elsewhere. */
+  nothingSent = false;
 
   constructor(message: string, statusCode = 502, code = 'upstream_error') {
     super(code, statusCode, 'upstream_error', message);
@@ -192,7 +216,7 @@ export function boundedError(err: GatewayError): GatewayError {
   const param = err.param;
   if (err.message.length <= MESSAGE_LIMIT && (param === null || param.length <= PARAM_LIMIT)) return err;
   const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
-  const bounded = new GatewayError(err.code, err.statusCode, err.type, cut(err.message, MESSAGE_LIMIT), { param: param === null ? null : cut(param, PARAM_LIMIT), headers: err.headers, extra: err.extra, anthropicType: err.anthropicType, anthropicStatus: err.anthropicStatus }, err.expose);
+  const bounded = new GatewayError(err.code, err.statusCode, err.type, cut(err.message, MESSAGE_LIMIT), { param: param === null ? null : cut(param, PARAM_LIMIT), headers: err.headers, extra: err.extra, anthropicType: err.anthropicType, anthropicStatus: err.anthropicStatus, logMessage: err.logMessage }, err.expose);
   bounded.stack = err.stack;
   return bounded;
 }

@@ -139,6 +139,15 @@ export class Metrics {
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     this.registry,
   );
+  private readonly routeAttempts = countedCounter(this.registry, 'gateway_route_attempts_total', 'Attempts at route targets (channel/model), by outcome: answered, failed, skipped', ['route', 'target', 'outcome']);
+  private readonly routeCooldowns = countedCounter(this.registry, 'gateway_route_cooldowns_total', 'Times a route target was cooled (skipped for cooldown.seconds)', ['route', 'target']);
+  private readonly routeLatency = new BucketedHistogram(
+    'gateway_route_target_latency_seconds',
+    'Time to a route target answer head (for a stream, its first byte), answered or failed',
+    ['route', 'target'],
+    [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    this.registry,
+  );
   private readonly tokens = countedCounter(this.registry, 'gateway_tokens_total', 'Tokens billed, by model and direction', ['model', 'direction']);
   private readonly cost = countedCounter(this.registry, 'gateway_cost_micros_total', 'Cost billed in micro-units, by model and currency', ['model', 'currency']);
   readonly overage = new Counter({
@@ -147,6 +156,9 @@ export class Metrics {
     labelNames: ['model', 'channel'],
     registers: [this.registry],
   });
+
+  private readonly keyAttempts = countedCounter(this.registry, 'gateway_upstream_key_requests_total', "Upstream calls by key pool entry (the variable naming it, never its value) and status", ['channel', 'key', 'status']);
+  private readonly keyRests = countedCounter(this.registry, 'gateway_upstream_key_rests_total', 'Times a key pool entry was set to rest after the upstream refused it, by why: cooling (429) or revoked (401)', ['channel', 'key', 'reason']);
 
   readonly retries = new Counter({ name: 'gateway_upstream_retries_total', help: 'Upstream calls sent again (connection failure, 429, 5xx), by channel', labelNames: ['channel'], registers: [this.registry] });
 
@@ -211,6 +223,46 @@ export class Metrics {
   /** Times an upstream call to its response headers. */
   observeUpstream(channel: string, status: number, seconds: number): void {
     this.upstreamLatency.record(this.upstreamLatency.at(channel, statusText(status)), seconds);
+  }
+
+  /** Counts an upstream call made with a key pool's entry. */
+  countKeyAttempt(channel: string, key: string, status: number): void {
+    this.keyAttempts.at(channel, key, statusText(status)).value++;
+  }
+
+  /** Counts a key pool entry set to rest. */
+  countKeyRest(channel: string, key: string, reason: 'cooling' | 'revoked'): void {
+    this.keyRests.at(channel, key, reason).value++;
+  }
+
+  /** Reads key pool entries' states when /metrics is scraped. */
+  watchKeys(read: () => Record<string, Record<string, string>>): void {
+    const level: Record<string, number> = { serving: 0, cooling: 0.5, revoked: 1 };
+    new Gauge({
+      name: 'gateway_upstream_key_resting',
+      help: 'A key pool entry: 0 serving, 0.5 resting after a 429, 1 resting as revoked (401) until it serves again',
+      labelNames: ['channel', 'key'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [channel, keys] of Object.entries(read())) for (const [key, state] of Object.entries(keys)) this.set({ channel, key }, level[state] ?? 0);
+      },
+    });
+  }
+
+  /** One attempt at a route's target: `answered`, `failed` (moved on or answered the failure) or `skipped` (cooling, or its mapping refused the request). */
+  countRouteAttempt(route: string, target: string, outcome: 'answered' | 'failed' | 'skipped'): void {
+    this.routeAttempts.at(route, target, outcome).value++;
+  }
+
+  /** A route's target cooled (its failures within the window reached the route's cooldown.failures). */
+  countRouteCooldown(route: string, target: string): void {
+    this.routeCooldowns.at(route, target).value++;
+  }
+
+  /** Time to a route target's answer head (what the latency strategy averages). */
+  observeRouteTarget(route: string, target: string, seconds: number): void {
+    this.routeLatency.record(this.routeLatency.at(route, target), seconds);
   }
 
   /** Counts an answered request (the onResponse hook). */

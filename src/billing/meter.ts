@@ -59,7 +59,8 @@ class ReservedCharge implements Charge {
       request_id: ref.requestId,
       workspace_id: ref.workspaceId,
       key_id: ref.keyId,
-      model: ref.model,
+      // The model that served (a route's failover may land on another model than the one reserved for).
+      model: served?.model.id ?? ref.model,
       channel: served?.channel.id ?? ref.channel,
       kind: ref.kind,
       input_tokens: s.inputTokens ?? 0,

@@ -29,6 +29,7 @@ const named: Record<string, string> = {
   'protocol-tasks': 'ProtocolTasks',
   translation: 'TranslationSchema',
   catalogue: 'Catalogue',
+  route: 'RouteFile',
 };
 /** Named `$defs` inside a schema, by `<$id>/<def>`. */
 const namedDefs: Record<string, string> = { 'protocol/answerMedia': 'AnswerMedia', 'protocol/eventMedia': 'EventMedia', 'protocol-tasks/task': 'TaskSpec' };

@@ -8,6 +8,7 @@ import { deepFreeze } from '../config/load.js';
 import { Problems } from '../config/problems.js';
 import { readConfigFiles } from '../config/read.js';
 import { routeConfig } from '../config/route.js';
+import { buildRoutes } from '../config/routes.js';
 import { createSchemaRegistry } from '../config/schemas.js';
 import { validateConfig, type ValidatedConfig } from '../config/validate.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
@@ -47,10 +48,11 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   checkModelIds(checked, problems, warnings, options.now ?? Date.now());
   compileMappings(templates, valid, checked.protocols, checked.rejected, problems, warnings);
   const routes = routeConfig(checked, env, warnings);
+  const routeNodes = buildRoutes(valid.routes, routes, problems);
 
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
   // A scope the catalogue declares can be given to keys once a config declaring it has loaded.
   declareScopes(routes.endpoints.map((e) => e.scope));
-  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, templates, schemas, warnings };
+  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, templates, schemas, warnings };
   return deepFreeze(config, new Set<unknown>([templates, schemas]));
 }

@@ -30,10 +30,13 @@ export function credentialsOf(credential: ChannelCredential | ChannelCredential[
   return Array.isArray(credential) ? credential : [credential];
 }
 
-/** Reports each field a credential has that its kind does not take (pointer relative to the credential). */
-export function foreignCredentialFields(credential: ChannelCredential): string[] {
+/** Fields only an entry of a key pool (`credentials`) takes. */
+const poolFields = ['weight', 'baseUrl'] as const;
+
+/** Reports each field a credential has that its kind does not take, or that only a key pool's entry takes (pointer relative to the credential). */
+export function foreignCredentialFields(credential: ChannelCredential, inPool = false): string[] {
   const kind = credential.kind ?? 'static';
-  const allowed = new Set<string>(['kind', 'requiresEnv', ...fieldsOf[kind]]);
+  const allowed = new Set<string>(['kind', 'requiresEnv', ...fieldsOf[kind], ...(inPool ? poolFields : [])]);
   return Object.keys(credential).filter((field) => !allowed.has(field));
 }
 
@@ -42,6 +45,9 @@ function requiredVariables(credential: ChannelCredential): string[] {
   const named = [credential.env, credential.secretEnv, credential.clientIdEnv, credential.clientSecretEnv, credential.keyFileEnv, credential.regionEnv, credential.accessKeyIdEnv, credential.secretAccessKeyEnv];
   return [...(credential.requiresEnv ?? []), ...named.filter((name): name is string => !!name)];
 }
+
+/** The variable that names a credential for people (its key's, its client id's, its key file's): never a secret's value. */
+const identifyingVariable = (credential: ChannelCredential) => credential.env ?? credential.clientIdEnv ?? credential.keyFileEnv ?? credential.accessKeyIdEnv;
 
 /** A choice that failed says why; `missing` names the unset variables when that is why (for the one-line summary). */
 export type CredentialChoice = { resolved: ResolvedCredential } | { problem: string; missing?: string };
@@ -58,6 +64,43 @@ export function chooseCredential(alternatives: ChannelCredential[], env: NodeJS.
   if (alternatives.length === 1) return { problem: `environment variable ${unset[0][0]} is not set`, missing: unset[0][0] };
   const missing = unset.map((names) => names.join(', ')).join('; or ');
   return { problem: `none of its credentials has its variables set (set ${missing})`, missing };
+}
+
+/** One entry of a key pool as the engine uses it: its credential read in, its share, and where its requests go. */
+export interface PoolEntry {
+  /** What logs, /readyz and /metrics call the entry: the variable it is named by (its key's), never a value. */
+  label: string;
+  weight: number;
+  /** Its own base URL, instead of the channel's. */
+  baseUrl?: string;
+  auth: ResolvedCredential;
+}
+
+/** A key pool read from the environment: the entries that serve, and the names of the variables each other entry lacks. */
+export interface PoolChoice {
+  entries: PoolEntry[];
+  /** One item per entry that cannot serve for want of variables: their names, comma-separated. */
+  missing: string[];
+  /** Why an entry whose variables are set cannot serve (a key file that cannot be read), one line each. */
+  problems: string[];
+}
+
+/** Every entry of a key pool whose variables are all set, read in; the others named by what they lack. */
+export function choosePool(entries: ChannelCredential[], env: NodeJS.ProcessEnv): PoolChoice {
+  const chosen: PoolChoice = { entries: [], missing: [], problems: [] };
+  const labels = new Set<string>();
+  entries.forEach((credential, index) => {
+    const unset = requiredVariables(credential).filter((name) => !env[name]);
+    if (unset.length) return void chosen.missing.push(unset.join(', '));
+    const choice = resolve(credential, env);
+    if ('problem' in choice) return void chosen.problems.push(`credentials/${index}: ${choice.problem}`);
+    // Two entries named by one variable (one key file at two scopes, say) are told apart by their place.
+    let label = identifyingVariable(credential) ?? String(index);
+    if (labels.has(label)) label = `${label}#${index}`;
+    labels.add(label);
+    chosen.entries.push({ label, weight: credential.weight ?? 1, baseUrl: credential.baseUrl, auth: choice.resolved });
+  });
+  return chosen;
 }
 
 function resolve(credential: ChannelCredential, env: NodeJS.ProcessEnv): CredentialChoice {

@@ -5,6 +5,7 @@
 import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
 import { credentialsOf, foreignCredentialFields } from './credentials.js';
+import { checkPipelineOperations } from './cross-check-operations.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
@@ -154,18 +155,27 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
   });
 }
 
-/** Each credential takes only its kind's fields; a static one needs a header to go in, its own or its protocol's. */
+/**
+ * Each credential takes only its kind's fields (and a key pool's entry its weight and base URL); a static one needs a
+ * header to go in, its own or its protocol's. A channel has one credential (or alternatives) or a key pool, not both.
+ */
 function checkCredentials(channel: ChannelConfig, source: YamlSource, protocol: ProtocolConfig | undefined, problems: Problems): void {
-  const alternatives = credentialsOf(channel.credential);
-  alternatives.forEach((credential, index) => {
-    const pointer = Array.isArray(channel.credential) ? `/credential/${index}` : '/credential';
+  if (channel.credential && channel.credentials) problems.add(source, '/credentials', 'a channel takes "credential" (one, or alternatives of which the first that is set serves) or "credentials" (a key pool, all serving), not both', 'credentials');
+  const listed = [
+    ...credentialsOf(channel.credential).map((credential, index) => ({ credential, pointer: Array.isArray(channel.credential) ? `/credential/${index}` : '/credential', inPool: false })),
+    ...(channel.credentials ?? []).map((credential, index) => ({ credential, pointer: `/credentials/${index}`, inPool: true })),
+  ];
+  for (const { credential, pointer, inPool } of listed) {
     const kind = credential.kind ?? 'static';
-    for (const field of foreignCredentialFields(credential)) problems.add(source, `${pointer}/${field}`, `field "${field}" is not used by a credential of kind ${kind}`, field);
+    for (const field of foreignCredentialFields(credential, inPool)) {
+      const why = field === 'weight' || field === 'baseUrl' ? `field "${field}" is for an entry of a key pool ("credentials")` : `field "${field}" is not used by a credential of kind ${kind}`;
+      problems.add(source, `${pointer}/${field}`, why, field);
+    }
     if (kind === 'static' && protocol && !protocol.auth && !credential.header) {
       problems.add(source, pointer, `protocol "${protocol.id}" declares no auth header: a static credential on it needs its own "header" and "value"`);
     }
     if (credential.header && !credential.value && kind === 'static' && !protocol?.auth) problems.add(source, `${pointer}/header`, 'a static credential with its own "header" needs a "value" too');
-  });
+  }
 }
 
 /** Caps and spent totals are kept in one currency, so every price must use it. */
@@ -224,5 +234,6 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   checkModelOwners(channels, problems);
   const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
   checkModelKinds(channels, endpoints, problems);
+  checkPipelineOperations(valid.catalogue, channels, known.protocols, problems);
   return { gateway: valid.root.value, ...known, channels, endpoints };
 }

@@ -1,8 +1,9 @@
 // The read stage: the config file and every file it leads to (protocols, channels, the endpoint catalogue), parsed with positions.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../base/errors.js';
 import { interpolateValue } from './env.js';
+import { readJsonFile } from './json-source.js';
 import type { Problems } from './problems.js';
 import { displayPath, readYamlSource, type YamlSource } from './yaml-source.js';
 
@@ -18,6 +19,8 @@ export interface ConfigSources {
   protocols: YamlSource[];
   channels: YamlSource[];
   catalogue: YamlSource[];
+  /** Route files (routes.dir): public model ids and the targets that serve them. */
+  routes: YamlSource[];
   /** The operator's JSON Schemas (endpoints.schemasDir), each file's path and parsed value, or why it could not be read. */
   schemas: { file: string; value?: unknown; problem?: string }[];
 }
@@ -45,6 +48,12 @@ function folders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { c
   return { channelsDir, protocolsDir };
 }
 
+/** Where route files are, as the config file says (./routes beside it by default). */
+function routesFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string {
+  const section = interpolateValue((root.value as { routes?: unknown } | undefined)?.routes, env) as { dir?: unknown } | undefined;
+  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './routes');
+}
+
 /** The operator's extra catalogue and schema folders (endpoints.catalogueDir, endpoints.schemasDir), when the config names them. */
 function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { catalogueDir?: string; schemasDir?: string } {
   const section = interpolateValue((root.value as { endpoints?: unknown } | undefined)?.endpoints, env) as { catalogueDir?: unknown; schemasDir?: unknown } | undefined;
@@ -52,14 +61,6 @@ function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessE
     catalogueDir: typeof section?.catalogueDir === 'string' ? resolve(baseDir, section.catalogueDir) : undefined,
     schemasDir: typeof section?.schemasDir === 'string' ? resolve(baseDir, section.schemasDir) : undefined,
   };
-}
-
-function readJson(file: string): { file: string; value?: unknown; problem?: string } {
-  try {
-    return { file, value: JSON.parse(readFileSync(file, 'utf8')) };
-  } catch (err) {
-    return { file, problem: `not a JSON file: ${(err as Error).message.split('\n')[0]}` };
-  }
 }
 
 /** The endpoint catalogue's files: the shipped ones, then the operator's (endpoints.catalogueDir). */
@@ -98,6 +99,7 @@ export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: 
     protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
     channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
     catalogue: catalogueFiles(operator).map((path) => read(path, problems)),
-    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJson) : [],
+    routes: yamlFiles(routesFolder(root, baseDir, env)).map((path) => read(path, problems)),
+    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJsonFile) : [],
   };
 }

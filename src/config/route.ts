@@ -1,7 +1,8 @@
 // The route stage: credentials read from the environment (a channel without them is disabled, with a warning), each model id
 // routed to the channels that serve it in fallback order, and the endpoint list (the catalogue plus task family routes).
 import type { CheckedFiles } from './cross-check.js';
-import { chooseCredential, credentialsOf, secretValuesOf } from './credentials.js';
+import { chooseCredential, choosePool, credentialsOf, secretValuesOf } from './credentials.js';
+import type { PoolEntry } from './credentials.js';
 import type { ChannelConfig, EndpointConfig, ModelRoute, ProtocolConfig, TaskSpec } from './types.js';
 import { displayPath } from './yaml-source.js';
 
@@ -21,7 +22,7 @@ function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warn
   const disable = (reason: string) => (channel.disabledReason = `channel "${channel.id}" is disabled: ${reason}`);
   const unset = (channel.requiresEnv ?? []).filter((name) => !env[name]);
   const alternatives = credentialsOf(channel.credential);
-  const choice = alternatives.length ? chooseCredential(alternatives, env) : undefined;
+  const choice = alternatives.length ? chooseCredential(alternatives, env) : channel.credentials ? poolChoice(channel, env, warnings) : undefined;
   let missing: string | undefined;
   if (unset.length) {
     disable(unset.length === 1 ? `environment variable ${unset[0]} is not set` : `environment variables ${unset.join(', ')} are not set`);
@@ -30,6 +31,9 @@ function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warn
     disable(choice.problem);
     if (choice.missing) missing = choice.missing;
     else warnings.push(`${displayPath(channel.file)}: ${channel.disabledReason}`);
+  } else if (choice && 'pool' in choice) {
+    channel.keyPool = choice.pool;
+    channel.secretValues = choice.pool.flatMap((entry) => secretValuesOf(entry.auth));
   } else if (choice) {
     channel.auth = choice.resolved;
     channel.secretValues = secretValuesOf(choice.resolved);
@@ -40,6 +44,19 @@ function resolveCredentials(channel: ChannelConfig, env: NodeJS.ProcessEnv, warn
   }
   if (!channel.enabled) channel.disabledReason ??= `channel "${channel.id}" is disabled in ${displayPath(channel.file)}`;
   return missing;
+}
+
+/**
+ * A key pool's entries that serve; the ones that cannot are named on the startup log (variables only) and kept for
+ * /readyz. A pool none of whose entries serves is a problem, like a credential whose variables are not set.
+ */
+function poolChoice(channel: ChannelConfig, env: NodeJS.ProcessEnv, warnings: string[]): { pool: PoolEntry[] } | { problem: string; missing?: string } {
+  const { entries, missing, problems } = choosePool(channel.credentials!, env);
+  channel.missingKeys = missing;
+  for (const problem of problems) warnings.push(`${displayPath(channel.file)}: channel "${channel.id}" key pool entry ${problem}`);
+  if (!entries.length) return missing.length ? { problem: `none of its pool's credentials has its variables set (set ${missing.join('; or ')})`, missing: missing.join('; or ') } : { problem: 'none of its pool\'s credentials can serve' };
+  if (missing.length) warnings.push(`${displayPath(channel.file)}: channel "${channel.id}" serves with ${entries.length} of ${channel.credentials!.length} keys; not set: ${missing.join('; ')}`);
+  return { pool: entries };
 }
 
 /** One line for every channel disabled by a missing variable (a first start has a score of them; one warning each buries the rest). */

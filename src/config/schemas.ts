@@ -1,11 +1,15 @@
 // Loads every JSON Schema under schemas/ into one strict Ajv, with a `liquid` keyword that has text templates parsed while validating,
 // a `path` keyword for Liquid paths (`"{{ answer.usage }}"`, src/config/paths.ts) and a `mapping` keyword that collects
 // structural mappings (with the names in their scope) for the compile stage.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { closest, distance } from 'fastest-levenshtein';
+import { ConfigError } from '../base/errors.js';
+import { readJsonFile } from './json-source.js';
 import { parsePath } from './paths.js';
+import { displayPath } from './yaml-source.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -103,9 +107,12 @@ function addMappingKeyword(ajv: Ajv): void {
 /** Adds every schema under schemas/ and the `config` schema made of the config sections; returns those sections' ids. */
 function addSchemas(ajv: Ajv): string[] {
   const configSections: string[] = [];
-  for (const file of walk(schemasDir).sort()) {
-    const schema = JSON.parse(readFileSync(file, 'utf8')) as { $id?: string };
-    if (!schema.$id) throw new Error(`${relative(process.cwd(), file)}: schema has no $id`);
+  const read = walk(schemasDir).sort().map(readJsonFile);
+  const broken = read.flatMap(({ problem }) => (problem ? [problem] : []));
+  if (broken.length) throw new ConfigError(broken);
+  for (const { file, value } of read) {
+    const schema = value as { $id?: string };
+    if (!schema.$id) throw new ConfigError([`${displayPath(file)}:1:1 / the schema has no "$id"`]);
     ajv.addSchema(schema);
     if (schema.$id.startsWith('config/')) configSections.push(schema.$id);
   }
@@ -120,7 +127,8 @@ function addSchemas(ajv: Ajv): string[] {
 
 /** A strict Ajv with the gateway's keywords and every schema under schemas/. */
 function newAjv(): { ajv: Ajv; configSections: string[] } {
-  const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true });
+  // verbose: an error carries the schema it failed (an unknown field's siblings, for a "did you mean").
+  const ajv = new Ajv({ strict: true, allErrors: true, useDefaults: true, allowUnionTypes: true, verbose: true });
   addFormats(ajv);
   addLiquidKeyword(ajv);
   addPathKeyword(ajv);
@@ -184,13 +192,24 @@ export function createSchemaRegistry(templates: TextTemplates, options: { ownSch
   };
 }
 
+/** The known name `name` is most likely a misspelling of: the nearest by edit distance, ignoring case, if near enough. */
+export function nearestName(name: string, known: readonly string[]): string | undefined {
+  if (!known.length) return undefined;
+  const lower = name.toLowerCase();
+  const near = closest(lower, known.map((k) => k.toLowerCase()));
+  // A third of the name's letters may be wrong (at least one, at most three): "baseURL", "baseUlr", "modles".
+  const allowed = Math.min(3, Math.max(1, Math.floor(name.length / 3)));
+  return distance(lower, near) <= allowed ? known.find((k) => k.toLowerCase() === near) : undefined;
+}
+
 /** Renders an Ajv error as `/pointer message`, pointing at an offending extra property where there is one. */
 export function describeAjvError(error: ErrorObject): { pointer: string; key?: string; message: string } {
   const pointer = error.instancePath;
   switch (error.keyword) {
     case 'additionalProperties': {
       const key = String(error.params.additionalProperty);
-      return { pointer: `${pointer}/${key}`, key, message: `unknown field "${key}"` };
+      const near = nearestName(key, Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {}));
+      return { pointer: `${pointer}/${key}`, key, message: `unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}` };
     }
     case 'required':
       return { pointer, message: `missing required field "${error.params.missingProperty}"` };

@@ -1,8 +1,8 @@
 // The shapes of a validated, cross-checked and routed gateway config.
 import type { SchemaRegistry } from './schemas.js';
 
-import type { ResolvedCredential } from './credentials.js';
-import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, ModelConfig, ProtocolSchema } from './generated/config-types.js';
+import type { PoolEntry, ResolvedCredential } from './credentials.js';
+import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, ModelConfig, ProtocolSchema, RouteRoute } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
@@ -36,6 +36,10 @@ export interface ChannelConfig extends Omit<ChannelSchema, 'credential'> {
   disabledReason?: string;
   /** The credential chosen and read from the environment at load (src/config/credentials.ts); absent for a keyless channel. */
   auth?: ResolvedCredential;
+  /** A key pool's entries that serve (`credentials`, read at load); absent for a channel with one `credential`. */
+  keyPool?: PoolEntry[];
+  /** A key pool's entries that cannot serve for want of variables: the names each lacks (for /readyz and the startup log). */
+  missingKeys?: string[];
   /** Every secret value the chosen credential holds, to scrub from upstream text (tokens minted from it are added at run time). */
   secretValues?: string[];
   /** A static credential's key, read from the environment at load. */
@@ -61,6 +65,46 @@ export interface ModelRoute {
   model: ModelConfig;
   channel: ChannelConfig;
   protocol: ProtocolConfig;
+  /** The route and target this attempt came through; absent on a model's own fallback group. */
+  via?: TargetVia;
+}
+
+/** One route as a routes/ file declares it (schemas/route.schema.json), defaults filled in. */
+export type RouteSchema = RouteRoute;
+
+/** A route's target as an attempt carries it. */
+export interface TargetVia {
+  /** The route whose targets list this one (the innermost one, for a route of routes): its failover and cooldown apply. */
+  route: RouteNode;
+  /** `channel/model`: what x-gateway-target, metrics and cooldowns name. */
+  target: string;
+}
+
+/** A route built at load: its strategy, its failover predicate, and its targets as attempts. */
+export interface RouteNode {
+  id: string;
+  file: string;
+  strategy: RouteSchema['strategy'];
+  stickyKey?: string;
+  /** True when an attempt's failure moves the request on to the next target (`failover.on`, compiled). */
+  movesOn(err: unknown): boolean;
+  cooldown?: RouteSchema['cooldown'];
+  targets: RouteTarget[];
+  /** Every attempt the route can reach, once each, in the order the targets list them: the reservation covers the dearest. */
+  reachable: ModelRoute[];
+  kind: ModelKind;
+}
+
+export interface RouteTarget {
+  /** The target's `model` or `route`, as written. */
+  name: string;
+  weight: number;
+  /** Set for a target that is another route. */
+  route?: RouteNode;
+  /** The attempts this target stands for, best first (a model's channels by priority; a route's reachable targets). */
+  attempts: ModelRoute[];
+  /** Per million input plus output tokens at the cheapest of its attempts (the cost strategy's order). */
+  price: number;
 }
 
 /** A config as the config layer hands it on: read, validated, cross-checked and routed. Its mappings are compiled above (src/compile). */
@@ -75,6 +119,8 @@ export interface CheckedConfig {
   models: Map<string, ModelRoute[]>;
   /** Alias to the id of the model it names. */
   aliases: Map<string, string>;
+  /** Routes (routes/ files) by the public model id they answer to; empty when none are configured. */
+  routes: Map<string, RouteNode>;
   endpoints: EndpointConfig[];
   /** The Ajv that validated this config; request bodies are checked with it too. */
   schemas: SchemaRegistry;

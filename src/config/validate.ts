@@ -2,7 +2,7 @@
 import type { ConfigSources } from './read.js';
 import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
-import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema } from './types.js';
+import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema, RouteSchema } from './types.js';
 import { interpolateValue } from './env.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
@@ -19,6 +19,7 @@ export interface ValidatedConfig {
   protocols: ValidatedFile<ProtocolSchema>[];
   channels: ValidatedFile<ChannelSchema>[];
   catalogue: ValidatedFile<EndpointConfig[]>[];
+  routes: ValidatedFile<RouteSchema | RouteSchema[]>[];
 }
 
 function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): ValidatedFile<T> {
@@ -45,7 +46,11 @@ function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaR
 function addOperatorSchemas(sources: ConfigSources, registry: SchemaRegistry, problems: Problems): void {
   for (const { file, value, problem } of sources.schemas) {
     const id = (value as { $id?: unknown } | undefined)?.$id;
-    const why = problem ?? (typeof id !== 'string' ? 'the schema has no "$id"' : registry.ajv.getSchema(id) ? `a schema with $id "${id}" already exists` : undefined);
+    if (problem) {
+      problems.list.push(problem);
+      continue;
+    }
+    const why = typeof id !== 'string' ? 'the schema has no "$id"' : registry.ajv.getSchema(id) ? `a schema with $id "${id}" already exists` : undefined;
     if (why) {
       problems.list.push(`${displayPath(file)}:1:1 / ${why}`);
       continue;
@@ -86,5 +91,6 @@ export function validateConfig(sources: ConfigSources, registry: SchemaRegistry,
     protocols: sources.protocols.map((source) => validateFile<ProtocolSchema>(source, 'protocol', registry, problems, env)),
     channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, problems, env)),
     catalogue,
+    routes: sources.routes.map((source) => validateFile<RouteSchema | RouteSchema[]>(source, 'route', registry, problems, env)),
   };
 }

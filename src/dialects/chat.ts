@@ -102,10 +102,27 @@ function operationFor(call: Call, route: ModelRoute, translator: ChatTranslator)
   return streamOperation && !isPassthrough(translator) && call.body.stream === true ? streamOperation : translator.operation;
 }
 
+/** A route's attempts that can take the client's dialect, with their translators; when none can, the first one's refusal. */
+function routedPlan(call: Call, routes: ModelRoute[], operation: string): ChatPlan {
+  const plan: ChatPlan = { routes: [], translators: [] };
+  let refusal: unknown;
+  for (const route of routes) {
+    try {
+      plan.translators.push(translatorFor(call.config, call.dialect, route, operation));
+      plan.routes.push(route);
+    } catch (err) {
+      refusal ??= err;
+    }
+  }
+  if (!plan.routes.length) throw refusal;
+  return plan;
+}
+
 export function chatDialect(operation: string): Dialect<ChatPlan> {
   return {
     resolve(call) {
       const routes = resolveCallModel(call, call.body.model, 'chat');
+      if (routes[0].via) return routedPlan(call, routes, operation);
       return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },
     inputs: (call, plan) => resolveInputs(call, plan.routes),

@@ -14,7 +14,7 @@ import type { StreamMapper } from '../engine/translator.js';
 import { defaultModelOf } from '../engine/models.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
-import { errorBody, TranslationError, type ErrorDialect } from '../base/errors.js';
+import { errorBody, ConfigMismatchError, type ErrorDialect } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
@@ -213,7 +213,7 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
       const fields = withDefaultModel(call, form ? form.fields : call.body, kind);
       const routes = resolveCallModel(call, fields.model, kind);
       for (const route of routes) {
-        if (!servesOperation(route, spec.operation)) throw new TranslationError(`model "${route.model.id}" is served by channel "${route.channel.id}", which has no "${spec.operation}" operation`, 'model');
+        if (!servesOperation(route, spec.operation)) throw new ConfigMismatchError(`endpoint "${endpoint.name}" sends operation "${spec.operation}", which channel "${route.channel.id}" (protocol "${route.protocol.id}") serving model "${route.model.id}" does not serve`);
       }
       return { routes, fields, form, answer: answerKind(spec, fields) };
     },

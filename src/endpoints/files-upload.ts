@@ -3,7 +3,11 @@ import { UnsupportedMediaError, ValidationError, clientValue, ECHO_LIMIT } from 
 import { publicBaseUrl, toFileObject } from '../files/file-object.js';
 import { commitFile, discardFileBytes, writeFileBytes, type StoredBytes } from '../files/store-file.js';
 import { namedParts } from '../http/multipart-parts.js';
+import { JSONL_TYPE } from '../http/sniff.js';
 import type { HandlerFactory } from './types.js';
+
+/** The purpose of a batch's input (/v1/batches). */
+const BATCH_PURPOSE = 'batch';
 
 const create: HandlerFactory = ({ services }) => {
   const { uploadPurposes } = services.files.options;
@@ -34,6 +38,9 @@ const create: HandlerFactory = ({ services }) => {
       if (purpose === undefined) throw new ValidationError('missing required field "purpose"', 'purpose');
       checkPurpose(purpose);
       if (!stored) throw new ValidationError('missing required field "file"', 'file');
+      // JSON lines are a batch's input, and only that: any other purpose keeps to the media formats.
+      if (purpose === BATCH_PURPOSE && stored.contentType !== JSONL_TYPE) throw new ValidationError('a file with purpose "batch" must be JSON lines (one request object a line)', 'file', 'invalid_file_format');
+      if (purpose !== BATCH_PURPOSE && stored.contentType === JSONL_TYPE) throw new UnsupportedMediaError(`JSON lines are accepted only with purpose "${BATCH_PURPOSE}"`, 'file');
     } catch (err) {
       if (stored) await discardFileBytes(services, stored);
       reply.header('connection', 'close');

@@ -1,6 +1,6 @@
 // GET /v1/models: the models this key may use, in the shape the openai SDK's models.list() reads; it follows reloads.
 // One entry per model, with the other ids it answers to (`aliases`) and its lifecycle (`deprecated_at`, `retires_at`,
-// `replacement`, and `retired` as of the request).
+// `replacement`, and `retired` as of the request). Routes (routes/) are listed under their public ids.
 import { hasScope } from '../auth/authenticate.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
 import { isRetired } from '../config/cross-check-models.js';
@@ -19,6 +19,8 @@ interface ListedModel {
   deprecated_at?: string;
   retires_at?: string;
   replacement?: string;
+  /** A route's strategy and the targets (channel/model) it may reach. */
+  route?: { strategy: string; targets: string[] };
 }
 
 /**
@@ -43,6 +45,11 @@ function listing(config: LoadedConfig, created: number): Listing {
     if (replacement) entry.replacement = replacement;
     return { entry, scope: kinds.get(kind)?.scope ?? null, dated: retiresAt ? routes : undefined };
   });
+  // A route is listed under its public id, owned by the gateway, with the targets it may reach.
+  for (const node of config.routes.values()) {
+    const entry: ListedModel = { id: node.id, object: 'model', created, owned_by: 'gateway', kind: node.kind, available: node.reachable.some((r) => !r.channel.disabledReason), route: { strategy: node.strategy, targets: node.reachable.map((r) => r.via!.target) } };
+    all.push({ entry, scope: kinds.get(node.kind)?.scope ?? null });
+  }
   listings.set(config, all);
   return all;
 }

@@ -1,12 +1,16 @@
-// GET /readyz: the database answers, so requests can be served; each channel's state (enabled, circuit); and, when the last
-// reload was refused, that it was and why (until a good one), with status "degraded": the running config still serves.
+// GET /readyz: the database answers, so requests can be served; each channel's state (enabled, why not, circuit, a key
+// pool's entries); and, when the last reload was refused, that it was and why (until a good one), with status
+// "degraded": the running config still serves.
 import { sql } from 'kysely';
 import { lastReload } from '../compile/reload.js';
 import type { HandlerFactory } from './types.js';
 
 const create: HandlerFactory = ({ services }) => async (_req, reply) => {
   const circuits = services.upstreams.circuits();
-  const channels = Object.fromEntries(services.config.channels.map((c) => [c.id, { enabled: !c.disabledReason, circuit: circuits[c.id] }]));
+  const keys = services.upstreams.keyStates();
+  // A key pool also shows each entry's state by the variable naming it, and what the entries that cannot serve lack.
+  const pool = (c: (typeof services.config.channels)[number]) => (c.credentials ? { keys: keys[c.id] ?? {}, ...(c.missingKeys?.length ? { missing: c.missingKeys } : {}) } : {});
+  const channels = Object.fromEntries(services.config.channels.map((c) => [c.id, { enabled: !c.disabledReason, ...(c.disabledReason ? { reason: c.disabledReason } : {}), circuit: circuits[c.id], ...pool(c) }]));
   try {
     await sql`select 1`.execute(services.db);
     const reload = lastReload(services);

@@ -1,8 +1,8 @@
 // Resolves a client's model id to the routes that may serve it on a given endpoint.
-import type { EndpointConfig, ModelConfig, ModelKind, ModelRoute } from '../config/types.js';
+import type { EndpointConfig, ModelConfig, ModelKind, ModelRoute, RouteNode } from '../config/types.js';
 import type { LoadedConfig } from './loaded-config.js';
 import { dayStart, isRetired } from '../config/cross-check-models.js';
-import { ChannelUnavailableError, GatewayError, ValidationError, clientValue } from '../base/errors.js';
+import { channelNotConfigured, GatewayError, ValidationError, clientValue } from '../base/errors.js';
 
 /** What the catalogue says of a kind of model: the scope its endpoints need, and where they are. */
 export interface KindEndpoints {
@@ -65,20 +65,29 @@ export function defaultModelOf(config: Pick<LoadedConfig, 'models'>, kind: Model
  * replacement, or (channels.retiredModels: replace) its replacement serves. The clock is read only for a model with a
  * retirement day (a call's injected clock is read once per reservation, as budget periods expect).
  */
-export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind, now: () => number = Date.now): ModelRoute[] {
+export function resolveModel(config: LoadedConfig, modelId: unknown, kind: ModelKind, now: () => number = Date.now, routed?: (node: RouteNode) => ModelRoute[]): ModelRoute[] {
   if (typeof modelId !== 'string' || modelId === '') throw new ValidationError('"model" is required', 'model');
   const routes = routesOf(config, modelId);
-  if (!routes) throw new ModelNotFoundError(`model ${clientValue(modelId)} does not exist or is not served by this gateway (GET /v1/models lists what is)`);
-  const actual = routes[0].model.kind;
-  if (actual !== kind) {
-    throw new ValidationError(
-      `model ${clientValue(modelId)} is ${kindWords(actual)}, not ${kindWords(kind)}; send it to ${modelKinds(config.endpoints).get(actual)?.routes.join(' or ') ?? 'no endpoint'}`,
-      'model',
-      actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
-    );
+  if (!routes) {
+    // A route's id is looked up only once no model has it: a config without routes does nothing more per request.
+    const node = config.routes.get(modelId);
+    if (!node) throw new ModelNotFoundError(`model ${clientValue(modelId)} does not exist or is not served by this gateway (GET /v1/models lists what is)`);
+    if (node.kind !== kind) throw wrongKind(config, modelId, node.kind, kind);
+    return routed ? routed(node) : node.reachable;
   }
+  const actual = routes[0].model.kind;
+  if (actual !== kind) throw wrongKind(config, modelId, actual, kind);
   return usableRoutes(liveRoutes(config, modelId, routes, now));
 }
+
+function wrongKind(config: LoadedConfig, modelId: string, actual: ModelKind, kind: ModelKind): ValidationError {
+  return new ValidationError(
+    `model ${clientValue(modelId)} is ${kindWords(actual)}, not ${kindWords(kind)}; send it to ${modelKinds(config.endpoints).get(actual)?.routes.join(' or ') ?? 'no endpoint'}`,
+    'model',
+    actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
+  );
+}
+
 
 /** The routes not past their retirement day; when none is left, the replacement's (followed at most a few times) or a refusal. */
 function liveRoutes(config: LoadedConfig, asked: string, routes: ModelRoute[], now: () => number, depth = 0): ModelRoute[] {
@@ -105,6 +114,6 @@ export function lifecycleHeaders(model: ModelConfig): [string, string][] {
 function usableRoutes(routes: readonly ModelRoute[]): ModelRoute[] {
   let disabled = 0;
   for (const route of routes) if (route.channel.disabledReason) disabled++;
-  if (disabled === routes.length) throw new ChannelUnavailableError(routes[0].channel.disabledReason!);
+  if (disabled === routes.length) throw channelNotConfigured(routes[0].channel.id, routes[0].channel.disabledReason!);
   return disabled ? routes.filter((r) => !r.channel.disabledReason) : (routes as ModelRoute[]);
 }

@@ -40,18 +40,20 @@ type RetryError = Error & { statusCode?: number; code?: string; headers?: Record
  * is read (a failing answer that is not retried reaches the caller as it came), `retry-after` honoured up to
  * `maxDelayMs` (longer is not retried), and never past the channel's budget.
  */
-export function retryInterceptor(channel: ChannelConfig, budget: RetryBudget, onRetry: () => void): Dispatcher.DispatcherComposeInterceptor {
+export function retryInterceptor(channel: ChannelConfig, budget: RetryBudget, onRetry: () => void, { retry429 = true } = {}): Dispatcher.DispatcherComposeInterceptor {
   const { max, minDelayMs, maxDelayMs } = channel.retries;
+  // A key pool answers a 429 with its next key (src/engine/upstream.ts), not with the same key again, nor from the budget.
+  const statuses = retry429 ? retryStatuses : retryStatuses.filter((status) => status !== 429);
   return interceptors.retry({
     maxRetries: max,
     throwOnError: false,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    statusCodes: retryStatuses,
+    statusCodes: statuses,
     errorCodes: [...connectErrors],
     retry(err, { state }, cb) {
       const { statusCode, code, headers } = err as RetryError;
       if (code && code !== 'UND_ERR_REQ_RETRY' && !connectErrors.has(code)) return cb(err);
-      if (statusCode !== undefined && !retryStatuses.includes(statusCode)) return cb(err);
+      if (statusCode !== undefined && !statuses.includes(statusCode)) return cb(err);
       if (state.counter > max) return cb(err);
       const asked = retryAfterMs(headers?.['retry-after']);
       if (asked !== undefined && asked > maxDelayMs) return cb(err);

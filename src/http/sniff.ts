@@ -21,10 +21,31 @@ const accepted: Record<string, string> = {
   pdf: 'application/pdf',
 };
 
-export const ACCEPTED_FORMATS = 'PNG, JPEG, WebP, GIF, MP4, WebM, MP3, MP4 audio, WAV, PDF';
+export const ACCEPTED_FORMATS = 'PNG, JPEG, WebP, GIF, MP4, WebM, MP3, MP4 audio, WAV, PDF, JSON lines (purpose batch)';
+
+/** JSON lines: text whose first character past white space opens an object (a batch's input and results). */
+export const JSONL_TYPE = 'application/jsonl';
 
 /** The accepted media type of these leading bytes, or undefined when they are not one of the accepted formats. */
 export async function sniffContentType(head: Uint8Array): Promise<string | undefined> {
   const found = await fileTypeFromBuffer(head);
-  return found ? accepted[found.ext] : undefined;
+  if (found) return accepted[found.ext];
+  return looksLikeJsonLines(head) ? JSONL_TYPE : undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** An object first, and UTF-8 throughout (a character cut by the end of the head aside). */
+function looksLikeJsonLines(head: Uint8Array): boolean {
+  const text = Buffer.from(head).toString('latin1').trimStart();
+  if (!text.startsWith('{')) return false;
+  for (let cut = 0; cut < 4 && cut < head.length; cut++) {
+    try {
+      utf8.decode(head.subarray(0, head.length - cut));
+      return true;
+    } catch {
+      // A multi-byte character cut at the end: try without its bytes.
+    }
+  }
+  return false;
 }

@@ -1,7 +1,7 @@
 // The transport-free core of a call: the runtime snapshot it runs on, one overall deadline and the signal that ends its
 // upstream work. A client's request (the HTTP adapter) and the task runner's upstream calls (no client) both build on it.
 import type { LoadedConfig } from '../engine/loaded-config.js';
-import type { Upstreams } from '../engine/upstream.js';
+import type { AttemptRecord, Upstreams } from '../engine/upstream.js';
 import { CallAbort, type AbortSource } from '../net/call-abort.js';
 
 /** What the send and decode stages need of a call: the snapshot's config and pools, and one deadline with its signal. */
@@ -16,6 +16,10 @@ export interface UpstreamScope {
   readonly timedOut: boolean;
   /** Starts the overall deadline of the upstream work, once: later calls keep the first deadline. */
   startDeadline(ms: number): void;
+  /** Keeps something until the call ends, then calls `release` (a route target's in-flight count). */
+  holdUntilDone(release: () => void): void;
+  /** Told of each attempt at a route's target (the request log lists them); absent where nothing is logged. */
+  attempted?(record: AttemptRecord): void;
 }
 
 /** One object per call, its methods shared: the hot path allocates the call and its abort, no closures. */

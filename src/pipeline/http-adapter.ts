@@ -9,6 +9,7 @@ import { publicBaseUrl } from '../files/index.js';
 import { encodedTextOf } from '../http/json-text.js';
 import { namedParts } from '../http/multipart-parts.js';
 import type { SnapshotHold } from '../engine/runtime.js';
+import type { AttemptRecord } from '../engine/upstream.js';
 import type { Call, CallLog, ClientStream } from './call.js';
 import { CallCore } from './core.js';
 import type { PipelineDeps } from './deps.js';
@@ -43,6 +44,10 @@ class HttpCall extends CallCore implements Call {
 
   get settlements(): RequestLogRecord {
     return recordOf(this.req);
+  }
+
+  attempted(attempt: AttemptRecord): void {
+    recordOf(this.req).attempted(attempt);
   }
 
   firstEventSent(): void {

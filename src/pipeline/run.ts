@@ -43,6 +43,7 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
           throw err;
         }
         markStage('upstream answered');
+        if (sent.route.via) call.header('x-gateway-target', sent.route.via.target);
         try {
           result = await dialect.answer(call, plan, sent, charge);
         } catch (err) {

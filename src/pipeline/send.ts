@@ -127,7 +127,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
       call.startDeadline(operation?.deadlineMs ?? route.channel.timeouts.deadlineMs);
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
       return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once, stream: asksForStream(operation, outgoing.document) };
-    });
+    }, call);
     return new SentCall(call, route, response, operation, operationName);
   } catch (err) {
     throw call.timedOut ? deadlineError(routes[0]) : err;

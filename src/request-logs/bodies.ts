@@ -1,7 +1,7 @@
 // Request and response bodies, only when the operator turns capture on (requestLogs.captureBodies, globally or for one
-// workspace): kept in the blob store under the row's id, cut at maxBodyBytes, with credentials redacted (the
-// authorization, x-api-key, cookie headers; secret-named fields; the presented key wherever it appears), and deleted
-// with the row by the sweep.
+// workspace): kept in the blob store under the row's id, cut at maxBodyBytes, with credentials redacted (redact.ts:
+// secret-named headers and fields, credential-shaped strings, the presented key wherever it appears), and deleted with
+// the row by the sweep. What is stored is all the Logs pages show.
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { presentedKey } from '../auth/authenticate.js';
@@ -9,11 +9,12 @@ import type { BlobStore } from '../files/blob-store.js';
 import type { Db } from '../store/db.js';
 import { findWorkspaceById } from '../store/workspaces.js';
 import { capturesBodies, type RequestLogsConfig } from './config.js';
+import { isSecretName, REDACTED, redactAnswer, redactText, redactValue } from './redact.js';
 
-export const REDACTED = '[REDACTED]';
-const secretHeaders = new Set(['authorization', 'x-api-key', 'proxy-authorization', 'cookie', 'set-cookie', 'api-key', 'x-goog-api-key']);
-const secretField = /^(api[-_]?key|x[-_]api[-_]key|authorization|password|passwd|secret|client[-_]secret|access[-_]token|refresh[-_]token|id[-_]token|token|credentials?|private[-_]key)$/i;
-const bearer = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
+/** Headers that hold credentials without saying so in their name. */
+const secretHeaders = new Set(['cookie', 'set-cookie']);
+/** A query parameter: its name is judged as a field's is (`?key=`, `?access_token=`). */
+const SECRET_QUERY = /([?&])([^=&#]*)=[^&#]*/g;
 
 const mayCaptureOf = new WeakMap<RequestLogsConfig, boolean>();
 
@@ -22,23 +23,6 @@ export function mayCapture(config: RequestLogsConfig): boolean {
   let may = mayCaptureOf.get(config);
   if (may === undefined) mayCaptureOf.set(config, (may = config.captureBodies || Object.values(config.workspaces ?? {}).some((w) => w.captureBodies === true)));
   return may;
-}
-
-/** Text with the presented key and any bearer credential replaced. */
-export function redactText(text: string, key: string | undefined): string {
-  let out = text.replace(bearer, `$1 ${REDACTED}`);
-  if (key && key.length >= 8) out = out.split(key).join(REDACTED);
-  return out;
-}
-
-/** A JSON value with secret-named fields and the presented key replaced. */
-function redactValue(value: unknown, key: string | undefined, depth = 0): unknown {
-  if (typeof value === 'string') return redactText(value, key);
-  if (depth > 64 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, key, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [name, v] of Object.entries(value)) out[name] = secretField.test(name) ? REDACTED : redactValue(v, key, depth + 1);
-  return out;
 }
 
 /** What an answer's body was, as it went out: text up to the cap. */
@@ -122,14 +106,14 @@ export async function captureBodies(deps: { db: Db; blobs: BlobStore; config: Re
   const headers: Record<string, string> = {};
   for (const [header, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
-    headers[header] = secretHeaders.has(header.toLowerCase()) ? REDACTED : redactText(Array.isArray(value) ? value.join(', ') : value, key);
+    headers[header] = secretHeaders.has(header.toLowerCase()) || isSecretName(header) ? REDACTED : redactText(Array.isArray(value) ? value.join(', ') : value, key);
   }
   const body = req.body === undefined ? (req.isMultipart?.() ? '(multipart form: not captured)' : '') : JSON.stringify(redactValue(req.body, key));
   const requestBody = cut(body, config.maxBodyBytes);
   const tap = existingTap(req);
   const document: CapturedBodies = {
-    request: { method: req.method, url: redactText(req.url, key).replace(/([?&](?:token|key|api_key)=)[^&]*/gi, `$1${REDACTED}`), headers, body: requestBody.text, truncated: requestBody.truncated },
-    response: { body: redactText(tap?.text() ?? '', key), truncated: tap?.truncated ?? false },
+    request: { method: req.method, url: redactText(req.url, key).replace(SECRET_QUERY, (pair, start: string, name: string) => (isSecretName(name) ? `${start}${name}=${REDACTED}` : pair)), headers, body: requestBody.text, truncated: requestBody.truncated },
+    response: { body: redactAnswer(tap?.text() ?? '', key), truncated: tap?.truncated ?? false },
   };
   const blobKey = `${workspaceId}/${rowId}`;
   await deps.blobs.put(blobKey, Readable.from([Buffer.from(JSON.stringify(document))]), 'application/json');

@@ -2,6 +2,7 @@
 // the first streamed byte and the error answered. Made only for requests that get that far; the row itself is made
 // when the answer is done (writer.ts).
 import type { SettleObserver } from '../billing/charge.js';
+import type { AttemptRecord } from '../engine/upstream.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 
 export class RequestLogRecord implements SettleObserver {
@@ -17,6 +18,20 @@ export class RequestLogRecord implements SettleObserver {
   ttftMs: number | null = null;
   errorType: string | null = null;
   errorCode: string | null = null;
+  /** A routed request's attempts at its targets, in order; the last one that answered is the one settled. */
+  attempts?: AttemptRecord[];
+
+  attempted(attempt: AttemptRecord): void {
+    (this.attempts ??= []).push(attempt);
+  }
+
+  /** The attempts as the row stores them: each with its cost (what the answering attempt was charged; a failed attempt, nothing). */
+  attemptsJson(): string | null {
+    if (!this.attempts) return null;
+    let answered = this.attempts.length - 1;
+    while (answered >= 0 && this.attempts[answered].status >= 400) answered--;
+    return JSON.stringify(this.attempts.map((a, i) => ({ channel: a.channel, model: a.model, status: a.status, latency_ms: Math.round(a.latencyMs), cost_micros: i === answered ? this.costMicros : 0 })));
+  }
 
   /** Several charges (an evaluate request's, a fallback's) add up; the last one names the model and channel. */
   settled(entry: LedgerEntry): void {

@@ -27,6 +27,24 @@ export interface RequestLogView {
   currency: string;
   trace_id: string | null;
   bodies_captured: boolean;
+  /** A routed request's attempts at its targets, in order (docs/routing.md); null when the request was not routed. */
+  attempts: RequestLogAttempt[] | null;
+}
+
+export interface RequestLogAttempt {
+  channel: string;
+  model: string;
+  status: number;
+  latency_ms: number;
+  /** In the row's currency: what the attempt that answered was charged; 0 for a failed one. */
+  cost: number;
+}
+
+/** The stored attempts (JSON with costs in micro-units) as shown. */
+function attemptsView(text: string | null, currency: string): RequestLogAttempt[] | null {
+  if (!text) return null;
+  const stored = JSON.parse(text) as (Omit<RequestLogAttempt, 'cost'> & { cost_micros: number })[];
+  return stored.map(({ cost_micros, ...attempt }) => ({ ...attempt, cost: renderCost({ micros: cost_micros, currency }).amount }));
 }
 
 export function requestLogView(r: RequestLogRow): RequestLogView {
@@ -54,6 +72,7 @@ export function requestLogView(r: RequestLogRow): RequestLogView {
     currency: r.currency || 'USD',
     trace_id: r.trace_id,
     bodies_captured: r.body_key !== null,
+    attempts: attemptsView(r.attempts, r.currency || 'USD'),
   };
 }
 

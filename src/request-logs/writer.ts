@@ -102,6 +102,7 @@ export class RequestLogWriter {
       req.id,
       this.deps.traceId?.(req) ?? null,
       bodyKey,
+      record?.attemptsJson() ?? null,
     ];
   }
 

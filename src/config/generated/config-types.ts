@@ -187,6 +187,14 @@ export type ChannelCredential = {
    * Variables this credential needs besides the ones its fields name (one a `tokenUrl` reads, say).
    */
   requiresEnv?: string[];
+  /**
+   * Key pools (`credentials`) only: this entry's share of the requests, relative to the others' (default 1).
+   */
+  weight?: number;
+  /**
+   * Key pools (`credentials`) only: where this entry's requests go instead of the channel's `baseUrl` (an Azure OpenAI resource of another region, with its own key).
+   */
+  baseUrl?: string;
 };
 /**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
@@ -211,6 +219,7 @@ export interface GatewayConfigSchema {
   network: NetworkConfig;
   'rate-limits': RateLimitsConfig;
   requestLogs: RequestLogsConfig;
+  routes: RoutesConfig;
   server: ServerConfig;
   storage: StorageConfig;
   tasks: TasksConfig;
@@ -403,7 +412,7 @@ export interface FilesConfig {
    */
   ttlDays: number;
   /**
-   * Purposes a client may upload with.
+   * Purposes a client may upload with (`batch`: a JSONL input of /v1/batches, the one purpose that takes JSON lines).
    *
    * @minItems 1
    */
@@ -514,7 +523,7 @@ export interface RequestLogsConfig {
    */
   membersSee: boolean;
   /**
-   * Store each request's and answer's body with its row, in the blob store (storage.blobs), size-capped, with credentials and the authorization / x-api-key headers redacted, and deleted with the row. Off by default: prompts and answers are kept nowhere.
+   * Store each request's and answer's body with its row, in the blob store (storage.blobs), size-capped, with secrets redacted (headers and fields at any depth whose name has a word key, secret, token, password, credential or authorization, but not token counts such as max_tokens; sk- keys, the gateway's own among them, AWS key ids and Bearer credentials in any string, any case), and deleted with the row. Off by default: prompts and answers are kept nowhere.
    */
   captureBodies: boolean;
   /**
@@ -532,6 +541,18 @@ export interface RequestLogsConfig {
       captureBodies?: boolean;
     };
   };
+}
+/**
+ * Where route files are found (docs/routing.md): each names a public model id clients send and the targets (channels' models, or other routes) that serve it, with a strategy, failover and cooldown.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/routes".
+ */
+export interface RoutesConfig {
+  /**
+   * Folder of route YAML files (one route, or a list of them, a file). A relative path resolves against the folder of the config file. A folder that does not exist holds no routes.
+   */
+  dir: string;
 }
 /**
  * Where the gateway listens and how it logs. The PORT and HOST environment variables override host and port.
@@ -563,6 +584,35 @@ export interface ServerConfig {
    * Most bytes of reference images (video input_reference uploads, image edit images and image_url references, Responses input images by file id) the process holds in memory at once, until each is sent upstream; a request that would pass it is refused with 503 and retry-after (256 MiB). A workspace file on the local blob store is streamed from disk and never counts.
    */
   referenceBytesInFlight: number;
+  /**
+   * How long a client may take to send a request, and to keep an idle connection (Node's HTTP server limits, and a floor on the rate a body arrives at). The defaults let a 25 MiB upload over a slow mobile link (64 kbit/s and up) pass, and cut a client that stalls or trickles a byte at a time after bodyGraceMs.
+   */
+  timeouts: {
+    /**
+     * Time from a request's first byte to the end of its headers; past it, 408 and the connection closed (Node's headersTimeout).
+     */
+    headersMs: number;
+    /**
+     * Longest time a request may take to arrive whole, headers and body; past it, 408 and the connection closed (Node's requestTimeout). Slow bodies are cut long before by minBodyBytesPerSecond; this bounds the rest. A headersMs above it counts as this.
+     */
+    requestMs: number;
+    /**
+     * An idle keep-alive connection is closed after this long without a request (Node's keepAliveTimeout).
+     */
+    keepAliveMs: number;
+    /**
+     * A request body arriving slower than this on average, once bodyGraceMs have passed, is cut: its connection closed (8 KiB/s: 25 MiB in 53 minutes). A stalled or trickling upload holds a socket and a handler for nothing.
+     */
+    minBodyBytesPerSecond: number;
+    /**
+     * Time a request body has before minBodyBytesPerSecond applies (a slow start, a client reading its file).
+     */
+    bodyGraceMs: number;
+    /**
+     * How often the limits above are checked (Node's connectionsCheckingInterval, and the body-rate check): a limit is enforced within this much of passing.
+     */
+    checkIntervalMs: number;
+  };
   /**
    * Gateway processes serving on one port (node:cluster), sharing the database, the file store and the counters; spending caps and rate limits stay exact across them. Unset: one per CPU core; 1: a single process. A worker that dies is replaced; SIGTERM drains them all. An in-memory database (':memory:') runs one.
    */
@@ -654,6 +704,35 @@ export interface TasksConfig {
    * Most tasks one key may have unfinished (submitting, queued, in progress); another is refused with 429 and retry-after until one finishes.
    */
   maxInFlightPerKey: number;
+  /**
+   * Batches the gateway runs itself (/v1/batches, /v1/messages/batches): each line an ordinary call, at a bounded rate per channel.
+   */
+  batches: {
+    /**
+     * Most lines one process starts per channel at each look (tickMilliseconds): the rate per channel is at most linesPerTick / tick.
+     */
+    linesPerTick: number;
+    /**
+     * Most batch lines one process has in flight on one channel; interactive requests never wait behind them (they are not queued with them), and this bound keeps batch lines to a few of the channel's connections.
+     */
+    inFlightPerChannel: number;
+    /**
+     * Tries of one line when the upstream answers 408, 425, 429, 5xx, or cannot be reached; then the line goes to the error file.
+     */
+    maxAttempts: number;
+    /**
+     * Most lines in one batch (OpenAI's limit).
+     */
+    maxLines: number;
+    /**
+     * Largest line of a batch's input (a 400 at creation names the line past it).
+     */
+    maxLineBytes: number;
+    /**
+     * A batch not done by then expires: its unfinished lines go to the error file, unbilled.
+     */
+    completionWindowHours: number;
+  };
   /**
    * Overrides every task's poll interval.
    */
@@ -770,6 +849,25 @@ export interface ChannelSchema {
         [k: string]: unknown;
       }
     | unknown[];
+  /**
+   * A key pool: several credentials that all serve (several API keys of one vendor, an Azure OpenAI resource per region), instead of `credential`. Every entry whose variables are set serves; requests are spread by `weight`. A 429 or 401 on one entry cools it (`credentialCooldown`) and the request goes on to the next entry of the channel, so the client sees the error only when no entry can serve. An entry may carry its own `baseUrl`. Entries must see the same stored objects (files, tasks, response ids) when the channel serves them: keys of one account or project. docs/config.md, "Key pools".
+   *
+   * @minItems 1
+   */
+  credentials?: ChannelCredential[];
+  /**
+   * How long a key-pool entry (`credentials`) rests after the upstream refused it.
+   */
+  credentialCooldown: {
+    /**
+     * After a 429: the upstream's `retry-after` when it sent one (at most `revokedSeconds`), else this.
+     */
+    seconds: number;
+    /**
+     * After a 401 (a revoked or wrong key): the entry is logged once and tried again after this.
+     */
+    revokedSeconds: number;
+  };
   /**
    * Variables the channel needs whatever its credential (one its `baseUrl` reads, say): while one is not set, the channel starts disabled and says which.
    */
@@ -911,6 +1009,7 @@ export interface ModelConfig {
  * via the `definition` "price".
  */
 export interface PriceConfig {
+  batch?: PriceConfig;
   currency: string;
   /**
    * Per million input tokens not billed in another class below (uncached, not written to a cache, not audio).
@@ -1510,4 +1609,80 @@ export interface TranslationSchema {
       error: unknown;
     };
   };
+}
+/**
+ * A public model id and the targets that serve it (docs/routing.md). A file holds one route or a list of them.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "route".
+ */
+export interface RouteFile {
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `RouteFile`'s JSON-Schema
+ * via the `definition` "route".
+ */
+export interface RouteRoute {
+  /**
+   * The model id clients send; listed by GET /v1/models. It must not be a model id or alias a channel serves.
+   */
+  id: string;
+  description?: string;
+  /**
+   * Which target is tried first: `ordered` as listed; `weighted` in proportion to `weight` (smooth weighted round robin, exact over a cycle); `least-busy` the fewest requests in flight in this process; `latency` the lowest recent time to the answer's head (EWMA; for a stream, its first byte), every 8th request probing the target heard from least recently; `cost` the cheapest price first; `sticky` by consistent hashing of `stickyKey` (rendezvous, weighted), so one session keeps one target. The rest follow as failover, in the order the strategy ranks them.
+   */
+  strategy: 'ordered' | 'weighted' | 'least-busy' | 'latency' | 'cost' | 'sticky';
+  /**
+   * sticky only: what a request is hashed by: `key` (the API key), `user` (the body's `user`, or Messages' `metadata.user_id`), or `header:<name>` (a session id, say). A request without it is placed by weight.
+   */
+  stickyKey?: string;
+  failover: {
+    /**
+     * What moves a request on to the next target: `connect` (nothing reached the upstream: refused, unreachable, an open circuit), `timeout` (no answer in the channel's timeouts: the upstream may have run the request, and may bill it), `429`, `5xx`, a status code, or an upstream error code or type (`context_length_exceeded`). A failure not listed is answered to the client.
+     *
+     * @minItems 1
+     */
+    on: (number | string)[];
+    /**
+     * Reserved: continuing a broken text stream on the next target is not built yet; check-config refuses `true`.
+     */
+    streamAfterFirstByte: boolean;
+    /**
+     * Reserved with streamAfterFirstByte.
+     */
+    streamIdleMs: number;
+  };
+  /**
+   * Absent: no cooldown (the channel's circuit breaker still applies).
+   */
+  cooldown?: {
+    /**
+     * Failures (those `failover.on` moves on from) within the window that cool a target.
+     */
+    failures: number;
+    windowSeconds: number;
+    /**
+     * How long a cooled target is skipped (tried only when every other target of the request was skipped or failed).
+     */
+    seconds: number;
+  };
+  /**
+   * @minItems 1
+   * @maxItems 64
+   */
+  targets: {
+    /**
+     * A model id or alias (every channel serving it, by priority), or `channel/model` (that channel only). A target names a model or a route, not both.
+     */
+    model?: string;
+    /**
+     * Another route's id.
+     */
+    route?: string;
+    /**
+     * Share of traffic under `weighted` and `sticky`.
+     */
+    weight: number;
+  }[];
 }

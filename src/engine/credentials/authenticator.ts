@@ -6,6 +6,7 @@ import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { SignJWT } from 'jose';
 import type { ResolvedCredential } from '../../config/credentials.js';
+import type { AbortSource } from '../../net/call-abort.js';
 import type { ChannelConfig, ProtocolConfig } from '../../config/types.js';
 import type { TemplateSet } from '../liquid.js';
 import type { AccessToken, TokenCache } from './token-cache.js';
@@ -17,6 +18,8 @@ export interface OutgoingRequest {
   url: URL;
   headers: Record<string, string>;
   body?: Buffer;
+  /** The request's abort (its deadline): a token fetch is waited for no longer. */
+  signal?: AbortSignal | AbortSource;
 }
 
 export interface Authenticator {
@@ -30,6 +33,8 @@ export interface Authenticator {
 
 export interface AuthenticatorContext {
   channel: ChannelConfig;
+  /** The credential to authenticate with: the channel's one, or an entry of its key pool; undefined for a keyless channel. */
+  credential: ResolvedCredential | undefined;
   protocol: ProtocolConfig;
   templates: TemplateSet;
   /** Unix milliseconds: token lifetimes and signature dates count on it (tests inject theirs). */
@@ -44,7 +49,7 @@ const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** The channel's authenticator; undefined for a keyless channel (no credential, or a static one with no header to go in). */
 export function authenticatorFor(context: AuthenticatorContext): Authenticator | undefined {
-  const credential = context.channel.auth;
+  const credential = context.credential;
   if (!credential) return undefined;
   switch (credential.kind) {
     case 'static':
@@ -89,11 +94,13 @@ function bearer({ channel, templates, tokenCache }: AuthenticatorContext, creden
   const template = credential.value === undefined ? undefined : templates.get(credential.value);
   return {
     signsBody: false,
-    async headers() {
+    async headers({ signal }) {
       let token: string;
       try {
-        token = await cache.get();
+        token = await cache.get(signal);
       } catch (err) {
+        // The request's deadline passed (or its client left) while the token was awaited: the call says which.
+        if (signal?.aborted) throw err;
         // A fetch another channel of the same credential started fails this channel's request under this channel's name.
         if (err instanceof TokenRequestError) throw tokenFailure(channel.id, err.message);
         throw tokenFailure(channel.id, 'the token request failed');

@@ -2,15 +2,19 @@
 // made into the exact bytes that are signed and sent (a form encoded once, with its boundary in content-type).
 import type { Readable } from 'node:stream';
 import { FormData, Response } from 'undici';
+import type { AbortSource } from '../../net/call-abort.js';
 import type { Authenticator } from './authenticator.js';
 
 type RequestBody = string | Buffer | Readable | FormData;
 
-/** The request's headers with its authentication added, and the body to send (the signed bytes, for a signature). */
-export async function authenticated(auth: Authenticator | undefined, url: URL, method: string, headers: Record<string, string>, body: RequestBody | undefined): Promise<{ headers: Record<string, string>; body: RequestBody | undefined }> {
+/**
+ * The request's headers with its authentication added, and the body to send (the signed bytes, for a signature).
+ * `signal`: the request's deadline, which a token fetch does not outlast.
+ */
+export async function authenticated(auth: Authenticator | undefined, url: URL, method: string, headers: Record<string, string>, body: RequestBody | undefined, signal?: AbortSignal | AbortSource): Promise<{ headers: Record<string, string>; body: RequestBody | undefined }> {
   if (!auth) return { headers, body };
   if (!auth.signsBody) {
-    const added = auth.headers({ method, url, headers });
+    const added = auth.headers({ method, url, headers, signal });
     return { headers: { ...headers, ...(added instanceof Promise ? await added : added) }, body };
   }
   const bytes = await bytesOf(body, headers);

@@ -2,6 +2,9 @@
 // every request that needs it meanwhile (a single refresh in flight, shared). A failed fetch is remembered for a few
 // seconds: the token held serves on while it is valid, and without one every request gets the same failure at once
 // instead of asking the token endpoint again (a broken secret must not turn each request into a token request).
+// A request waits for a fetch no longer than its own deadline: the fetch goes on under its own limit for the requests
+// after it, the one whose deadline passed stops waiting (whichever ends first).
+import type { AbortSource } from '../../net/call-abort.js';
 
 export interface AccessToken {
   value: string;
@@ -26,9 +29,10 @@ export class TokenCache {
 
   /**
    * A token valid now and for a while yet: the cached one, or a fresh one. A failed fetch rejects every waiter and is
-   * remembered for RETRY_AFTER_FAILURE_MS; meanwhile the token held is used while it is still valid.
+   * remembered for RETRY_AFTER_FAILURE_MS; meanwhile the token held is used while it is still valid. `signal` (the
+   * request's deadline) ends this caller's wait with its reason; the fetch itself runs on for the others.
    */
-  async get(): Promise<string> {
+  async get(signal?: AbortSignal | AbortSource): Promise<string> {
     const token = this.token;
     if (token && this.now() < token.refreshAt) return token.value;
     if (this.failure && this.now() < this.failure.until) {
@@ -37,8 +41,9 @@ export class TokenCache {
     }
     this.pending ??= this.refresh();
     try {
-      return (await this.pending).value;
+      return (await untilAborted(this.pending, signal)).value;
     } catch (error) {
+      if (signal?.aborted) throw error;
       if (token && this.now() < token.expiresAt) return token.value;
       throw error;
     }
@@ -64,6 +69,31 @@ export class TokenCache {
       this.pending = undefined;
     }
   }
+}
+
+/** `promise`, or the signal's reason as soon as it aborts (the promise runs on; its outcome is then ignored here). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | AbortSource | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    const stop = 'addEventListener' in signal ? listen(signal, onAbort) : (signal.once('abort', onAbort), () => signal.removeListener('abort', onAbort));
+    promise.then(
+      (value) => {
+        stop();
+        resolve(value);
+      },
+      (error) => {
+        stop();
+        reject(error);
+      },
+    );
+  });
+}
+
+function listen(signal: AbortSignal, onAbort: () => void): () => void {
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
 }
 
 /** The token caches of one set of upstream pools, by credential identity (a digest of what makes two credentials one). */

@@ -1,0 +1,172 @@
+// The routes stage: route files (routes.dir) checked against the routed models and against each other, then built into
+// route nodes whose targets are attempts the pipeline already knows how to run (a model's routes, each marked with the
+// route and target it came through). Every problem is reported at its own file:line:col.
+import { clientValue } from '../base/errors.js';
+import { failoverRule } from './failover.js';
+import type { Problems } from './problems.js';
+import type { ChannelConfig, ModelRoute, RouteNode, RouteSchema, RouteTarget } from './types.js';
+import type { ValidatedFile } from './validate.js';
+import type { YamlSource } from './yaml-source.js';
+
+interface Declared {
+  route: RouteSchema;
+  source: YamlSource;
+  pointer: string;
+}
+
+interface RoutedModels {
+  channels: ChannelConfig[];
+  models: Map<string, ModelRoute[]>;
+  aliases: Map<string, string>;
+}
+
+/** Every route a file declares, with where it is (a file holds one route or a list). */
+function declared(files: ValidatedFile<RouteSchema | RouteSchema[]>[]): Declared[] {
+  const all: Declared[] = [];
+  for (const { source, value } of files) {
+    if (!value) continue;
+    if (Array.isArray(value)) value.forEach((route, index) => all.push({ route, source, pointer: `/${index}` }));
+    else all.push({ route: value, source, pointer: '' });
+  }
+  return all;
+}
+
+/** The routes of a target's `model`: an id or alias (every channel serving it), or `channel/model` (that channel's only). */
+function modelTarget(name: string, routed: RoutedModels): ModelRoute[] | undefined {
+  const byId = routed.models.get(name) ?? routed.models.get(routed.aliases.get(name) ?? '');
+  if (byId) return byId;
+  const slash = name.indexOf('/');
+  if (slash < 0) return undefined;
+  const channel = name.slice(0, slash);
+  const model = name.slice(slash + 1);
+  const id = routed.models.has(model) ? model : routed.aliases.get(model);
+  const one = id ? routed.models.get(id)?.filter((r) => r.channel.id === channel) : undefined;
+  return one?.length ? one : undefined;
+}
+
+/** The first route id on a cycle through `id`'s route targets, with the chain that closes it; undefined when none. */
+function findCycle(id: string, byId: Map<string, Declared>, path: string[] = []): string[] | undefined {
+  if (path.includes(id)) return [...path.slice(path.indexOf(id)), id];
+  const entry = byId.get(id);
+  if (!entry) return undefined;
+  for (const target of entry.route.targets) {
+    if (target.route === undefined) continue;
+    const cycle = findCycle(target.route, byId, [...path, id]);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+/** What every check of one route found wrong, reported at its place; true when the route can be built. */
+function checkRoute(entry: Declared, byId: Map<string, Declared>, routed: RoutedModels, problems: Problems): boolean {
+  const { route, source, pointer } = entry;
+  const before = problems.list.length;
+  if (routed.models.has(route.id) || routed.aliases.has(route.id)) problems.add(source, `${pointer}/id`, `${clientValue(route.id)} is a model id or alias a channel serves; a route needs a name of its own`);
+  if (byId.get(route.id) !== entry) problems.add(source, `${pointer}/id`, `route ${clientValue(route.id)} is declared twice`);
+  if (route.strategy === 'sticky' && !route.stickyKey) problems.add(source, `${pointer}/strategy`, 'a sticky route needs a stickyKey (key, user or header:<name>)');
+  if (route.stickyKey && route.strategy !== 'sticky') problems.add(source, `${pointer}/stickyKey`, 'stickyKey is read only by strategy: sticky');
+  if (route.failover.streamAfterFirstByte) problems.add(source, `${pointer}/failover/streamAfterFirstByte`, 'continuing a broken stream on the next target is not built yet (docs/routing.md); leave it false');
+  route.failover.on.forEach((rule, index) => {
+    if (typeof rule === 'number' && rule < 400) problems.add(source, `${pointer}/failover/on/${index}`, `${rule} is not an error status`);
+  });
+  route.targets.forEach((target, index) => {
+    const at = `${pointer}/targets/${index}`;
+    if ((target.model === undefined) === (target.route === undefined)) problems.add(source, at, 'a target names a model or a route (one of them)');
+    if (target.model !== undefined && !modelTarget(target.model, routed)) {
+      problems.add(source, `${at}/model`, `no channel serves model ${clientValue(target.model)} (a model id or alias, or channel/model)`);
+    }
+    if (target.route !== undefined) {
+      if (!byId.has(target.route)) problems.add(source, `${at}/route`, `no route ${clientValue(target.route)}`);
+      else if (target.route === route.id || findCycle(target.route, byId, [route.id])) {
+        const cycle = findCycle(route.id, byId) ?? [route.id, route.id];
+        problems.add(source, `${at}/route`, `routes form a cycle: ${cycle.join(' -> ')}`);
+      }
+    }
+  });
+  return problems.list.length === before;
+}
+
+/** A model's routes as a route's attempts: each marked with the route and the target (`channel/model`) it came through. */
+function attemptsOf(routes: ModelRoute[], node: RouteNode): ModelRoute[] {
+  const enabled = routes.filter((r) => !r.channel.disabledReason);
+  // A target whose channels are all disabled stays, so the answer says why rather than "no target".
+  return (enabled.length ? enabled : routes).map((r) => ({ ...r, via: { route: node, target: `${r.channel.id}/${r.model.id}` } }));
+}
+
+/** The cheapest price a target can be served at, per million input plus output tokens (the cost strategy's order). */
+function priceOf(routes: readonly ModelRoute[]): number {
+  return Math.min(...routes.map(({ model: { price } }) => (price.inputPerMillion ?? 0) + (price.outputPerMillion ?? 0) + (price.perRequest ?? 0) * 1e6 + (typeof price.perImage === 'number' ? price.perImage * 1e6 : 0)));
+}
+
+/**
+ * Builds every route whose checks held, children first; a route built twice (several parents) is one node. Returns
+ * the nodes by id; a route that failed a check, or leads to one, is left out (its problems fail the load).
+ */
+export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[], routed: RoutedModels, problems: Problems): Map<string, RouteNode> {
+  const all = declared(files);
+  const byId = new Map<string, Declared>();
+  for (const entry of all) if (!byId.has(entry.route.id)) byId.set(entry.route.id, entry);
+  const sound = new Set(all.filter((entry) => checkRoute(entry, byId, routed, problems)).map((e) => e.route));
+  const nodes = new Map<string, RouteNode>();
+  const build = (entry: Declared): RouteNode | undefined => {
+    const { route, source, pointer } = entry;
+    if (!sound.has(route)) return undefined;
+    const done = nodes.get(route.id);
+    if (done) return done;
+    const node: RouteNode = {
+      id: route.id,
+      file: source.file,
+      strategy: route.strategy,
+      stickyKey: route.stickyKey,
+      movesOn: failoverRule(route.failover.on),
+      cooldown: route.cooldown,
+      targets: [],
+      reachable: [],
+      kind: 'chat',
+    };
+    for (const target of route.targets) {
+      const child = target.route !== undefined ? build(byId.get(target.route)!) : undefined;
+      if (target.route !== undefined && !child) return undefined;
+      const attempts = child ? child.reachable : attemptsOf(modelTarget(target.model!, routed)!, node);
+      const built: RouteTarget = { name: target.route ?? target.model!, weight: target.weight, route: child, attempts, price: priceOf(attempts) };
+      node.targets.push(built);
+    }
+    const seen = new Set<string>();
+    for (const target of node.targets) {
+      for (const attempt of target.attempts) {
+        if (seen.has(attempt.via!.target)) continue;
+        seen.add(attempt.via!.target);
+        node.reachable.push(attempt);
+      }
+    }
+    const kinds = new Set(node.reachable.map((r) => r.model.kind));
+    if (kinds.size > 1) {
+      problems.add(source, `${pointer}/targets`, `targets serve different kinds of model (${[...kinds].join(', ')}); a route serves one`);
+      return undefined;
+    }
+    node.kind = node.reachable[0].model.kind;
+    nodes.set(route.id, node);
+    return node;
+  };
+  for (const entry of all) build(entry);
+  for (const node of nodes.values()) freezeNode(node);
+  return nodes;
+}
+
+/**
+ * Freezes a built route: its attempts point back at it (via.route), a loop the config's deep freeze would follow for
+ * ever, so each route is frozen here, shallowly, and the loader's freeze stops at it.
+ */
+function freezeNode(node: RouteNode): void {
+  for (const attempt of node.reachable) {
+    Object.freeze(attempt.via);
+    Object.freeze(attempt);
+  }
+  for (const target of node.targets) {
+    Object.freeze(target.attempts);
+    Object.freeze(target);
+  }
+  Object.freeze(node.targets);
+  Object.freeze(node.reachable);
+  Object.freeze(node);
+}

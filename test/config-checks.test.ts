@@ -1,0 +1,37 @@
+// Checks where files meet (issue 46): each operator's mistake that used to pass check-config, or crash it, is reported
+// at its own file:line:col. In-process loads of the fixtures under test/fixtures/config-errors/.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/compile/load-config.js';
+import { ConfigError } from '../src/base/errors.js';
+import { repoRoot } from './kit/paths.js';
+
+const fixtures = 'test/fixtures/config-errors';
+
+async function problemsOf(fixture: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
+  try {
+    await loadConfig(join(repoRoot, fixtures, fixture, 'config.yaml'), { env });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error(`fixture ${fixture} loaded without errors`);
+}
+
+describe('check-config where files meet', () => {
+  it('refuses a relayed entry whose operation no protocol serving its kind declares', async () => {
+    expect(await problemsOf('pipeline-operation')).toEqual([
+      `${fixtures}/pipeline-operation/catalogue/ocr.yaml:9:42 /0/pipeline/operation endpoint "ocr" sends operation "orc", which no protocol serving kind "ocr" declares (protocol "pages" declares: ocr)`,
+    ]);
+  });
+
+  it('locates a JSON syntax error in a request schema, with no stack trace', async () => {
+    expect(await problemsOf('schema-syntax')).toEqual([`${fixtures}/schema-syntax/schemas/ocr.json:4:50 / JSON syntax error: property name expected`]);
+  });
+
+  it('suggests the nearest known field for an unknown one', async () => {
+    const problems = await problemsOf('did-you-mean');
+    expect(problems).toContain(`${fixtures}/did-you-mean/channels/vendor.yaml:3:1 /baseURL unknown field "baseURL" (did you mean "baseUrl"?)`);
+    expect(problems).toContain(`${fixtures}/did-you-mean/channels/vendor.yaml:7:5 /models/0/prise unknown field "prise" (did you mean "price"?)`);
+  });
+});
