@@ -54,6 +54,25 @@ function listenAddress(config: LoadedConfig): { host: string; port: number } {
   return { host: process.env.HOST || config.gateway.server.host, port: process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port };
 }
 
+/**
+ * Listens where the config says; a port taken since the start's check is one line, by the primary when this is a worker
+ * (it stops the others), else here, and exit 1.
+ */
+async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: LoadedConfig, worker: boolean): Promise<string> {
+  const { host, port } = listenAddress(config);
+  // A worker's own "Server listening at" line would repeat, once a worker, what the primary says once for all of them.
+  if (worker) app.log.level = 'warn';
+  const address = await app.listen({ host, port }).catch(async (err: unknown) => {
+    // Taken since the check: one line, by the primary when this is a worker (it stops the others), else here.
+    const line = worker ? portInUseMessage(err, host, port) : undefined;
+    if (!line) return exitIfPortInUse(err, host, port);
+    await askPrimary('listen-failed', line).catch(() => undefined);
+    process.exit(1);
+  });
+  if (worker) app.log.level = config.gateway.server.logLevel;
+  return address;
+}
+
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
 async function serve(config: LoadedConfig, worker: boolean) {
   const services = await createServices(config);
@@ -66,17 +85,7 @@ async function serve(config: LoadedConfig, worker: boolean) {
   // The admin API's reload, taken by another worker: the primary asks every worker to swap too.
   if (worker) answerPrimary('reload', () => reloadConfig(services, app.log));
 
-  const { host, port } = listenAddress(config);
-  // A worker's own "Server listening at" line would repeat, once a worker, what the primary says once for all of them.
-  if (worker) app.log.level = 'warn';
-  const address = await app.listen({ host, port }).catch(async (err: unknown) => {
-    // Taken since the check: one line, by the primary when this is a worker (it stops the others), else here.
-    const line = worker ? portInUseMessage(err, host, port) : undefined;
-    if (!line) return exitIfPortInUse(err, host, port);
-    await askPrimary('listen-failed', line).catch(() => undefined);
-    process.exit(1);
-  });
-  if (worker) app.log.level = config.gateway.server.logLevel;
+  const address = await listenOrExit(app, config, worker);
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));

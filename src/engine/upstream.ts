@@ -10,6 +10,7 @@ import { RouterState } from './routing/target-states.js';
 import type { CooldownShare } from './routing/cooldown-share.js';
 import type { LoadedConfig } from './loaded-config.js';
 import { ChannelUnavailableError, channelNotConfigured, GatewayError, UpstreamError } from '../base/errors.js';
+import { transportCause } from './transport-cause.js';
 import type { Metrics } from '../base/metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
 import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
@@ -444,27 +445,4 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
   }
   error.nothingSent = code !== undefined && connectFailures.has(code);
   return error;
-}
-
-interface SocketError {
-  code?: string;
-  address?: string;
-  port?: number;
-  cause?: unknown;
-  errors?: unknown[];
-}
-
-/** The system error under a failed connection (fetch's cause, or the first of several addresses tried): its code and address. */
-function transportCause(err: unknown): { address?: string; errno?: string } {
-  let current = err as SocketError | undefined;
-  for (let depth = 0; current && depth < 4; depth++) {
-    const first = (current.errors?.[0] ?? current) as SocketError;
-    if (typeof current.code === 'string' && /^E[A-Z]+$/.test(current.code)) {
-      const address = first.address ?? current.address;
-      const port = first.port ?? current.port;
-      return { errno: current.code, ...(address ? { address: port ? `${address.includes(':') ? `[${address}]` : address}:${port}` : address } : {}) };
-    }
-    current = current.cause as SocketError | undefined;
-  }
-  return {};
 }
