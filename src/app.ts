@@ -166,7 +166,8 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
   const handler = tracing ? tracing.handler(made) : made;
   const authHook = endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint);
   // A form's fields are checked by the handler that reads it (there is no JSON body to check here).
-  const validate = endpoint.requestSchema && !endpoint.multipart ? services.schemas.validator(endpoint.requestSchema) : undefined;
+  // Looked up per request in the current snapshot's schemas: a reload applies an edited request schema.
+  const schemaId = endpoint.requestSchema && !endpoint.multipart ? endpoint.requestSchema : undefined;
   for (const url of endpointPaths(endpoint)) {
     scope.route({
       method: [...endpoint.method],
@@ -176,9 +177,10 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
       bodyLimit: endpoint.multipart ? Math.max(endpoint.bodyLimit ?? 0, services.config.gateway.files.maxUploadBytes + FORM_ROOM_BYTES) : endpoint.bodyLimit,
       onRequest: authHook && tracing ? tracing.auth(authHook) : authHook,
       // Not async: one promise a request fewer (fastify answers a thrown error through the error handler all the same).
-      handler: validate
+      handler: schemaId
         ? (req, reply) => {
-            if (!validate(req.body)) throw schemaError(validate.errors![0]);
+            const check = services.schemas.validator(schemaId);
+            if (!check(req.body)) throw schemaError(check.errors![0]);
             return handler(req, reply);
           }
         : handler,

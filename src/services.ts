@@ -8,6 +8,8 @@ import type { LoadedConfig } from './engine/loaded-config.js';
 import type { SchemaRegistry } from './config/schemas.js';
 import { dataPathFor } from './config/load.js';
 import { loadConfig, type LoadOptions } from './compile/load-config.js';
+import { catalogueNeedingRestart } from './compile/reload-changes.js';
+import { ConfigError } from './base/errors.js';
 import { Runtime } from './engine/runtime.js';
 import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
@@ -34,7 +36,7 @@ import { BatchRunner } from './batches/runner.js';
 import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './base/cluster-ipc.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
-import { webhookTaskEvents } from './webhooks/events.js';
+import { webhookTaskEvents, webhookBatchEvents } from './webhooks/events.js';
 import { RequestLogWriter, type RequestLogWriterDeps } from './request-logs/writer.js';
 import { requestLogsConfig } from './request-logs/config.js';
 import { captureBodies } from './request-logs/bodies.js';
@@ -65,7 +67,8 @@ export interface Services {
   tracing?: Tracing;
   rateLimits: RateLimiter;
   metrics: Metrics;
-  schemas: SchemaRegistry;
+  /** The current snapshot's schemas: a reload applies the operator's request schemas. */
+  readonly schemas: SchemaRegistry;
   /** Where file bytes live (storage.blobs). */
   blobs: BlobStore;
   /** The file store's options and content-URL signer. */
@@ -139,7 +142,9 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     tracing: await startTracing(config),
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
-    schemas: config.schemas,
+    get schemas() {
+      return runtime.snapshot.config.schemas;
+    },
     blobs,
     files,
     remote,
@@ -149,11 +154,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     },
     requestLogs: createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) }),
     dataPath,
-    async reload(options) {
-      const next = await loadConfig(config.file, options);
-      runtime.swap({ config: next, upstreams: new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog) });
-      return next;
-    },
+    reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),
     onClose: (fn) => closers.push(fn),
     async close() {
       for (const fn of closers.reverse()) await fn();
@@ -178,11 +179,27 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
       return runtime.snapshot.config;
     },
     settleEntry: (id, entry) => spend.settle(id, entry, false),
+    events: webhookBatchEvents({ get config() { return runtime.snapshot.config; }, files }),
+    get requestLogs() {
+      return services.requestLogs;
+    },
     log: gatewayLogger({ level: config.gateway.server.logLevel, name: 'batches' }),
   });
   watchForMetrics(metrics, runtime, spend);
   await startBackground(services, closers, webhooks);
   return services;
+}
+
+/**
+ * Loads the config file again, with the environment this gateway started with (a test's, or the process's; the overlay's
+ * gateway.env is read afresh), and swaps it in; a catalogue change, which only a restart applies, refuses it.
+ */
+async function reloadSnapshot(runtime: Runtime, started: LoadedConfig, options: LoadOptions | undefined, upstreams: (next: LoadedConfig) => Upstreams): Promise<LoadedConfig> {
+  const next = await loadConfig(started.file, { env: started.environment, ...options });
+  const refused = catalogueNeedingRestart(runtime.snapshot.config, next);
+  if (refused.length) throw new ConfigError(refused);
+  runtime.swap({ config: next, upstreams: upstreams(next) });
+  return next;
 }
 
 /** Writes this process's heartbeat now and while it runs (what tells other processes it holds its reservations still). */

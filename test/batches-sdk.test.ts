@@ -6,11 +6,14 @@ import OpenAI, { toFile } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { insertEndpoint, newEndpointId } from '../src/webhooks/store.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
 let client: OpenAI;
 let anthropic: Anthropic;
+/** The gateway's clock: each tick of runToEnd moves it 10 s on (a retried line waits 1 s, then 2 s). */
+let clock = Date.now();
 
 /** List price 2 / 10 USD per million input / output tokens; batch price half. */
 const models = `  - id: fake-chat
@@ -43,6 +46,7 @@ beforeAll(async () => {
     // The runner is driven by explicit ticks: its own timer never fires within a test.
     extraConfig: 'tasks:\n  tickMilliseconds: 3600000\n  batches: { linesPerTick: 100, inFlightPerChannel: 8, maxLineBytes: 4096 }\n',
     listen: true,
+    overrides: { now: () => clock },
   });
   client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api`, maxRetries: 0 });
@@ -63,6 +67,7 @@ async function upload(c: OpenAI, lines: string[]): Promise<string> {
 /** Ticks the runner until the batch ends (each tick runs up to linesPerTick lines per channel). */
 async function runToEnd(c: OpenAI, id: string): Promise<OpenAI.Batches.Batch> {
   for (let i = 0; i < 20; i++) {
+    clock += 10_000;
     await gw.services.batches.tick();
     const batch = await c.batches.retrieve(id);
     if (['completed', 'failed', 'expired', 'cancelled'].includes(batch.status)) return batch;
@@ -248,5 +253,59 @@ describe('Anthropic Message Batches through @anthropic-ai/sdk', () => {
     const results: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
     for await (const result of await anthropic.messages.batches.results(created.id)) results.push(result);
     expect(results.map((r) => r.result.type)).toEqual(['canceled', 'canceled']);
+  });
+});
+
+describe('batches surviving a crash, and their webhook', () => {
+  it('bills a line once when the process died after its charge settled and before its line was written', async () => {
+    const fileId = await upload(client, [chatLine('x0', 'first'), chatLine('x1', 'second'), chatLine('x2', 'third')]);
+    const created = await client.batches.create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await runToEnd(client, created.id);
+    const before = fake.requests.length;
+    // The crash window: line 1's charge is in the ledger, but its state and the batch's count (one transaction) never landed.
+    const { db } = gw.services;
+    await db.updateTable('batch_lines').set({ status: 'pending', result: null, cost_micros: 0 }).where('batch_id', '=', created.id).where('line', '=', 1).execute();
+    await db.updateTable('batches').set({ status: 'in_progress', succeeded: 2, cost_micros: 94, completed_at: null, output_file_id: null }).where('id', '=', created.id).execute();
+
+    const done = await runToEnd(client, created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 3, failed: 0 } });
+    // The line ran again upstream, and its charge, under the same id, was written once.
+    expect(fake.requests.length).toBe(before + 1);
+    const ledger = await ledgerOf(created.id);
+    expect(ledger.map((row) => row.request_id).sort()).toEqual([`${created.id}:0`, `${created.id}:1`, `${created.id}:2`]);
+    const output = (await (await client.files.content(done.output_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+    expect(output.map((r) => r.custom_id)).toEqual(['x0', 'x1', 'x2']);
+  });
+
+  it('sends batch.completed to the workspace webhooks, in the transaction of the final status', async () => {
+    await insertEndpoint(gw.services.db, { id: newEndpointId(), workspace_id: gw.workspace.id, url: 'http://127.0.0.1:9/hook', secret: 'whsec_dGVzdA==', previous_secret: null, previous_until: null, events: JSON.stringify(['batch.completed']), enabled: 1, created_at: Date.now() });
+    const fileId = await upload(client, [chatLine('w0', 'hello')]);
+    const created = await client.batches.create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await runToEnd(client, created.id);
+    const deliveries = await gw.services.db.selectFrom('webhook_deliveries').selectAll().where('subject_id', '=', created.id).execute();
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0].event_type).toBe('batch.completed');
+    expect(JSON.parse(deliveries[0].payload)).toMatchObject({ type: 'batch.completed', data: { id: created.id, object: 'batch', status: 'completed', request_counts: { total: 1, completed: 1 } } });
+  });
+});
+
+describe('batch lines as calls', () => {
+  it('tries a line again at a later look after a 503, and logs each line as a request of route batch:<endpoint>', async () => {
+    fake.next({ kind: 'status', status: 503 }, (r) => r.body?.messages?.[0]?.content === 'flaky');
+    const fileId = await upload(client, [chatLine('r0', 'flaky'), chatLine('r1', 'steady')]);
+    const created = await client.batches.create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const done = await runToEnd(client, created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const output = (await (await client.files.content(done.output_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+    expect(output.map((r) => r.response.body.choices[0].message.content)).toEqual(['echo flaky', 'echo steady']);
+    // Sent twice: the 503, then the try at a later look (the channel itself retries nothing).
+    expect(fake.requests.filter((r) => r.body?.messages?.[0]?.content === 'flaky')).toHaveLength(2);
+
+    await gw.services.requestLogs.commitQueued();
+    const rows = await gw.services.db.selectFrom('request_logs').select(['route', 'request_id', 'status', 'cost_micros', 'model']).where('request_id', 'like', `${created.id}:%`).orderBy('request_id').execute();
+    expect(rows).toEqual([
+      { route: 'batch:chat-completions', request_id: `${created.id}:0`, status: 200, cost_micros: 47, model: 'fake-chat' },
+      { route: 'batch:chat-completions', request_id: `${created.id}:1`, status: 200, cost_micros: 47, model: 'fake-chat' },
+    ]);
   });
 });

@@ -27,7 +27,7 @@ describe('check-config reports every error as file:line:col /pointer message', (
     ['unknown-field', [`${fixtures}/unknown-field/channels/extra.yaml:4:1 /retry_count unknown field "retry_count"`]],
     ['wrong-type', [`${fixtures}/wrong-type/channels/typed.yaml:7:31 /models/0/price/inputPerMillion must be number`]],
     ['missing-price', [`${fixtures}/missing-price/channels/free.yaml:5:5 /models/0 missing required field "price"`]],
-    ['empty-price', [`${fixtures}/empty-price/channels/free.yaml:7:12 /models/0/price model "m1" has no price: set at least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, free`]],
+    ['empty-price', [`${fixtures}/empty-price/channels/free.yaml:7:12 /models/0/price model "m1" has no price: set at least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, units, free`]],
     ['unknown-protocol', [`${fixtures}/unknown-protocol/channels/lost.yaml:2:11 /protocol unknown protocol "carrier-pigeon" (known: openai-chat; searched ${fixtures}/unknown-protocol/channels/protocols)`]],
     [
       'duplicate-model',

@@ -34,4 +34,18 @@ describe('check-config where files meet', () => {
     expect(problems).toContain(`${fixtures}/did-you-mean/channels/vendor.yaml:3:1 /baseURL unknown field "baseURL" (did you mean "baseUrl"?)`);
     expect(problems).toContain(`${fixtures}/did-you-mean/channels/vendor.yaml:7:5 /models/0/prise unknown field "prise" (did you mean "price"?)`);
   });
+
+  it('names an unset ${VAR} with no default where the emptied field fails its schema', async () => {
+    expect(await problemsOf('unset-variable')).toEqual([
+      `${fixtures}/unset-variable/channels/local.yaml:3:10 /baseUrl environment variable LOCALVLLM_URL is not set, and "\${LOCALVLLM_URL}" has no default (set it, or write "\${LOCALVLLM_URL:-default}")`,
+      `${fixtures}/unset-variable/channels/local.yaml:6:15 /models/0/upstream environment variable LOCAL_MODEL is not set, and "\${LOCAL_MODEL}" has no default (set it, or write "\${LOCAL_MODEL:-default}")`,
+    ]);
+  });
+
+  it('warns where the field may be empty, and starts a channel disabled while a variable it requires is unset', async () => {
+    const config = await loadConfig(join(repoRoot, fixtures, 'unset-variable', 'config.yaml'), { env: { LOCALVLLM_URL: 'http://127.0.0.1:9/v1', LOCAL_MODEL: 'qwen' } });
+    expect(config.warnings).toContain(`${fixtures}/unset-variable/config.yaml:3:14 /server/publicUrl environment variable PUBLIC_URL is not set, and "\${PUBLIC_URL}" has no default: the field is empty`);
+    expect(config.channels.find((c) => c.id === 'later')?.disabledReason).toBe('channel "later" is disabled: environment variable LATER_URL is not set');
+    expect(config.channels.find((c) => c.id === 'local')?.models[0].upstream).toBe('qwen');
+  });
 });

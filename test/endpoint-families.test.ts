@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerForRequest } from '../src/store/usage-ledger.js';
-import { FAKE_USAGE, FakeFamilies, SPEECH_CHUNKS } from './kit/fake-families.js';
+import { EMBEDDING_INPUT, FAKE_USAGE, FakeFamilies, SPEECH_CHUNKS } from './kit/fake-families.js';
 import { repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
 
 let fake: FakeFamilies;
@@ -68,38 +68,38 @@ const WHISPER_3S = 0.0003;
 
 describe('POST /v1/embeddings', () => {
   it('embeds as floats, the model relayed and billed at $0.02 per million input tokens', async () => {
-    const answer = await client.embeddings.create({ model: 'text-embedding-3-small', input: 'hello', encoding_format: 'float' });
+    const answer = await client.embeddings.create({ model: 'text-embedding-3-small', input: EMBEDDING_INPUT, encoding_format: 'float' });
     expect(answer.data[0].embedding).toHaveLength(4);
     expect(answer.model).toBe('text-embedding-3-small');
     expect(costOf(answer)).toEqual(usd((FAKE_USAGE.embeddingTokens * 0.02) / 1e6));
-    expect(last()).toMatchObject({ path: '/v1/embeddings', body: { model: 'text-embedding-3-small', input: 'hello', encoding_format: 'float' } });
+    expect(last()).toMatchObject({ path: '/v1/embeddings', body: { model: 'text-embedding-3-small', input: EMBEDDING_INPUT, encoding_format: 'float' } });
     expect(last().headers.authorization).toBe('Bearer sk-openai-test');
   });
 
   it('embeds as base64 (the SDK decodes it) with dimensions, at $0.13 per million', async () => {
-    const answer = await client.embeddings.create({ model: 'text-embedding-3-large', input: ['a', 'b'], dimensions: 8 });
+    const answer = await client.embeddings.create({ model: 'text-embedding-3-large', input: [EMBEDDING_INPUT, 'b'], dimensions: 8 });
     expect(answer.data.map((d) => d.embedding.length)).toEqual([8, 8]);
     expect(last().body).toMatchObject({ encoding_format: 'base64', dimensions: 8 });
     expect(costOf(answer)).toEqual(usd((FAKE_USAGE.embeddingTokens * 0.13) / 1e6));
   });
 
   it("embeds on another shipped vendor (Mistral's mistral-embed, $0.10 per million)", async () => {
-    const answer = await client.embeddings.create({ model: 'mistral-embed', input: 'bonjour', encoding_format: 'float' });
+    const answer = await client.embeddings.create({ model: 'mistral-embed', input: EMBEDDING_INPUT, encoding_format: 'float' });
     expect(costOf(answer)).toEqual(usd((FAKE_USAGE.embeddingTokens * 0.1) / 1e6));
     expect(last().headers.authorization).toBe('Bearer mistral-test');
   });
 
   it('embeds on a local vLLM embedding server (BAAI/bge-m3, its key, no price)', async () => {
-    const answer = await client.embeddings.create({ model: 'BAAI/bge-m3', input: 'hola', encoding_format: 'float' });
+    const answer = await client.embeddings.create({ model: 'BAAI/bge-m3', input: EMBEDDING_INPUT, encoding_format: 'float' });
     expect(answer.data[0].embedding).toHaveLength(4);
     expect(costOf(answer)).toEqual(usd(0));
-    expect(last()).toMatchObject({ path: '/v1/embeddings', body: { model: 'BAAI/bge-m3', input: 'hola' } });
+    expect(last()).toMatchObject({ path: '/v1/embeddings', body: { model: 'BAAI/bge-m3', input: EMBEDDING_INPUT } });
     expect(last().headers.authorization).toBe('Bearer vllm-test');
   });
 
   it('gives a key capped for N calls exactly N, then 402', async () => {
     const capped = new OpenAI({ apiKey: await gw.newKey({ spendCapMicros: 3 * 10_000 }), baseURL: `${gw.url}/v1`, maxRetries: 0 });
-    for (let i = 0; i < 3; i++) expect(costOf(await capped.embeddings.create({ model: 'flat-embed', input: `call ${i}` }))).toEqual(usd(0.01));
+    for (let i = 0; i < 3; i++) expect(costOf(await capped.embeddings.create({ model: 'flat-embed', input: EMBEDDING_INPUT }))).toEqual(usd(0.01));
     const err = await capped.embeddings.create({ model: 'flat-embed', input: 'one more' }).catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect(err.status).toBe(402);

@@ -59,7 +59,7 @@ const plans: Record<string, Plan> = {
   'npm test               # vitest: every layer below, every endpoint through HTTP against fake upstreams on 127.0.0.1': { skip: 'runs the test suites themselves' },
   'cp deploy/env.example .env && docker compose up -d --build': { skip: 'docker; npm run test:container runs the compose fleet under podman' },
   '# overlay/channels/team-vllm.yaml': { skip: 'a channel file for the overlay folder of a container; test/operator-setup.test.ts checks what compose mounts' },
-  'npm run admin -- reload                    # checks the config, then signals the gateway named in storage.dataDir/gateway.pid': {
+  'npm run admin -- reload                    # signals the gateway named in storage.dataDir/gateway.pid, prints what it applied or refused': {
     skip: 'signals the gateway of the embedded defaults (data/gateway.pid) and compose replicas; test/startup.test.ts reloads',
   },
   'sqlite3 data/gateway.db ".backup \'gateway-backup.db\'"        # with the sqlite3 tool; or, with what npm install brought:': {

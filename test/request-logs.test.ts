@@ -10,7 +10,7 @@ import { commands as auditCommands } from '../src/cli/admin/audit.js';
 import { adminApi, type AdminApi } from './kit/admin-api.js';
 import { addUser, DashboardClient } from './kit/dashboard.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { FakeFamilies } from './kit/fake-families.js';
+import { EMBEDDING_INPUT, FakeFamilies } from './kit/fake-families.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 import type { Workspace } from '../src/store/workspaces.js';
 
@@ -385,7 +385,7 @@ describe('an endpoint family of the catalogue, and requestLogs.membersSee: false
   });
 
   it('logs an embeddings call with its cost, and shows it to an owner but not to a member', async () => {
-    const res = await fetch(`${other.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flat-embed', input: 'hello' }) });
+    const res = await fetch(`${other.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flat-embed', input: EMBEDDING_INPUT }) });
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id')!;
     await addUser(other.services, 'owner@example.com', [[other.workspace, 'owner']]);

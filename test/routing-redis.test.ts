@@ -24,8 +24,9 @@ beforeAll(async () => {
     storageConfig: `  cache:\n    driver: redis\n    url: ${redisUrl}\n`,
     overrides: { now: () => clock },
   });
-  gateways.push(await startGateway(options()), await startGateway(options()));
-});
+  gateways.push(...(await Promise.all([startGateway(options()), startGateway(options())])));
+  // Two gateways start here: on a busy machine that takes longer than one.
+}, 120_000);
 afterAll(async () => {
   for (const gw of gateways) await gw.close();
   await Promise.all([fa, fb].map((f) => f?.close()));

@@ -110,7 +110,8 @@ describe('npm run admin -- reload', () => {
     dirs.push(dir);
     cpSync(join(repoRoot, 'channels'), join(dir, 'channels'), { recursive: true });
     writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${dir}/channels\n`);
-    const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' };
+    // The variable is the gateway's alone: the reload checks with the gateway's environment, not the CLI's.
+    const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1', EXTRA_ONLY_IN_GATEWAY: 'sk-extra', OPENAI_API_KEY: '' };
     const server = await startProcess('src/main.ts', env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
     const admin = () => run(tsx, ['src/cli/admin.ts', 'reload', '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
 
@@ -120,8 +121,11 @@ describe('npm run admin -- reload', () => {
     expect(refused.stderr).toContain('extra.yaml');
     expect((await fetch(`${server.match[1]}/healthz`)).status).toBe(200);
 
-    writeFileSync(join(dir, 'channels', 'extra.yaml'), 'id: extra\nprotocol: openai-chat\nbaseUrl: http://127.0.0.1:9/v1\nmodels:\n  - id: extra-chat\n    kind: chat\n    price: { inputPerMillion: 1 }\n');
-    expect((await admin()).stdout).toContain('sent SIGHUP');
+    writeFileSync(join(dir, 'channels', 'extra.yaml'), 'id: extra\nprotocol: openai-chat\nbaseUrl: http://127.0.0.1:9/v1\ncredential: { env: EXTRA_ONLY_IN_GATEWAY }\nmodels:\n  - id: extra-chat\n    kind: chat\n    price: { inputPerMillion: 1 }\n');
+    const { stdout } = await admin();
+    expect(stdout).toContain('channel "extra" added');
+    expect(stdout).not.toContain('channel "extra" is disabled');
+    expect(stdout).toContain('channel "openai" is disabled: environment variable OPENAI_API_KEY is not set');
     // The start summary counts the shipped models; the reload's counts one more.
     const models = Number(/(\d+) model\(s\)/.exec(server.lines.find((l) => l.includes('model(s)'))!)![1]);
     await vi.waitFor(() => expect(server.lines.some((l) => l.includes('reloaded') && l.includes(`${models + 1} model(s)`))).toBe(true), { timeout: 20_000 });

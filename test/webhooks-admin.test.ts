@@ -33,7 +33,7 @@ describe('the webhook admin API', () => {
     const created = await api('POST', hooksUrl(), { url: 'https://hooks.example.com/tasks' });
     expect(created.status).toBe(201);
     matches('CreatedWebhook', created.body);
-    expect(created.body).toMatchObject({ url: 'https://hooks.example.com/tasks', enabled: true, events: ['video.completed', 'video.failed', 'image.completed', 'image.failed'] });
+    expect(created.body).toMatchObject({ url: 'https://hooks.example.com/tasks', enabled: true, events: ['video.completed', 'video.failed', 'image.completed', 'image.failed', 'batch.completed', 'batch.failed'] });
     const listed = await api('GET', hooksUrl());
     expect(listed.body.data).toEqual([{ ...created.body, secret: undefined }].map(({ secret: _s, ...rest }) => rest));
     for (const item of listed.body.data) matches('Webhook', item);

@@ -273,10 +273,13 @@ export const openApiDocument = {
       ...requestLogSchemas,
       Reload: {
         type: 'object',
-        required: ['reloaded', 'summary', 'workers', 'workers_total'],
+        required: ['reloaded', 'changes', 'restart_needed', 'channels_disabled', 'summary', 'workers', 'workers_total'],
         additionalProperties: false,
         properties: {
-          reloaded: { type: 'boolean' },
+          reloaded: { type: 'boolean', description: 'The config was checked and swapped in (`changes` says what it changed)' },
+          changes: { type: 'array', items: { type: 'string' }, description: 'What the reload applied: channels added, removed, changed, enabled or disabled; protocols and request schemas; settings. Empty: nothing changed' },
+          restart_needed: { type: 'array', items: { type: 'string' }, description: 'Settings that changed but apply only at the next restart' },
+          channels_disabled: { type: 'array', items: { type: 'string' }, description: 'Each channel not serving and why (an environment variable not set names the variable)' },
           summary: { type: 'string' },
           workers: { type: 'integer', minimum: 1, description: 'The gateway processes (server.workers) that swapped the new config in' },
           workers_total: { type: 'integer', minimum: 1, description: 'The gateway processes running; a worker still starting applies the config once it listens' },

@@ -183,12 +183,14 @@ async function reload(services: AdminDeps, admin: AdminService, req: FastifyRequ
   if (!admin.global) throw new ForbiddenError('only an admin token may reload the config');
   const before = summarize(services.config);
   try {
-    const next = await applyReload(services, req.log, ' through the admin API');
+    const { config: next, changes, restart, disabled } = await applyReload(services, req.log, ' through the admin API');
     const fleet = await reloadOtherWorkers();
     if (fleet.reloaded < fleet.total) req.log.warn(`the reload reached ${fleet.reloaded} of ${fleet.total} worker processes; the others apply it once they can (see the log)`);
     const summary = summarize(next);
-    await admin.record('config.reload', null, null, { summary: before }, { summary, workers: fleet.reloaded });
-    return reply.send({ reloaded: true, summary, workers: fleet.reloaded, workers_total: fleet.total });
+    await admin.record('config.reload', null, null, { summary: before }, { summary, workers: fleet.reloaded, changes });
+    // `changes` empty: nothing was applied (the files and the environment say what they said); the disabled channels say
+    // which variables they still wait for.
+    return reply.send({ reloaded: true, changes, restart_needed: restart, channels_disabled: disabled, summary, workers: fleet.reloaded, workers_total: fleet.total });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     const shown = err.problems.slice(0, 20).join('\n');

@@ -15,6 +15,9 @@ import type { PipelineDeps } from '../pipeline/deps.js';
 import type { Db } from '../store/db.js';
 import type { BatchStatus } from '../store/schema.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
+import type { RequestLogWriter } from '../request-logs/writer.js';
+import { requestLogId } from '../request-logs/ids.js';
+import { requestLogColumns } from '../store/request-log-table.js';
 import { isUpstreamTrouble } from '../tasks/faults.js';
 import { batchPricedConfig, LineCall, lineMeter } from './line-call.js';
 import { batchesOptions, type BatchesOptions } from './options.js';
@@ -47,10 +50,14 @@ export interface BatchRunnerDeps extends PipelineDeps {
   /** Writes a ledger entry under a charge id once (the spend store's settle, with no reservation row to drop). */
   settleEntry: (id: string, entry: LedgerEntry) => Promise<boolean>;
   events?: BatchEvents;
+  /** The request log: a row per line run, its route `batch:<endpoint>` and its request id `<batch id>:<line>`. */
+  requestLogs?: Pick<RequestLogWriter, 'enabled' | 'append'>;
 }
 
 /** Upstream answers a line is tried again on (and a gateway that could not reach the upstream). */
 const RETRIED = new Set([408, 425, 429]);
+/** The wait before a line's second try, doubling for each try after. */
+const RETRY_FIRST_MS = 1000;
 
 export class BatchRunner {
   private timer?: NodeJS.Timeout;
@@ -181,8 +188,11 @@ export class BatchRunner {
     const requestId = `${row.id}:${line.line}`;
     const dialect: ErrorDialect = row.object === 'message_batch' ? 'anthropic' : 'openai';
     let call: LineCall | undefined;
+    const started = Date.now();
+    let endpointName = row.endpoint;
     try {
       const endpoint = batchEndpoint(snapshot.config, row.endpoint, 'endpoint');
+      endpointName = endpoint.name;
       const batchCharge = chargeOf(row);
       const services: PipelineDeps = { ...this.services, meter: lineMeter(`${batchCharge.id}:${line.line}`, batchCharge.reservedAt ?? Date.now(), this.services.settleEntry, { settled: (entry) => void (call!.entry = entry) }) };
       delete (services as { tracing?: unknown }).tracing;
@@ -204,6 +214,7 @@ export class BatchRunner {
       const answer = call.answer ?? { status: 500, body: errorBody(new GatewayError('no_answer', 500, 'api_error', 'the line ended without an answer'), dialect) };
       const costMicros = Number(call.entry?.cost_micros ?? 0);
       await finishLine(db, row.id, line.line, { status: answer.status < 300 ? 'succeeded' : 'failed', result: JSON.stringify({ status_code: answer.status, request_id: requestId, body: answer.body } satisfies LineResult), costMicros });
+      this.logLine(row, endpointName, requestId, started, answer.status, call.entry, undefined, body.model);
     } catch (err) {
       if (this.abort.signal.aborted) return;
       const error = err instanceof GatewayError ? err : new GatewayError('internal_error', 500, 'api_error', 'the gateway failed on this request', {}, false);
@@ -212,13 +223,44 @@ export class BatchRunner {
       const status = error.upstreamStatus;
       const retried = !charged && isUpstreamTrouble(err) && (status === undefined || status >= 500 || RETRIED.has(status));
       if (retried && line.attempts + 1 < this.options.maxAttempts) {
-        await retryLine(db, row.id, line.line, line.attempts + 1, this.services.now() + this.options.tickMs * 2 ** line.attempts).catch(() => undefined);
+        await retryLine(db, row.id, line.line, line.attempts + 1, this.services.now() + RETRY_FIRST_MS * 2 ** line.attempts).catch(() => undefined);
         return;
       }
       const costMicros = Number(call?.entry?.cost_micros ?? 0);
       const result: LineResult = { status_code: error.statusIn(dialect), request_id: requestId, body: errorBody(error, dialect) };
       await finishLine(db, row.id, line.line, { status: 'failed', result: JSON.stringify(result), costMicros }).catch((e: unknown) => this.services.log.error({ err: e, batch: row.id }, 'a batch line could not be written; it runs again'));
+      this.logLine(row, endpointName, requestId, started, result.status_code!, call?.entry, error, call?.body.model);
     }
+  }
+
+  /** The request-log row of a line that ended: the batch's key, route `batch:<endpoint>`, what its charge settled for. */
+  private logLine(batch: BatchRow, endpoint: string, requestId: string, startedMs: number, status: number, entry: LedgerEntry | undefined, error: GatewayError | undefined, asked: unknown): void {
+    const log = this.services.requestLogs;
+    if (!log?.enabled) return;
+    // By column name, so a column added to the table later is null here rather than shifting the others.
+    const row: Partial<Record<(typeof requestLogColumns)[number], unknown>> = {
+      id: requestLogId(startedMs),
+      workspace_id: batch.workspace_id,
+      key_id: batch.key_id,
+      created_at: startedMs,
+      route: `batch:${endpoint}`.slice(0, 128),
+      method: 'POST',
+      model: entry?.model ?? (typeof asked === 'string' ? asked.slice(0, 128) : ''),
+      channel: entry?.channel ?? '',
+      status,
+      failed: status >= 400 ? 1 : 0,
+      error_type: error?.type ?? null,
+      error_code: error?.code ?? null,
+      latency_ms: Date.now() - startedMs,
+      input_tokens: Number(entry?.input_tokens ?? 0),
+      output_tokens: Number(entry?.output_tokens ?? 0),
+      cached_input_tokens: Number(entry?.cached_input_tokens ?? 0),
+      units: Number(entry?.units ?? 0),
+      cost_micros: Number(entry?.cost_micros ?? 0),
+      currency: entry?.currency ?? '',
+      request_id: requestId,
+    };
+    void log.append(requestLogColumns.map((column) => row[column] ?? null));
   }
 
   /**

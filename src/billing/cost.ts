@@ -1,5 +1,6 @@
 // Turns upstream-reported usage and a model's price into integer micro-units of its currency.
 import type { PriceConfig } from '../config/types.js';
+import { unitsMicros } from './units.js';
 
 export interface TokenUsage {
   /** Every input token, whatever its class: the classes below are counted inside it. */
@@ -18,12 +19,11 @@ export interface TokenUsage {
   audioOutputTokens?: number;
   /** Output tokens spent reasoning, where the upstream counts them apart; counted inside outputTokens (reported, never priced apart). */
   reasoningTokens?: number;
-  /** Seconds of audio (price `perMinute`), as the upstream reports them. */
-  seconds?: number;
-  /** Search units (price `perThousandSearches`), as the upstream reports them. */
-  searches?: number;
-  /** Characters of the request field the endpoint names (price `perMillionCharacters`), counted by the gateway. */
-  characters?: number;
+  /**
+   * Units other than tokens, by name (billing/units.ts): `seconds` of audio (`perMinute`), `searches` (`perThousandSearches`),
+   * `characters` (`perMillionCharacters`, counted by the gateway), and a price's own `units` (pages, images).
+   */
+  units?: Record<string, number>;
 }
 
 export interface Cost {
@@ -38,18 +38,9 @@ function share(want: number | undefined, left: { n: number }): number {
   return n;
 }
 
-/** Cost of the units priced by something other than tokens: audio seconds, search units, characters. */
-function otherUnitsMicros(price: PriceConfig, usage: TokenUsage): number {
-  return (
-    ((usage.seconds ?? 0) * (price.perMinute ?? 0) * 1e6) / 60 +
-    ((usage.searches ?? 0) * (price.perThousandSearches ?? 0) * 1e6) / 1000 +
-    (usage.characters ?? 0) * (price.perMillionCharacters ?? 0)
-  );
-}
-
 /**
  * Cost of usage plus the per-request price: each token class at its own price (falling back to the base input or output
- * price), and the units priced otherwise (`perMinute`, `perThousandSearches`, `perMillionCharacters`). A `free` model costs 0.
+ * price), and the units priced otherwise (billing/units.ts: audio seconds, search units, characters, a price's own units). A `free` model costs 0.
  */
 export function tokenCostMicros(price: PriceConfig, usage: TokenUsage): number {
   const input = price.inputPerMillion ?? 0;
@@ -72,8 +63,13 @@ export function tokenCostMicros(price: PriceConfig, usage: TokenUsage): number {
     audioOut * (price.audioOutputPerMillion ?? output);
   // Prices are per million tokens in currency units, so the sum is already in micro-units.
   if (price.free) return 0;
-  return Math.round(perMillionUnits + otherUnitsMicros(price, usage) + (price.perRequest ?? 0) * 1e6);
+  return Math.round(perMillionUnits + unitsMicros(price, usage.units) + (price.perRequest ?? 0) * 1e6);
 }
+
+const tokenPrices = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'cacheWritePerMillion', 'cacheWrite1hPerMillion', 'audioInputPerMillion', 'audioOutputPerMillion'] as const;
+
+/** Whether the price counts tokens (any class): a call reporting none is then charged its reservation. */
+export const pricesTokens = (price: PriceConfig): boolean => tokenPrices.some((name) => price[name]);
 
 /** The highest price per million of any input class and of any output class: the worst case of tokens whose class is unknown yet. */
 export function dearestTokenPrices(price: PriceConfig): { input: number; output: number } {

@@ -1,6 +1,7 @@
 // Worst-case cost of a request before it is sent, reserved against spending caps: a true upper bound for an honest upstream.
 import type { ModelLimits, ModelRoute } from '../config/types.js';
 import { dearestTokenPrices, tokenCostMicros } from './cost.js';
+import { reservedUnitsMicros, type UnitRequest } from './units.js';
 
 /** Bytes per token assumed when estimating input size: low, so the estimate errs high. */
 const BYTES_PER_TOKEN = 3;
@@ -112,28 +113,14 @@ export function estimateEvaluateMicros(route: ModelRoute, state: unknown, bodyBy
   return tokenCostMicros(route.model.price, { inputTokens, outputTokens: questionCount * EVALUATE_OUTPUT_PER_QUESTION });
 }
 
-/** What the gateway measured of a relayed request, for the units a price may count besides tokens. */
-export interface RelayMeasure {
-  /** Bytes of the whole request body (a form's files included). */
-  bodyBytes: number;
-  /** Characters of the field a `perMillionCharacters` price counts. */
-  characters?: number;
-  /** Search units the request may use at most. */
-  searches?: number;
-  /** Seconds of audio the request carries, as measured. */
-  seconds?: number;
-}
-
-/** Audio seconds reserved for a `perMinute` model that declares no `media.maxAudioSeconds`: one hour. */
-const DEFAULT_MAX_AUDIO_SECONDS = 3600;
-
 /**
  * A relayed request's worst case on the priciest of its routes, each unit its price counts bounded: input tokens by the
- * body's bytes (at most the model's context), output tokens by the model's maxOutputTokens (or `defaults`), audio by
- * its measured duration (else the model's `media.maxAudioSeconds`), characters and search units as measured. A `free` model costs nothing.
+ * body's bytes (at most the model's context), output tokens by the model's maxOutputTokens (or `defaults`), and every
+ * other unit as it reserves (billing/units.ts: audio by its decoded duration, search units by Cohere's rule, characters
+ * as counted, a price's own units as declared). A `free` model costs nothing.
  */
-export function estimateRelayMicros(routes: readonly ModelRoute[], measure: RelayMeasure, defaults: ModelLimits): number {
-  const bodyTokens = tokensForBytes(measure.bodyBytes);
+export function estimateRelayMicros(routes: readonly ModelRoute[], bodyBytes: number, request: UnitRequest, defaults: ModelLimits): number {
+  const bodyTokens = tokensForBytes(bodyBytes);
   return Math.max(
     ...routes.map(({ model }) => {
       const price = model.price;
@@ -142,10 +129,7 @@ export function estimateRelayMicros(routes: readonly ModelRoute[], measure: Rela
       const inputTokens = model.limits ? Math.min(bodyTokens, limits.contextTokens) : bodyTokens;
       const outputTokens = price.outputPerMillion || price.audioOutputPerMillion ? limits.maxOutputTokens : 0;
       const dearest = dearestTokenPrices(price);
-      const maxSeconds = Number((model.media as { maxAudioSeconds?: unknown } | undefined)?.maxAudioSeconds ?? DEFAULT_MAX_AUDIO_SECONDS);
-      const seconds = measure.seconds === undefined ? maxSeconds : Math.ceil(measure.seconds);
-      const others = tokenCostMicros(price, { inputTokens: 0, outputTokens: 0, seconds: price.perMinute ? seconds : 0, characters: measure.characters, searches: measure.searches });
-      return Math.round(inputTokens * dearest.input + outputTokens * dearest.output) + others;
+      return Math.round(inputTokens * dearest.input + outputTokens * dearest.output + reservedUnitsMicros(model, request) + (price.perRequest ?? 0) * 1e6);
     }),
   );
 }

@@ -24,3 +24,16 @@ export function impossibleTaskUnits(route: ModelRoute, units: { count: number; u
   if (most === undefined || count <= most) return undefined;
   return `usage reports ${count} ${unit}, more than the model's limits allow (${most})`;
 }
+
+/**
+ * Why a relayed call's tokens are impossible, or undefined: input past the request's bytes (no tokenizer makes more tokens
+ * than bytes, and the body's quotes and commas cover the special tokens around each input), output past the model's
+ * maxOutputTokens, or `defaults` for a model that declares no limits (a batch of embeddings may pass one context window,
+ * its bytes may not). Bounds every kind the relay serves, limits or none.
+ */
+export function impossibleRelayTokens(model: ModelRoute['model'], defaults: ModelLimits, bodyBytes: number, tokens: { inputTokens: number; outputTokens: number }): string | undefined {
+  if (tokens.inputTokens > bodyBytes) return `usage reports ${tokens.inputTokens} input tokens, more than the request's ${bodyBytes} bytes can hold`;
+  const most = (model.limits ?? defaults).maxOutputTokens;
+  if (tokens.outputTokens > most) return `usage reports ${tokens.outputTokens} output tokens, more than the model's limits allow (${most})`;
+  return undefined;
+}

@@ -63,7 +63,10 @@ function rows(schema: Schema, prefix: string, out: string[]): void {
 }
 
 function section(schema: Schema, heading: string): string {
-  const out = [`### ${heading}`, '', schema.description ?? '', '', '| field | type | required | default | notes |', '|---|---|---|---|---|'];
+  const head = [`### ${heading}`, '', schema.description ?? '', ''];
+  // One of several shapes (a price unit's count): each shape and what it means, not a table of fields.
+  if (schema.oneOf && !schema.properties) return [...head, ...schema.oneOf.map((shape) => `- ${shape.properties ? `\`{${Object.keys(shape.properties).join(', ')}}\`` : typeOf(shape)}: ${Object.values(shape.properties ?? {})[0]?.description ?? shape.description ?? ''}`)].join('\n');
+  const out = [...head, '| field | type | required | default | notes |', '|---|---|---|---|---|'];
   rows(schema, '', out);
   // A map with no fixed fields (protocol-tasks: task name to task) shows what each entry is.
   if (!schema.properties && typeof schema.additionalProperties === 'object') out.push(`| \`<name>\` | ${typeOf(schema.additionalProperties)} |  |  |  |`);
@@ -86,8 +89,28 @@ function configFileLines(): string[] {
     '# Config reference',
     '',
     'Generated from `schemas/` by `npm run docs:config`; a test fails when this file is stale. Every field is checked at load',
-    '(`npm run check-config`), unknown fields are errors, and errors print as `file:line:col /json/pointer message`.',
-    '`${VAR}` and `${VAR:-default}` in any value are read from the environment.',
+    '(`npm run check-config`), unknown fields are errors (naming the nearest known field: `unknown field "baseURL" (did you',
+    'mean "baseUrl"?)`), and errors print as `file:line:col /json/pointer message`.',
+    '`${VAR}` and `${VAR:-default}` in any value are read from the environment. A `${VAR}` with no default whose variable is',
+    'not set is an error naming the variable where the emptied field fails its schema (`baseUrl`, a model\'s `upstream`),',
+    'and a warning where the field may be empty; a variable a channel lists in `requiresEnv` (its own or its credential\'s)',
+    'instead starts that channel disabled, as a missing key does.',
+    '',
+    '### Reload, and a secret added without a restart',
+    '',
+    'SIGHUP, `npm run admin -- reload` or `POST /admin/v1/reload` loads every file again with the running gateway\'s own',
+    'environment (the admin CLI only signals it and prints what the gateway answered) and swaps it in: channels,',
+    'protocols, the operator\'s request schemas and most settings apply at once. The catalogue\'s routes are registered',
+    'at start, so a reload that adds, removes or changes a catalogue entry is refused, naming the entry, and the running',
+    'config keeps serving; restart to apply it. The answer (and the log) lists what changed, or says nothing did, and',
+    'every channel still disabled with the variable it waits for.',
+    '',
+    'A process\'s environment cannot change after it starts, so a secret added later goes in the overlay folder\'s',
+    '`gateway.env` (`overlay.dir`, or `GATEWAY_OVERLAY_DIR`; `KEY=value` lines, as Docker\'s `env_file`), read again at every',
+    'load; its values take the place of the process\'s. Add the key there and reload: the channel that waited for it',
+    'starts serving. A file of variables rather than a folder of secret files, because channels already name their',
+    'secrets by variable (`credential: { env: NAME }`): the file adds variables and needs no new credential kind. Keep it',
+    'readable by the gateway\'s user only; its values are never logged.',
     '',
     '## The config file (`config.yaml`)',
     '',
@@ -106,7 +129,7 @@ function channelLines(): string[] {
     '',
     section(load('model.schema.json'), 'model'),
     '',
-    section(load('price.schema.json'), 'price'),
+    sections(load('price.schema.json'), 'price'),
     '',
     section(load('model-limits.schema.json'), 'model-limits'),
     '',

@@ -30,20 +30,22 @@ function compileMappings(templates: TemplateSet, valid: ValidatedConfig, protoco
     for (const { pointer, tree, roots } of mappings) templates.collect(pointer, tree, roots);
     problems.list.push(...templates.compilePending(source.file));
   }
-  problems.list.push(...runMappingFixtures({ templates }, protocols, join(valid.sources.protocolsDir, 'tests'), rejected));
+  const fixtureDirs = [valid.sources.protocolsDir, ...(valid.sources.overlayDir ? [join(valid.sources.overlayDir, 'channels', 'protocols')] : [])];
+  for (const dir of fixtureDirs) problems.list.push(...runMappingFixtures({ templates }, protocols, join(dir, 'tests'), rejected));
   warnings.push(...templates.unrendered());
 }
 
 export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
-  const env = options.env ?? process.env;
   const problems = new Problems();
   const warnings: string[] = [];
   const templates = new TemplateSet(createLiquid());
   await loadFilters(templates.liquid);
+  const sources = readConfigFiles(file, options.env ?? process.env, problems);
+  // The process's environment with the overlay's gateway.env over it, read afresh at each load.
+  const env = sources.env;
   templates.verify = env.MAPPING_VERIFY === '1';
-  const sources = readConfigFiles(file, env, problems);
   const schemas = createSchemaRegistry(templates, { ownSchemas: sources.schemas.length > 0 });
-  const valid = validateConfig(sources, schemas, problems, env);
+  const valid = validateConfig(sources, schemas, problems, env, warnings);
   const checked = crossCheckConfig(valid, problems, env);
   checkModelIds(checked, problems, warnings, options.now ?? Date.now());
   compileMappings(templates, valid, checked.protocols, checked.rejected, problems, warnings);
@@ -53,6 +55,8 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
   // A scope the catalogue declares can be given to keys once a config declaring it has loaded.
   declareScopes(routes.endpoints.map((e) => e.scope));
-  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, templates, schemas, warnings };
+  const operatorSchemas = new Map(sources.schemas.flatMap(({ value }) => (typeof (value as { $id?: unknown })?.$id === 'string' ? [[(value as { $id: string }).$id, JSON.stringify(value)] as const] : [])));
+  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, templates, schemas, warnings, operatorSchemas };
+  Object.defineProperty(config, 'environment', { value: options.env ?? process.env, enumerable: false });
   return deepFreeze(config, new Set<unknown>([templates, schemas]));
 }

@@ -1,6 +1,8 @@
 // Hot reload (SIGHUP, or `npm run admin -- reload`): check the config file again and swap the runtime snapshot, or keep serving.
 import type { FastifyBaseLogger } from 'fastify';
+import { renameSync, writeFileSync } from 'node:fs';
 import { ConfigError } from '../base/errors.js';
+import { dataPathFor } from '../config/locate.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
 
 export { gatewayPid, PID_FILE, pidFileContents, processStartTime } from '../base/pid-file.js';
@@ -63,24 +65,38 @@ export function lastReload(services: object): ReloadOutcome | undefined {
   return lastReloads.get(services);
 }
 
+/** What a reload did: the config now serving, what changed, the settings waiting for a restart, and the channels not serving and why. */
+export interface ReloadResult {
+  config: LoadedConfig;
+  /** Empty: the files and the environment say what they said; nothing was applied. */
+  changes: string[];
+  restart: string[];
+  /** Each disabled channel's reason ("channel "x" is disabled: environment variable X is not set"); never a value. */
+  disabled: string[];
+}
+
 /**
- * Loads the config file again and swaps it in, logging how it went (and the sections that wait for a restart); a
- * config that does not load throws its ConfigError, recorded for /readyz, and the running one keeps serving.
+ * Loads the config file again and swaps it in, logging what changed (or that nothing did) and the sections that wait for
+ * a restart; a config that does not load, or changes what only a restart applies (the catalogue's routes), throws its
+ * ConfigError, recorded for /readyz, and the running one keeps serving.
  */
-export async function applyReload(services: Reloadable, log: FastifyBaseLogger, how: string): Promise<LoadedConfig> {
+export async function applyReload(services: Reloadable, log: FastifyBaseLogger, how: string): Promise<ReloadResult> {
   // Loaded here, not at the top: modules that import this one only for lastReload (/readyz) need none of the config loader.
   const { summarize } = await import('../config/load.js');
+  const { reloadChanges } = await import('./reload-changes.js');
   const before = services.config;
   const at = Math.floor(Date.now() / 1000);
   try {
     const next = await services.reload();
     // A warning is said when it is new: the ones the running config had were said at start or at an earlier reload.
     for (const warning of next.warnings) if (!before.warnings.includes(warning)) log.warn(warning);
-    log.info(`reloaded ${before.file}${how}: ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
+    const changes = reloadChanges(before, next);
+    if (changes.length) log.info({ changes }, `reloaded ${before.file}${how}: ${changes.join('; ')}; now ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
+    else log.info(`reload of ${before.file}${how}: nothing changed (files and environment as before)`);
     const restart = settingsNeedingRestart(before.gateway, next.gateway);
     if (restart.length) log.warn({ settings: restart }, `config settings ${restart.join(', ')} changed; they apply at the next restart (a reload swaps the rest)`);
     lastReloads.set(services, { ok: true, at });
-    return next;
+    return { config: next, changes, restart, disabled: next.channels.flatMap((c) => (c.disabledReason ? [c.disabledReason] : [])) };
   } catch (err) {
     const problems = err instanceof ConfigError ? err.problems : ['the config could not be loaded; see the log'];
     lastReloads.set(services, { ok: false, at, problems: problems.slice(0, 20).map((p) => p.slice(0, 300)) });
@@ -90,10 +106,42 @@ export async function applyReload(services: Reloadable, log: FastifyBaseLogger, 
   }
 }
 
-/** A reload on a signal (SIGHUP) or the primary's command: whether it was swapped in. */
+/** Where a gateway writes how its last signalled reload went, in storage.dataDir: `npm run admin -- reload` reads it back. */
+export const RELOAD_OUTCOME_FILE = 'reload-outcome.json';
+
+/** What a signalled reload writes for the admin CLI: this process, when, and the answer (problems, or what changed). */
+export interface WrittenOutcome {
+  pid: number;
+  /** Unix milliseconds when the reload ended. */
+  at: number;
+  ok: boolean;
+  problems?: string[];
+  changes?: string[];
+  restart?: string[];
+  disabled?: string[];
+}
+
+/** Written whole (a temporary file renamed over the last), so a reader never sees half of one. */
+function writeOutcome(services: Reloadable, outcome: Omit<WrittenOutcome, 'pid' | 'at'>): void {
+  try {
+    const file = dataPathFor(services.config)(RELOAD_OUTCOME_FILE);
+    writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify({ pid: process.pid, at: Date.now(), ...outcome }));
+    renameSync(`${file}.${process.pid}.tmp`, file);
+  } catch {
+    // The data folder is not writable: the log still says how the reload went.
+  }
+}
+
+/** A reload on a signal (SIGHUP) or the primary's command: whether it was swapped in. Its outcome is written for the admin CLI. */
 export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger): Promise<boolean> {
   return applyReload(services, log, '').then(
-    () => true,
-    () => false,
+    ({ changes, restart, disabled }) => {
+      writeOutcome(services, { ok: true, changes, restart, disabled });
+      return true;
+    },
+    (err) => {
+      writeOutcome(services, { ok: false, problems: err instanceof ConfigError ? err.problems.slice(0, 50) : ['the config could not be loaded; see the log'] });
+      return false;
+    },
   );
 }

@@ -2,17 +2,19 @@
 // and evaluate section name is declared, each task can end (its statusMap reaches completed and failed) and says where its
 // result is. Across files: ids unique, every channel's protocol and operations exist, every model priced, in one currency,
 // and a model served twice only as a declared fallback group.
+import { sep } from 'node:path';
 import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
 import { credentialsOf, foreignCredentialFields } from './credentials.js';
 import { checkPipelineOperations } from './cross-check-operations.js';
+import { checkUnits } from './cross-check-units.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
 import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
-const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond', 'perMinute', 'perMillionCharacters', 'perThousandSearches', 'free'] as const;
+const priceFields = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'perRequest', 'perImage', 'perVideoSecond', 'perMinute', 'perMillionCharacters', 'perThousandSearches', 'units', 'free'] as const;
 /** Model fields that say what a chat model accepts (schemas/model.schema.json); translations read them. */
 const chatCapabilities = ['reasoning', 'outputBound', 'thinking', 'prefill', 'structuredOutputs'] as const;
 /** Headers a protocol may not forward from the client: credentials, and what the gateway sets for each request. */
@@ -213,17 +215,34 @@ function checkModelKinds(channels: CheckedFiles['channels'], endpoints: readonly
   }
 }
 
+/**
+ * The channel files that serve: an overlay channel saying `overrides: true` takes the place of the shipped channel of its
+ * id (the shipped file is left out); without it, the same id in both is reported below like any duplicate, at the overlay's file.
+ */
+function overlaidChannels(valid: ValidatedConfig, problems: Problems): ValidatedConfig['channels'] {
+  const overlayDir = valid.sources.overlayDir;
+  const inOverlay = (file: string) => !!overlayDir && file.startsWith(overlayDir + sep);
+  const replaced = new Set<string>();
+  for (const { value, source } of valid.channels) {
+    if (!value?.overrides) continue;
+    if (inOverlay(source.file)) replaced.add(value.id);
+    else problems.add(source, '/overrides', `"overrides" is for a channel in the overlay folder (${overlayDir ? displayPath(overlayDir) : 'overlay.dir or GATEWAY_OVERLAY_DIR, unset'}): it takes the place of the shipped channel of its id`);
+  }
+  return valid.channels.filter(({ value, source }) => !value || inOverlay(source.file) || !replaced.has(value.id));
+}
+
 export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env: NodeJS.ProcessEnv): CheckedFiles {
   checkRoot(valid, problems, env);
   const known = checkProtocols(valid, problems);
   const channels: CheckedFiles['channels'] = [];
   const ids = new Map<string, string>();
-  for (const { value, source } of valid.channels) {
+  for (const { value, source } of overlaidChannels(valid, problems)) {
     if (!value) continue;
     // The schema's if/then/else has made `credential` one credential or a list of them (a shape the generated type cannot say).
     const channel: ChannelConfig = { ...value, credential: value.credential as ChannelConfig['credential'], file: source.file };
     if (ids.has(channel.id)) {
-      problems.add(source, '/id', `channel "${channel.id}" is already defined in ${ids.get(channel.id)}`);
+      const hint = valid.sources.overlayDir && source.file.startsWith(valid.sources.overlayDir + sep) ? ': give this one another id, or say "overrides: true" to take the place of the shipped one' : '';
+      problems.add(source, '/id', `channel "${channel.id}" is already defined in ${ids.get(channel.id)}${hint}`);
       continue;
     }
     ids.set(channel.id, displayPath(source.file));
@@ -235,5 +254,7 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
   checkModelKinds(channels, endpoints, problems);
   checkPipelineOperations(valid.catalogue, channels, known.protocols, problems);
+  const protocolSources = new Map(valid.protocols.flatMap(({ value, source }) => (value ? [[value.id, source] as const] : [])));
+  checkUnits({ channels, protocols: known.protocols, endpoints }, protocolSources, problems);
   return { gateway: valid.root.value, ...known, channels, endpoints };
 }

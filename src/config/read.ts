@@ -1,5 +1,6 @@
 // The read stage: the config file and every file it leads to (protocols, channels, the endpoint catalogue), parsed with positions.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../base/errors.js';
 import { interpolateValue } from './env.js';
@@ -19,10 +20,14 @@ export interface ConfigSources {
   protocols: YamlSource[];
   channels: YamlSource[];
   catalogue: YamlSource[];
-  /** Route files (routes.dir): public model ids and the targets that serve them. */
+  /** Route files (routes.dir, then the overlay's routes/): public model ids and the targets that serve them. */
   routes: YamlSource[];
-  /** The operator's JSON Schemas (endpoints.schemasDir), each file's path and parsed value, or why it could not be read. */
+  /** The operator's JSON Schemas (endpoints.schemasDir, the overlay's schemas/requests/), each file's path and parsed value, or why it could not be read. */
   schemas: { file: string; value?: unknown; problem?: string }[];
+  /** The operator's overlay folder (GATEWAY_OVERLAY_DIR, else overlay.dir), when there is one. */
+  overlayDir?: string;
+  /** The environment this load reads `${VAR}` and credentials from: the process's, with the overlay's gateway.env over it. */
+  env: NodeJS.ProcessEnv;
 }
 
 function yamlFiles(dir: string, pattern = /\.ya?ml$/): string[] {
@@ -63,9 +68,31 @@ function operatorFolders(root: YamlSource, baseDir: string, env: NodeJS.ProcessE
   };
 }
 
-/** The endpoint catalogue's files: the shipped ones, then the operator's (endpoints.catalogueDir). */
-function catalogueFiles(operator: { catalogueDir?: string }): string[] {
-  return [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : [])];
+/** The overlay folder: GATEWAY_OVERLAY_DIR (the container sets /overlay), else the config's overlay.dir; a relative path from the config's folder. */
+function overlayFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string | undefined {
+  const section = interpolateValue((root.value as { overlay?: unknown } | undefined)?.overlay, env) as { dir?: unknown } | undefined;
+  const dir = env.GATEWAY_OVERLAY_DIR || (typeof section?.dir === 'string' && section.dir ? section.dir : undefined);
+  return dir ? resolve(baseDir, dir) : undefined;
+}
+
+/** The overlay's gateway.env (KEY=value lines) over the process's environment: re-read at every load, so a reload sees a secret added since. */
+function withEnvFile(env: NodeJS.ProcessEnv, overlayDir: string | undefined, problems: Problems): NodeJS.ProcessEnv {
+  const file = overlayDir && join(overlayDir, ENV_FILE);
+  if (!file || !existsSync(file)) return env;
+  try {
+    return { ...env, ...parseEnv(readFileSync(file, 'utf8')) };
+  } catch (err) {
+    problems.list.push(`${displayPath(file)}:1:1 / cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    return env;
+  }
+}
+
+/** The env file in the overlay folder (docs/endpoints.md, "Your own files in an overlay folder"). */
+export const ENV_FILE = 'gateway.env';
+
+/** The endpoint catalogue's files: the shipped ones, then the operator's (endpoints.catalogueDir), then the overlay's catalogue/. */
+function catalogueFiles(operator: { catalogueDir?: string }, overlayDir: string | undefined): string[] {
+  return [...yamlFiles(catalogueDir), ...(operator.catalogueDir ? yamlFiles(operator.catalogueDir) : []), ...(overlayDir ? yamlFiles(join(overlayDir, 'catalogue')) : [])];
 }
 
 /**
@@ -75,7 +102,7 @@ function catalogueFiles(operator: { catalogueDir?: string }): string[] {
 export function catalogueScopes(file: string, env: NodeJS.ProcessEnv): string[] {
   const root = readYamlSource(file);
   const scopes = new Set<string>();
-  for (const path of catalogueFiles(operatorFolders(root, dirname(file), env))) {
+  for (const path of catalogueFiles(operatorFolders(root, dirname(file), env), overlayFolder(root, dirname(file), env))) {
     const { value } = readYamlSource(path);
     for (const entry of Array.isArray(value) ? value : [value]) {
       const scope = (entry as { scope?: unknown } | null)?.scope;
@@ -85,21 +112,27 @@ export function catalogueScopes(file: string, env: NodeJS.ProcessEnv): string[] 
   return [...scopes];
 }
 
-export function readConfigFiles(file: string, env: NodeJS.ProcessEnv, problems: Problems): ConfigSources {
+export function readConfigFiles(file: string, processEnv: NodeJS.ProcessEnv, problems: Problems): ConfigSources {
   if (!existsSync(file)) throw new ConfigError([`${displayPath(file)}:1:1 / config file not found`]);
   const baseDir = dirname(file);
   const root = read(file, problems);
+  const overlayDir = overlayFolder(root, baseDir, processEnv);
+  const env = withEnvFile(processEnv, overlayDir, problems);
   const { channelsDir, protocolsDir } = folders(root, baseDir, env);
   const operator = operatorFolders(root, baseDir, env);
+  // The overlay's folders come after the shipped ones (and the operator's named folders), in the same shapes.
+  const overlay = (path: string, pattern?: RegExp) => (overlayDir ? yamlFiles(join(overlayDir, path), pattern) : []);
   return {
     file,
     baseDir,
     root,
     protocolsDir,
-    protocols: yamlFiles(protocolsDir).map((path) => read(path, problems)),
-    channels: yamlFiles(channelsDir).map((path) => read(path, problems)),
-    catalogue: catalogueFiles(operator).map((path) => read(path, problems)),
-    routes: yamlFiles(routesFolder(root, baseDir, env)).map((path) => read(path, problems)),
-    schemas: operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/).map(readJsonFile) : [],
+    protocols: [...yamlFiles(protocolsDir), ...overlay('channels/protocols')].map((path) => read(path, problems)),
+    channels: [...yamlFiles(channelsDir), ...overlay('channels')].map((path) => read(path, problems)),
+    catalogue: catalogueFiles(operator, overlayDir).map((path) => read(path, problems)),
+    routes: [...yamlFiles(routesFolder(root, baseDir, env)), ...overlay('routes')].map((path) => read(path, problems)),
+    schemas: [...(operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/) : []), ...overlay('schemas/requests', /\.json$/)].map(readJsonFile),
+    overlayDir,
+    env,
   };
 }

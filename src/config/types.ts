@@ -14,6 +14,7 @@ export type {
   ModelConfig,
   ModelLimits,
   PriceConfig,
+  PriceCount,
   ProtocolSchema,
   ProtocolTasks,
   TaskSpec,

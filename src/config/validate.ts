@@ -3,7 +3,7 @@ import type { ConfigSources } from './read.js';
 import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
 import type { ChannelSchema, EndpointConfig, GatewayConfig, ProtocolSchema, RouteSchema } from './types.js';
-import { interpolateValue } from './env.js';
+import { interpolateValue, type UnsetReference } from './env.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
 /** One file after validation: its value when valid, and the mappings its schema marked (collected valid or not). */
@@ -22,9 +22,43 @@ export interface ValidatedConfig {
   routes: ValidatedFile<RouteSchema | RouteSchema[]>[];
 }
 
-function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): ValidatedFile<T> {
+/** What a file says for one load: the problems that refuse it and the warnings that do not. */
+interface Report {
+  problems: Problems;
+  warnings: string[];
+}
+
+/** The variables a channel file lists in `requiresEnv` (its own and its credentials'): while one is unset the channel starts disabled, which is no error. */
+function variablesDisablingChannel(raw: unknown): Set<string> {
+  const file = raw as { requiresEnv?: unknown; credential?: unknown } | undefined;
+  const credentials = Array.isArray(file?.credential) ? file.credential : [file?.credential];
+  const lists = [file?.requiresEnv, ...credentials.map((c) => (c as { requiresEnv?: unknown } | undefined)?.requiresEnv)];
+  return new Set(lists.flatMap((list) => (Array.isArray(list) ? list.filter((v): v is string => typeof v === 'string') : [])));
+}
+
+/**
+ * Each `${VAR}` left empty for want of its variable: where the emptied field then fails its schema, one problem naming the
+ * variable takes the place of that field's errors; where the schema lets the field be empty, a warning.
+ */
+function reportUnset(source: YamlSource, unset: UnsetReference[], errors: ReturnType<typeof describeAjvError>[], report: Report): ReturnType<typeof describeAjvError>[] {
+  let left = errors;
+  for (const { pointer, variable } of unset) {
+    const within = (error: { pointer: string }) => error.pointer === pointer || error.pointer.startsWith(`${pointer}/`);
+    const message = `environment variable ${variable} is not set, and "\${${variable}}" has no default`;
+    if (left.some(within)) {
+      report.problems.add(source, pointer, `${message} (set it, or write "\${${variable}:-default}")`);
+      left = left.filter((error) => !within(error));
+    } else {
+      report.warnings.push(`${source.locate(pointer)} ${pointer} ${message}: the field is empty`);
+    }
+  }
+  return left;
+}
+
+function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaRegistry, report: Report, env: NodeJS.ProcessEnv): ValidatedFile<T> {
   if (source.syntaxErrors.length) return { source, mappings: [] };
-  let value = interpolateValue(source.value ?? {}, env) as Record<string, unknown>;
+  const unset: UnsetReference[] = [];
+  let value = interpolateValue(source.value ?? {}, env, unset) as Record<string, unknown>;
   if (schemaId === 'config') {
     // Every section is validated, so a section left out gets its defaults.
     value = { ...value };
@@ -33,13 +67,15 @@ function validateFile<T>(source: YamlSource, schemaId: string, registry: SchemaR
   const validate = registry.validator(schemaId);
   const valid = validate(value);
   const mappings = registry.takeMappings();
-  if (valid) return { source, value: value as T, mappings };
   // An `if` error ("must match then schema") only repeats the errors of the branch it took, which are reported.
-  for (const error of (validate.errors ?? []).filter((e) => e.keyword !== 'if')) {
-    const { pointer, key, message } = describeAjvError(error);
-    problems.add(source, pointer, message, key);
-  }
-  return { source, mappings };
+  const errors = valid ? [] : (validate.errors ?? []).filter((e) => e.keyword !== 'if').map(describeAjvError);
+  const excused = schemaId === 'channel' ? variablesDisablingChannel(source.value) : new Set<string>();
+  // A field emptied by a variable the channel requires fails for that reason alone: the channel loads, and starts disabled.
+  const emptied = unset.filter((u) => excused.has(u.variable)).map((u) => u.pointer);
+  const own = errors.filter((error) => !emptied.some((pointer) => error.pointer === pointer || error.pointer.startsWith(`${pointer}/`)));
+  const left = reportUnset(source, unset.filter((u) => !excused.has(u.variable)), own, report);
+  for (const { pointer, key, message } of left) report.problems.add(source, pointer, message, key);
+  return valid || (errors.length > 0 && own.length === 0) ? { source, value: value as T, mappings } : { source, mappings };
 }
 
 /** Adds the operator's JSON Schemas (endpoints.schemasDir) to the registry; a broken one, or an id already taken, is a problem. */
@@ -81,16 +117,17 @@ function checkCatalogue(catalogue: ValidatedFile<EndpointConfig[]>[], registry: 
   }
 }
 
-export function validateConfig(sources: ConfigSources, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv): ValidatedConfig {
+export function validateConfig(sources: ConfigSources, registry: SchemaRegistry, problems: Problems, env: NodeJS.ProcessEnv, warnings: string[]): ValidatedConfig {
   addOperatorSchemas(sources, registry, problems);
-  const catalogue = sources.catalogue.map((source) => validateFile<EndpointConfig[]>(source, 'catalogue', registry, problems, env));
+  const report = { problems, warnings };
+  const catalogue = sources.catalogue.map((source) => validateFile<EndpointConfig[]>(source, 'catalogue', registry, report, env));
   checkCatalogue(catalogue, registry, problems);
   return {
     sources,
-    root: validateFile<GatewayConfig>(sources.root, 'config', registry, problems, env),
-    protocols: sources.protocols.map((source) => validateFile<ProtocolSchema>(source, 'protocol', registry, problems, env)),
-    channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, problems, env)),
+    root: validateFile<GatewayConfig>(sources.root, 'config', registry, report, env),
+    protocols: sources.protocols.map((source) => validateFile<ProtocolSchema>(source, 'protocol', registry, report, env)),
+    channels: sources.channels.map((source) => validateFile<ChannelSchema>(source, 'channel', registry, report, env)),
     catalogue,
-    routes: sources.routes.map((source) => validateFile<RouteSchema | RouteSchema[]>(source, 'route', registry, problems, env)),
+    routes: sources.routes.map((source) => validateFile<RouteSchema | RouteSchema[]>(source, 'route', registry, report, env)),
   };
 }

@@ -13,7 +13,7 @@ import type { Call } from '../pipeline/call.js';
 import { expectEventStream, readJsonObject } from '../pipeline/decode.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import { forwardedHeaders, type Sent } from '../pipeline/send.js';
-import { SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
+import { exceedsReservation, SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
 import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
 import { resolveInputs } from '../pipeline/inputs.js';
@@ -93,7 +93,7 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   await archiveOutputs(call, sent.operation.outputs?.answer, answer);
   const mapped = translator.response(answer, ctx);
   if (!isPassthrough(translator)) await recordTranslatedItems(call, mapped);
-  return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log));
+  return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log), exceedsReservation(charge, sent.route, usage));
 }
 
 /** The operation a request goes to: the translation's, or the stream operation it names when the client asks to stream. */

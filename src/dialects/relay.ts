@@ -5,8 +5,10 @@
 import { pipeline } from 'node:stream/promises';
 import { FormData } from 'undici';
 import { billingConfig } from '../billing/config.js';
-import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
+import { pricesTokens, renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
 import { estimateRelayMicros, searchUnitsBound } from '../billing/estimate.js';
+import { impossibleUnits, pricedUnits, type UnitRequest } from '../billing/units.js';
+import { impossibleRelayTokens } from '../billing/usage-bounds.js';
 import type { Charge } from '../billing/meter.js';
 import type { EndpointConfig, ModelRoute, PriceConfig } from '../config/types.js';
 import { relayedAs } from '../engine/passthrough.js';
@@ -14,7 +16,7 @@ import type { StreamMapper } from '../engine/translator.js';
 import { defaultModelOf } from '../engine/models.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
-import { errorBody, ConfigMismatchError, type ErrorDialect } from '../base/errors.js';
+import { errorBody, ConfigMismatchError, type ErrorDialect, type GatewayError } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
@@ -22,7 +24,7 @@ import { readBounded, readJsonObject } from '../pipeline/decode.js';
 import { hasFraming } from '../pipeline/framing.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import type { Sent } from '../pipeline/send.js';
-import { SettlingAnswer } from '../pipeline/settle.js';
+import { SettlingAnswer, settledTokens, settleReported } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
 import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
 import type { PipelineSpec } from './spec.js';
@@ -35,6 +37,10 @@ interface RelayPlan {
   form?: RelayForm;
   /** How the answer comes back for this request. */
   answer: 'json' | 'text' | 'binary';
+  /** What the request makes possible, unit by unit: what it reserves and the most an honest upstream reports. */
+  units: UnitRequest;
+  /** Bytes of the request (a form's files included): no honest count of input tokens passes it. */
+  bodyBytes: number;
 }
 
 /** The answer kind of one request: the entry's, or text when the request asks for a text format. */
@@ -54,6 +60,26 @@ function charactersOf(spec: PipelineSpec, fields: Record<string, unknown>): numb
   return n;
 }
 
+/** Search units by Cohere's rule (the estimate) and documents x queries (the most), for an entry that counts them. */
+function searchesOf(spec: PipelineSpec, fields: Record<string, unknown>): UnitRequest['searches'] {
+  const rule = spec.searches;
+  if (!rule) return undefined;
+  const documents = fields[rule.documents];
+  const queries = Math.max(1, Array.isArray(fields[rule.query]) ? (fields[rule.query] as unknown[]).length : 1);
+  const estimate = searchUnitsBound(fields[rule.query], documents, rule.documentsPerSearch, rule.tokensPerDocument);
+  return { estimate, most: Math.max(estimate, (Array.isArray(documents) ? documents.length : 1) * queries) };
+}
+
+/** What the gateway knows of the request for its units: fields, files, and what it measured (audio, characters, searches). */
+function unitRequest(spec: PipelineSpec, fields: Record<string, unknown>, form: RelayForm | undefined): UnitRequest {
+  return { fields, files: form?.files.map((f) => f.field), seconds: form?.seconds, characters: charactersOf(spec, fields), searches: searchesOf(spec, fields) };
+}
+
+/** Why reported usage is impossible for this request on `route`: tokens past its input's size or the model's limits, a unit past the most the request can use. */
+function relayBound(call: Call, plan: RelayPlan, route: ModelRoute): (counts: TokenUsage) => string | undefined {
+  return (counts) => impossibleRelayTokens(route.model, billingConfig(call.config).defaultLimits, plan.bodyBytes, counts) ?? impossibleUnits(route.model, plan.units, counts.units);
+}
+
 /** The upstream request: the client's JSON (its own text, model replaced), or its form with the model replaced. */
 function outgoing(call: Call, plan: RelayPlan, route: ModelRoute): unknown {
   const model = route.model.upstream ?? route.model.id;
@@ -69,31 +95,23 @@ function outgoing(call: Call, plan: RelayPlan, route: ModelRoute): unknown {
 /** The x-cost header's value: `{"amount": ..., "currency": "USD"}`. */
 const costHeader = (micros: number, currency: string) => JSON.stringify(renderCost({ micros, currency }));
 
-/** What the gateway measured of the request itself. */
-interface Measured {
-  characters?: number;
-  seconds?: number;
-}
-
-const tokenPrices = ['inputPerMillion', 'outputPerMillion', 'cachedInputPerMillion', 'cacheWritePerMillion', 'audioInputPerMillion', 'audioOutputPerMillion'] as const;
-
 /**
- * What the call is charged by: the usage the upstream reported with what the gateway measured (characters, seconds of audio), when together
- * they cover every unit the price counts; undefined otherwise (a token-priced model that reported no tokens), and the
- * reservation is charged instead.
+ * What the call is charged by: the usage the upstream reported with what the gateway measured (characters, seconds of
+ * audio), when together they cover every unit the price counts; undefined otherwise (a token-priced model that reported
+ * no tokens, a unit reported by neither), and the reservation is charged instead.
  */
-function settlementCounts(price: PriceConfig, reported: TokenUsage | undefined, measured: Measured): TokenUsage | undefined {
-  const { characters } = measured;
+function settlementCounts(price: PriceConfig, reported: TokenUsage | undefined, request: UnitRequest): TokenUsage | undefined {
   if (price.free) return reported ?? { inputTokens: 0, outputTokens: 0 };
-  if (tokenPrices.some((name) => price[name]) && !reported) return undefined;
-  // Audio seconds the vendor did not report: the upload's measured duration, billed by the started second.
-  if (price.perMinute && reported?.seconds === undefined) {
-    if (measured.seconds === undefined) return undefined;
-    reported = { inputTokens: 0, outputTokens: 0, ...reported, seconds: Math.ceil(measured.seconds) };
+  if (pricesTokens(price) && !reported) return undefined;
+  const units: Record<string, number> = { ...reported?.units };
+  for (const unit of pricedUnits(price)) {
+    if (unit.micros === 0 || units[unit.name] !== undefined) continue;
+    // A unit the vendor did not report: what the gateway measured (audio by the started second), else the reservation.
+    const measured = unit.measured?.(request);
+    if (measured === undefined) return undefined;
+    units[unit.name] = measured;
   }
-  if (price.perThousandSearches && reported?.searches === undefined) return undefined;
-  if (price.perMillionCharacters && characters === undefined) return undefined;
-  return { inputTokens: 0, outputTokens: 0, ...reported, ...(characters === undefined ? {} : { characters }) };
+  return { inputTokens: 0, outputTokens: 0, ...reported, units };
 }
 
 /** Settles the charge from `counts` (the reservation when there are none); returns the micros the answer reports. */
@@ -103,8 +121,7 @@ async function settle(call: Call, charge: Charge, route: ModelRoute, counts: Tok
     return (await charge.settleReserved()).chargedMicros;
   }
   const costMicros = tokenCostMicros(route.model.price, counts);
-  const outcome = await charge.settle({ costMicros, inputTokens: counts.inputTokens, outputTokens: counts.outputTokens, units: counts.seconds ?? counts.searches ?? counts.characters, route });
-  if (outcome.overageMicros > 0) call.log.warn({ channel: route.channel.id, overageMicros: outcome.overageMicros }, 'upstream usage cost more than the reservation; charged in full, overage recorded');
+  await settleReported(charge, route, call.log, { costMicros, ...settledTokens(counts), route });
   return costMicros;
 }
 
@@ -164,22 +181,31 @@ function relayedEvents(usage: UsageReader, price: PriceConfig, envelope: ErrorDi
   };
 }
 
+/** The usage the answer reported; usage the request makes impossible is charged the reservation (logged, no overage) and answered 502. */
+async function reportedCounts(call: Call, charge: Charge, route: ModelRoute, usage: UsageReader): Promise<TokenUsage | undefined> {
+  try {
+    return usage.counts();
+  } catch (err) {
+    if ((err as GatewayError).code === 'upstream_malformed') await settleReported(charge, route, call.log, { impossible: (err as Error).message });
+    throw err;
+  }
+}
+
 /** decode, settle and answer: JSON with its cost, an event stream relayed, or text and bytes relayed with an x-cost header. */
 async function relayAnswer(call: Call, spec: PipelineSpec, endpoint: EndpointConfig, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
-  const usage = usageReaderFor(call.config, sent, spec.operation);
+  const usage = usageReaderFor(call.config, sent, spec.operation, 1, relayBound(call, plan, sent.route));
   // An operation that may stream (its streamFlag), and an upstream that did: relayed event by event, settled on its final usage.
   if (sent.operation.streamFlag !== undefined && hasFraming(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price, endpoint.envelope), usage, charge);
-  const measured: Measured = { characters: charactersOf(spec, plan.fields), seconds: plan.form?.seconds };
   if (plan.answer === 'json') {
     const answer = await readJsonObject(sent);
     usage.fromAnswer(answer);
-    const counts = settlementCounts(sent.route.model.price, usage.counts(), measured);
+    const counts = settlementCounts(sent.route.model.price, await reportedCounts(call, charge, sent.route, usage), plan.units);
     const costMicros = counts ? tokenCostMicros(sent.route.model.price, counts) : charge.ref.amountMicros;
     const cost = renderCost({ micros: costMicros, currency: sent.route.model.price.currency });
-    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined));
+    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined), costMicros > charge.ref.amountMicros);
   }
   // Text and bytes carry no usage: what the gateway measured, else the reservation.
-  const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, measured));
+  const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, plan.units));
   await relayBody(call, sent, plan, costMicros);
   return undefined;
 }
@@ -215,13 +241,9 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
       for (const route of routes) {
         if (!servesOperation(route, spec.operation)) throw new ConfigMismatchError(`endpoint "${endpoint.name}" sends operation "${spec.operation}", which channel "${route.channel.id}" (protocol "${route.protocol.id}") serving model "${route.model.id}" does not serve`);
       }
-      return { routes, fields, form, answer: answerKind(spec, fields) };
+      return { routes, fields, form, answer: answerKind(spec, fields), units: unitRequest(spec, fields, form), bodyBytes: form ? form.used : call.bodyBytes };
     },
-    estimate(call, plan) {
-      const searches = spec.searches && searchUnitsBound(plan.fields[spec.searches.query], plan.fields[spec.searches.documents], spec.searches.documentsPerSearch, spec.searches.tokensPerDocument);
-      const measure = { bodyBytes: plan.form ? plan.form.used : call.bodyBytes, characters: charactersOf(spec, plan.fields), searches: searches || undefined, seconds: plan.form?.seconds };
-      return estimateRelayMicros(plan.routes, measure, billingConfig(call.config).defaultLimits);
-    },
+    estimate: (call, plan) => estimateRelayMicros(plan.routes, plan.bodyBytes, plan.units, billingConfig(call.config).defaultLimits),
     request: (call, plan, route) => ({ operation: spec.operation, document: outgoing(call, plan, route) }),
     answer: (call, plan, sent, charge) => relayAnswer(call, spec, endpoint, plan, sent, charge),
   };

@@ -4,4 +4,11 @@ import type { TemplateSet } from './liquid.js';
 
 export interface LoadedConfig extends CheckedConfig {
   templates: TemplateSet;
+  /** The operator's request schemas (endpoints.schemasDir, the overlay's schemas/requests/), $id to JSON text: what a reload compares. */
+  operatorSchemas: Map<string, string>;
+  /**
+   * The environment the config was loaded with, before the overlay's gateway.env: a reload reads the same (the running
+   * gateway's, never a CLI's). Not enumerable, so never serialised with the config.
+   */
+  readonly environment?: NodeJS.ProcessEnv;
 }

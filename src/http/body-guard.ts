@@ -63,7 +63,8 @@ export class SlowBodyGuard {
   ) {}
 
   watch(req: IncomingMessage): void {
-    if (req.complete || !hasBody(req)) return;
+    // A request injected without a socket (fastify's inject) has no bytes to count and nothing to cut.
+    if (req.complete || !hasBody(req) || typeof req.socket?.bytesRead !== 'number') return;
     this.bodies.set(req, { startedAt: this.now(), bytesAtStart: req.socket.bytesRead });
     this.timer ??= setInterval(checkBodies, this.timeouts.checkIntervalMs, this).unref();
   }

@@ -10,12 +10,12 @@ import type { Call } from './call.js';
 import { readJsonObject } from './decode.js';
 import type { Exchange, SeveralExchanges } from './dialect.js';
 import { send } from './send.js';
-import { settleReported } from './settle.js';
+import { settledTokens, settleReported } from './settle.js';
 import { usageReaderFor } from './usage.js';
 
 /** Usage summed over every exchange of one call; one answer without usable usage makes the whole call unmetered. */
 class Tally {
-  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0, reasoningTokens: 0, seconds: 0, searches: 0, characters: 0 };
+  readonly usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, audioInputTokens: 0, audioOutputTokens: 0, reasoningTokens: 0, units: {} };
   answered = 0;
   unmetered = false;
 
@@ -24,7 +24,8 @@ class Tally {
       this.unmetered = true;
       return;
     }
-    for (const name of Object.keys(this.usage) as (keyof TokenUsage)[]) this.usage[name] += counts[name] ?? 0;
+    for (const name of Object.keys(this.usage) as (keyof TokenUsage)[]) if (name !== 'units') this.usage[name] += counts[name] ?? 0;
+    for (const [name, n] of Object.entries(counts.units ?? {})) this.usage.units[name] = (this.usage.units[name] ?? 0) + n;
   }
 }
 
@@ -68,7 +69,7 @@ export async function converse<Plan extends { routes: ModelRoute[] }>(call: Call
  */
 async function settleTally(charge: Charge, route: ModelRoute, call: Call, tally: Tally): Promise<number> {
   if (tally.unmetered || call.clientGone) return (await charge.settleReserved()).chargedMicros;
-  if (tally.answered) return (await settleReported(charge, route, call.log, { costMicros: tokenCostMicros(route.model.price, tally.usage), ...tally.usage, route })).chargedMicros;
+  if (tally.answered) return (await settleReported(charge, route, call.log, { costMicros: tokenCostMicros(route.model.price, tally.usage), ...settledTokens(tally.usage), route })).chargedMicros;
   await charge.release();
   return 0;
 }

@@ -54,7 +54,7 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
       if (!(result instanceof SettlingAnswer)) {
         // undefined: the answer was streamed.
         if (result !== undefined) call.respond(result);
-      } else if (!answerBeforeCommit(call)) {
+      } else if (!answerBeforeCommit(call) || result.overReservation) {
         await result.settled;
         call.respond(result.answer);
       } else {

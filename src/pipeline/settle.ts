@@ -1,6 +1,6 @@
 // The settle stage: usage mapped once per operation becomes the charge. No final usage: the reservation. Usage above the
 // reservation is charged in full; the overage is recorded (ledger, metric, warning).
-import { tokenCostMicros } from '../billing/cost.js';
+import { tokenCostMicros, type TokenUsage } from '../billing/cost.js';
 import type { Charge, SettleOutcome, Settlement } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { UsageReader } from './usage.js';
@@ -20,7 +20,22 @@ export class SettlingAnswer {
   constructor(
     readonly answer: unknown,
     readonly settled: Promise<void>,
+    /**
+     * The charge is above its reservation: the reservation no longer holds the cap for it, so the answer waits for the
+     * commit whatever the store (a client that saw the answer never gets a call admitted on a cap the answer spent).
+     */
+    readonly overReservation = false,
   ) {}
+}
+
+/** Whether the final usage read so far costs more than the charge reserved (unreadable usage is charged the reservation: no). */
+export function exceedsReservation(charge: Charge, route: ModelRoute, usage: UsageReader): boolean {
+  try {
+    const counts = usage.final ? usage.counts() : undefined;
+    return counts !== undefined && tokenCostMicros(route.model.price, counts) > charge.ref.amountMicros;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -62,7 +77,14 @@ export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: 
     await charge.settleReserved();
     return;
   }
-  await settleReported(charge, route, log, { costMicros: tokenCostMicros(route.model.price, counts), ...counts, route });
+  await settleReported(charge, route, log, { costMicros: tokenCostMicros(route.model.price, counts), ...settledTokens(counts), route });
+}
+
+/** The ledger's figures of `usage`: its token counts, and its first unit's count as `units`. */
+export function settledTokens(usage: TokenUsage): Omit<Settlement, 'costMicros'> {
+  const { units, ...tokens } = usage;
+  const first = units && Object.values(units)[0];
+  return { ...tokens, ...(first === undefined ? {} : { units: first }) };
 }
 
 /** Ends a charge after a failure: work the upstream did (an answer arrived, or the client left it working) is charged the reservation. */

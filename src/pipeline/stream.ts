@@ -6,7 +6,7 @@ import type { Charge } from '../billing/meter.js';
 import type { Call, ClientStream } from './call.js';
 import { readFailure } from './decode.js';
 import { deadlineError, type Sent } from './send.js';
-import { answerBeforeCommit, settleFromUsage } from './settle.js';
+import { answerBeforeCommit, exceedsReservation, settleFromUsage } from './settle.js';
 import type { UsageReader } from './usage.js';
 import { upstreamMalformed } from './usage.js';
 import { archiveOutputs, type ArchivedResult } from './outputs.js';
@@ -162,7 +162,8 @@ function addDrained(out: SseWriter, mapper: StreamMapper, events: SseEvent[]): P
 async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream, streamedOutput?: number): Promise<void> {
   const { log } = call;
   const settling = settleFromUsage(charge, sent.route, usage, log, streamedOutput).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
-  if (!answerBeforeCommit(call)) await settling;
+  // An overage is booked before the stream ends: the reservation no longer holds the cap for it.
+  if (!answerBeforeCommit(call) || exceedsReservation(charge, sent.route, usage)) await settling;
   if (!res.writableEnded) out.end();
   // The answer is complete: the runtime snapshot may go while the settlement commits.
   call.dispose();

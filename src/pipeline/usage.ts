@@ -7,6 +7,7 @@ import { impossibleTokens } from '../billing/usage-bounds.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 import { pathSegments } from '../config/paths.js';
+import { tokenKeys } from '../config/price-units.js';
 import { readPath } from './paths.js';
 
 export function upstreamMalformed(channel: string, detail: string): GatewayError {
@@ -76,6 +77,8 @@ export class UsageReader {
     /** The model's declared limits and the choices asked for: usage beyond them is impossible for an honest upstream. */
     private readonly limits?: ModelLimits,
     private readonly choices = 1,
+    /** Why counts are impossible for this request beyond the model's limits (its units, its input's size), or undefined. */
+    private readonly bound?: (counts: TokenUsage) => string | undefined,
   ) {
     this.spec = spec && compile(config, spec, where);
   }
@@ -104,27 +107,31 @@ export class UsageReader {
     if (where.final) this.isFinal = true;
   }
 
-  /** Token counts reported so far, or undefined when the upstream reported none. */
+  /** Token counts and units reported so far, or undefined when the upstream reported none. */
   counts(): TokenUsage | undefined {
     if (!this.raw || !this.spec) return undefined;
     if (this.normalised) return this.normalised;
-    const mapped = this.spec.tokens({ usage: this.raw }) as Record<string, unknown> | null;
-    const input = readCount(mapped?.inputTokens, 'inputTokens', this.channel);
-    const output = readCount(mapped?.outputTokens, 'outputTokens', this.channel);
-    const seconds = readSeconds(mapped?.seconds, this.channel);
-    const searches = readCount(mapped?.searches, 'searches', this.channel);
-    if (input === null && output === null && seconds === null && searches === null) return undefined;
+    const mapped = (this.spec.tokens({ usage: this.raw }) ?? {}) as Record<string, unknown>;
+    const input = readCount(mapped.inputTokens, 'inputTokens', this.channel);
+    const output = readCount(mapped.outputTokens, 'outputTokens', this.channel);
+    const units: Record<string, number> = {};
+    for (const [name, value] of Object.entries(mapped)) {
+      if (tokenKeys.has(name)) continue;
+      const n = name === 'seconds' ? readSeconds(value, this.channel) : readCount(value, name, this.channel);
+      if (n !== null) units[name] = n;
+    }
+    const unitNames = Object.keys(units);
+    if (input === null && output === null && unitNames.length === 0) return undefined;
     const counts: TokenUsage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
-    if (seconds !== null) counts.seconds = seconds;
-    if (searches !== null) counts.searches = searches;
+    if (unitNames.length) counts.units = units;
     // Token classes billed at their own prices, each counted inside inputTokens or outputTokens.
     for (const name of tokenClasses) {
-      const n = readCount(mapped?.[name], name, this.channel);
+      const n = readCount(mapped[name], name, this.channel);
       if (n !== null) counts[name] = n;
     }
     counts.cachedInputTokens = Math.min(counts.cachedInputTokens ?? 0, counts.inputTokens);
     // Reasoning is output, reported back to clients and never priced apart.
-    const reasoning = readCount(mapped?.reasoningTokens, 'reasoningTokens', this.channel);
+    const reasoning = readCount(mapped.reasoningTokens, 'reasoningTokens', this.channel);
     if (reasoning !== null) counts.reasoningTokens = Math.min(reasoning, counts.outputTokens);
     this.checkLimits(counts);
     this.normalised = counts;
@@ -132,7 +139,7 @@ export class UsageReader {
   }
 
   private checkLimits(counts: TokenUsage): void {
-    const impossible = impossibleTokens(this.limits, counts, this.choices);
+    const impossible = impossibleTokens(this.limits, counts, this.choices) ?? this.bound?.(counts);
     if (impossible) throw upstreamMalformed(this.channel, impossible);
   }
 
@@ -145,8 +152,8 @@ export class UsageReader {
 }
 
 /** The usage reader for one sent call: the operation's usage spec, named by where it is declared. */
-/** `choices`: the answers asked for, which the model's limits bound; null when nothing bounds the usage. */
-export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string, choices: number | null = 1): UsageReader {
+/** `choices`: the answers asked for, which the model's limits bound; null when nothing bounds the usage. `bound`: what else bounds it. */
+export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string, choices: number | null = 1, bound?: (counts: TokenUsage) => string | undefined): UsageReader {
   const limits = choices === null ? undefined : sent.route.model.limits;
-  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id, limits, choices ?? 1);
+  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id, limits, choices ?? 1, bound);
 }

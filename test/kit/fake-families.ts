@@ -17,13 +17,19 @@ export interface RecordedFamilyRequest {
 /** Speech audio, sent in three chunks; the second waits until `releaseSpeech()` is called. */
 export const SPEECH_CHUNKS = [Buffer.from('ID3-first-chunk-'), Buffer.from('second-chunk-'), Buffer.from('last')];
 
-/** Usage the fake reports: an embedding call's prompt tokens, whisper's seconds, gpt-4o transcription's tokens. */
+/**
+ * Usage the fake reports: an embedding call's prompt tokens (as many as an input of EMBEDDING_INPUT's size may hold, no
+ * more: the gateway refuses tokens past a request's bytes), whisper's seconds, gpt-4o transcription's tokens.
+ */
 export const FAKE_USAGE = {
-  embeddingTokens: 10_000,
+  embeddingTokens: 1_000,
   whisperSeconds: 3,
   transcribe: { type: 'tokens', input_tokens: 14, input_token_details: { text_tokens: 4, audio_tokens: 10 }, output_tokens: 45, total_tokens: 59 },
   searchUnits: 1,
 };
+
+/** An embedding input of 1,000 bytes: room for the tokens the fake reports. */
+export const EMBEDDING_INPUT = 'hello '.repeat(166) + 'hello';
 
 const TEXT = 'Hello from the fake audio.';
 
@@ -37,7 +43,7 @@ function vector(dimensions: number, seed: number): number[] {
   return Array.from({ length: dimensions }, (_, i) => Math.round(Math.sin(seed + i) * 1000) / 1000);
 }
 
-function embeddings(res: ServerResponse, body: Record<string, unknown>) {
+function embeddings(res: ServerResponse, body: Record<string, unknown>, usage: FamilyUsage) {
   const inputs = Array.isArray(body.input) ? body.input : [body.input];
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 4;
   const data = inputs.map((_, index) => {
@@ -45,7 +51,7 @@ function embeddings(res: ServerResponse, body: Record<string, unknown>) {
     const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(floats).buffer).toString('base64') : floats;
     return { object: 'embedding', index, embedding };
   });
-  json(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: FAKE_USAGE.embeddingTokens, total_tokens: FAKE_USAGE.embeddingTokens } });
+  json(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: usage.embeddingTokens, total_tokens: usage.embeddingTokens } });
 }
 
 function moderations(res: ServerResponse, body: Record<string, unknown>) {
@@ -55,10 +61,10 @@ function moderations(res: ServerResponse, body: Record<string, unknown>) {
 }
 
 /** A transcription or translation answer in the format asked for; whisper-1 reports seconds, the gpt-4o models tokens. */
-function audioText(res: ServerResponse, path: string, fields: Record<string, unknown>) {
+function audioText(res: ServerResponse, path: string, fields: Record<string, unknown>, reported: FamilyUsage) {
   const format = (fields.response_format as string | undefined) ?? 'json';
   const translation = path.endsWith('/translations');
-  const usage = fields.model === 'whisper-1' ? { type: 'duration', seconds: FAKE_USAGE.whisperSeconds } : FAKE_USAGE.transcribe;
+  const usage = fields.model === 'whisper-1' ? { type: 'duration', seconds: reported.whisperSeconds } : reported.transcribe;
   if (format === 'text') return text(res, 'text/plain; charset=utf-8', `${TEXT}\n`);
   if (format === 'srt') return text(res, 'text/plain; charset=utf-8', `1\n00:00:00,000 --> 00:00:03,000\n${TEXT}\n\n`);
   if (format === 'vtt') return text(res, 'text/vtt; charset=utf-8', `WEBVTT\n\n00:00:00.000 --> 00:00:03.000\n${TEXT}\n\n`);
@@ -82,8 +88,12 @@ function text(res: ServerResponse, type: string, body: string) {
   res.end(body);
 }
 
+export type FamilyUsage = typeof FAKE_USAGE;
+
 export class FakeFamilies {
   readonly requests: RecordedFamilyRequest[] = [];
+  /** What this fake reports: FAKE_USAGE, unless a test sets otherwise. */
+  usage: FamilyUsage = structuredClone(FAKE_USAGE);
   private server!: Server;
   private release: (() => void) | undefined;
   private released = Promise.resolve();
@@ -121,9 +131,9 @@ export class FakeFamilies {
         } else record.files[name] = { name: value.name, type: value.type, size: value.size };
       }
     } else if (raw.length) record.body = JSON.parse(raw.toString('utf8'));
-    if (path === '/v1/embeddings') return embeddings(res, record.body);
+    if (path === '/v1/embeddings') return embeddings(res, record.body, this.usage);
     if (path === '/v1/moderations') return moderations(res, record.body);
-    if (path === '/v1/audio/transcriptions' || path === '/v1/audio/translations') return audioText(res, path, record.body);
+    if (path === '/v1/audio/transcriptions' || path === '/v1/audio/translations') return audioText(res, path, record.body, this.usage);
     if (path === '/v1/audio/speech') {
       res.writeHead(200, { 'content-type': 'audio/mpeg', 'transfer-encoding': 'chunked' });
       res.write(SPEECH_CHUNKS[0]);
@@ -135,7 +145,7 @@ export class FakeFamilies {
     if (path === '/v2/rerank') {
       const documents = record.body.documents as string[];
       const results = documents.map((_, index) => ({ index, relevance_score: 1 / (index + 1) })).slice(0, (record.body.top_n as number | undefined) ?? documents.length);
-      return json(res, 200, { id: 'rerank-fake', results, meta: { api_version: { version: '2' }, billed_units: { search_units: FAKE_USAGE.searchUnits } } });
+      return json(res, 200, { id: 'rerank-fake', results, meta: { api_version: { version: '2' }, billed_units: { search_units: this.usage.searchUnits } } });
     }
     json(res, 404, { error: { message: `no route ${path}` } });
   }

@@ -197,6 +197,26 @@ export type ChannelCredential = {
   baseUrl?: string;
 };
 /**
+ * A count of units: one of these shapes.
+ *
+ * This interface was referenced by `PriceConfig`'s JSON-Schema
+ * via the `definition` "count".
+ */
+export type PriceCount =
+  | number
+  | {
+      /**
+       * A request field: the number of items its list holds (a value that is not a list counts 1, none 0), or of the form's files of that name.
+       */
+      countOf: string;
+    }
+  | {
+      /**
+       * A number the model declares in `media` or `limits` (e.g. `media.maxPages`: `limit: maxPages`); check-config refuses a model that does not declare it.
+       */
+      limit: string;
+    };
+/**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -217,6 +237,7 @@ export interface GatewayConfigSchema {
   files: FilesConfig;
   metrics: MetricsConfig;
   network: NetworkConfig;
+  overlay: OverlayConfig;
   'rate-limits': RateLimitsConfig;
   requestLogs: RequestLogsConfig;
   routes: RoutesConfig;
@@ -488,6 +509,18 @@ export interface NetworkConfig {
    * For one whole fetch, body included.
    */
   timeoutSeconds: number;
+}
+/**
+ * The operator's own files, in a folder of their own beside the shipped ones, so an upgrade never overwrites them (docs/endpoints.md, "Your own files in an overlay folder"). The environment variable GATEWAY_OVERLAY_DIR, when set, takes the place of `dir`.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/overlay".
+ */
+export interface OverlayConfig {
+  /**
+   * The overlay folder: its channels/, channels/protocols/ (with tests/), catalogue/, schemas/requests/ and routes/ are read after the shipped folders, and its gateway.env is read into the environment at every load (start and reload). A channel of the same id as a shipped one is an error unless the overlay's file says `overrides: true`. A relative path resolves against the folder of the config file. Unset (and no GATEWAY_OVERLAY_DIR): no overlay.
+   */
+  dir?: string;
 }
 /**
  * Requests per minute per API key and per workspace, on every authenticated route. 0 means unlimited. Refused requests get 429 with retry-after.
@@ -774,7 +807,7 @@ export interface TelemetryConfig {
   captureContent: boolean;
 }
 /**
- * Task webhooks (video.completed, video.failed, image.completed, image.failed) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ * Task and batch webhooks (video.completed, video.failed, image.completed, image.failed, batch.completed, batch.failed) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/webhooks".
@@ -826,6 +859,10 @@ export interface ChannelSchema {
   id: string;
   description?: string;
   enabled: boolean;
+  /**
+   * In the overlay folder (config `overlay`): this file takes the place of the shipped channel with the same id, which is then not read. Without it, a channel id in both the overlay and the shipped channels/ is an error.
+   */
+  overrides: boolean;
   /**
    * Id of a protocol in channels/protocols/.
    */
@@ -1003,7 +1040,7 @@ export interface ModelConfig {
   limits?: ModelLimits;
 }
 /**
- * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price (see docs/config.md, "Billing").
+ * What a model costs, in currency units (USD unless currency says otherwise). At least one of inputPerMillion, outputPerMillion, cachedInputPerMillion, perRequest, perImage, perVideoSecond, perMinute, perMillionCharacters, perThousandSearches, units, free is required: a model with no price is a config error, never a silent zero. A request is charged the usage the upstream reports, each token class at its price and each unit at its own (see docs/config.md, "Billing"; docs/endpoints.md, "A family billed in a unit of its own").
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "price".
@@ -1064,6 +1101,34 @@ export interface PriceConfig {
    * Per thousand search units (rerank), from the `searches` the usage mapping reports. Estimated as Cohere counts them: one unit per query of up to 100 documents, a document over 500 tokens (the query's included) counting once per 500, each byte taken as a token.
    */
   perThousandSearches?: number;
+  /**
+   * Units of the model's own, by the name the operation's usage mapping reports them under (`pages`, `images`): each priced per unit, per thousand or per million (or declared free), with how a request reserves it. check-config proves every unit priced here is read by the usage mapping of each operation serving the model, and every unit the mapping reads is priced here or declared free. The built-in units (`seconds`, `searches`, `characters`, priced by perMinute, perThousandSearches, perMillionCharacters) may be declared free here, for a model on an operation that reads them without pricing them.
+   */
+  units?: {
+    /**
+     * One unit the operation's usage mapping reports under this name (e.g. `pages: "{{ usage.pages_processed }}"`): its price, what a request reserves, and the most it may use. Exactly one of each, perThousand, perMillion or free (check-config says which is missing).
+     */
+    [k: string]: {
+      /**
+       * Per unit (per page, per image).
+       */
+      each?: number;
+      /**
+       * Per thousand units.
+       */
+      perThousand?: number;
+      /**
+       * Per million units.
+       */
+      perMillion?: number;
+      /**
+       * The usage mapping reads this unit, and it costs nothing: declared, so a unit read is never priced at zero by mistake.
+       */
+      free?: true;
+      reserve?: PriceCount;
+      most?: PriceCount;
+    };
+  };
   /**
    * The model costs nothing (moderation). Its calls are still counted in usage.
    */
@@ -1137,7 +1202,7 @@ export interface UsageSpec {
     };
   };
   /**
-   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Units other than tokens, for models priced by them: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`).
+   * Mapping from the raw usage (scope: usage) to {inputTokens, outputTokens} and, where the upstream reports them, the classes billed at their own price: cachedInputTokens (cache reads), cacheWriteTokens (every cache write), cacheWrite1hTokens (the 1-hour writes among them), audioInputTokens, audioOutputTokens; each class is counted inside inputTokens or outputTokens. reasoningTokens (output spent reasoning, inside outputTokens) is only reported back to clients (completion_tokens_details, output_tokens_details), never priced apart. Each is a count, null when not reported, or a list of counts to add up. Counts must be non-negative integers, and in all no more than the model's declared limits allow, else the answer is malformed (502, charged the reservation). Both inputTokens and outputTokens null means no usage was reported. Any other key is a unit, for models priced by it: `seconds` (audio seconds, any non-negative number; `perMinute`), `searches` (search units; `perThousandSearches`), or a unit a price names in `units` (`pages`, `images`: a non-negative integer). Each unit read must be priced by every model the operation serves, or declared free there (check-config), and is bounded by what the request makes possible (docs/endpoints.md, "Price units").
    */
   tokens: unknown;
 }
