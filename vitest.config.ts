@@ -36,6 +36,7 @@ const unit = [
   'test/log-format.test.ts',
   'test/metrics-histogram.test.ts',
   'test/engines.test.ts',
+  'test/operator-setup.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [

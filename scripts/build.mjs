@@ -99,7 +99,8 @@ async function bundleAdminCli() {
     sourcemap: true,
     keepNames: true,
     tsconfig: join(root, 'tsconfig.build.json'),
-    external: ['better-sqlite3', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
+    // jsonc-parser's main build is UMD, whose requires esbuild cannot follow: loaded from node_modules.
+    external: ['better-sqlite3', 'jsonc-parser', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
     // The CommonJS packages inside an ES module bundle still call require().
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'error',

@@ -5,13 +5,16 @@ import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
 import { requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
-import { GatewayError, NotFoundError, boundedError, clientValue } from './base/errors.js';
+import { GatewayError, NotFoundError, UpstreamError, boundedError, clientValue } from './base/errors.js';
 import { schemaError } from './http/schema-error.js';
 import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
 import { logDestination } from './http/log-format.js';
 import { registerDashboard } from './dashboard/index.js';
+import { LOGGED_URL_LENGTH, RequestLogLines, redactUrl } from './http/request-log-lines.js';
+
+export { redactUrl };
 import { registerAdminApi } from './admin/routes.js';
 import { registerMcpRoutes } from './endpoints/mcp.js';
 import { SlowBodyGuard, closeIfBodyUnread, refuseDeclaredOverLimit, serverTimeouts } from './http/body-guard.js';
@@ -32,8 +35,6 @@ declare module 'fastify' {
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
-/** Characters of a request URL a log line keeps. */
-const LOGGED_URL_LENGTH = 2048;
 
 export interface BuildOptions {
   /** pino options, or false for no logs (tests). */
@@ -45,10 +46,6 @@ export function endpointPaths(endpoint: EndpointConfig): string[] {
   return endpoint.aliases && endpoint.path.startsWith('/v1/') ? [endpoint.path, `/api${endpoint.path}`] : [endpoint.path];
 }
 
-/** Redacts signed tokens and keys from a URL before it is logged. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:token|key|api_key)=)[^&]*/gi, '$1[REDACTED]');
-}
 
 /** The client hung up before the answer (its connection is gone): nothing failed on the gateway's side. */
 function clientAborted(req: FastifyRequest): boolean {
@@ -83,6 +80,8 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
             stream: logDestination(),
             ...(typeof options.logger === 'object' ? options.logger : {}),
           },
+    // One line per request, none for health probes (src/http/request-log-lines.ts).
+    logController: new RequestLogLines(),
     bodyLimit: config.gateway.server.bodyLimitBytes,
     ...serverTimeouts(config.gateway.server.timeouts),
     genReqId: (req) => {
@@ -146,7 +145,7 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     // trace is for what nobody anticipated (a 500).
     const anticipated = err instanceof GatewayError && error.statusCode !== 500;
     if (error.statusCode >= 500 && !anticipated) req.log.error({ err }, 'request failed');
-    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode }, error.logMessage ?? error.message);
+    else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode, ...(err instanceof UpstreamError ? err.transport : {}) }, error.logMessage ?? error.message);
     closeIfBodyUnread(req, reply);
     sendError(reply, error, dialectOf(req));
   });
@@ -194,9 +193,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   const { config } = services;
   const app = Fastify(fastifyOptions(config, options));
   app.decorateRequest('auth', undefined);
-  if (!config.gateway.server.publicUrl) {
-    app.log.warn('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
-  }
   registerJsonBodyParser(app);
   const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
   registerHooks(app, services);

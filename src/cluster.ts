@@ -13,7 +13,7 @@ import { gatewayLogger, printPlain } from './http/log-format.js';
 import { AggregatorRegistry } from 'prom-client';
 import { askWorker, type FleetReload, type PrimaryReply, type PrimaryRequest } from './base/cluster-ipc.js';
 import type { LoadedConfig } from './engine/loaded-config.js';
-import { dataPathFor, summarize } from './config/load.js';
+import { dataPathFor, startupWarnings, summarize } from './config/load.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
 import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
@@ -101,7 +101,7 @@ function writePidFile(config: LoadedConfig): string {
   return pidFile;
 }
 
-/** The one-time startup output, printed when the first worker listens. */
+/** The one-time startup output, printed once every worker listens. */
 function announce(state: PrimaryState, address: Address): void {
   const { config, count, log, issued, pidFile } = state;
   const host = address.address && address.address !== '::' && address.address !== '0.0.0.0' ? address.address : '127.0.0.1';
@@ -112,12 +112,12 @@ function announce(state: PrimaryState, address: Address): void {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || url));
     log.info({ workspace: issued.workspace, keyId: issued.id }, 'first start: printed the key and the owner link above');
   }
-  for (const warning of config.warnings) log.warn(warning);
+  for (const warning of startupWarnings(config)) log.warn(warning);
   log.info(`config ${config.file}: ${summarize(config)}; ${count} worker processes`);
   log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
 }
 
-/** Forks one worker, serves its requests, and records when it listens (announcing the first). */
+/** Forks one worker, serves its requests, and records when it listens (announcing once all do). */
 function forkWorker(state: PrimaryState): void {
   const worker = cluster.fork();
   state.live.add(worker);
@@ -126,7 +126,8 @@ function forkWorker(state: PrimaryState): void {
     state.listened.add(worker);
     // A SIGHUP that came while it started: it may have read the config before the change.
     if (state.reloadPending.delete(worker)) worker.process.kill('SIGHUP');
-    if (state.announced) return;
+    // Said once every worker listens: requests are then spread over all of them.
+    if (state.announced || [...state.live].filter((w) => state.listened.has(w)).length < state.count) return;
     state.announced = true;
     announce(state, address);
   });

@@ -2,7 +2,7 @@
 // With server.workers above 1 this process is the cluster's primary (src/cluster.ts) and each worker runs serve().
 import cluster from 'node:cluster';
 import { ConfigError } from './base/errors.js';
-import { resolveConfigPath, summarize } from './config/load.js';
+import { resolveConfigPath, startupWarnings, summarize } from './config/load.js';
 import { loadConfig, type LoadedConfig } from './compile/load-config.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
@@ -54,6 +54,25 @@ function listenAddress(config: LoadedConfig): { host: string; port: number } {
   return { host: process.env.HOST || config.gateway.server.host, port: process.env.PORT ? Number(process.env.PORT) : config.gateway.server.port };
 }
 
+/**
+ * Listens where the config says; a port taken since the start's check is one line, by the primary when this is a worker
+ * (it stops the others), else here, and exit 1.
+ */
+async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: LoadedConfig, worker: boolean): Promise<string> {
+  const { host, port } = listenAddress(config);
+  // A worker's own "Server listening at" line would repeat, once a worker, what the primary says once for all of them.
+  if (worker) app.log.level = 'warn';
+  const address = await app.listen({ host, port }).catch(async (err: unknown) => {
+    // Taken since the check: one line, by the primary when this is a worker (it stops the others), else here.
+    const line = worker ? portInUseMessage(err, host, port) : undefined;
+    if (!line) return exitIfPortInUse(err, host, port);
+    await askPrimary('listen-failed', line).catch(() => undefined);
+    process.exit(1);
+  });
+  if (worker) app.log.level = config.gateway.server.logLevel;
+  return address;
+}
+
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
 async function serve(config: LoadedConfig, worker: boolean) {
   const services = await createServices(config);
@@ -66,21 +85,14 @@ async function serve(config: LoadedConfig, worker: boolean) {
   // The admin API's reload, taken by another worker: the primary asks every worker to swap too.
   if (worker) answerPrimary('reload', () => reloadConfig(services, app.log));
 
-  const { host, port } = listenAddress(config);
-  const address = await app.listen({ host, port }).catch(async (err: unknown) => {
-    // Taken since the check: one line, by the primary when this is a worker (it stops the others), else here.
-    const line = worker ? portInUseMessage(err, host, port) : undefined;
-    if (!line) return exitIfPortInUse(err, host, port);
-    await askPrimary('listen-failed', line).catch(() => undefined);
-    process.exit(1);
-  });
+  const address = await listenOrExit(app, config, worker);
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));
     app.log.info({ workspace: issued.workspace, keyId: issued.id }, 'first start: printed the key and the owner link above');
   }
   if (!worker) {
-    for (const warning of config.warnings) app.log.warn(warning);
+    for (const warning of startupWarnings(config)) app.log.warn(warning);
     app.log.info(`config ${config.file}: ${summarize(config)}`);
   }
   const { listen: metricsListen } = metricsOptions(config);

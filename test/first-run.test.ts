@@ -34,7 +34,7 @@ function runToEnd(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numbe
 
 const oneLine = (command: string) => [`port ${port} on 127.0.0.1 is already in use (another gateway, or npm run demo?): stop that one, or start this one on another port: PORT=${port + 1} ${command}`];
 
-describe('a port another process holds', () => {
+describe.concurrent('a port another process holds', () => {
   it.each([2, 1])('stops npm start (server.workers: %i) with one line naming the port, exit 1, before touching its data folder', async (workers) => {
     const data = join(dir, `data-${workers}`);
     writeFileSync(join(dir, `config-${workers}.yaml`), `server:\n  workers: ${workers}\nstorage:\n  dataDir: ${data}\nchannels:\n  dir: ${repoRoot}/channels\n`);

@@ -1,4 +1,7 @@
-// Hardening item 4: a client's own values come back (in answers and log lines) cut to a short prefix.
+// Hardening item 4: a client's own values come back (in answers and log lines) cut to a short prefix. And what the
+// operator's log says of an upstream it could not reach.
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
@@ -10,11 +13,18 @@ const MiB = 1024 * 1024;
 let fake: FakeUpstream;
 let gw: TestGateway;
 let logs: LogCapture;
+let deadPort = 0;
 
 beforeAll(async () => {
   fake = await FakeUpstream.start();
   logs = captureLogs();
-  gw = await startGateway({ logger: logs.logger, channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.fakeChat + testModels.fakeEval }) } });
+  // A port nothing listens on: taken and let go, so the connection is refused.
+  const closed = createServer().listen(0, '127.0.0.1');
+  await once(closed, 'listening');
+  deadPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  const dead = chatChannel('dead', `http://127.0.0.1:${deadPort}/v1`, { models: '  - id: dead-chat\n    kind: chat\n    price: { inputPerMillion: 1, outputPerMillion: 1 }\n' });
+  gw = await startGateway({ logger: logs.logger, channels: { fake: chatChannel('fake', `${fake.url}/v1`, { models: testModels.fakeChat + testModels.fakeEval }), dead } });
 });
 afterAll(async () => {
   await gw.close();
@@ -25,9 +35,20 @@ const headers = () => ({ authorization: `Bearer ${gw.key}`, 'content-type': 'app
 
 /** The longest log line written for one request. */
 async function longestLogLine(requestId: string): Promise<number> {
-  await logs.next((line) => line.reqId === requestId && line.msg === 'request completed');
+  await logs.next((line) => line.reqId === requestId && typeof line.ms === 'number');
   return Math.max(...logs.lines.map((line, i) => (line.reqId === requestId ? logs.sizes[i] : 0)));
 }
+
+describe('an unreachable upstream', () => {
+  it('is logged with the address it tried and the system error, the client told only that it is unreachable (issue 49)', async () => {
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/chat/completions', headers: headers(), payload: { model: 'dead-chat', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(res.statusCode).toBe(502);
+    expect(res.json().error.code).toBe('upstream_unreachable');
+    expect(res.body).not.toContain(String(deadPort));
+    const line = await logs.next((l) => l.reqId === res.headers['x-request-id'] && l.code === 'upstream_unreachable');
+    expect(line).toMatchObject({ errno: 'ECONNREFUSED', address: `127.0.0.1:${deadPort}` });
+  });
+});
 
 describe('echoed client values are cut to a short prefix', () => {
   it('answers a 5 MiB model id with a short 404 and a short log line', async () => {

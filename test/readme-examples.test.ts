@@ -1,9 +1,11 @@
-// Every README example pasted as written keeps working (issue 40): the fenced blocks of README.md, run against
-// `npm run demo` on 127.0.0.1. What a user would change is all that changes: the demo's address for
+// Every README example pasted as written keeps working (issue 40): the fenced blocks of README.md, then of the
+// operator's guide it leads to (docs/guide.md), run in that order against `npm run demo` on 127.0.0.1. What a user would change is all that changes: the demo's address for
 // http://127.0.0.1:8080 (it listens on a free port here), $KEY and the admin token from the `export` lines it prints,
 // and an id a block names as `key_...`, `ws_...`, `whep_...` or `user_...` by the one an earlier command printed (one
-// block also names a model the demo serves, said below). `npm run admin` runs with
-// GATEWAY_CONFIG naming the demo's config, so it acts on the database the demo serves. The TypeScript and JavaScript
+// block also names a model the demo serves, said below). `npm run admin` acts on the database the demo serves through
+// the `export GATEWAY_CONFIG=...` line the demo prints, pasted as the README says (issue 49). `npm run admin -- ...`
+// runs as what npm runs for it, `node dist/cli/admin.js ...`, its build checked once first (npm run admin's own
+// `preadmin` step): thirty-odd npm launches were most of this file's time. The TypeScript and JavaScript
 // snippets are type-checked and run. Each block is listed below by its first line, run or left out with the reason; a
 // block that is not listed fails the test, so a new example is either run or explained.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -16,7 +18,8 @@ import { repoRoot } from './kit/paths.js';
 interface Block {
   lang: string;
   text: string;
-  line: number;
+  /** `file:line` of its opening fence. */
+  line: string;
 }
 
 type Plan = { run: 'shell' | 'ts' | 'webhook-verify' | 'demo'; replace?: Record<string, string>; because?: string } | { skip: string };
@@ -31,6 +34,7 @@ const plans: Record<string, Plan> = {
   'curl -s http://127.0.0.1:8080/api/v1/responses \\': { run: 'shell' },
   "import OpenAI from 'openai';": { run: 'ts' },
   "import Anthropic from '@anthropic-ai/sdk';": { run: 'ts' },
+  'npm run admin -- workspace create team': { run: 'shell' },
   'npm run admin -- workspace create acme': { run: 'shell' },
   'npm run admin -- key create --workspace acme --spend-cap 5.00 --period daily': { run: 'shell' },
   'npm run admin -- admin-token create --id ops': { run: 'shell' },
@@ -53,8 +57,9 @@ const plans: Record<string, Plan> = {
   'dashboard:': { skip: 'a config excerpt that needs an OpenID provider; test/dashboard-sso.test.ts runs one' },
   '# channels/acme.yaml': { skip: 'a channel file for a vendor that does not exist' },
   'npm test               # vitest: every layer below, every endpoint through HTTP against fake upstreams on 127.0.0.1': { skip: 'runs the test suites themselves' },
-  'OPENAI_API_KEY=sk-... docker compose up -d --build': { skip: 'docker; npm run test:container runs the compose fleet under podman' },
-  'npm run admin -- reload                    # checks the config, then signals the gateway named in storage.dataDir/gateway.pid': {
+  'cp deploy/env.example .env && docker compose up -d --build': { skip: 'docker; npm run test:container runs the compose fleet under podman' },
+  '# overlay/channels/team-vllm.yaml': { skip: 'a channel file for the overlay folder of a container; test/operator-setup.test.ts checks what compose mounts' },
+  'npm run admin -- reload                    # signals the gateway named in storage.dataDir/gateway.pid, prints what it applied or refused': {
     skip: 'signals the gateway of the embedded defaults (data/gateway.pid) and compose replicas; test/startup.test.ts reloads',
   },
   'sqlite3 data/gateway.db ".backup \'gateway-backup.db\'"        # with the sqlite3 tool; or, with what npm install brought:': {
@@ -65,23 +70,23 @@ const plans: Record<string, Plan> = {
   'telemetry:': { skip: 'needs an OpenTelemetry collector: test/telemetry-otlp.test.ts' },
 };
 
-/** The fenced blocks of a Markdown text, with their language and line. */
-function fencedBlocks(markdown: string): Block[] {
+/** The fenced blocks of a Markdown file, with their language and line. */
+function fencedBlocks(file: string): Block[] {
+  const markdown = readFileSync(join(repoRoot, file), 'utf8');
   const blocks: Block[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const open = /^```(\w*)\s*$/.exec(lines[i]);
     if (!open) continue;
     const end = lines.indexOf('```', i + 1);
-    blocks.push({ lang: open[1], text: lines.slice(i + 1, end).join('\n'), line: i + 1 });
+    blocks.push({ lang: open[1], text: lines.slice(i + 1, end).join('\n'), line: `${file}:${i + 1}` });
     i = end;
   }
   return blocks;
 }
 
 const firstLine = (block: Block) => block.text.split('\n').find((l) => l.trim())!.trimEnd();
-const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-const blocks = fencedBlocks(readme);
+const blocks = ['README.md', 'docs/guide.md'].flatMap(fencedBlocks);
 
 let demo: ChildProcess | undefined;
 let dataDir = '';
@@ -94,6 +99,8 @@ const session: string[] = [];
 const ids = new Map<string, string>();
 
 beforeAll(async () => {
+  // What `npm run admin` does before each command (preadmin): dist/ as src/ says.
+  expect(spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: repoRoot, stdio: 'inherit' }).status).toBe(0);
   dataDir = mkdtempSync(join(tmpdir(), 'readme-demo-'));
   demo = spawn('npm', ['run', 'demo'], { cwd: repoRoot, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA_DIR: dataDir, NO_COLOR: '1' }, detached: true });
   let out = '';
@@ -108,6 +115,8 @@ beforeAll(async () => {
   url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
   key = /^ {2}export KEY=(sk-gw-[\w-]+)$/m.exec(out)![1];
   adminToken = /^ {2}export ADMIN="Authorization: Bearer (gwadm_[\w-]+)"; GW=http:\/\/127\.0\.0\.1:\d+\/admin\/v1$/m.exec(out)![1];
+  // The line the README says to paste, so the CLI acts on the demo's database.
+  session.push(/^ {2}(export GATEWAY_CONFIG=\S+ DEMO_DATA_DIR=\S+)$/m.exec(out)![1]);
   expect(out).toMatch(new RegExp(`Dashboard: ${url}/dashboard \\(.*${url}/dashboard/setup\\?token=`));
 }, 120_000);
 
@@ -115,6 +124,12 @@ afterAll(() => {
   if (demo?.pid && demo.exitCode === null) process.kill(-demo.pid, 'SIGTERM');
   rmSync(dataDir, { recursive: true, force: true });
 });
+
+/** The environment without what says which gateway to act on: only the demo's pasted export line says it. */
+function withoutGatewayEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { GATEWAY_CONFIG: _config, DEMO_DATA_DIR: _data, ...rest } = env;
+  return rest;
+}
 
 /** One command per line, `\` continuations joined; blank and comment-only lines dropped. */
 function commands(text: string): string[] {
@@ -126,7 +141,7 @@ function commands(text: string): string[] {
 
 /** The block's command as a user pastes it here: the demo's address and the ids earlier commands printed. */
 function substitute(command: string, replace: Record<string, string> = {}): string {
-  let text = command.replaceAll('http://127.0.0.1:8080', url).replaceAll('gwadm_...', adminToken);
+  let text = command.replaceAll('http://127.0.0.1:8080', url).replaceAll('gwadm_...', adminToken).replace(/^npm run admin -- /, 'node dist/cli/admin.js ');
   for (const [from, to] of Object.entries(replace)) text = text.replaceAll(from, to);
   for (const prefix of ['key', 'ws', 'whep', 'user']) {
     if (text.includes(`${prefix}_...`)) {
@@ -143,18 +158,18 @@ function runShell(block: Block, plan: { replace?: Record<string, string> }): voi
     const pasted = substitute(command, plan.replace);
     const result = spawnSync('bash', ['-c', [...session, pasted].join('\n')], {
       cwd: repoRoot,
-      env: { ...process.env, KEY: key, GATEWAY_CONFIG: join(repoRoot, 'demo', 'config.yaml'), DEMO_DATA_DIR: dataDir },
+      env: { ...withoutGatewayEnv(process.env), KEY: key },
       encoding: 'utf8',
       timeout: 120_000,
     });
     const output = `${result.stdout}${result.stderr}`;
-    expect(result.status, `README.md:${block.line} \`${pasted}\`:\n${output}`).toBe(0);
+    expect(result.status, `${block.line} \`${pasted}\`:\n${output}`).toBe(0);
     if (/^export \w+=/.test(pasted)) session.push(pasted);
     for (const [, prefix, id] of output.matchAll(/\b(key|ws|whep|user)_([0-9a-z]{8,})\b/g)) ids.set(prefix, `${prefix}_${id}`);
     // An API answer is JSON without an error (a DELETE may answer nothing); a model's answer carries its cost.
     if (pasted.startsWith('curl') && result.stdout) {
       const answer = JSON.parse(result.stdout) as { error?: unknown; cost?: { amount: number } };
-      expect(answer.error ?? null, `README.md:${block.line} \`${pasted}\`: ${result.stdout}`).toBeNull();
+      expect(answer.error ?? null, `${block.line} \`${pasted}\`: ${result.stdout}`).toBeNull();
       if (pasted.includes('/api/v1/')) expect(answer.cost?.amount).toBeGreaterThan(0);
     }
   }
@@ -176,7 +191,7 @@ function runModules(files: { block: Block; name: string; source: string }[]): st
     expect(checked.status, `tsc:\n${checked.stdout}${checked.stderr}`).toBe(0);
     return paths.map((path, i) => {
       const ran = spawnSync(process.execPath, ['--import', 'tsx', path], { cwd: repoRoot, env: { ...process.env, KEY: key }, encoding: 'utf8', timeout: 60_000 });
-      expect(ran.status, `README.md:${files[i].block.line}:\n${ran.stdout}${ran.stderr}`).toBe(0);
+      expect(ran.status, `${files[i].block.line}:\n${ran.stdout}${ran.stderr}`).toBe(0);
       return ran.stdout;
     });
   } finally {

@@ -130,6 +130,8 @@ export function channelNotConfigured(channelId: string, reason: string): Channel
 }
 
 export class UpstreamError extends GatewayError {
+  /** For the operator's log, never the client: the address that could not be reached and the system's error code. */
+  transport?: { address?: string; errno?: string };
   /** True when the request never reached the upstream (refused, unreachable or timed out while connecting): safe to send elsewhere. */
   nothingSent = false;
 

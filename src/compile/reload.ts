@@ -88,7 +88,8 @@ export async function applyReload(services: Reloadable, log: FastifyBaseLogger, 
   const at = Math.floor(Date.now() / 1000);
   try {
     const next = await services.reload();
-    for (const warning of next.warnings) log.warn(warning);
+    // A warning is said when it is new: the ones the running config had were said at start or at an earlier reload.
+    for (const warning of next.warnings) if (!before.warnings.includes(warning)) log.warn(warning);
     const changes = reloadChanges(before, next);
     if (changes.length) log.info({ changes }, `reloaded ${before.file}${how}: ${changes.join('; ')}; now ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
     else log.info(`reload of ${before.file}${how}: nothing changed (files and environment as before)`);

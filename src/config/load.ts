@@ -23,3 +23,15 @@ export function summarize(config: CheckedConfig & { templates: { size: number } 
   const perKind = [...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return `${config.channels.length} channel(s) (${enabled} enabled), ${config.protocols.size} protocol(s), ${config.models.size} model(s): ${perKind}; ${config.endpoints.length} endpoint(s), ${config.templates.size} template(s)`;
 }
+
+/**
+ * What the startup log warns of, once per process group (the primary of several workers says it, not each worker):
+ * the config's warnings, and a public URL left unset.
+ */
+export function startupWarnings(config: Pick<CheckedConfig, 'gateway'> & { warnings: readonly string[] }): string[] {
+  const warnings = [...config.warnings];
+  if (!config.gateway.server.publicUrl) {
+    warnings.push('server.publicUrl is not set: signed file links point at the address each request arrived on (or a Host listed in server.trustedHosts); set server.publicUrl to the address clients use');
+  }
+  return warnings;
+}

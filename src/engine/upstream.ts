@@ -10,6 +10,7 @@ import { RouterState } from './routing/target-states.js';
 import type { CooldownShare } from './routing/cooldown-share.js';
 import type { LoadedConfig } from './loaded-config.js';
 import { ChannelUnavailableError, channelNotConfigured, GatewayError, UpstreamError } from '../base/errors.js';
+import { transportCause } from './transport-cause.js';
 import type { Metrics } from '../base/metrics.js';
 import type { AbortSource } from '../net/call-abort.js';
 import { authenticatorFor, type Authenticator } from './credentials/authenticator.js';
@@ -438,7 +439,10 @@ export function upstreamTransportError(err: unknown, channel: string): Error {
   let error: UpstreamError;
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || err instanceof undiciErrors.HeadersTimeoutError) {
     error = new UpstreamError(`channel "${channel}" timed out`, 504, 'upstream_timeout');
-  } else error = new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+  } else {
+    error = new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+    error.transport = transportCause(err);
+  }
   error.nothingSent = code !== undefined && connectFailures.has(code);
   return error;
 }
