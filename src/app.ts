@@ -119,12 +119,12 @@ function registerHooks(app: FastifyInstance, services: Services): void {
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     if (req.url.length > MAX_URL_LENGTH) return done(uriTooLong());
-    // A body declared over the route's limit is refused before a byte of it is read.
-    const refused = refuseDeclaredOverLimit(req, req.routeOptions.bodyLimit);
-    if (refused) return done(refused);
     bodies.watch(req.raw);
     done();
   });
+  // A body declared over the route's limit is refused before a byte of it is read, once the route's own onRequest hooks
+  // ran: a client without a valid key learns that first (401), not the route's size limit.
+  app.addHook('preParsing', (req, _reply, payload, done) => done(refuseDeclaredOverLimit(req, req.routeOptions.bodyLimit) ?? null, payload));
   app.addHook('onResponse', (req, reply, done) => {
     const endpoint = req.routeOptions.config?.endpoint;
     // Catalogue routes by name; the dashboard's pages as one route; anything else (404s) as unmatched.

@@ -101,7 +101,8 @@ describe('evaluate request validation', () => {
     const locked = await evaluate({ model: 'eval-locked', state: 's', questions: { q: valid } });
     expect(locked.statusCode).toBe(400);
     expect(locked.json().error.code).toBe('model_not_enabled');
-    expect(locked.json().error.message).toContain('LOCKED_KEY_NOT_SET');
+    expect(locked.json().error.message).toContain('is not configured on this gateway');
+    expect(locked.json().error.message).not.toContain('LOCKED_KEY_NOT_SET');
     expect(fake.requests).toHaveLength(0);
   });
 

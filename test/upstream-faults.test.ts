@@ -93,10 +93,11 @@ describe('upstream faults become clear, typed errors', () => {
     expect(JSON.parse(frames.at(-1)!.replace(/^data: /, '')).error.type).toBe('upstream_error');
   });
 
-  it('answers 503 naming the missing credential variable of a disabled channel', async () => {
+  it('answers 503 saying a disabled channel is not configured, without naming the variable it lacks (the operator's log and /readyz do)', async () => {
     const res = await chat({ model: 'needs-key' });
     expect(res.statusCode).toBe(503);
-    expect(res.json().error.message).toContain('UNSET_FOR_TEST');
+    expect(res.json().error.message).toContain('channel "keyless" is not configured on this gateway');
+    expect(res.json().error.message).not.toContain('UNSET_FOR_TEST');
   });
 
   it('falls back to the next channel of a fallback group when the first fails', async () => {
