@@ -42,7 +42,7 @@ type RetryError = Error & { statusCode?: number; code?: string; headers?: Record
  */
 export function retryInterceptor(channel: ChannelConfig, budget: RetryBudget, onRetry: () => void, { retry429 = true } = {}): Dispatcher.DispatcherComposeInterceptor {
   const { max, minDelayMs, maxDelayMs } = channel.retries;
-  // A key pool answers a 429 with its next key (src/engine/upstream.ts), not with the same key again, nor from the budget.
+  // A key pool answers a 429 with its next key (src/engine/credentials/key-moves.ts), not with the same key again, nor from the budget.
   const statuses = retry429 ? retryStatuses : retryStatuses.filter((status) => status !== 429);
   return interceptors.retry({
     maxRetries: max,

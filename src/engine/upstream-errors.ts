@@ -1,10 +1,11 @@
 // An upstream's error answer in the gateway's terms: its message found, bounded and scrubbed, its status class, type,
 // code and param kept, so each client's SDK raises its own typed error; read the same way whether the answer came
-// instead of the response or inside a stream (an AWS exception frame).
-import type { Dispatcher } from 'undici';
+// instead of the response or inside a stream (an AWS exception frame). A call that failed in transport becomes a timeout or unreachable.
+import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { ModelRoute } from '../config/types.js';
 import { GatewayError, UpstreamError } from '../base/errors.js';
 import { secretsOf } from './credentials/secrets.js';
+import { transportCause } from './transport-cause.js';
 import { readBoundedText, scrubUpstreamText } from './upstream-text.js';
 
 type ResponseHeaders = Dispatcher.ResponseData<unknown>['headers'];
@@ -109,4 +110,22 @@ function upstreamStatusError(status: number, headers: ResponseHeaders, route: Mo
   if (status === 401 || status === 403) return new UpstreamError(`channel "${channel}" refused the gateway's credentials`, 502, 'upstream_auth_failed');
   if (status === 503) return new GatewayError(fields.code ?? 'upstream_unavailable', 503, 'server_error', `channel "${channel}" is unavailable (status 503)`, { headers: retryAfter });
   return new UpstreamError(`channel "${channel}" failed (status ${status})`, 502);
+}
+
+/** Failures while connecting: the request never left the gateway. */
+const connectFailures = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+export function upstreamTransportError(err: unknown, channel: string): Error {
+  if (err instanceof GatewayError) return err;
+  if ((err as Error)?.name === 'AbortError') return err as Error;
+  const code = (err as { code?: string })?.code;
+  let error: UpstreamError;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || err instanceof undiciErrors.HeadersTimeoutError) {
+    error = new UpstreamError(`channel "${channel}" timed out`, 504, 'upstream_timeout');
+  } else {
+    error = new UpstreamError(`channel "${channel}" is unreachable`, 502, 'upstream_unreachable');
+    error.transport = transportCause(err);
+  }
+  error.nothingSent = code !== undefined && connectFailures.has(code);
+  return error;
 }

@@ -1,0 +1,24 @@
+// What a send to a channel is asked (the operation, its body, headers and abort) and what it answers: undici's response.
+import type { Readable } from 'node:stream';
+import type { Dispatcher, FormData } from 'undici';
+import type { AbortSource } from '../net/call-abort.js';
+
+export interface UpstreamRequest {
+  operation: string;
+  body?: string | Buffer | Readable | FormData | null;
+  /** Extra headers for this call (the send stage sets content-type for the operation's encoding). */
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  /** An AbortSignal, or the call's own abort (net/call-abort.ts), which undici takes as an EventEmitter-shaped signal. */
+  signal?: AbortSignal | AbortSource;
+  /** Values for Liquid in the operation path besides `model` (e.g. a task id). */
+  pathScope?: Record<string, unknown>;
+  /** A path and query on the channel's own origin that replaces the operation's (an absolute URL the upstream gave); with no declared operation, a GET. */
+  originPath?: string;
+  /** Sent once, never retried by the channel's `retries` (a task's submit: the upstream may have made the task). */
+  once?: boolean;
+  /** The request asks for a stream: an operation with a `streamPath` is sent there. */
+  stream?: boolean;
+}
+
+export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
