@@ -33,17 +33,15 @@ import { Metrics } from './base/metrics.js';
 import type { BlobStore } from './files/blob-store.js';
 import { openFileStore } from './files/service.js';
 import type { FileSettings } from './files/file-store.js';
-import { TaskRunner } from './tasks/runner.js';
-import { BatchRunner } from './batches/runner.js';
-import type { TaskRunnerDeps } from './tasks/deps.js';
 import { askPrimary, shareMetrics } from './base/cluster-ipc.js';
-import { WebhookDeliverer } from './webhooks/deliverer.js';
-import { webhookTaskEvents, webhookBatchEvents } from './webhooks/events.js';
 import { RequestLogWriter, type RequestLogWriterDeps } from './request-logs/writer.js';
 import { requestLogsConfig } from './request-logs/config.js';
 import { captureBodies, captureCallBodies } from './request-logs/bodies.js';
 import { requestLogSize } from './request-logs/repository.js';
-import { newProcessIdentity, startHeartbeat, type ProcessIdentity } from './billing/reservation-owners.js';
+import { newProcessIdentity, type ProcessIdentity } from './billing/reservation-owners.js';
+import type { TaskRunner } from './tasks/runner.js';
+import type { BatchRunner } from './batches/runner.js';
+import { createBatchRunner, createWorkers, startBackground } from './background-runners.js';
 
 export interface Services {
   /** The current runtime snapshot's config (a request uses the snapshot it began on: its Call's). */
@@ -120,11 +118,13 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const calendar = new BudgetCalendar(billingConfig(config).timeZone);
   const spend = overrides.spend ?? spendStoreFor(database, billingConfig(config).settleBatchMs, calendar);
   const { blobs, files } = await openFileStore(config, database.db, dataPathFor(config));
+  const now = overrides.now ?? Date.now;
   const instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const processIdentity = newProcessIdentity();
   const meter = overrides.meter ?? createReservingMeter({ store: spend, reservationTtlMs: billingConfig(config).reservationTtlSeconds * 1000, metrics, now: overrides.now, ownerTag: processIdentity.tag });
   const remote = new RemoteFetcher(networkOptions(config));
   const { tasks, webhooks } = createWorkers(runtime, { db: database.db, blobs, files, remote, meter, instanceId });
+  const batches = createBatchRunner(runtime, { db: database.db, blobs, files, remote, meter, spend, schemas: config.schemas, now, instanceId, requestLogs: () => services.requestLogs });
   const requestLogs = createRequestLogWriter(runtime, { spend, db: database.db, blobs, metrics, now: overrides.now, traceId: (req) => services.tracing?.traceId(req) });
   const services: Services = {
     get config() {
@@ -141,7 +141,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     meter,
     spend,
     calendar,
-    now: overrides.now ?? Date.now,
+    now,
     tracing: await startTracing(config),
     rateLimits: overrides.rateLimits ?? createRateLimiter(rateLimitsConfig(config), rateStoreFor(cache)),
     metrics,
@@ -152,43 +152,14 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     files,
     remote,
     tasks,
-    get batches() {
-      return batches;
-    },
+    batches,
     requestLogs,
     mcp: mcpDeps({ meter, metrics, requestLogs, cache, now: overrides.now }, closers),
     dataPath: dataPathFor(config),
     reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),
     onClose: (fn) => closers.push(fn),
-    async close() {
-      for (const fn of closers.reverse()) await fn();
-      await (spend.close ?? spend.commitQueued)?.call(spend);
-      await runtime.close();
-      await cache.disconnect?.().catch(() => undefined);
-      await database.close();
-    },
+    close: () => closeAll(closers, { spend, runtime, cache, database }),
   };
-  const batches = new BatchRunner({
-    runtime,
-    db: database.db,
-    blobs,
-    files,
-    remote,
-    meter,
-    spend,
-    schemas: config.schemas,
-    now: services.now,
-    instanceId,
-    get config() {
-      return runtime.snapshot.config;
-    },
-    settleEntry: (id, entry) => spend.settle(id, entry, false),
-    events: webhookBatchEvents({ get config() { return runtime.snapshot.config; }, files }),
-    get requestLogs() {
-      return services.requestLogs;
-    },
-    log: gatewayLogger({ level: config.gateway.server.logLevel, name: 'batches' }),
-  });
   watchForMetrics(metrics, runtime, spend);
   await startBackground(services, closers, webhooks);
   return services;
@@ -204,39 +175,6 @@ async function reloadSnapshot(runtime: Runtime, started: LoadedConfig, options: 
   if (refused.length) throw new ConfigError(refused);
   runtime.swap({ config: next, upstreams: upstreams(next) });
   return next;
-}
-
-/** The task runner and the webhook sender (task events become deliveries), on the current snapshot. */
-function createWorkers(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config' | 'runtime' | 'log' | 'events'>): { tasks: TaskRunner; webhooks: WebhookDeliverer } {
-  const { files, db, remote, instanceId } = parts;
-  const tasks = createTaskRunner(runtime, { ...parts, events: webhookTaskEvents({ get config() { return runtime.snapshot.config; }, files }) });
-  return { tasks, webhooks: createWebhookDeliverer(runtime, { db, remote, instanceId }) };
-}
-
-/** Writes this process's heartbeat now and while it runs (what tells other processes it holds its reservations still). */
-async function keepHeartbeat(services: Services): Promise<void> {
-  const log = gatewayLogger({ level: services.config.gateway.server.logLevel, name: 'heartbeat' });
-  services.onClose(await startHeartbeat(services.db, services.processIdentity, (err) => log.error({ err }, 'the process heartbeat could not be written')));
-}
-
-/**
- * Starts the task runner, the webhook sender and the process heartbeat, and registers what closes with the services,
- * in the order it must close.
- */
-async function startBackground(services: Services, closers: (() => Promise<void> | void)[], webhooks: WebhookDeliverer): Promise<void> {
-  const { blobs, remote, tasks, batches, tracing } = services;
-  services.onClose(() => blobs.close());
-  // Registered first, so it runs last: spans of the work finished on close are exported too.
-  if (tracing) closers.unshift(() => tracing.shutdown());
-  services.onClose(() => remote.close());
-  tasks.start();
-  batches.start();
-  webhooks.start();
-  // Closers run last-registered first: the runner and the webhook sender stop (and finish what they hold) before the stores close.
-  services.onClose(() => webhooks.stop());
-  services.onClose(() => tasks.stop());
-  services.onClose(() => batches.stop());
-  await keepHeartbeat(services);
 }
 
 /** The request-log writer on the current snapshot's requestLogs section, its size in /metrics. */
@@ -257,22 +195,14 @@ function createRequestLogWriter(runtime: Runtime, parts: Pick<RequestLogWriterDe
   });
 }
 
-/** The webhook sender on the current snapshot, with its own logger: task events become deliveries, sent by a leased job (src/webhooks/). */
-function createWebhookDeliverer(runtime: Runtime, parts: { db: Db; remote: RemoteFetcher; instanceId: string }): WebhookDeliverer {
-  const log = gatewayLogger({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'webhooks' });
-  return new WebhookDeliverer({ get config() { return runtime.snapshot.config; }, ...parts, log });
-}
-
-/** The task runner on the current snapshot, with its own logger. */
-function createTaskRunner(runtime: Runtime, parts: Omit<TaskRunnerDeps, 'config' | 'runtime' | 'log'>): TaskRunner {
-  return new TaskRunner({
-    get config() {
-      return runtime.snapshot.config;
-    },
-    runtime,
-    ...parts,
-    log: gatewayLogger({ level: runtime.snapshot.config.gateway.server.logLevel, name: 'tasks' }),
-  });
+/** Runs the closers (last registered first), then closes the spend store, the snapshot's pools, the cache and the database. */
+async function closeAll(closers: (() => Promise<void> | void)[], parts: { spend: SpendStore; runtime: Runtime; cache: Keyv; database: OpenedDatabase }): Promise<void> {
+  const { spend, runtime, cache, database } = parts;
+  for (const fn of closers.reverse()) await fn();
+  await (spend.close ?? spend.commitQueued)?.call(spend);
+  await runtime.close();
+  await cache.disconnect?.().catch(() => undefined);
+  await database.close();
 }
 
 function watchForMetrics(metrics: Metrics, runtime: Runtime, spend: SpendStore): void {

@@ -9,19 +9,18 @@ import { GatewayError, errorBody, type ErrorDialect } from '../base/errors.js';
 import type { ChargeRef } from '../billing/charge.js';
 import { routesOf } from '../engine/models.js';
 import type { Snapshot } from '../engine/runtime.js';
-import { storeFile } from '../files/store-file.js';
 import { runCall } from '../pipeline/run.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { Db } from '../store/db.js';
 import type { BatchStatus } from '../store/schema.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 import type { RequestLogWriter } from '../request-logs/writer.js';
-import { requestLogId } from '../request-logs/ids.js';
-import { requestLogColumns } from '../store/request-log-table.js';
 import { isUpstreamTrouble } from '../tasks/faults.js';
+import { lineLogRow, type LineEnd } from './line-log.js';
 import { batchPricedConfig, LineCall, lineMeter } from './line-call.js';
 import { batchesOptions, type BatchesOptions } from './options.js';
 import { batchEndpoint, lineDialect } from './plan.js';
+import { writeResultFile } from './result-files.js';
 import { resultFilesOf, type LineResult, type Unfinished } from './results.js';
 import {
   claimBatch,
@@ -30,7 +29,6 @@ import {
   duePendingLines,
   findBatchById,
   finishLine,
-  linesPage,
   renewBatch,
   retryLine,
   updateLeasedBatch,
@@ -214,7 +212,7 @@ export class BatchRunner {
       const answer = call.answer ?? { status: 500, body: errorBody(new GatewayError('no_answer', 500, 'api_error', 'the line ended without an answer'), dialect) };
       const costMicros = Number(call.entry?.cost_micros ?? 0);
       await finishLine(db, row.id, line.line, { status: answer.status < 300 ? 'succeeded' : 'failed', result: JSON.stringify({ status_code: answer.status, request_id: requestId, body: answer.body } satisfies LineResult), costMicros });
-      this.logLine(row, endpointName, requestId, started, answer.status, call.entry, undefined, body.model);
+      this.logLine(row, { endpoint: endpointName, requestId, startedMs: started, status: answer.status, entry: call.entry, error: undefined, asked: body.model });
     } catch (err) {
       if (this.abort.signal.aborted) return;
       const error = err instanceof GatewayError ? err : new GatewayError('internal_error', 500, 'api_error', 'the gateway failed on this request', {}, false);
@@ -229,38 +227,15 @@ export class BatchRunner {
       const costMicros = Number(call?.entry?.cost_micros ?? 0);
       const result: LineResult = { status_code: error.statusIn(dialect), request_id: requestId, body: errorBody(error, dialect) };
       await finishLine(db, row.id, line.line, { status: 'failed', result: JSON.stringify(result), costMicros }).catch((e: unknown) => this.services.log.error({ err: e, batch: row.id }, 'a batch line could not be written; it runs again'));
-      this.logLine(row, endpointName, requestId, started, result.status_code!, call?.entry, error, call?.body.model);
+      this.logLine(row, { endpoint: endpointName, requestId, startedMs: started, status: result.status_code!, entry: call?.entry, error, asked: call?.body.model });
     }
   }
 
-  /** The request-log row of a line that ended: the batch's key, route `batch:<endpoint>`, what its charge settled for. */
-  private logLine(batch: BatchRow, endpoint: string, requestId: string, startedMs: number, status: number, entry: LedgerEntry | undefined, error: GatewayError | undefined, asked: unknown): void {
+  /** The request-log row of a line that ended (src/batches/line-log.ts). */
+  private logLine(batch: BatchRow, end: LineEnd): void {
     const log = this.services.requestLogs;
     if (!log?.enabled) return;
-    // By column name, so a column added to the table later is null here rather than shifting the others.
-    const row: Partial<Record<(typeof requestLogColumns)[number], unknown>> = {
-      id: requestLogId(startedMs),
-      workspace_id: batch.workspace_id,
-      key_id: batch.key_id,
-      created_at: startedMs,
-      route: `batch:${endpoint}`.slice(0, 128),
-      method: 'POST',
-      model: entry?.model ?? (typeof asked === 'string' ? asked.slice(0, 128) : ''),
-      channel: entry?.channel ?? '',
-      status,
-      failed: status >= 400 ? 1 : 0,
-      error_type: error?.type ?? null,
-      error_code: error?.code ?? null,
-      latency_ms: Date.now() - startedMs,
-      input_tokens: Number(entry?.input_tokens ?? 0),
-      output_tokens: Number(entry?.output_tokens ?? 0),
-      cached_input_tokens: Number(entry?.cached_input_tokens ?? 0),
-      units: Number(entry?.units ?? 0),
-      cost_micros: Number(entry?.cost_micros ?? 0),
-      currency: entry?.currency ?? '',
-      request_id: requestId,
-    };
-    void log.append(requestLogColumns.map((column) => row[column] ?? null));
+    void log.append(lineLogRow(batch, end));
   }
 
   /**
@@ -272,8 +247,8 @@ export class BatchRunner {
     const at = () => Math.floor(this.services.now() / 1000);
     if (status === 'completed') await db.updateTable('batches').set({ status: 'finalizing', finalizing_at: at() }).where('id', '=', row.id).where('lease_owner', '=', this.owner).execute();
     const formats = resultFilesOf(row);
-    const output = await this.writeResults(row, (line, result) => formats.output(line, result, unfinished), 'output');
-    const errors = await this.writeResults(row, (line, result) => formats.error(line, result, unfinished), 'errors');
+    const output = await writeResultFile(this.services, row, (line, result) => formats.output(line, result, unfinished), 'output');
+    const errors = await writeResultFile(this.services, row, (line, result) => formats.error(line, result, unfinished), 'errors');
     const end = { [`${status}_at`]: at() } as Partial<BatchRow>;
     // request_counts count the lines that ran; those a cancel or the expiry stopped are the rest of the total.
     const patch = { ...end, status, output_file_id: output ?? null, error_file_id: errors ?? null };
@@ -284,44 +259,6 @@ export class BatchRunner {
       const done = await findBatchById(trx, row.id);
       if (done && events) await events.batchFinished(trx, done);
     });
-  }
-
-  /** Streams one result file from the batch's lines (a page at a time); its id, or undefined when no line belongs in it. */
-  private async writeResults(row: BatchRow, format: (line: BatchLineRow, result: LineResult | undefined) => string | undefined, suffix: string): Promise<string | undefined> {
-    const { db } = this.services;
-    const first = await this.firstLineOf(row, format);
-    if (first === undefined) return undefined;
-    const stream = async function* () {
-      for (let from = first; ; ) {
-        const page = await linesPage(db, row.id, from, 500);
-        for (const line of page) {
-          const text = format(line, line.result ? (JSON.parse(line.result) as LineResult) : undefined);
-          if (text !== undefined) yield Buffer.from(`${text}\n`);
-        }
-        if (page.length < 500) return;
-        from = page[page.length - 1].line + 1;
-      }
-    };
-    const file = await storeFile(this.services, {
-      workspaceId: row.workspace_id,
-      stream: stream(),
-      maxBytes: Number.MAX_SAFE_INTEGER,
-      filename: `${row.id}_${suffix}.jsonl`,
-      purpose: 'batch_output',
-      source: 'generated',
-      taskId: row.id,
-    });
-    return file.id;
-  }
-
-  /** The first line that belongs in a file, or undefined (the file would be empty and is not written). */
-  private async firstLineOf(row: BatchRow, format: (line: BatchLineRow, result: LineResult | undefined) => string | undefined): Promise<number | undefined> {
-    for (let from = 0; ; ) {
-      const page = await linesPage(this.services.db, row.id, from, 500);
-      for (const line of page) if (format(line, line.result ? (JSON.parse(line.result) as LineResult) : undefined) !== undefined) return line.line;
-      if (page.length < 500) return undefined;
-      from = page[page.length - 1].line + 1;
-    }
   }
 }
 

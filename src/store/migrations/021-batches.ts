@@ -4,6 +4,12 @@
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await createBatches(db);
+  await createBatchLines(db);
+}
+
+/** The batch rows and their indexes: a workspace's list, and the due batches a runner looks for. */
+async function createBatches(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('batches')
     // "batch_" or "msgbatch_" + creation time, sortable.
@@ -44,6 +50,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('batches_workspace').on('batches').columns(['workspace_id', 'object', 'id']).execute();
   await db.schema.createIndex('batches_due').on('batches').columns(['status', 'next_run_at']).execute();
+}
+
+/** A row per input line, and the index of a batch's pending lines. */
+async function createBatchLines(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('batch_lines')
     .addColumn('batch_id', 'text', (c) => c.notNull())
