@@ -93,7 +93,7 @@ describe('upstream faults become clear, typed errors', () => {
     expect(JSON.parse(frames.at(-1)!.replace(/^data: /, '')).error.type).toBe('upstream_error');
   });
 
-  it('answers 503 saying a disabled channel is not configured, without naming the variable it lacks (the operator's log and /readyz do)', async () => {
+  it('answers 503 saying a disabled channel is not configured, without naming the variable it lacks (the operator log and /readyz do)', async () => {
     const res = await chat({ model: 'needs-key' });
     expect(res.statusCode).toBe(503);
     expect(res.json().error.message).toContain('channel "keyless" is not configured on this gateway');
