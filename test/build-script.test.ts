@@ -34,6 +34,9 @@ describe('the build script', () => {
     writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, types: ['node'] } }));
     writeFileSync(join(root, 'tsconfig.build.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { outDir: 'dist', rootDir: 'src', sourceMap: true }, include: ['src'] }));
     mkdirSync(join(root, 'src', 'views'), { recursive: true });
+    // The script bundles the admin CLI (src/cli/admin.ts) into dist/cli/admin.js after each build that compiled something.
+    mkdirSync(join(root, 'src', 'cli'), { recursive: true });
+    writeFileSync(join(root, 'src', 'cli', 'admin.ts'), "import { greeting } from '../greet.js';\nconsole.log(greeting('admin'));\n");
     writeFileSync(join(root, 'src', 'main.ts'), "import { greeting } from './greet.js';\nimport type { Name } from './types.js';\nconst who: Name = 'world';\nconsole.log(greeting(who));\n");
     writeFileSync(join(root, 'src', 'greet.ts'), "export const greeting = (name: string): string => `hello ${name}`;\n");
     writeFileSync(join(root, 'src', 'types.ts'), 'export type Name = string;\n');
@@ -43,6 +46,7 @@ describe('the build script', () => {
 
     expect(build('--if-stale')).toMatch(/^build: src\/ -> dist\/$/m);
     expect(node('main.js')).toBe('hello world\n');
+    expect(node('cli/admin.js')).toBe('hello admin\n');
     expect(build('--if-stale')).toBe('');
 
     buildLongAgo();
@@ -51,6 +55,7 @@ describe('the build script', () => {
     rmSync(join(root, 'src', 'old.ts'));
     expect(build('--if-stale')).toBe('build: 1 changed file(s) of src/ transpiled, 1 copied, 2 removed from dist/');
     expect(node('main.js')).toBe('hi world\n');
+    expect(node('cli/admin.js')).toBe('hi admin\n');
     expect(readFileSync(join(root, 'dist', 'views', 'page.eta'), 'utf8')).toBe('two\n');
     expect(existsSync(join(root, 'dist', 'old.js'))).toBe(false);
     expect(existsSync(join(root, 'dist', 'old.js.map'))).toBe(false);
