@@ -47,7 +47,7 @@ describe('npm start runs the compiled gateway', () => {
     expect(css.status).toBe(200);
 
     process.kill(pid, 'SIGHUP');
-    await gateway.waitFor(/"msg":"reloaded /);
+    await gateway.waitFor(/"msg":"reload of [^"]*: nothing changed \(files and environment as before\)"/);
     expect(alive(pid)).toBe(true);
 
     gateway.child.kill('SIGTERM');
