@@ -116,6 +116,11 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     app.log.info({ code: 'body_too_slow', bytes, url: redactUrl((req.url ?? '').slice(0, LOGGED_URL_LENGTH)) }, 'cut a request body arriving slower than server.timeouts.minBodyBytesPerSecond'),
   );
   app.addHook('onClose', async () => bodies.stop());
+  // Node closes the keep-alive connections idle when the server closes, not those whose request ends after: without
+  // this, one left idle a moment later held close() for keepAliveMs (72 s).
+  let idleSweep: NodeJS.Timeout | undefined;
+  app.addHook('preClose', async () => void (idleSweep = setInterval(() => app.server.closeIdleConnections(), 100).unref()));
+  app.addHook('onClose', async () => clearInterval(idleSweep));
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     if (req.url.length > MAX_URL_LENGTH) return done(uriTooLong());

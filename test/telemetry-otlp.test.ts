@@ -91,7 +91,7 @@ async function treeOf(gw: TestGateway, requestId: string) {
       await gw.services.tracing!.flush();
       root = receiver.spans.find((s) => attr(s, 'gateway.request.id') === requestId);
       return root !== undefined && receiver.spans.some((s) => s.parentSpanId === root!.spanId && s.name === 'settle');
-    })
+    }, { timeout: 10_000 })
     .toBe(true);
   const children = receiver.spans.filter((s) => s.parentSpanId === root!.spanId);
   return { root: root!, children, child: (name: string) => children.find((s) => s.name === name) };
@@ -227,7 +227,8 @@ async function otelPackagesLoaded(telemetry: string): Promise<string[]> {
 }
 
 describe('tracing off', () => {
-  it('loads no OpenTelemetry SDK when off, and the SDK with its exporter and undici instrumentation when on', async () => {
+  // Two gateways started in child processes (tsx compiling the app in each): the process layer's time, not 30 s.
+  it('loads no OpenTelemetry SDK when off, and the SDK with its exporter and undici instrumentation when on', { timeout: 90_000 }, async () => {
     const [off, on] = await Promise.all([otelPackagesLoaded(''), otelPackagesLoaded(`telemetry:\n  otlp:\n    endpoint: ${receiver.url}\n`)]);
     expect(off.filter((p) => p !== '@opentelemetry/api')).toEqual([]);
     expect(on).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/instrumentation-undici']));
