@@ -191,12 +191,19 @@ describe('failover', () => {
     expect((await chat('failing')).headers['x-gateway-target']).toBe('b/beta');
     // alpha-slow never answers within its 150 ms: a route that names `timeout` moves on to beta.
     fc.next({ kind: 'stall' });
-    const before = (await ledger()).length;
     const res = await chat('patient');
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-gateway-target']).toBe('b/beta');
     expect(fb.requests).toHaveLength(4);
-    const charged = (await ledger()).slice(before);
+    // This request's own ledger rows (charges land after the answer): one, at beta's price; the timed-out attempt none.
+    const charged = await vi.waitFor(
+      async () => {
+        const rows = await gw.services.db.selectFrom('usage_ledger').select(['model', 'channel', 'cost_micros']).where('request_id', '=', String(res.headers['x-request-id'])).execute();
+        expect(rows.length).toBeGreaterThan(0);
+        return rows.map((r) => ({ ...r, cost_micros: Number(r.cost_micros) }));
+      },
+      { timeout: 5_000, interval: 20 },
+    );
     expect(charged).toEqual([{ model: 'beta', channel: 'b', cost_micros: 10 * 3 + 5 * 4 }]);
   });
 
@@ -251,6 +258,7 @@ describe('the request log', () => {
 
 describe('across protocols', () => {
   it('openai SDK: an OpenAI target that fails goes on to a Claude target, streamed and not', async () => {
+    const claudeBefore = (await ledger()).filter((r) => r.model === 'claude-x').length;
     fa.next({ kind: 'status', status: 503 });
     const completion = await openai.chat.completions.create({ model: 'cross', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
     expect(completion.choices[0].message.content).toBe('from claude');
@@ -259,8 +267,16 @@ describe('across protocols', () => {
     const stream = openai.chat.completions.stream({ model: 'cross', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } });
     const final = await stream.finalChatCompletion();
     expect(final.choices[0].message.content).toBe('from claude');
-    const ledgerRows = await ledger();
-    expect(ledgerRows.at(-1)).toEqual({ model: 'claude-x', channel: 'claude', cost_micros: 10 * 5 + 5 * 6 });
+    // The stream's charge may land after its last event (answers go out before the commit): wait for both rows.
+    const claudeRows = await vi.waitFor(
+      async () => {
+        const rows = (await ledger()).filter((r) => r.model === 'claude-x');
+        expect(rows.length).toBeGreaterThanOrEqual(claudeBefore + 2);
+        return rows;
+      },
+      { timeout: 5_000, interval: 20 },
+    );
+    expect(claudeRows.at(-1)).toEqual({ model: 'claude-x', channel: 'claude', cost_micros: 10 * 5 + 5 * 6 });
   });
 
   it('Anthropic SDK: a Claude target that fails goes on to an OpenAI target (through a route of routes), streamed and not', async () => {
