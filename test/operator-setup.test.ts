@@ -23,11 +23,11 @@ describe('compose carries the operator setup', () => {
     expect([...listed].filter((v) => !channelVariables.has(v))).toEqual([]);
   });
 
-  it('passes .env to both replicas and mounts ./overlay read-only as GATEWAY_OVERLAY_DIR', () => {
+  it('passes every variable of deploy/env.example to both replicas and mounts ./overlay read-only as GATEWAY_OVERLAY_DIR', () => {
     const compose = parse(readFileSync(join(repoRoot, 'compose.yaml'), 'utf8'), { merge: true }) as { services: Record<string, { env_file?: { path: string }[]; environment?: Record<string, string>; volumes?: string[] }> };
     for (const name of ['gateway-a', 'gateway-b']) {
       const service = compose.services[name];
-      expect(service.env_file?.map((f) => f.path)).toEqual(['.env']);
+      for (const name of listed) expect(service.environment?.[name]).toBe(`\${${name}:-}`);
       expect(service.environment?.GATEWAY_OVERLAY_DIR).toBe('/overlay');
       expect(service.volumes).toContain('./overlay:/overlay:ro');
     }
