@@ -2,7 +2,7 @@
 // the answer or the stream mapped back with its outputs and settlement; run.ts sends and settles failures.
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
-import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
+import { clientOutputBound, estimateChatMicros, usesServerTools } from '../billing/estimate.js';
 import { billingConfig } from '../billing/config.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
@@ -13,7 +13,7 @@ import type { Call } from '../pipeline/call.js';
 import { expectEventStream, readJsonObject } from '../pipeline/decode.js';
 import type { Dialect } from '../pipeline/dialect.js';
 import { forwardedHeaders, type Sent } from '../pipeline/send.js';
-import { exceedsReservation, SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
+import { exceedsReservation, reportedCounts, SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
 import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
 import { resolveInputs } from '../pipeline/inputs.js';
@@ -71,9 +71,11 @@ const inputEstimate = (call: Call, route: ModelRoute): Promise<number | undefine
 async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge): Promise<unknown> {
   const translator = plan.translators[plan.routes.indexOf(sent.route)];
   const { ctx, document, estimate } = plan.mapped!;
-  // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
+  // Usage beyond the model's limits (else the default bound, widened to the request) is impossible, unless the upstream
+  // ran tools of its own (several calls in one).
   const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
-  const usage = usageReaderFor(call.config, sent, sent.operationName, choices);
+  const request = sent.route.model.limits ? undefined : { bytes: call.bodyBytes, outputTokens: clientOutputBound(call.body) };
+  const usage = usageReaderFor(call.config, sent, sent.operationName, choices, undefined, request);
   ctx.reader = usage;
   const streamFlag = sent.operation.streamFlag;
   if (sent.operation.response === 'sse' || sent.operation.response === 'stream' || (streamFlag !== undefined && document[streamFlag] === true)) {
@@ -88,7 +90,7 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
   const answer = await readJsonObject(sent);
   await recordResponseId(call, answer);
   usage.fromAnswer(answer);
-  usage.counts();
+  await reportedCounts(call, charge, sent.route, usage);
   // outputs: media the answer carries are archived before it is mapped and sent.
   await archiveOutputs(call, sent.operation.outputs?.answer, answer);
   const mapped = translator.response(answer, ctx);

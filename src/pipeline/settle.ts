@@ -80,6 +80,19 @@ export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: 
   await settleReported(charge, route, log, { costMicros: tokenCostMicros(route.model.price, counts), ...settledTokens(counts), route });
 }
 
+/**
+ * The usage read so far; usage that is not counts, or that the request makes impossible, charges the reservation (logged,
+ * no overage) and is thrown, answered 502 upstream_malformed. Every non-streamed answer that reports usage reads it here.
+ */
+export async function reportedCounts(call: Call, charge: Charge, route: ModelRoute, usage: UsageReader): Promise<TokenUsage | undefined> {
+  try {
+    return usage.counts();
+  } catch (err) {
+    if ((err as { code?: string }).code === 'upstream_malformed') await settleReported(charge, route, call.log, { impossible: (err as Error).message });
+    throw err;
+  }
+}
+
 /** The ledger's figures of `usage`: its token counts, and its first unit's count as `units`. */
 export function settledTokens(usage: TokenUsage): Omit<Settlement, 'costMicros'> {
   const { units, ...tokens } = usage;
