@@ -1818,11 +1818,11 @@ export interface RouteRoute {
      */
     on: (number | string)[];
     /**
-     * Reserved: continuing a broken text stream on the next target is not built yet; check-config refuses `true`.
+     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat and Anthropic Messages clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
      */
     streamAfterFirstByte: boolean;
     /**
-     * Reserved with streamAfterFirstByte.
+     * With streamAfterFirstByte: a stream that sends no byte for this long is broken, and continued on the next target.
      */
     streamIdleMs: number;
   };
