@@ -61,7 +61,8 @@ beforeAll(async () => {
   });
   key = await gw.newKey({ spendCapMicros: CAP });
   client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-});
+  // Starting a gateway takes longer than the default hook timeout on a busy machine.
+}, 120_000);
 afterAll(async () => {
   await gw?.close();
   await fake?.close();

@@ -63,7 +63,8 @@ beforeAll(async () => {
   api = await adminApi(gw.url, ops.token);
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api`, maxRetries: 0 });
-});
+  // Starting a gateway takes longer than the default hook timeout on a busy machine.
+}, 120_000);
 afterAll(async () => {
   await gw?.close();
   await Promise.all([fa, fb, fc].map((f) => f?.close()));

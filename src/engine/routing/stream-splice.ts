@@ -17,6 +17,9 @@ export interface PriorUsage {
 
 type Json = Record<string, any>;
 
+/** The most text a stream may have streamed and still be continued (it goes back upstream as the continuation's prefill). */
+const MAX_CONTINUED_CHARS = 2 * 1024 * 1024;
+
 const parsed = (event: SseEvent): Json | undefined => {
   if (event.data === '[DONE]') return undefined;
   try {
@@ -53,6 +56,12 @@ export class StreamTranscript {
     }
   }
 
+  private append(text: string): void {
+    if (this.unsafe) return;
+    if (this.text.length + text.length > MAX_CONTINUED_CHARS) this.unsafe = 'an answer too long to continue';
+    else this.text += text;
+  }
+
   private seeChunk(data: Json): void {
     this.id ??= data.id;
     this.created ??= data.created;
@@ -61,7 +70,7 @@ export class StreamTranscript {
       if (choice.index !== 0) this.unsafe ??= 'several choices';
       if (delta.tool_calls || delta.function_call) this.unsafe ??= 'a tool call in progress';
       if (typeof delta.refusal === 'string') this.unsafe ??= 'a refusal';
-      if (typeof delta.content === 'string') this.text += delta.content;
+      if (typeof delta.content === 'string') this.append(delta.content);
       if (choice.finish_reason) this.unsafe ??= 'the answer had ended';
     }
   }
@@ -77,7 +86,7 @@ export class StreamTranscript {
         this.nextIndex = Math.max(this.nextIndex, Number(data.index) + 1);
         return;
       case 'content_block_delta':
-        if (data.delta?.type === 'text_delta' && typeof data.delta.text === 'string') this.text += data.delta.text;
+        if (data.delta?.type === 'text_delta' && typeof data.delta.text === 'string') this.append(data.delta.text);
         return;
       case 'content_block_stop':
         if (data.index === this.openIndex) this.openIndex = undefined;
@@ -92,9 +101,11 @@ export class StreamTranscript {
 /** The message of an error event in the client's dialect (an upstream error relayed mid-stream), or undefined. */
 function errorEvent(dialect: string, events: readonly SseEvent[]): string | undefined {
   for (const event of events) {
-    if (dialect === 'anthropic-messages' ? event.event !== 'error' : !event.data.startsWith('{"error"')) continue;
-    const error = parsed(event)?.error as { message?: unknown } | undefined;
-    return typeof error?.message === 'string' ? error.message : 'an error event';
+    if (dialect === 'anthropic-messages' ? event.event !== 'error' : !event.data.includes('"error"')) continue;
+    const data = parsed(event);
+    if (!data?.error || Array.isArray(data.choices)) continue;
+    const message = (data.error as { message?: unknown }).message;
+    return typeof message === 'string' ? message : 'an error event';
   }
   return undefined;
 }
