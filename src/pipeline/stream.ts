@@ -200,6 +200,7 @@ async function* idleBounded(body: AsyncIterable<Buffer>, idleMs: number, sent: S
   const chunks = body[Symbol.asyncIterator]();
   let fire: (err: unknown) => void = () => undefined;
   const timer = setTimeout(() => fire(new UpstreamError(`channel "${sent.route.channel.id}" sent no byte of its stream for ${idleMs} ms`, 504, 'upstream_timeout')), idleMs);
+  let ended = false;
   try {
     for (;;) {
       const idle = new Promise<never>((_, reject) => (fire = reject));
@@ -209,11 +210,16 @@ async function* idleBounded(body: AsyncIterable<Buffer>, idleMs: number, sent: S
         next.catch(() => undefined);
         throw err;
       });
-      if (read.done) return;
+      if (read.done) {
+        ended = true;
+        return;
+      }
       yield read.value;
     }
   } finally {
     clearTimeout(timer);
+    // A consumer that stops early ends the body, as leaving a for-await loop over it does (a broken one is destroyed).
+    if (!ended) void chunks.return?.()?.catch(() => undefined);
   }
 }
 
