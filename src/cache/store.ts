@@ -44,7 +44,8 @@ export class ResponseStore {
     if (config.store === 'redis') {
       const { default: KeyvRedis } = await import('@keyv/redis');
       // Commands are not queued while Redis is away: a request waits for the store at most timeoutMs anyway.
-      const store = new KeyvRedis({ url: config.url ?? redisUrl ?? 'redis://127.0.0.1:6379', disableOfflineQueue: true, socket: { reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) } } as never);
+      const client = { url: config.url ?? redisUrl ?? 'redis://127.0.0.1:6379', disableOfflineQueue: true, socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) } };
+      const store = new KeyvRedis(client, { throwOnConnectError: false, throwOnErrors: false });
       return new ResponseStore(new Keyv({ store, namespace: config.namespace, useKeyPrefix: false }), config.timeoutMs, log);
     }
     const memory = new ByteBoundedLru(config.maxBytes);
