@@ -41,7 +41,7 @@ import { requestLogSize } from './request-logs/repository.js';
 import { newProcessIdentity, type ProcessIdentity } from './billing/reservation-owners.js';
 import type { TaskRunner } from './tasks/runner.js';
 import type { BatchRunner } from './batches/runner.js';
-import { openResponseCache, type ResponseCache } from './cache/index.js';
+import { openResponseCache, watchResponseCache, type ResponseCache } from './cache/index.js';
 import { createBatchRunner, createWorkers, startBackground } from './background-runners.js';
 
 export interface Services {
@@ -167,6 +167,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     close: () => closeAll(closers, { spend, runtime, cache, database }),
   };
   watchForMetrics(metrics, runtime, spend);
+  watchResponseCache(metrics.registry, responseCache);
   await startBackground(services, closers, webhooks);
   return services;
 }

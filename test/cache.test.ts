@@ -212,6 +212,30 @@ describe('money and limits', () => {
     expect(hit.json().cost.amount).toBe(Number(hitRow.cost_micros) / 1e6);
   });
 
+  it('says hit or miss on the request-log row, with the hit\'s own cost, and counts hits, bytes and savings in the metrics', async () => {
+    const q = question();
+    const miss = await chat('cached-chat', q);
+    const hit = await chat('cached-chat', q);
+    const rowOf = async (requestId: string) => {
+      for (let i = 0; i < 100; i++) {
+        const row = await gw.services.db.selectFrom('request_logs').selectAll().where('request_id', '=', requestId).executeTakeFirst();
+        if (row) return row;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`no request-log row for ${requestId}`);
+    };
+    const [missRow, hitRow] = [await rowOf(miss.headers['x-request-id'] as string), await rowOf(hit.headers['x-request-id'] as string)];
+    expect(missRow.cache).toBe('miss');
+    expect(Number(missRow.cost_micros)).toBeGreaterThan(0);
+    expect(hitRow).toMatchObject({ cache: 'hit', model: 'alpha', status: 200 });
+    expect(Number(hitRow.cost_micros)).toBe(0);
+    const text = await gw.services.metrics.registry.metrics();
+    expect(text).toMatch(/gateway_response_cache_requests_total\{outcome="hit"\} [1-9]/);
+    expect(text).toMatch(/gateway_response_cache_requests_total\{outcome="bypass"\} [1-9]/);
+    expect(text).toMatch(/gateway_response_cache_bytes [1-9]/);
+    expect(text).toMatch(/gateway_response_cache_saved_total\{currency="USD"\} 0\.\d*[1-9]/);
+  });
+
   it('refuses a hit, even a free one, to a key whose cap is spent', async () => {
     const q = question();
     await chat('cached-chat', q);

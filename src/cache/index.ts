@@ -5,6 +5,7 @@ import { ResponseCache } from './stage.js';
 import { ResponseStore, type StoreLog } from './store.js';
 
 export { ResponseCache } from './stage.js';
+export { watchResponseCache } from './metrics.js';
 
 /** Opens the store (memory, or Redis: config.yaml cache.url, else storage.cache.url) and the stage over it. */
 export async function openResponseCache(config: CheckedConfig, log: StoreLog): Promise<ResponseCache> {
