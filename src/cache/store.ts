@@ -1,6 +1,6 @@
-// Where cached answers live: keyv over a byte-bounded LRU map (each process its own) or over Redis (every worker and
-// replica sharing one). A slow or failed store never fails a request: a read past the timeout is a miss, a write past
-// it is dropped, an error is logged at most once a minute.
+// Where cached answers live: a byte-bounded LRU map (each process its own; lru.ts says why not keyv's memory path) or
+// keyv over Redis (every worker and replica sharing one). A slow or failed store never fails a request: a read past the
+// timeout is a miss, a write past it is dropped, an error is logged at most once a minute.
 import Keyv from 'keyv';
 import type { CacheConfig } from '../config/cache.js';
 import { ByteBoundedLru } from './lru.js';
@@ -31,13 +31,13 @@ export class ResponseStore {
   private lastError = 0;
 
   private constructor(
-    private readonly keyv: Keyv,
     private readonly timeoutMs: number,
     private readonly log: StoreLog,
-    /** The memory store's map (bytes held, evictions); absent on Redis. */
+    /** The memory store (bytes held, evictions); absent on Redis. */
     readonly memory?: ByteBoundedLru,
+    private readonly keyv?: Keyv,
   ) {
-    keyv.on('error', (err: unknown) => this.failed(err));
+    keyv?.on('error', (err: unknown) => this.failed(err));
   }
 
   static async open(config: CacheConfig, redisUrl: string | undefined, log: StoreLog): Promise<ResponseStore> {
@@ -46,15 +46,14 @@ export class ResponseStore {
       // Commands are not queued while Redis is away: a request waits for the store at most timeoutMs anyway.
       const client = { url: config.url ?? redisUrl ?? 'redis://127.0.0.1:6379', disableOfflineQueue: true, socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) } };
       const store = new KeyvRedis(client, { throwOnConnectError: false, throwOnErrors: false });
-      return new ResponseStore(new Keyv({ store, namespace: config.namespace, useKeyPrefix: false }), config.timeoutMs, log);
+      return new ResponseStore(config.timeoutMs, log, undefined, new Keyv({ store, namespace: config.namespace, useKeyPrefix: false }));
     }
-    const memory = new ByteBoundedLru(config.maxBytes);
-    return new ResponseStore(new Keyv({ store: memory, namespace: config.namespace }), config.timeoutMs, log, memory);
+    return new ResponseStore(config.timeoutMs, log, new ByteBoundedLru(config.maxBytes));
   }
 
   /** The entry under `key`; undefined when there is none, or the store did not answer in time. */
   async read(key: string): Promise<CacheEntry | undefined> {
-    const text = await this.bounded(this.keyv.get<string>(key));
+    const text = this.memory ? this.memory.get(key) : await this.bounded(this.keyv!.get<string>(key));
     if (typeof text !== 'string') return undefined;
     try {
       return JSON.parse(text) as CacheEntry;
@@ -65,11 +64,12 @@ export class ResponseStore {
 
   /** Stores `text` (a serialised entry) for `ttlMs`; false when the store did not take it in time. */
   async write(key: string, text: string, ttlMs: number): Promise<boolean> {
-    return (await this.bounded(this.keyv.set(key, text, ttlMs))) === true;
+    if (this.memory) return this.memory.set(key, text, ttlMs);
+    return (await this.bounded(this.keyv!.set(key, text, ttlMs))) === true;
   }
 
   async close(): Promise<void> {
-    await this.keyv.disconnect().catch(() => undefined);
+    await this.keyv?.disconnect().catch(() => undefined);
   }
 
   /** The store's answer, or undefined past the timeout or on an error. */
