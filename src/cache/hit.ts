@@ -3,6 +3,7 @@
 import { renderCost } from '../billing/cost.js';
 import type { RouteCachePolicy } from '../config/cache.js';
 import type { Call } from '../pipeline/call.js';
+import { answerBeforeCommit } from '../pipeline/settle.js';
 import { replayEvents, replays, restampStream, withHitCost } from './replay.js';
 import type { CacheEntry } from './store.js';
 
@@ -29,10 +30,18 @@ export async function answerHit(call: Call, policy: RouteCachePolicy, entry: Cac
   const charge = await call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros: Math.max(1, costMicros), observer: call.settlements });
   try {
     const tokens = policy.hitTokensReported ? { inputTokens: entry.inputTokens, outputTokens: entry.outputTokens, cachedInputTokens: entry.cachedInputTokens } : {};
-    await charge.settle({ costMicros, ...tokens });
+    const settling = charge.settle({ costMicros, ...tokens });
+    // As for any answer: sent while a batching store commits (the reservation holds the cap), else once committed.
+    if (!answerBeforeCommit(call)) await settling;
+    sendHit(call, entry, form, ageSeconds, costMicros);
+    await settling.catch((err: unknown) => call.log.error({ err }, 'a cache hit was sent but its charge could not be recorded'));
   } finally {
     await charge.close();
   }
+  return costMicros;
+}
+
+function sendHit(call: Call, entry: CacheEntry, form: { json?: string; sse?: string }, ageSeconds: number, costMicros: number): void {
   call.header('x-cache', 'hit');
   call.header('age', String(ageSeconds));
   const cost = renderCost({ micros: costMicros, currency: entry.currency });
@@ -43,5 +52,4 @@ export async function answerHit(call: Call, policy: RouteCachePolicy, entry: Cac
   } else {
     call.respond(withHitCost(JSON.parse(form.json!), cost));
   }
-  return costMicros;
 }
