@@ -41,7 +41,7 @@ import { requestLogSize } from './request-logs/repository.js';
 import { newProcessIdentity, type ProcessIdentity } from './billing/reservation-owners.js';
 import type { TaskRunner } from './tasks/runner.js';
 import type { BatchRunner } from './batches/runner.js';
-import { openResponseCache, watchResponseCache, type ResponseCache } from './cache/index.js';
+import { openResponseCache, type ResponseCache } from './cache/index.js';
 import { createBatchRunner, createWorkers, startBackground } from './background-runners.js';
 
 export interface Services {
@@ -115,8 +115,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
-  const responseCache = await openResponseCache(config, gatewayLogger({ level: config.gateway.server.logLevel, name: 'response-cache' }));
-  closers.push(() => responseCache.store.close());
+  const responseCache = await openResponseCache(config, metrics.registry, closers);
   const cooldowns = cooldownShareFor(cache);
   const upstreamLog = overrides.upstreamLog ?? gatewayLogger({ level: config.gateway.server.logLevel, name: 'upstreams' });
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns, upstreamLog) });
@@ -167,7 +166,6 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     close: () => closeAll(closers, { spend, runtime, cache, database }),
   };
   watchForMetrics(metrics, runtime, spend);
-  watchResponseCache(metrics.registry, responseCache);
   await startBackground(services, closers, webhooks);
   return services;
 }

@@ -60,7 +60,7 @@ beforeAll(async () => {
   });
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api`, maxRetries: 0 });
-});
+}, 60_000);
 afterAll(async () => {
   await gw?.close();
   await fake?.close();
