@@ -37,6 +37,7 @@ const unit = [
   'test/metrics-histogram.test.ts',
   'test/engines.test.ts',
   'test/operator-setup.test.ts',
+  'test/cache-units.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
@@ -52,7 +53,7 @@ const processes = [
   'test/build-script.test.ts',
 ];
 /** Integration suites about SQLite itself, or whose storage is beside the point: not run again on PostgreSQL. */
-const sqliteOnly = ['test/billing-settle-batch.test.ts', 'test/request-logs-plan.test.ts', 'test/agent-libraries.test.ts', 'test/dashboard-browser.test.ts', 'test/request-logs-browser.test.ts', 'test/sqlite-checkpoint.test.ts', 'test/translate-openai-sdk.test.ts'];
+const sqliteOnly = ['test/billing-settle-batch.test.ts', 'test/request-logs-plan.test.ts', 'test/agent-libraries.test.ts', 'test/dashboard-browser.test.ts', 'test/request-logs-browser.test.ts', 'test/sqlite-checkpoint.test.ts', 'test/translate-openai-sdk.test.ts', 'test/cache-redis.test.ts'];
 /** Suites that need PostgreSQL itself (several replicas on one database). */
 const postgresOnly = ['test/*-postgres.test.ts'];
 /** Containers (podman): `npm run test:container` runs them, after building the images (vitest.container.config.ts). */

@@ -41,6 +41,7 @@ import { requestLogSize } from './request-logs/repository.js';
 import { newProcessIdentity, type ProcessIdentity } from './billing/reservation-owners.js';
 import type { TaskRunner } from './tasks/runner.js';
 import type { BatchRunner } from './batches/runner.js';
+import { openResponseCache, type ResponseCache } from './cache/index.js';
 import { createBatchRunner, createWorkers, startBackground } from './background-runners.js';
 
 export interface Services {
@@ -77,6 +78,8 @@ export interface Services {
   remote: RemoteFetcher;
   /** Writes a request-log row per answered API request (src/request-logs/). */
   requestLogs: RequestLogWriter;
+  /** The response cache (src/cache/): routes with `cache:` answer repeated requests from its store. */
+  responseCache: ResponseCache;
   /** What the MCP gateway's calls use (src/mcp/): the meter, limits, request logs, metrics and the upstream connections. */
   mcp: McpGatewayDeps;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
@@ -112,6 +115,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
+  const responseCache = await openResponseCache(config, metrics.registry, closers);
   const cooldowns = cooldownShareFor(cache);
   const upstreamLog = overrides.upstreamLog ?? gatewayLogger({ level: config.gateway.server.logLevel, name: 'upstreams' });
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns, upstreamLog) });
@@ -154,6 +158,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     tasks,
     batches,
     requestLogs,
+    responseCache,
     mcp: mcpDeps({ meter, metrics, requestLogs, cache, now: overrides.now }, closers),
     dataPath: dataPathFor(config),
     reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),

@@ -13,7 +13,7 @@ export const LAYERS = [
   ['config', 'net', 'http'],
   ['store'],
   ['engine', 'billing', 'auth', 'files', 'request-logs'],
-  ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile', 'mcp'],
+  ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile', 'mcp', 'cache'],
   ['endpoints', 'admin', 'dashboard'],
   ['root'],
   ['cli'],

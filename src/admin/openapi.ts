@@ -239,7 +239,7 @@ export const openApiDocument = {
             type: 'array',
             items: {
               type: 'object',
-              required: ['date', 'model', 'key_id', 'requests', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost'],
+              required: ['date', 'model', 'key_id', 'requests', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'cache_hits'],
               properties: {
                 date: { type: 'string' },
                 model: { type: 'string' },
@@ -250,6 +250,7 @@ export const openApiDocument = {
                 cached_input_tokens: { type: 'integer' },
                 units: { type: 'number' },
                 cost: { type: 'object', required: ['amount', 'currency'], properties: { amount: { type: 'number' }, currency: { type: 'string' } } },
+                cache_hits: { type: 'integer', description: 'Requests of the group answered from the response cache (ledger kind cache_hit).' },
               },
             },
           },

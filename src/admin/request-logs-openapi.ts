@@ -35,7 +35,7 @@ export const requestLogPaths = {
 export const requestLogSchemas = {
   RequestLog: {
     type: 'object',
-    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured', 'attempts'],
+    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured', 'attempts', 'cache'],
     additionalProperties: false,
     properties: {
       id: { type: 'string', description: 'The row id (log_...): ids sort by arrival.' },
@@ -61,6 +61,7 @@ export const requestLogSchemas = {
       currency: { type: 'string' },
       trace_id: { type: ['string', 'null'], description: 'The OpenTelemetry trace id, when tracing is on.' },
       bodies_captured: { type: 'boolean', description: 'Whether the bodies were stored (requestLogs.captureBodies); shown on the dashboard.' },
+      cache: { type: ['string', 'null'], enum: ['hit', 'miss', 'bypass', null], description: 'What the response cache did (docs/caching.md): `hit` (answered from the cache, charged as ledger kind cache_hit), `miss` (sent upstream, the answer kept), `bypass` (the request may not be cached, or the client said no-store). Null when the route does not cache.' },
       attempts: {
         type: ['array', 'null'],
         description: 'A routed request’s attempts at its targets, in order (docs/routing.md): the last with a status below 400 answered and is the one charged (a stream continued on another target: every attempt it spliced, each with its part). Null when the request was not routed.',

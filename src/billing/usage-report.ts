@@ -1,4 +1,5 @@
-// The usage report: a workspace's ledger grouped by day (UTC), model and key, with requests, tokens and cost.
+// The usage report: a workspace's ledger grouped by day (UTC), model and key, with requests, tokens and cost, and how
+// many of the requests were response-cache hits (docs/caching.md).
 import { sql } from 'kysely';
 import { ValidationError } from '../base/errors.js';
 import type { Db } from '../store/database.js';
@@ -20,6 +21,8 @@ export interface UsageRow {
   cached_input_tokens: number;
   units: number;
   cost: { amount: number; currency: string };
+  /** How many of `requests` were answered from the response cache (ledger kind cache_hit), not by an upstream call. */
+  cache_hits: number;
 }
 
 const DAY = 86_400;
@@ -40,6 +43,7 @@ export async function usageReport(db: Db, workspaceId: string, range: UsageRange
       eb.fn.sum<number>('cached_input_tokens').as('cached_input_tokens'),
       eb.fn.sum<number>('units').as('units'),
       eb.fn.sum<number>('cost_micros').as('cost_micros'),
+      sql<number>`sum(case when kind = 'cache_hit' then 1 else 0 end)`.as('cache_hits'),
     ])
     .where('workspace_id', '=', workspaceId);
   if (range.since !== undefined) query = query.where('created_at', '>=', range.since);
@@ -55,15 +59,17 @@ export async function usageReport(db: Db, workspaceId: string, range: UsageRange
     cached_input_tokens: Number(r.cached_input_tokens),
     units: Number(r.units),
     cost: { amount: Number(r.cost_micros) / 1e6, currency: r.currency },
+    cache_hits: Number(r.cache_hits),
   }));
 }
 
 /** Sums per currency, so mixed-currency prices never add up into one wrong number. */
 export function usageTotals(rows: UsageRow[]) {
-  const totals = new Map<string, { currency: string; requests: number; input_tokens: number; output_tokens: number; micros: number }>();
+  const totals = new Map<string, { currency: string; requests: number; input_tokens: number; output_tokens: number; micros: number; cache_hits: number }>();
   for (const r of rows) {
-    const t = totals.get(r.cost.currency) ?? { currency: r.cost.currency, requests: 0, input_tokens: 0, output_tokens: 0, micros: 0 };
+    const t = totals.get(r.cost.currency) ?? { currency: r.cost.currency, requests: 0, input_tokens: 0, output_tokens: 0, micros: 0, cache_hits: 0 };
     t.requests += r.requests;
+    t.cache_hits += r.cache_hits;
     t.input_tokens += r.input_tokens;
     t.output_tokens += r.output_tokens;
     t.micros += Math.round(r.cost.amount * 1e6);

@@ -2,6 +2,7 @@
 // route nodes whose targets are attempts the pipeline already knows how to run (a model's routes, each marked with the
 // route and target it came through). Every problem is reported at its own file:line:col.
 import { clientValue } from '../base/errors.js';
+import { routeCachePolicy } from './cache.js';
 import { failoverRule } from './failover.js';
 import type { Problems } from './problems.js';
 import type { ChannelConfig, ModelRoute, RouteNode, RouteSchema, RouteTarget } from './types.js';
@@ -120,6 +121,7 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
       movesOn: failoverRule(route.failover.on),
       streamFailover: route.failover.streamAfterFirstByte ? { idleMs: route.failover.streamIdleMs } : undefined,
       cooldown: route.cooldown,
+      ...(route.cache ? { cache: routeCachePolicy(route.cache) } : {}),
       targets: [],
       reachable: [],
       kind: 'chat',

@@ -2,6 +2,7 @@
 import type { SchemaRegistry } from './schemas.js';
 
 import type { PoolEntry, ResolvedCredential } from './credentials.js';
+import type { RouteCachePolicy } from './cache.js';
 import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, McpServerSchema, ModelConfig, ProtocolSchema, RouteRoute } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
@@ -93,6 +94,8 @@ export interface RouteNode {
   /** Set when a text stream broken after its first byte goes on at the next target (failover.streamAfterFirstByte). */
   streamFailover?: { idleMs: number };
   cooldown?: RouteSchema['cooldown'];
+  /** The route's response cache (`cache:`), compiled; absent: nothing about caching runs for its requests. */
+  cache?: RouteCachePolicy;
   targets: RouteTarget[];
   /** Every attempt the route can reach, once each, in the order the targets list them: the reservation covers the dearest. */
   reachable: ModelRoute[];

@@ -52,4 +52,12 @@ export interface Call extends UpstreamScope {
   firstEventSent?(): void;
   /** Stops listening for the client, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
   dispose(): void;
+  /** Told of the answer as it goes out (the response cache keeps it); absent unless a stage set one. */
+  answerTap?: AnswerTap;
+}
+
+/** What sees a call's answer go out: a JSON answer's text, or the event stream's head and body. */
+export interface AnswerTap {
+  answered(text: string, status: number): void;
+  streaming(res: ClientStream, head: Record<string, string>): void;
 }

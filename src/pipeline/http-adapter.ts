@@ -10,7 +10,7 @@ import { encodedTextOf } from '../http/json-text.js';
 import { namedParts } from '../http/multipart-parts.js';
 import type { SnapshotHold } from '../engine/runtime.js';
 import type { AttemptRecord } from '../engine/upstream.js';
-import type { Call, CallLog, ClientStream } from './call.js';
+import type { AnswerTap, Call, CallLog, ClientStream } from './call.js';
 import { CallCore } from './core.js';
 import type { PipelineDeps } from './deps.js';
 import type { Dialect } from './dialect.js';
@@ -25,6 +25,7 @@ class HttpCall extends CallCore implements Call {
   readonly auth: AuthContext;
   readonly body: Record<string, unknown>;
   readonly bodyBytes: number;
+  answerTap?: AnswerTap;
 
   constructor(
     readonly services: PipelineDeps,
@@ -92,6 +93,7 @@ class HttpCall extends CallCore implements Call {
     const text = encodedTextOf(answer);
     // Capture on (requestLogs.captureBodies): the answer is kept, up to the cap, for the request-log row.
     responseTap(this.req, requestLogsConfig(this.config))?.add(text ?? JSON.stringify(answer));
+    this.answerTap?.answered(text ?? JSON.stringify(answer), status);
     if (text === undefined) reply.send(answer);
     else reply.header('content-type', 'application/json; charset=utf-8').send(text);
   }
@@ -104,6 +106,7 @@ class HttpCall extends CallCore implements Call {
     const tap = responseTap(this.req, requestLogsConfig(this.config));
     if (tap) tapWrites(res, tap);
     noteFirstWrite(res, this);
+    this.answerTap?.streaming(res, head);
     res.writeHead(200, head);
     if (flush) res.flushHeaders();
     return res;

@@ -2,6 +2,7 @@
 // reserve -> map request -> send -> decode or stream -> outputs -> settle; the answer goes to the call, and the Charge
 // closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
 import { markStage } from '../http/stages.js';
+import { responseCacheOf } from './cache-stage.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
 import type { Dialect } from './dialect.js';
@@ -12,7 +13,8 @@ import { answerBeforeCommit, SettlingAnswer, settleAfterFailure } from './settle
 /**
  * Runs one call through `dialect`'s stages, and ends the call (call.dispose) when it is done; throws what a stage threw
  * (the transport answers it in the call's dialect). The only async frame between the route and the work: stages with
- * nothing to do cost no turn of the event loop.
+ * nothing to do cost no turn of the event loop. A call whose route caches may be answered from the response cache
+ * before anything is reserved (docs/caching.md).
  */
 export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<void> {
   try {
@@ -21,6 +23,8 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
     const inputs = dialect.inputs?.(call, plan);
     if (inputs) await inputs;
     markStage('resolved');
+    const cached = responseCacheOf(call)?.ticket(call, plan.routes);
+    if (cached && (await cached.serve(call))) return;
     const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan), dialect.reservationMs?.(call, plan));
     markStage('reserved');
     let handedOver = false;

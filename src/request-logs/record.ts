@@ -18,6 +18,8 @@ export class RequestLogRecord implements SettleObserver {
   ttftMs: number | null = null;
   errorType: string | null = null;
   errorCode: string | null = null;
+  /** What the response cache did: hit, miss or bypass; null where the route does not cache. */
+  cache: 'hit' | 'miss' | 'bypass' | null = null;
   /** A routed request's attempts at its targets, in order; the last one that answered is the one settled. */
   attempts?: AttemptRecord[];
 

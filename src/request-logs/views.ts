@@ -29,6 +29,8 @@ export interface RequestLogView {
   bodies_captured: boolean;
   /** A routed request's attempts at its targets, in order (docs/routing.md); null when the request was not routed. */
   attempts: RequestLogAttempt[] | null;
+  /** What the response cache did (docs/caching.md): hit, miss or bypass; null where the route does not cache. */
+  cache: string | null;
 }
 
 export interface RequestLogAttempt {
@@ -75,6 +77,7 @@ export function requestLogView(r: RequestLogRow): RequestLogView {
     trace_id: r.trace_id,
     bodies_captured: r.body_key !== null,
     attempts: attemptsView(r.attempts, r.currency || 'USD'),
+    cache: r.cache ?? null,
   };
 }
 

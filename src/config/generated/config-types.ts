@@ -230,6 +230,7 @@ export type EvaluateSpec = ProtocolEvaluate;
 export interface GatewayConfigSchema {
   admin: AdminConfig;
   billing: BillingConfig;
+  cache: CacheConfig;
   channels: ChannelsConfig;
   dashboard: DashboardConfig;
   endpoints: EndpointsConfig;
@@ -307,6 +308,46 @@ export interface BillingConfig {
      */
     maxOutputTokens: number;
   };
+}
+/**
+ * The response cache's store and bounds (docs/caching.md). Nothing is cached unless a route says `cache:` (routes/*.yaml).
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/cache".
+ */
+export interface CacheConfig {
+  /**
+   * `memory`: each process keeps its own, least recently used out past `maxBytes`. `redis`: one store shared by every worker and replica (`url`).
+   */
+  store: 'memory' | 'redis';
+  /**
+   * The Redis URL for `store: redis`; storage.cache.url when absent, else redis://127.0.0.1:6379.
+   */
+  url?: string;
+  /**
+   * The most bytes of answers the memory store holds (keys and answers counted); least recently used out first.
+   */
+  maxBytes: number;
+  /**
+   * The largest answer kept; a larger one is answered and not stored.
+   */
+  maxEntryBytes: number;
+  /**
+   * No answer is kept longer, whatever a route's ttlSeconds says.
+   */
+  maxTtlSeconds: number;
+  /**
+   * How long a request waits for the store: a read past it is a miss, a write past it is dropped; never an error.
+   */
+  timeoutMs: number;
+  /**
+   * False: each workspace has its own entries (never shared). True: one workspace's answer may serve another's identical request.
+   */
+  sharedAcrossWorkspaces: boolean;
+  /**
+   * Prefix of the store's keys (a Redis shared with other uses).
+   */
+  namespace: string;
 }
 /**
  * Where channel and protocol files are found, and what requests for a retired model get.
@@ -1839,6 +1880,27 @@ export interface RouteRoute {
      * How long a cooled target is skipped (tried only when every other target of the request was skipped or failed).
      */
     seconds: number;
+  };
+  /**
+   * Absent: this route's answers are never cached. Present: an exact response cache (docs/caching.md): a repeated request of one workspace, for the same route and the same canonical body (stream flags left out), is answered from the store config.yaml `cache:` names, with `x-cache: hit`.
+   */
+  cache?: {
+    /**
+     * How long an answer is kept (at most config.yaml cache.maxTtlSeconds). A client's `x-cache-ttl` header may shorten it, never lengthen it.
+     */
+    ttlSeconds: number;
+    /**
+     * What a hit is charged: `free`, or a fraction (0 to 1) of what the answer cost when it was fetched. Booked in the ledger as kind `cache_hit`.
+     */
+    hitPrice: 'free' | number;
+    /**
+     * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
+     */
+    hitTokens: 'zero' | 'reported';
+    /**
+     * Requests cached although their answer may differ from one call to the next: `sampled` (temperature above 0, or absent, with no seed), `tool-results` (a tool's result in the conversation), `image-urls` (an image by URL, whose content may change), `conversation-state` (Responses' previous_response_id or conversation). Without them such requests pass with `x-cache: bypass`.
+     */
+    allow: ('sampled' | 'tool-results' | 'image-urls' | 'conversation-state')[];
   };
   /**
    * @minItems 1

@@ -1,0 +1,44 @@
+// Watches a missed call's answer go out and hands it on to be kept: a 200 JSON answer's text as it is sent, or an event
+// stream's text once the response has ended (a stream the client left never ends; one the upstream cut ends with an
+// error event, which the keeper refuses). Past the largest entry the store keeps, nothing is collected.
+import type { AnswerTap, ClientStream } from '../pipeline/call.js';
+
+export interface AnswerKeeper {
+  keepJson(text: string): void;
+  keepStream(text: string): void;
+}
+
+export class AnswerCapture implements AnswerTap {
+  private bytes = 0;
+  private overflow = false;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly keeper: AnswerKeeper,
+  ) {}
+
+  answered(text: string, status: number): void {
+    if (status === 200 && Buffer.byteLength(text) <= this.maxBytes) this.keeper.keepJson(text);
+  }
+
+  streaming(res: ClientStream, head: Record<string, string>): void {
+    if (!String(head['content-type'] ?? '').startsWith('text/event-stream')) return;
+    const chunks: string[] = [];
+    const add = (chunk: unknown) => {
+      if (this.overflow || chunk === undefined || typeof chunk === 'function') return;
+      const text = typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : '';
+      this.bytes += Buffer.byteLength(text);
+      if (this.bytes > this.maxBytes) {
+        this.overflow = true;
+        chunks.length = 0;
+      } else chunks.push(text);
+    };
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...args: unknown[]) => ClientStream;
+    res.write = ((chunk: unknown, ...rest: unknown[]) => (add(chunk), write(chunk, ...rest))) as ClientStream['write'];
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => (add(chunk), end(chunk, ...rest))) as ClientStream['end'];
+    res.once('finish', () => {
+      if (!this.overflow) this.keeper.keepStream(chunks.join(''));
+    });
+  }
+}

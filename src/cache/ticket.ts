@@ -1,0 +1,97 @@
+// One call's way through the response cache: bypass (the request may not be cached, or the client said no-store),
+// hit (answered from the store), or miss (sent upstream; its answer kept once it went out whole and was settled).
+import type { CacheConfig, RouteCachePolicy } from '../config/cache.js';
+import type { Call } from '../pipeline/call.js';
+import type { CacheTicket } from '../pipeline/cache-stage.js';
+import { recordOf } from '../request-logs/record.js';
+import { AnswerCapture } from './capture.js';
+import type { ClientControl } from './control.js';
+import { answerHit, hitAnswer } from './hit.js';
+import { streamComplete } from './replay.js';
+import type { CacheEntry } from './store.js';
+import type { CacheStats, CacheOutcome } from './stats.js';
+import type { ResponseStore } from './store.js';
+
+/** What a ticket uses of the cache: its store, its bounds and its counters. */
+export interface TicketDeps {
+  readonly store: ResponseStore;
+  readonly config: CacheConfig;
+  readonly stats: CacheStats;
+}
+
+export class Ticket implements CacheTicket {
+  constructor(
+    private readonly cache: TicketDeps,
+    private readonly policy: RouteCachePolicy,
+    private readonly control: ClientControl,
+    /** The store key; undefined when the request may not be cached (a bypass). */
+    private readonly key: string | undefined,
+  ) {}
+
+  async serve(call: Call): Promise<boolean> {
+    if (this.key === undefined) {
+      this.outcome(call, 'bypass');
+      return false;
+    }
+    const entry = this.control.noCache ? undefined : await this.cache.store.read(this.key);
+    const now = call.services.now();
+    const ageSeconds = entry ? Math.max(0, Math.floor((now - entry.at) / 1000)) : 0;
+    const fresh = entry && (this.control.maxAgeSeconds === undefined || ageSeconds <= this.control.maxAgeSeconds);
+    const form = fresh ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
+    if (entry && form) {
+      this.outcome(call, 'hit');
+      const costMicros = await answerHit(call, this.policy, entry, form, ageSeconds);
+      this.cache.stats.hit(Math.max(0, entry.costMicros - costMicros), entry.currency);
+      return true;
+    }
+    this.outcome(call, 'miss');
+    call.answerTap = new AnswerCapture(this.cache.config.maxEntryBytes, { keepJson: (text) => this.keepJson(call, text), keepStream: (text) => this.keepStream(call, text) });
+    return false;
+  }
+
+  /** A JSON answer that went out with status 200: kept. */
+  keepJson(call: Call, text: string): void {
+    void this.keep(call, { json: text });
+  }
+
+  /** An event stream that went out whole (ended, with its closing event and no error): kept. */
+  keepStream(call: Call, text: string): void {
+    if (streamComplete(call.dialect, text)) void this.keep(call, { sse: text, sseOptions: streamOptionsOf(call) });
+  }
+
+  /** Stores the answer with what it cost (its charge was recorded before the answer went out); never throws. */
+  private async keep(call: Call, form: Pick<CacheEntry, 'json' | 'sse' | 'sseOptions'>): Promise<void> {
+    if (this.key === undefined || call.clientGone || call.timedOut) return;
+    const record = recordOf(call.carrier);
+    if (record.errorType !== null || !record.model) return;
+    const entry: CacheEntry = {
+      at: call.services.now(),
+      model: record.model,
+      channel: record.channel,
+      costMicros: record.costMicros,
+      currency: record.currency,
+      inputTokens: record.inputTokens,
+      outputTokens: record.outputTokens,
+      cachedInputTokens: record.cachedInputTokens,
+      ...form,
+    };
+    const text = JSON.stringify(entry);
+    if (Buffer.byteLength(text) > this.cache.config.maxEntryBytes) return;
+    const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity);
+    if (ttl <= 0) return;
+    try {
+      if (await this.cache.store.write(this.key, text, ttl * 1000)) this.cache.stats.stored(text.length);
+    } catch (err) {
+      call.log.warn({ err }, 'keeping an answer in the response cache failed');
+    }
+  }
+
+  private outcome(call: Call, outcome: CacheOutcome): void {
+    call.header('x-cache', outcome);
+    this.cache.stats.count(outcome);
+    recordOf(call.carrier).cache = outcome;
+  }
+}
+
+/** The stream options a streamed answer was made under (a stored stream replays only to the same). */
+const streamOptionsOf = (call: Call) => JSON.stringify(call.body.stream_options ?? null);

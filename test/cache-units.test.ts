@@ -1,0 +1,111 @@
+// The response cache's pure parts: the byte-bounded LRU, the canonical key and what makes a request vary, the client's
+// Cache-Control, and the check that a captured stream ended whole.
+import { describe, expect, it } from 'vitest';
+import { clientControl } from '../src/cache/control.js';
+import { canonicalBody, samples } from '../src/cache/key.js';
+import { ByteBoundedLru } from '../src/cache/lru.js';
+import { replayEvents, streamComplete } from '../src/cache/replay.js';
+
+describe('the memory store', () => {
+  it('drops the least recently used entries once the bytes held pass the bound, and counts them', () => {
+    const lru = new ByteBoundedLru(1200);
+    const text = 'x'.repeat(200);
+    for (const key of ['a', 'b', 'c']) lru.set(key, text, 60_000);
+    expect(lru.get('a')).toBe(text);
+    lru.set('d', text, 60_000);
+    lru.set('e', text, 60_000);
+    expect(lru.bytes).toBeLessThanOrEqual(1200);
+    expect(lru.get('b')).toBeUndefined();
+    expect(lru.get('a')).toBe(text);
+    expect(lru.evictions).toBeGreaterThanOrEqual(1);
+  });
+
+  it('keeps nothing larger than the bound, and counts a text past ASCII at two bytes a character', () => {
+    const lru = new ByteBoundedLru(1000);
+    expect(lru.set('big', 'x'.repeat(1000), 60_000)).toBe(false);
+    expect(lru.size).toBe(0);
+    lru.set('wide', '\u4e2d'.repeat(100), 60_000);
+    expect(lru.bytes).toBeGreaterThanOrEqual(200);
+  });
+
+  it('forgets an entry past its TTL on its own clock, and gives its bytes back', () => {
+    let now = 0;
+    const lru = new ByteBoundedLru(10_000, () => now);
+    lru.set('a', 'hello', 1000);
+    now = 999;
+    expect(lru.get('a')).toBe('hello');
+    now = 1000;
+    expect(lru.get('a')).toBeUndefined();
+    expect(lru.bytes).toBe(0);
+  });
+
+  it('holds 100,000 distinct answers in a 64 MiB bound at 64 MiB, evicting the oldest', () => {
+    const lru = new ByteBoundedLru(64 * 2 ** 20);
+    for (let i = 0; i < 100_000; i++) lru.set(`key-${i}`, JSON.stringify({ i, text: 'lorem ipsum '.repeat(90) }), 60_000);
+    expect(lru.bytes).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(lru.size + lru.evictions).toBe(100_000);
+    expect(lru.get('key-0')).toBeUndefined();
+    expect(lru.get('key-99999')).toBeDefined();
+  });
+});
+
+describe('the canonical key', () => {
+  it('is the same for members in another order and other whitespace, and leaves the stream flags and user out', () => {
+    const a = canonicalBody(JSON.parse('{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0}'));
+    const b = canonicalBody(JSON.parse('{ "temperature": 0, "stream": true, "stream_options": {"include_usage": true}, "user": "u",\n "messages": [ {"content": "hi", "role": "user"} ], "model": "m" }'));
+    expect(b!.text).toBe(a!.text);
+    expect(canonicalBody({ model: 'm', messages: [], temperature: 0.5 })!.text).not.toBe(a!.text);
+  });
+
+  it('notes tool results, images by URL and server-side conversation state, and refuses a body nested too deep', () => {
+    expect(canonicalBody({ messages: [{ role: 'tool', content: 'x' }] })!.toolResults).toBe(true);
+    expect(canonicalBody({ messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] })!.toolResults).toBe(true);
+    expect(canonicalBody({ input: [{ type: 'function_call_output', output: 'x' }] })!.toolResults).toBe(true);
+    expect(canonicalBody({ messages: [{ content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] })!.imageUrls).toBe(true);
+    expect(canonicalBody({ messages: [{ content: [{ type: 'image', source: { type: 'url', url: 'http://example.com/a.png' } }] }] })!.imageUrls).toBe(true);
+    expect(canonicalBody({ messages: [{ content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] })!.imageUrls).toBe(false);
+    expect(canonicalBody({ input: 'x', previous_response_id: 'resp_1' })!.conversationState).toBe(true);
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100; i++) deep = [deep];
+    expect(canonicalBody({ messages: deep as unknown[] })).toBeUndefined();
+  });
+
+  it('calls a request sampled with a temperature above 0, or none, unless it has a seed', () => {
+    expect(samples({})).toBe(true);
+    expect(samples({ temperature: 0.2 })).toBe(true);
+    expect(samples({ temperature: 0 })).toBe(false);
+    expect(samples({ temperature: 1, seed: 7 })).toBe(false);
+  });
+});
+
+describe("the client's Cache-Control", () => {
+  it('reads no-store, no-cache, max-age and x-cache-ttl, ignoring what it does not know', () => {
+    expect(clientControl({})).toEqual({ noStore: false, noCache: false });
+    expect(clientControl({ 'cache-control': 'No-Store' }).noStore).toBe(true);
+    expect(clientControl({ 'cache-control': 'no-cache, max-age=30, foo=bar' })).toEqual({ noStore: false, noCache: true, maxAgeSeconds: 30 });
+    expect(clientControl({ 'cache-control': 'max-age=-1' }).maxAgeSeconds).toBeUndefined();
+    expect(clientControl({ pragma: 'no-cache' }).noCache).toBe(true);
+    expect(clientControl({ pragma: 'no-cache', 'cache-control': 'max-age=5' }).noCache).toBe(false);
+    expect(clientControl({ 'x-cache-ttl': '15' }).ttlSeconds).toBe(15);
+  });
+});
+
+describe('streams', () => {
+  it('keeps a stream only when it reached its closing event with no error event', () => {
+    expect(streamComplete('openai-chat', 'data: {"a":1}\n\ndata: [DONE]\n\n')).toBe(true);
+    expect(streamComplete('openai-chat', 'data: {"a":1}\n\ndata: {"error":{"message":"cut"}}\n\n')).toBe(false);
+    expect(streamComplete('anthropic-messages', 'event: message_start\ndata: {}\n\nevent: error\ndata: {}\n\n')).toBe(false);
+    expect(streamComplete('anthropic-messages', 'event: message_start\ndata: {}\n\nevent: message_stop\ndata: {}\n\n')).toBe(true);
+    expect(streamComplete('relay', 'data: [DONE]\n\n')).toBe(false);
+  });
+
+  it('replays a chat answer with tool calls as chunks the answer can be rebuilt from', () => {
+    const answer = { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } };
+    const events = replayEvents('openai-chat', answer, { stream_options: { include_usage: true } }, undefined)!.split('\n\n').filter(Boolean);
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)));
+    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(chunks[1].choices[0].delta.tool_calls[0]).toMatchObject({ index: 0, id: 't', function: { name: 'f', arguments: '{}' } });
+    expect(chunks.at(-2).choices[0].finish_reason).toBe('tool_calls');
+    expect(chunks.at(-1)).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: answer.usage });
+  });
+});
