@@ -12,6 +12,8 @@ export interface AuthContext {
   /** Empty means every scope. */
   scopes: string[];
   spendCapMicros: number | null;
+  /** Guardrails the key and its workspace add to the operator's (offered ids only); absent when they add none. */
+  guardrails?: readonly string[];
 }
 
 /** Admits a key's request, or refuses it; src/billing/rate-limit.ts builds it (declared here, below billing). */

@@ -4,6 +4,7 @@
 import { markStage } from '../http/stages.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
+import { guardCall } from './guard.js';
 import type { Dialect } from './dialect.js';
 import { reserve } from './reserve.js';
 import { send, type Sent } from './send.js';
@@ -20,6 +21,9 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
     const plan = dialect.resolve(call, read);
     const inputs = dialect.inputs?.(call, plan);
     if (inputs) await inputs;
+    // guardrails in: only where the config declares any (nothing to check costs no call and no turn).
+    const guarded = call.config.guardrails && guardCall(call, plan.routes);
+    if (guarded) await guarded;
     markStage('resolved');
     const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan), dialect.reservationMs?.(call, plan));
     markStage('reserved');

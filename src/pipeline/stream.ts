@@ -88,7 +88,9 @@ export async function* readAhead(body: AsyncIterable<Buffer>, ready: Promise<unk
 }
 
 /** `ready`: what the mapper waits for before its first event (the body is read meanwhile, see readAhead). */
-export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>): Promise<void> {
+export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>): Promise<void> {
+  // guardrails out: a stream the call's guardrails watch passes through their window.
+  const mapper = call.guardStream ? call.guardStream(relayed) : relayed;
   const { log } = call;
   const channel = sent.route.channel.id;
   const body = sent.response.body;
