@@ -1,7 +1,7 @@
 // What the pipeline sees of the guardrails a config declares (built in src/guardrails at load): the chain that applies
 // to a call, and its three stages. Absent from the config when no guardrail is declared, so a call checks nothing.
 import type { GuardrailVerdict } from '../config/types.js';
-import type { StreamMapper } from './translator.js';
+import type { StreamMapper } from './stream-mapper.js';
 
 export type { GuardrailVerdict };
 

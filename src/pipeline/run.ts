@@ -1,6 +1,6 @@
-// The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> estimate ->
-// reserve -> map request -> send -> decode or stream -> outputs -> settle; the answer goes to the call, and the Charge
-// closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
+// The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> guardrails
+// (only where the config declares any) -> estimate -> reserve -> map request -> send -> decode or stream -> outputs ->
+// settle; the answer goes to the call, and the Charge closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
 import { markStage } from '../http/stages.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
@@ -21,7 +21,6 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
     const plan = dialect.resolve(call, read);
     const inputs = dialect.inputs?.(call, plan);
     if (inputs) await inputs;
-    // guardrails in: only where the config declares any (nothing to check costs no call and no turn).
     const guarded = call.config.guardrails && guardCall(call, plan.routes);
     if (guarded) await guarded;
     markStage('resolved');

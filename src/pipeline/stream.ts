@@ -87,11 +87,9 @@ export async function* readAhead(body: AsyncIterable<Buffer>, ready: Promise<unk
   }
 }
 
-/** `ready`: what the mapper waits for before its first event (the body is read meanwhile, see readAhead). */
+/** `ready`: what the mapper waits for before its first event (the body is read meanwhile, see readAhead). A stream the call's guardrails watch passes through their window (call.guardStream). */
 export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>): Promise<void> {
-  // guardrails out: a stream the call's guardrails watch passes through their window.
-  const mapper = call.guardStream ? call.guardStream(relayed) : relayed;
-  const { log } = call;
+  const mapper = call.guardStream?.(relayed) ?? relayed;
   const channel = sent.route.channel.id;
   const body = sent.response.body;
   // The head goes out with the first events when the upstream's first bytes are already here, else on its own now.
@@ -141,7 +139,7 @@ export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper,
     if (!call.clientGone) {
       const failure = readFailure(err, sent);
       const error = failure instanceof GatewayError ? failure : internalError(failure);
-      log.warn({ err, channel }, 'upstream stream failed');
+      call.log.warn({ err, channel }, 'upstream stream failed');
       // Written with the end of the response, below.
       out.add(mapper.fail(error));
     }
