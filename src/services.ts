@@ -15,6 +15,8 @@ import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams, type UpstreamLog } from './engine/upstream.js';
+import type { GuardrailEvents } from './pipeline/guard.js';
+import { webhookGuardrailEvents } from './webhooks/events.js';
 import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
@@ -77,6 +79,8 @@ export interface Services {
   remote: RemoteFetcher;
   /** Writes a request-log row per answered API request (src/request-logs/). */
   requestLogs: RequestLogWriter;
+  /** guardrail.blocked webhook events (src/webhooks/events.ts). */
+  guardrailEvents: GuardrailEvents;
   /** What the MCP gateway's calls use (src/mcp/): the meter, limits, request logs, metrics and the upstream connections. */
   mcp: McpGatewayDeps;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
@@ -154,6 +158,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     tasks,
     batches,
     requestLogs,
+    guardrailEvents: webhookGuardrailEvents(database.db, (err) => upstreamLog.warn({ err }, 'a guardrail.blocked webhook event could not be queued')),
     mcp: mcpDeps({ meter, metrics, requestLogs, cache, now: overrides.now }, closers),
     dataPath: dataPathFor(config),
     reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),

@@ -35,7 +35,7 @@ export const requestLogPaths = {
 export const requestLogSchemas = {
   RequestLog: {
     type: 'object',
-    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured', 'attempts'],
+    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured', 'attempts', 'guardrails'],
     additionalProperties: false,
     properties: {
       id: { type: 'string', description: 'The row id (log_...): ids sort by arrival.' },
@@ -74,6 +74,22 @@ export const requestLogSchemas = {
             status: { type: 'integer', description: 'The upstream’s status, or the gateway’s for a failure with none (502, 504; 400 for a target whose mapping refused the request).' },
             latency_ms: { type: 'integer', description: 'Time to the attempt’s answer head, or to its failure.' },
             cost: { type: 'number', description: 'What the attempt was charged, in the row’s currency.' },
+          },
+        },
+      },
+      guardrails: {
+        type: ['array', 'null'],
+        description: 'Each guardrail’s verdict on each stage it ran at (docs/guardrails.md); never the text it matched. Null when no guardrail ran.',
+        items: {
+          type: 'object',
+          required: ['id', 'stage', 'verdict', 'ms'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'string' },
+            stage: { enum: ['input', 'output', 'stream'] },
+            verdict: { enum: ['pass', 'flag', 'redact', 'block'] },
+            matches: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Matches by detector name (counts only).' },
+            ms: { type: 'number', description: 'Time the check took.' },
           },
         },
       },

@@ -27,17 +27,20 @@ function runOne(guardrail: Guardrail, node: unknown, stage: Stage, copy: boolean
         matches = countByDetector(spans, matches);
         if (guardrail.action === 'block') {
           blocked = true;
-          throw new Blocked();
+          // An answer is ended as filtered at once; a request's matches are redacted in place on the way out, so no
+          // later reader of the body (captured request-log bodies) holds what the guardrail refused.
+          if (copy) throw new Blocked();
+          return redactSpans(text, spans);
         }
         return guardrail.action === 'redact' ? redactSpans(text, spans) : undefined;
       },
       copy,
     );
     sink(verdict());
+    if (blocked) throw new Blocked();
     return out;
   } catch (err) {
-    if (!(err instanceof Blocked)) throw err;
-    sink(verdict());
+    if (err instanceof Blocked && copy) sink(verdict());
     throw err;
   }
 }

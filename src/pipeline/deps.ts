@@ -7,6 +7,7 @@ import type { SchemaRegistry } from '../config/schemas.js';
 import type { FileStore, ServerConfig } from '../files/file-store.js';
 import type { RemoteFetcher } from '../net/remote-fetch.js';
 import type { SnapshotHold } from '../engine/runtime.js';
+import type { GuardrailEvents } from './guard.js';
 
 /** Hands out holds on the current runtime snapshot (config, routes, upstream pools). */
 export interface SnapshotSource {
@@ -22,6 +23,8 @@ export interface PipelineDeps extends FileStore, ServerConfig {
   schemas: SchemaRegistry;
   /** Counters of what calls did (guardrail verdicts); absent where nothing is counted. */
   metrics?: Metrics;
+  /** Where guardrail blocks are told (webhook event guardrail.blocked); absent where no one listens. */
+  guardrailEvents?: GuardrailEvents;
   /** The clock (Unix milliseconds) models' retirement days are judged by. */
   now(): number;
 }

@@ -8,6 +8,20 @@ import type { GuardrailVerdict } from '../engine/guardrails.js';
 import { recordOf } from '../request-logs/record.js';
 import type { Call } from './call.js';
 
+/** A guardrail's block, as a webhook event tells it (guardrail.blocked). */
+export interface GuardrailBlock {
+  workspaceId: string;
+  keyId: string;
+  requestId: string;
+  model: string;
+  verdict: GuardrailVerdict;
+}
+
+/** Where blocks are told (the webhooks' outbox); absent where no one listens. */
+export interface GuardrailEvents {
+  blocked(block: GuardrailBlock): void;
+}
+
 /** The name a call's guardrails hang on: the route or model the client named, else the model that serves it. */
 function nameOf(call: Call, routes: readonly ModelRoute[]): string {
   const asked = call.body.model;
@@ -18,10 +32,12 @@ export function guardCall(call: Call, routes: readonly ModelRoute[]): Promise<vo
   const chain = call.config.guardrails?.chainFor(nameOf(call, routes), call.auth.guardrails);
   if (!chain) return undefined;
   const record = recordOf(call.carrier);
-  const metrics = call.services.metrics;
+  const { metrics, guardrailEvents } = call.services;
+  const model = nameOf(call, routes);
   const sink = (verdict: GuardrailVerdict) => {
     record.guardrailVerdict(verdict);
     metrics?.countGuardrail(verdict.id, verdict.stage, verdict.verdict, verdict.ms / 1000);
+    if (verdict.verdict === 'block') guardrailEvents?.blocked({ workspaceId: call.auth.workspaceId, keyId: call.auth.keyId, requestId: call.requestId, model, verdict });
   };
   if (chain.stream) call.guardStream = (mapper) => chain.stream!(mapper, call.dialect, sink);
   if (chain.output) {

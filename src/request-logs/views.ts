@@ -1,6 +1,7 @@
 // How a request-log row is shown: the admin API, the CLI, the dashboard and the CSV export.
 import { renderCost } from '../billing/cost.js';
 import type { RequestLogRow } from './repository.js';
+import type { GuardrailVerdict } from '../config/types.js';
 
 export interface RequestLogView {
   id: string;
@@ -29,6 +30,8 @@ export interface RequestLogView {
   bodies_captured: boolean;
   /** A routed request's attempts at its targets, in order (docs/routing.md); null when the request was not routed. */
   attempts: RequestLogAttempt[] | null;
+  /** Each guardrail's verdict on each stage it ran at (docs/guardrails.md); null when none ran. */
+  guardrails: GuardrailVerdict[] | null;
 }
 
 export interface RequestLogAttempt {
@@ -73,6 +76,7 @@ export function requestLogView(r: RequestLogRow): RequestLogView {
     trace_id: r.trace_id,
     bodies_captured: r.body_key !== null,
     attempts: attemptsView(r.attempts, r.currency || 'USD'),
+    guardrails: r.guardrails ? (JSON.parse(r.guardrails) as GuardrailVerdict[]) : null,
   };
 }
 

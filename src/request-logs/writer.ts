@@ -155,6 +155,7 @@ export class RequestLogWriter {
       this.deps.traceId?.(req) ?? null,
       bodyKey,
       record?.attemptsJson() ?? null,
+      record?.guardrailsJson() ?? null,
     ];
   }
 

@@ -27,6 +27,8 @@ export interface RequestLogsTable {
   body_key: string | null;
   /** A routed request's attempts, as JSON (request-logs/record.ts); null when the request was not routed. */
   attempts: string | null;
+  /** Each guardrail's verdict, as JSON (request-logs/record.ts); null when no guardrail ran. */
+  guardrails: string | null;
 }
 
 /** The request_log_counts table: each workspace's number of request-log rows, kept by the writes and the sweep. */
@@ -42,7 +44,7 @@ export const WORKSPACE_COLUMN = 1;
 export const requestLogColumns = [
   'id', 'workspace_id', 'key_id', 'created_at', 'route', 'method', 'model', 'channel', 'status', 'failed', 'error_type',
   'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost_micros',
-  'currency', 'request_id', 'trace_id', 'body_key', 'attempts',
+  'currency', 'request_id', 'trace_id', 'body_key', 'attempts', 'guardrails',
 ] as const satisfies readonly (keyof RequestLogsTable)[];
 
 /** One row as its values in requestLogColumns order. */
@@ -52,5 +54,5 @@ export type RequestLogValues = unknown[];
 export const requestLogPgTypes: Record<(typeof requestLogColumns)[number], string> = {
   id: 'text', workspace_id: 'text', key_id: 'text', created_at: 'bigint', route: 'text', method: 'text', model: 'text', channel: 'text',
   status: 'integer', failed: 'integer', error_type: 'text', error_code: 'text', latency_ms: 'integer', ttft_ms: 'integer', input_tokens: 'bigint',
-  output_tokens: 'bigint', cached_input_tokens: 'bigint', units: 'real', cost_micros: 'bigint', currency: 'text', request_id: 'text', trace_id: 'text', body_key: 'text', attempts: 'text',
+  output_tokens: 'bigint', cached_input_tokens: 'bigint', units: 'real', cost_micros: 'bigint', currency: 'text', request_id: 'text', trace_id: 'text', body_key: 'text', attempts: 'text', guardrails: 'text',
 };
