@@ -8,6 +8,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { installResponses, type ResponsesScript } from './kit/fake-responses.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
+import { newAdminToken } from '../src/admin/auth.js';
+
+const admin = newAdminToken();
 
 /** Values a guardrail matches: none of them may reach the upstream (input) or the client (output) in clear. */
 export const SECRETS = {
@@ -79,6 +82,7 @@ beforeAll(async () => {
     },
     files: { 'routes/main.yaml': ROUTES, 'guardrails/main.yaml': GUARDRAILS },
     env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
+    extraConfig: `admin:\n  tokens:\n    - id: ops\n      sha256: ${admin.sha256}\n`,
     listen: true,
   });
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
@@ -219,5 +223,34 @@ describe('output', () => {
     expect((err as Error).message).toContain('stream-stop');
     expect(seen).not.toContain('TOP-SECRET');
     expect(seen.length).toBeGreaterThan(0);
+  });
+});
+
+describe('workspaces and keys', () => {
+  const put = (path: string, guardrails: string[]) => gw.app.inject({ method: 'PUT', url: `/admin/v1${path}/guardrails`, headers: { authorization: `Bearer ${admin.token}` }, payload: { guardrails } });
+
+  it('a workspace adds an offered guardrail (its verdicts are recorded), and cannot add one the operator does not offer', async () => {
+    const ws = await gw.newWorkspace('adds-iban');
+    const key = await gw.newKey({ workspace: ws });
+    expect((await put(`/workspaces/${ws.id}`, ['iban-flag'])).json()).toEqual({ guardrails: ['iban-flag'] });
+    const refused = await put(`/workspaces/${ws.id}`, ['secrets-block']);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatchObject({ code: 'guardrail_not_offered', param: 'guardrails' });
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
+    await client.chat.completions.create({ model: 'gpt-fake', messages: [{ role: 'user', content: 'pay DE89 3704 0044 0532 0130 00' }] });
+    // flag: passed as it was, and recorded.
+    expect((fake.last!.body as { messages: { content: string }[] }).messages[0].content).toBe('pay DE89 3704 0044 0532 0130 00');
+    expect(await gw.services.metrics.scrape()).toContain('gateway_guardrail_verdicts_total{guardrail="iban-flag",stage="input",verdict="flag"} 1');
+  });
+
+  it("a key that adds nothing, in a workspace that adds nothing, still passes the operator's guardrails", async () => {
+    const ws = await gw.newWorkspace('adds-nothing');
+    const key = await gw.newKey({ workspace: ws });
+    const keyId = (await gw.services.db.selectFrom('api_keys').select('id').where('workspace_id', '=', ws.id).executeTakeFirstOrThrow()).id;
+    expect((await put(`/keys/${keyId}`, [])).json()).toEqual({ guardrails: [] });
+    expect((await put(`/workspaces/${ws.id}`, [])).statusCode).toBe(200);
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
+    const err = await client.chat.completions.create({ model: 'safe-chat', messages: [{ role: 'user', content: `key ${SECRETS.key}` }] }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('guardrail_blocked');
   });
 });
