@@ -78,7 +78,7 @@ beforeAll(async () => {
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
   const res = await gw.app.inject({ method: 'POST', url: `/admin/v1/workspaces/${gw.workspace.id}/webhooks`, headers: { authorization: `Bearer ${admin.token}` }, payload: { url: `${receiver.url}/hooks`, events: ['guardrail.blocked'] } });
   expect(res.statusCode, res.body).toBe(201);
-});
+}, 120_000);
 afterAll(async () => {
   await gw?.close();
   await Promise.all([fake, claudeFake, receiver].map((f) => f?.close()));
@@ -118,7 +118,7 @@ describe('guardrail evidence', () => {
   beforeAll(async () => {
     await exercise();
     logged = await rows(5);
-  });
+  }, 60_000);
 
   it('request-log rows carry each verdict with its timing and what matched, counted by detector', () => {
     const verdicts = logged.map((r) => (r.guardrails ? JSON.parse(r.guardrails) : null));

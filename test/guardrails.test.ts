@@ -87,7 +87,7 @@ beforeAll(async () => {
   });
   openai = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/api/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gw.key, baseURL: `${gw.url}/api`, maxRetries: 0 });
-});
+}, 120_000);
 afterAll(async () => {
   await gw?.close();
   await Promise.all([fake, claudeFake].map((f) => f?.close()));

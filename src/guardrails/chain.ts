@@ -9,39 +9,55 @@ import { guardrailBlocked, type Guardrail, type Stage } from './guardrail.js';
 import { GuardedStream } from './stream-guard.js';
 import { countByDetector, redactSpans, walkTexts } from './text.js';
 
-/** Thrown inside a walk when a guardrail blocks an answer (the answer is then ended as filtered). */
-class Blocked {}
+/** Thrown inside a walk when a guardrail blocks an answer (the answer is then ended as filtered), or after a request's walk. */
+class Blocked {
+  constructor(readonly id: string) {}
+}
 
-/** Runs one guardrail over every text of `node`; its verdict goes to `sink`. Returns the node, redacted where it said so. */
-function runOne(guardrail: Guardrail, node: unknown, stage: Stage, copy: boolean, sink: VerdictSink): unknown {
-  const started = performance.now();
-  let matches: Record<string, number> | undefined;
-  let blocked = false;
-  const verdict = (): GuardrailVerdict => ({ id: guardrail.id, stage, verdict: !matches ? 'pass' : blocked ? 'block' : guardrail.action, ...(matches ? { matches } : {}), ms: performance.now() - started });
+interface Tally {
+  matches?: Record<string, number>;
+  ms: number;
+  blocked: boolean;
+}
+
+/**
+ * Runs the guardrails over every text of `node` in one walk, each text through them in order (a guardrail sees what
+ * the ones before it redacted); one verdict per guardrail goes to `sink`. Returns the node, redacted where they said so.
+ * A block ends an answer's walk at once; a request's walk goes on, its blocked matches redacted in place, so no later
+ * reader of the body (a captured request-log body) holds what a guardrail refused, and throws at its end.
+ */
+function runAll(guardrails: readonly Guardrail[], node: unknown, stage: Stage, copy: boolean, sink: VerdictSink): unknown {
+  const tallies: Tally[] = guardrails.map(() => ({ ms: 0, blocked: false }));
+  let blockedBy: Guardrail | undefined;
+  const report = () =>
+    guardrails.forEach((g, i) => {
+      const { matches, ms, blocked } = tallies[i];
+      sink({ id: g.id, stage, verdict: blocked ? 'block' : matches ? g.action : 'pass', ...(matches ? { matches } : {}), ms } satisfies GuardrailVerdict);
+    });
+  const visit = (text: string): string | undefined => {
+    let current = text;
+    for (let i = 0; i < guardrails.length; i++) {
+      const guardrail = guardrails[i];
+      const started = performance.now();
+      const spans = guardrail.spans(current);
+      tallies[i].ms += performance.now() - started;
+      if (!spans.length) continue;
+      tallies[i].matches = countByDetector(spans, tallies[i].matches);
+      if (guardrail.action === 'block') {
+        tallies[i].blocked = true;
+        blockedBy ??= guardrail;
+        if (copy) throw new Blocked(guardrail.id);
+      }
+      if (guardrail.action !== 'flag') current = redactSpans(current, spans);
+    }
+    return current === text ? undefined : current;
+  };
   try {
-    const out = walkTexts(
-      node,
-      (text) => {
-        const spans = guardrail.spans(text);
-        if (!spans.length) return undefined;
-        matches = countByDetector(spans, matches);
-        if (guardrail.action === 'block') {
-          blocked = true;
-          // An answer is ended as filtered at once; a request's matches are redacted in place on the way out, so no
-          // later reader of the body (captured request-log bodies) holds what the guardrail refused.
-          if (copy) throw new Blocked();
-          return redactSpans(text, spans);
-        }
-        return guardrail.action === 'redact' ? redactSpans(text, spans) : undefined;
-      },
-      copy,
-    );
-    sink(verdict());
-    if (blocked) throw new Blocked();
+    const out = walkTexts(node, visit, copy);
+    if (blockedBy) throw new Blocked(blockedBy.id);
     return out;
-  } catch (err) {
-    if (err instanceof Blocked && copy) sink(verdict());
-    throw err;
+  } finally {
+    report();
   }
 }
 
@@ -70,32 +86,26 @@ export class Chain implements GuardrailChain {
 
   private checkInput(body: Record<string, unknown>, _dialect: string, sink: VerdictSink): boolean {
     let changed = false;
-    for (const guardrail of this.inputs) {
-      try {
-        // In place: the next guardrail sees the text this one redacted.
-        runOne(guardrail, body, 'input', false, (verdict) => {
-          if (verdict.verdict === 'redact') changed = true;
-          sink(verdict);
-        });
-      } catch (err) {
-        if (err instanceof Blocked) throw guardrailBlocked(guardrail.id, 'input');
-        throw err;
-      }
+    try {
+      // In place: the upstream sees the redacted body.
+      runAll(this.inputs, body, 'input', false, (verdict) => {
+        if (verdict.verdict === 'redact') changed = true;
+        sink(verdict);
+      });
+    } catch (err) {
+      if (err instanceof Blocked) throw guardrailBlocked(err.id, 'input');
+      throw err;
     }
     return changed;
   }
 
   private checkOutput(answer: unknown, dialect: string, sink: VerdictSink): unknown {
-    let out = answer;
-    for (const guardrail of this.outputs) {
-      try {
-        out = runOne(guardrail, out, 'output', true, sink);
-      } catch (err) {
-        if (err instanceof Blocked) return filteredAnswer(answer, dialect);
-        throw err;
-      }
+    try {
+      return runAll(this.outputs, answer, 'output', true, sink);
+    } catch (err) {
+      if (err instanceof Blocked) return filteredAnswer(answer, dialect);
+      throw err;
     }
-    return out;
   }
 
   private guardStream(mapper: StreamMapper, _dialect: string, sink: VerdictSink): StreamMapper {

@@ -63,13 +63,44 @@ const SECRET = new RegExp(
 
 const digitsOf = (candidate: string) => candidate.replace(/[ -]/g, '');
 
+/**
+ * The most digits in one run of `text` (digits with single separators between them: space, dash, dot, parentheses), read
+ * once per text whichever detector asks first: a card needs 13, a phone number 9 (7 with its + code), so prose whose
+ * numbers are dates, times and amounts skips both regexes and every library call.
+ */
+let lastText: string | undefined;
+let lastRun = 0;
+function longestDigitRun(text: string): number {
+  if (text === lastText) return lastRun;
+  let best = 0;
+  let run = 0;
+  let gap = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) {
+      run++;
+      gap = 0;
+      if (run > best) best = run;
+    } else if ((c === 0x20 || c === 0x2d || c === 0x2e || c === 0x28 || c === 0x29 || c === 0x2b) && run && gap === 0) gap = 1;
+    else {
+      run = 0;
+      gap = 0;
+    }
+  }
+  lastText = text;
+  lastRun = best;
+  return best;
+}
+
 function phoneDetector(region: string): Detector {
   return {
     name: 'phone',
     find(text, out) {
+      if (longestDigitRun(text) < 7) return;
       scan('phone', PHONE, text, out, (candidate) => {
         const digits = candidate.replace(/\D/g, '').length;
-        return digits >= 7 && digits <= 15 && !!parsePhoneNumberFromString(candidate, region as CountryCode)?.isValid();
+        // Without its + code a number has its area code too: 9 digits or more (a date, a time, an order number has fewer).
+        return digits >= (candidate.startsWith('+') ? 7 : 9) && digits <= 15 && !!parsePhoneNumberFromString(candidate, region as CountryCode)?.isValid();
       });
     },
   };
@@ -77,7 +108,7 @@ function phoneDetector(region: string): Detector {
 
 const SHIPPED: Record<string, Detector> = {
   email: { name: 'email', find: (text, out) => text.includes('@') && scan('email', EMAIL, text, out, (c) => validator.isEmail(c)) },
-  'payment-card': { name: 'payment-card', find: (text, out) => scan('payment-card', CARD, text, out, (c) => validator.isCreditCard(digitsOf(c))) },
+  'payment-card': { name: 'payment-card', find: (text, out) => longestDigitRun(text) >= 13 && scan('payment-card', CARD, text, out, (c) => validator.isCreditCard(digitsOf(c))) },
   iban: { name: 'iban', find: (text, out) => scan('iban', IBAN, text, out, (c) => validator.isIBAN(c.replace(/ /g, ''))) },
   secret: { name: 'secret', find: (text, out) => scan('secret', SECRET, text, out) },
   'private-key': { name: 'private-key', find: (text, out) => text.includes('-----BEGIN') && scan('private-key', PRIVATE_KEY, text, out) },
