@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { displayPath } from '../src/config/yaml-source.js';
 import { ConfigError } from '../src/base/errors.js';
+import { reloadChanges } from '../src/compile/reload-changes.js';
+import { writeFileSync as rewrite } from 'node:fs';
 import { repoRoot } from './kit/gateway.js';
 
 const dirs: string[] = [];
@@ -52,6 +54,14 @@ describe('check-config on guardrails', () => {
     expect(config.guardrails!.chainFor('safe')!.ids).toEqual(['pii', 'cards']);
     expect(config.guardrails!.chainFor('alpha')!.ids).toEqual(['cards']);
     expect(config.guardrails!.chainFor('mod')).toBeUndefined();
+  });
+
+  it('a reload names the guardrails it adds, changes and removes', async () => {
+    const { file } = configWith(`${pii}- id: old\n  kind: pattern\n  detectors: [iban]\n  action: flag\n  offered: true\n`);
+    const before = await loadConfig(file, { env: {} });
+    rewrite(join(file, '..', 'guardrails', 'main.yaml'), `${pii.replace('redact', 'block')}- id: new\n  kind: pattern\n  detectors: [iban]\n  action: flag\n  offered: true\n`);
+    const next = await loadConfig(file, { env: {} });
+    expect(reloadChanges(before, next)).toEqual(['guardrail "pii" changed', 'guardrail "new" added', 'guardrail "old" removed']);
   });
 
   it('declares no setup when there are no guardrail files (a call then checks nothing)', async () => {

@@ -27,4 +27,6 @@ export interface GuardrailSetup {
   chainFor(name: string, extra?: readonly string[]): GuardrailChain | undefined;
   /** Ids workspaces and keys may add. */
   readonly offered: ReadonlySet<string>;
+  /** Each guardrail as its file declares it, by id: what a reload compares. */
+  readonly declared: ReadonlyMap<string, unknown>;
 }

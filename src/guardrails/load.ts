@@ -125,6 +125,7 @@ export function buildGuardrails(inputs: GuardrailInputs, problems: Problems): Gu
 /** The chains of every route and model, formed once; a workspace's or key's additions form theirs on first use (bounded). */
 class Setup implements GuardrailSetup {
   readonly offered: ReadonlySet<string>;
+  readonly declared: ReadonlyMap<string, unknown>;
   private readonly byName = new Map<string, readonly string[]>();
   private readonly chains = new Map<string, GuardrailChain>();
   private readonly holdChars: number;
@@ -136,6 +137,7 @@ class Setup implements GuardrailSetup {
     inputs: GuardrailInputs,
   ) {
     this.holdChars = inputs.holdChars;
+    this.declared = new Map(specs.map((spec) => [spec.id, spec]));
     this.offered = new Set(specs.filter((s) => s.offered).map((s) => s.id));
     const byModel = new Map<string, string[]>();
     for (const spec of specs) {
