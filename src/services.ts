@@ -15,7 +15,7 @@ import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams, type UpstreamLog } from './engine/upstream.js';
-import type { GuardrailEvents } from './pipeline/guard.js';
+import type { GuardrailEvents } from './pipeline/guard-events.js';
 import { webhookGuardrailEvents } from './webhooks/events.js';
 import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';

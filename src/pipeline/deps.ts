@@ -7,7 +7,7 @@ import type { SchemaRegistry } from '../config/schemas.js';
 import type { FileStore, ServerConfig } from '../files/file-store.js';
 import type { RemoteFetcher } from '../net/remote-fetch.js';
 import type { SnapshotHold } from '../engine/runtime.js';
-import type { GuardrailEvents } from './guard.js';
+import type { GuardrailEvents } from './guard-events.js';
 
 /** Hands out holds on the current runtime snapshot (config, routes, upstream pools). */
 export interface SnapshotSource {

@@ -8,20 +8,6 @@ import type { GuardrailVerdict } from '../engine/guardrails.js';
 import { recordOf } from '../request-logs/record.js';
 import type { Call } from './call.js';
 
-/** A guardrail's block, as a webhook event tells it (guardrail.blocked). */
-export interface GuardrailBlock {
-  workspaceId: string;
-  keyId: string;
-  requestId: string;
-  model: string;
-  verdict: GuardrailVerdict;
-}
-
-/** Where blocks are told (the webhooks' outbox); absent where no one listens. */
-export interface GuardrailEvents {
-  blocked(block: GuardrailBlock): void;
-}
-
 /** The name a call's guardrails hang on: the route or model the client named, else the model that serves it. */
 function nameOf(call: Call, routes: readonly ModelRoute[]): string {
   const asked = call.body.model;

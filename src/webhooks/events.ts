@@ -10,7 +10,7 @@ import type { BatchEvents } from '../batches/runner.js';
 import { toAnthropicBatch } from '../batches/anthropic-wire.js';
 import { toOpenAIBatch } from '../batches/openai-wire.js';
 import type { BatchRow } from '../batches/store.js';
-import type { GuardrailBlock, GuardrailEvents } from '../pipeline/guard.js';
+import type { GuardrailBlock, GuardrailEvents } from '../pipeline/guard-events.js';
 import { insertDeliveries, newDeliveryId, subscribedEndpoints, type DeliveryRow } from './store.js';
 
 export const EVENT_TYPES = ['video.completed', 'video.failed', 'image.completed', 'image.failed', 'batch.completed', 'batch.failed', 'guardrail.blocked'] as const;
