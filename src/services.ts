@@ -15,6 +15,8 @@ import { RemoteFetcher } from './net/remote-fetch.js';
 import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams, type UpstreamLog } from './engine/upstream.js';
+import type { GuardrailEvents } from './pipeline/guard-events.js';
+import { webhookGuardrailEvents } from './webhooks/events.js';
 import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
@@ -80,6 +82,8 @@ export interface Services {
   requestLogs: RequestLogWriter;
   /** The response cache (src/cache/): routes with `cache:` answer repeated requests from its store. */
   responseCache: ResponseCache;
+  /** guardrail.blocked webhook events (src/webhooks/events.ts). */
+  guardrailEvents: GuardrailEvents;
   /** What the MCP gateway's calls use (src/mcp/): the meter, limits, request logs, metrics and the upstream connections. */
   mcp: McpGatewayDeps;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
@@ -159,6 +163,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     batches,
     requestLogs,
     responseCache,
+    guardrailEvents: webhookGuardrailEvents(database.db, (err) => upstreamLog.warn({ err }, 'a guardrail.blocked webhook event could not be queued')),
     mcp: mcpDeps({ meter, metrics, requestLogs, cache, now: overrides.now }, closers),
     dataPath: dataPathFor(config),
     reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),

@@ -12,7 +12,7 @@ export const LAYERS = [
   ['base'],
   ['config', 'net', 'http'],
   ['store'],
-  ['engine', 'billing', 'auth', 'files', 'request-logs'],
+  ['engine', 'billing', 'auth', 'files', 'request-logs', 'guardrails'],
   ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile', 'mcp', 'cache'],
   ['endpoints', 'admin', 'dashboard'],
   ['root'],

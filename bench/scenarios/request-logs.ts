@@ -31,7 +31,7 @@ function row(workspace: string, i: number, count: number, end: number): unknown[
     route: i % 100 === 42 ? 'messages' : 'chat_completions', method: 'POST', model: MODELS[i % 3], channel: 'openai',
     status: failed ? 502 : 200, failed: failed ? 1 : 0, error_type: failed ? 'upstream_error' : null, error_code: null,
     latency_ms: 800, ttft_ms: null, input_tokens: 1200, output_tokens: 300, cached_input_tokens: 0, units: 0, cost_micros: 4200,
-    currency: 'USD', request_id: `req-${i}`, trace_id: null, body_key: null, attempts: null, cache: null,
+    currency: 'USD', request_id: `req-${i}`, trace_id: null, body_key: null, attempts: null, cache: null, guardrails: null,
   };
   return requestLogColumns.map((c) => values[c]);
 }

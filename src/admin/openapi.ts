@@ -4,6 +4,7 @@ import { body, errors, id, json, list, pathId, queryParams, ref } from './openap
 import { webhookPaths, webhookSchemas } from './webhooks-openapi.js';
 import { requestLogPaths, requestLogSchemas, requestsQuery } from './request-logs-openapi.js';
 import { mcpGrantPaths, mcpGrantSchemas, setMcpGrant } from './mcp-grants-openapi.js';
+import { guardrailPaths, setGuardrails } from './guardrails-openapi.js';
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
@@ -73,6 +74,7 @@ export const requestSchemas = {
   },
   requestsQuery,
   setMcpGrant,
+  setGuardrails,
 } as const;
 
 /** Spend in the cap's current period, beside every cap shown. */
@@ -185,6 +187,7 @@ export const openApiDocument = {
     },
     ...requestLogPaths,
     ...mcpGrantPaths,
+    ...guardrailPaths,
     '/audit': {
       get: { operationId: 'listAudit', summary: 'The audit log, newest first', parameters: queryParams(requestSchemas.auditQuery), responses: { 200: json(ref('AuditPage')), ...errors(400, 401, 403, 404) } },
     },

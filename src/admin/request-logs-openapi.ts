@@ -35,7 +35,7 @@ export const requestLogPaths = {
 export const requestLogSchemas = {
   RequestLog: {
     type: 'object',
-    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured', 'attempts', 'cache'],
+    required: ['id', 'request_id', 'created_at', 'workspace_id', 'key_id', 'key_name', 'route', 'method', 'model', 'channel', 'status', 'error_type', 'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'currency', 'trace_id', 'bodies_captured', 'attempts', 'cache', 'guardrails'],
     additionalProperties: false,
     properties: {
       id: { type: 'string', description: 'The row id (log_...): ids sort by arrival.' },
@@ -76,6 +76,22 @@ export const requestLogSchemas = {
             latency_ms: { type: 'integer', description: 'Time to the attempt’s answer head, or to its failure.' },
             cost: { type: 'number', description: 'What the attempt was charged, in the row’s currency.' },
             broken: { type: 'string', description: 'Set on an answering attempt whose stream broke and another target continued (failover.streamAfterFirstByte): why it broke (an error code such as upstream_unreachable or upstream_timeout). Each such attempt is charged its own part.' },
+          },
+        },
+      },
+      guardrails: {
+        type: ['array', 'null'],
+        description: 'Each guardrail’s verdict on each stage it ran at (docs/guardrails.md); never the text it matched. Null when no guardrail ran.',
+        items: {
+          type: 'object',
+          required: ['id', 'stage', 'verdict', 'ms'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'string' },
+            stage: { enum: ['input', 'output', 'stream'] },
+            verdict: { enum: ['pass', 'flag', 'redact', 'block'] },
+            matches: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Matches by detector name (counts only).' },
+            ms: { type: 'number', description: 'Time the check took.' },
           },
         },
       },

@@ -43,6 +43,7 @@ const check = {
   setMember: checker(bodies, requestSchemas.setMember),
   setModelCap: checker(bodies, requestSchemas.setModelCap),
   setMcpGrant: checker(bodies, requestSchemas.setMcpGrant),
+  setGuardrails: checker(bodies, requestSchemas.setGuardrails),
   usageQuery: checker(queries, requestSchemas.usageQuery),
   auditQuery: checker(queries, requestSchemas.auditQuery),
   requestsQuery: checker(queries, requestSchemas.requestsQuery),
@@ -68,6 +69,7 @@ export async function registerAdminApi(app: FastifyInstance, services: AdminDeps
       keyRoutes(api);
       modelCapRoutes(api);
       mcpGrantRoutes(api);
+      guardrailRoutes(api);
       memberRoutes(api, services);
       reportRoutes(api, services);
       registerWebhookRoutes(api, services, { bodies: (schema) => checker(bodies, schema), queries: (schema) => checker(queries, schema) });
@@ -142,6 +144,17 @@ function mcpGrantRoutes(api: FastifyInstance): void {
     api.put(path, async (req) => {
       check.setMcpGrant(req.body);
       return admin(req).setMcpGrant(scope, param(req, id), req.body as McpGrantInput);
+    });
+  }
+}
+
+/** The guardrails a workspace or a key adds to the operator's: read, and set (docs/guardrails.md). */
+function guardrailRoutes(api: FastifyInstance): void {
+  for (const [scope, path, id] of [['key', '/keys/:key_id/guardrails', 'key_id'], ['workspace', '/workspaces/:workspace_id/guardrails', 'workspace_id']] as const) {
+    api.get(path, async (req) => admin(req).getGuardrails(scope, param(req, id)));
+    api.put(path, async (req) => {
+      check.setGuardrails(req.body);
+      return admin(req).setGuardrails(scope, param(req, id), (req.body as { guardrails: string[] }).guardrails);
     });
   }
 }

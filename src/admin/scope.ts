@@ -22,6 +22,8 @@ export interface AdminStore {
   servedModelId?: (model: string) => string | undefined;
   /** The ids of the MCP servers the gateway serves now; absent (the CLI): not checked. */
   mcpServers?: () => ReadonlySet<string>;
+  /** The guardrail ids the config offers to workspaces and keys now; absent (the CLI): not checked. */
+  offeredGuardrails?: () => ReadonlySet<string>;
 }
 
 export class ForbiddenError extends GatewayError {
@@ -35,6 +37,7 @@ export class AdminScope {
   readonly calendar: BudgetCalendar;
   readonly servedModelId: ((model: string) => string | undefined) | undefined;
   readonly mcpServers: (() => ReadonlySet<string>) | undefined;
+  readonly offeredGuardrails: (() => ReadonlySet<string>) | undefined;
   private readonly clock: () => number;
 
   constructor(
@@ -48,6 +51,7 @@ export class AdminScope {
     this.clock = store.now ?? Date.now;
     this.servedModelId = store.servedModelId;
     this.mcpServers = store.mcpServers;
+    this.offeredGuardrails = store.offeredGuardrails;
   }
 
   now(): number {

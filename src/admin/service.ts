@@ -10,6 +10,7 @@ import * as keys from './keys-service.js';
 import * as members from './members-service.js';
 import * as modelCaps from './model-caps-service.js';
 import * as mcpGrants from './mcp-grants-service.js';
+import * as guardrails from './guardrails-service.js';
 import type { McpGrantInput } from './mcp-grants-service.js';
 import type { McpGrantScope, StoredMcpGrant } from '../store/mcp-grants.js';
 import { AdminScope } from './scope.js';
@@ -86,6 +87,16 @@ export class AdminService extends AdminScope {
   /** Sets a workspace's or a key's tools on one MCP server; tools null removes the grant. */
   setMcpGrant(scope: McpGrantScope, id: string, input: McpGrantInput) {
     return mcpGrants.setMcpGrant(this, scope, id, input);
+  }
+
+  // ---- guardrails workspaces and keys add
+
+  getGuardrails(scope: guardrails.GuardrailScope, id: string): Promise<guardrails.GuardrailsView> {
+    return guardrails.getGuardrails(this, scope, id);
+  }
+
+  setGuardrails(scope: guardrails.GuardrailScope, id: string, ids: string[]): Promise<guardrails.GuardrailsView> {
+    return guardrails.setGuardrails(this, scope, id, ids);
   }
 
   // ---- users and roles

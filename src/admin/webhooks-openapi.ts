@@ -12,7 +12,7 @@ export const webhookRequestSchemas = {
     type: 'object',
     required: ['url'],
     additionalProperties: false,
-    properties: { url, events: { ...events, description: 'Absent: every event type.' }, enabled: { type: 'boolean', default: true } },
+    properties: { url, events: { ...events, description: 'Absent: every task and batch event type (guardrail.blocked only when named).' }, enabled: { type: 'boolean', default: true } },
   },
   updateWebhook: { type: 'object', additionalProperties: false, minProperties: 1, properties: { url, events, enabled: { type: 'boolean' } } },
   deliveriesQuery: {

@@ -5,7 +5,7 @@
 import { NotFoundError, ValidationError } from '../base/errors.js';
 import { AllowList, urlRefusal } from '../net/address-policy.js';
 import { appendAudit } from '../store/audit.js';
-import { EVENT_TYPES, isEventType } from '../webhooks/events.js';
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES, isEventType } from '../webhooks/events.js';
 import { newWebhookSecret } from '../webhooks/secret.js';
 import { deleteEndpoint, endpointView, findEndpoint, insertEndpoint, listEndpoints, lockWorkspaceEndpoints, newEndpointId, recentDeliveries, updateEndpoint, type DeliveryRow, type EndpointRow, type EndpointView } from '../webhooks/store.js';
 import type { AdminService } from './service.js';
@@ -100,7 +100,7 @@ export class WebhookAdmin {
   async create(workspaceId: string, input: EndpointInput, now = Date.now()): Promise<EndpointView & { secret: string }> {
     const workspace = await this.admin.workspace(workspaceId);
     const url = checkEndpointUrl(input.url, this.allowHosts);
-    const events = input.events === undefined ? [...EVENT_TYPES] : checkEvents(input.events);
+    const events = input.events === undefined ? [...DEFAULT_EVENT_TYPES] : checkEvents(input.events);
     const row: EndpointRow = { id: newEndpointId(now), workspace_id: workspace.id, url, secret: newWebhookSecret(), previous_secret: null, previous_until: null, events: JSON.stringify(events), enabled: input.enabled === false ? 0 : 1, created_at: Math.floor(now / 1000) };
     return this.db.transaction().execute(async (trx) => {
       await lockWorkspaceEndpoints(trx, workspace.id);

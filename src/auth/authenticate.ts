@@ -1,7 +1,7 @@
 // Resolves the API key of a request (Bearer or x-api-key) to its workspace and scopes, and checks the route's scope.
 import type { FastifyRequest } from 'fastify';
 import { AuthError, ScopeError } from '../base/errors.js';
-import { findApiKeyByHash, type ApiKeyRow } from '../store/api-keys.js';
+import { findApiKeyForAuth, type ApiKeyRow } from '../store/api-keys.js';
 import { ChangeCache, changeVersion } from '../store/change-version.js';
 import type { Db } from '../store/database.js';
 import { hashApiKey } from './keys.js';
@@ -12,6 +12,8 @@ export interface AuthContext {
   /** Empty means every scope. */
   scopes: string[];
   spendCapMicros: number | null;
+  /** Guardrails the key and its workspace add to the operator's (offered ids only); absent when they add none. */
+  guardrails?: readonly string[];
 }
 
 /** Admits a key's request, or refuses it; src/billing/rate-limit.ts builds it (declared here, below billing). */
@@ -43,21 +45,29 @@ interface CachedKey {
  */
 const keyCaches = new WeakMap<Db, ChangeCache<CachedKey | undefined>>();
 
-function cachedKey(row: ApiKeyRow | undefined): CachedKey | undefined {
+/** The guardrails a key and its workspace add (docs/guardrails.md), or undefined when they add none. */
+function addedGuardrails(row: ApiKeyRow & { workspace_guardrails?: string | null }): readonly string[] | undefined {
+  if (!row.guardrails && !row.workspace_guardrails) return undefined;
+  const ids = [...(JSON.parse(row.workspace_guardrails || '[]') as string[]), ...(JSON.parse(row.guardrails || '[]') as string[])];
+  return ids.length ? Object.freeze([...new Set(ids)]) : undefined;
+}
+
+function cachedKey(row: (ApiKeyRow & { workspace_guardrails?: string | null }) | undefined): CachedKey | undefined {
   if (!row) return undefined;
   // Shared by every request with this key until the next change, so nobody may alter it.
   const scopes = Object.freeze(JSON.parse(row.scopes) as string[]) as string[];
-  return { row, context: Object.freeze({ keyId: row.id, workspaceId: row.workspace_id, scopes, spendCapMicros: row.spend_cap_micros }) };
+  const guardrails = addedGuardrails(row);
+  return { row, context: Object.freeze({ keyId: row.id, workspaceId: row.workspace_id, scopes, spendCapMicros: row.spend_cap_micros, ...(guardrails ? { guardrails } : {}) }) };
 }
 
 async function findKey(db: Db, hash: string): Promise<CachedKey | undefined> {
   const version = changeVersion(db);
-  if (version === undefined) return cachedKey(await findApiKeyByHash(db, hash));
+  if (version === undefined) return cachedKey(await findApiKeyForAuth(db, hash));
   let cache = keyCaches.get(db);
   if (!cache) keyCaches.set(db, (cache = new ChangeCache()));
   const keys = cache.at(version);
   if (keys.has(hash)) return keys.get(hash);
-  const key = cachedKey(await findApiKeyByHash(db, hash));
+  const key = cachedKey(await findApiKeyForAuth(db, hash));
   keys.set(hash, key);
   return key;
 }

@@ -154,6 +154,15 @@ export class Metrics {
     this.routeLatency.record(this.routeLatency.at(route, target), seconds);
   }
 
+  private readonly guardrailVerdicts = countedCounter(this.registry, 'gateway_guardrail_verdicts_total', 'Guardrail checks by guardrail, stage (input, output, stream) and verdict (pass, flag, redact, block)', ['guardrail', 'stage', 'verdict']);
+  private readonly guardrailLatency = new BucketedHistogram('gateway_guardrail_seconds', 'Time a guardrail check took, by guardrail and stage', ['guardrail', 'stage'], [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], this.registry);
+
+  /** One guardrail's verdict on one stage of a call (guardrail ids are the config's: a bounded set). */
+  countGuardrail(guardrail: string, stage: string, verdict: string, seconds: number): void {
+    this.guardrailVerdicts.at(guardrail, stage, verdict).value++;
+    this.guardrailLatency.record(this.guardrailLatency.at(guardrail, stage), seconds);
+  }
+
   /** Counts an answered request (the onResponse hook). */
   countRequest(route: string, method: string, status: number): void {
     this.requests.at(route, method, String(status)).value++;

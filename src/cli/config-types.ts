@@ -31,6 +31,7 @@ const named: Record<string, string> = {
   catalogue: 'Catalogue',
   mcp: 'McpServerSchema',
   route: 'RouteFile',
+  guardrail: 'GuardrailFile',
 };
 /** Named `$defs` inside a schema, by `<$id>/<def>`. */
 const namedDefs: Record<string, string> = { 'protocol/answerMedia': 'AnswerMedia', 'protocol/eventMedia': 'EventMedia', 'protocol-tasks/task': 'TaskSpec' };

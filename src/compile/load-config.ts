@@ -10,6 +10,7 @@ import { readConfigFiles } from '../config/read.js';
 import { routeConfig } from '../config/route.js';
 import { checkMcp, MCP_STATIC_AUTH } from '../config/mcp.js';
 import { buildRoutes } from '../config/routes.js';
+import { buildGuardrails } from '../guardrails/load.js';
 import { createSchemaRegistry } from '../config/schemas.js';
 import { validateConfig, type ValidatedConfig } from '../config/validate.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
@@ -55,12 +56,13 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   // An MCP server's static key goes in as a bearer token unless its credential says otherwise.
   templates.compile(MCP_STATIC_AUTH.value);
   const routeNodes = buildRoutes(valid.routes, routes, problems);
+  const guardrails = buildGuardrails({ files: valid.guardrails, routeFiles: valid.routes, routes: routeNodes, models: routes.models, aliases: routes.aliases, holdChars: checked.gateway?.guardrails.streamHoldChars ?? 256 }, problems);
 
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
   // A scope the catalogue declares can be given to keys once a config declaring it has loaded.
   declareScopes(routes.endpoints.map((e) => e.scope));
   const operatorSchemas = new Map(sources.schemas.flatMap(({ value }) => (typeof (value as { $id?: unknown })?.$id === 'string' ? [[(value as { $id: string }).$id, JSON.stringify(value)] as const] : [])));
-  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, mcp, templates, schemas, warnings, operatorSchemas };
+  const config: LoadedConfig = { file, baseDir: sources.baseDir, gateway: checked.gateway, protocols: checked.protocols, ...routes, routes: routeNodes, mcp, templates, schemas, warnings, operatorSchemas, ...(guardrails ? { guardrails } : {}) };
   Object.defineProperty(config, 'environment', { value: options.env ?? process.env, enumerable: false });
-  return deepFreeze(config, new Set<unknown>([templates, schemas]));
+  return deepFreeze(config, new Set<unknown>([templates, schemas, guardrails]));
 }

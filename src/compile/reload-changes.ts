@@ -48,6 +48,7 @@ export function reloadChanges(before: LoadedConfig, next: LoadedConfig): string[
   // A route as declared: its strategy, cooldown and targets by name and weight (a target route is named, not walked).
   const routes = (config: LoadedConfig) => new Map([...(config.routes ?? new Map())].map(([id, r]) => [id, { strategy: r.strategy, stickyKey: r.stickyKey, cooldown: r.cooldown, targets: r.targets.map((t) => [t.name, t.weight]), reachable: r.reachable.map((a) => `${a.channel.id}/${a.model.id}`) }]));
   changes.push(...changedIds('route', routes(before), routes(next)));
+  changes.push(...changedIds('guardrail', new Map(before.guardrails?.declared ?? []), new Map(next.guardrails?.declared ?? [])));
   if (!same(before.gateway, next.gateway)) changes.push('settings');
   return [...new Set(changes)];
 }

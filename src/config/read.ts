@@ -24,6 +24,8 @@ export interface ConfigSources {
   mcp: YamlSource[];
   /** Route files (routes.dir, then the overlay's routes/): public model ids and the targets that serve them. */
   routes: YamlSource[];
+  /** Guardrail files (guardrails.dir, then the overlay's guardrails/): named checks on what goes in and comes out. */
+  guardrails: YamlSource[];
   /** The operator's JSON Schemas (endpoints.schemasDir, the overlay's schemas/requests/), each file's path and parsed value, or why it could not be read. */
   schemas: { file: string; value?: unknown; problem?: string }[];
   /** The operator's overlay folder (GATEWAY_OVERLAY_DIR, else overlay.dir), when there is one. */
@@ -55,10 +57,10 @@ function folders(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): { c
   return { channelsDir, protocolsDir };
 }
 
-/** Where route files are, as the config file says (./routes beside it by default). */
-function routesFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv): string {
-  const section = interpolateValue((root.value as { routes?: unknown } | undefined)?.routes, env) as { dir?: unknown } | undefined;
-  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : './routes');
+/** Where a section's files are, as the config file says (`<section>.dir`; ./<section> beside it by default). */
+function sectionFolder(root: YamlSource, baseDir: string, env: NodeJS.ProcessEnv, name: 'routes' | 'guardrails'): string {
+  const section = interpolateValue((root.value as Record<string, unknown> | undefined)?.[name], env) as { dir?: unknown } | undefined;
+  return resolve(baseDir, typeof section?.dir === 'string' ? section.dir : `./${name}`);
 }
 
 /** The operator's extra catalogue and schema folders (endpoints.catalogueDir, endpoints.schemasDir), when the config names them. */
@@ -139,7 +141,8 @@ export function readConfigFiles(file: string, processEnv: NodeJS.ProcessEnv, pro
     channels: [...yamlFiles(channelsDir), ...overlay('channels')].map((path) => read(path, problems)),
     catalogue: catalogueFiles(operator, overlayDir).map((path) => read(path, problems)),
     mcp: [...yamlFiles(mcpFolder(root, baseDir, env)), ...overlay('mcp')].map((path) => read(path, problems)),
-    routes: [...yamlFiles(routesFolder(root, baseDir, env)), ...overlay('routes')].map((path) => read(path, problems)),
+    routes: [...yamlFiles(sectionFolder(root, baseDir, env, 'routes')), ...overlay('routes')].map((path) => read(path, problems)),
+    guardrails: [...yamlFiles(sectionFolder(root, baseDir, env, 'guardrails')), ...overlay('guardrails')].map((path) => read(path, problems)),
     schemas: [...(operator.schemasDir ? yamlFiles(operator.schemasDir, /\.json$/) : []), ...overlay('schemas/requests', /\.json$/)].map(readJsonFile),
     overlayDir,
     env,

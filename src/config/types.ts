@@ -3,7 +3,7 @@ import type { SchemaRegistry } from './schemas.js';
 
 import type { PoolEntry, ResolvedCredential } from './credentials.js';
 import type { RouteCachePolicy } from './cache.js';
-import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, McpServerSchema, ModelConfig, ProtocolSchema, RouteRoute } from './generated/config-types.js';
+import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, McpServerSchema, ModelConfig, ProtocolSchema, RouteRoute, GuardrailGuardrail } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
@@ -72,6 +72,9 @@ export interface ModelRoute {
   via?: TargetVia;
 }
 
+/** One guardrail as a guardrails/ file declares it (schemas/guardrail.schema.json), defaults filled in. */
+export type GuardrailSchema = GuardrailGuardrail;
+
 /** One route as a routes/ file declares it (schemas/route.schema.json), defaults filled in. */
 export type RouteSchema = RouteRoute;
 
@@ -134,6 +137,17 @@ export interface CheckedConfig {
   /** The Ajv that validated this config; request bodies are checked with it too. */
   schemas: SchemaRegistry;
   warnings: string[];
+}
+
+/** One guardrail's verdict on one stage of a call, as the request log keeps it: never the text it matched. */
+export interface GuardrailVerdict {
+  id: string;
+  stage: 'input' | 'output' | 'stream';
+  verdict: 'pass' | 'flag' | 'redact' | 'block';
+  /** Matches by detector name (`email`: 2); absent when nothing matched. */
+  matches?: Record<string, number>;
+  /** Time the check took, in milliseconds (summed over a stream's windows). */
+  ms: number;
 }
 
 /** One upstream MCP server as the gateway runs it. */

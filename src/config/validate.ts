@@ -2,7 +2,7 @@
 import type { ConfigSources } from './read.js';
 import type { Problems } from './problems.js';
 import { describeAjvError, type CollectedMapping, type SchemaRegistry } from './schemas.js';
-import type { ChannelSchema, EndpointConfig, GatewayConfig, McpServerSchema, ProtocolSchema, RouteSchema } from './types.js';
+import type { ChannelSchema, EndpointConfig, GatewayConfig, GuardrailSchema, McpServerSchema, ProtocolSchema, RouteSchema } from './types.js';
 import { interpolateValue, type UnsetReference } from './env.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
 
@@ -21,6 +21,7 @@ export interface ValidatedConfig {
   catalogue: ValidatedFile<EndpointConfig[]>[];
   mcp: ValidatedFile<McpServerSchema>[];
   routes: ValidatedFile<RouteSchema | RouteSchema[]>[];
+  guardrails: ValidatedFile<GuardrailSchema | GuardrailSchema[]>[];
 }
 
 /** What a file says for one load: the problems that refuse it and the warnings that do not. */
@@ -131,5 +132,6 @@ export function validateConfig(sources: ConfigSources, registry: SchemaRegistry,
     catalogue,
     mcp: sources.mcp.map((source) => validateFile<McpServerSchema>(source, 'mcp', registry, report, env)),
     routes: sources.routes.map((source) => validateFile<RouteSchema | RouteSchema[]>(source, 'route', registry, report, env)),
+    guardrails: sources.guardrails.map((source) => validateFile<GuardrailSchema | GuardrailSchema[]>(source, 'guardrail', registry, report, env)),
   };
 }

@@ -2,8 +2,7 @@
 import type { MediaItems, ModelRoute } from '../config/types.js';
 import type { LoadedConfig } from './loaded-config.js';
 import type { TokenUsage } from '../billing/cost.js';
-import type { GatewayError } from '../base/errors.js';
-import type { SseEvent } from './sse.js';
+import type { StreamMapper } from './stream-mapper.js';
 
 export interface TranslateContext {
   route: ModelRoute;
@@ -22,18 +21,7 @@ export interface TranslateContext {
   inputEstimate?: number;
 }
 
-export interface StreamMapper {
-  /** One upstream event in (with its data parsed on demand, once), zero or more client events out. */
-  push(event: SseEvent, parse: () => unknown): SseEvent[];
-  /** The upstream ended cleanly: any closing events. */
-  end(): SseEvent[];
-  /** The upstream failed mid-stream: the events that tell the client. */
-  fail(error: GatewayError): SseEvent[];
-  /** Work the events pushed so far started (recording what they hand the client), awaited before they are written. */
-  drain?(): Promise<void> | undefined;
-  /** Output tokens streamed so far, estimated: what a stream cut short before its final usage is charged for its output. */
-  streamedOutputTokens?(): number;
-}
+export type { StreamMapper } from './stream-mapper.js';
 
 export interface ChatTranslator {
   /** Protocol operation to call (e.g. `chat`). */

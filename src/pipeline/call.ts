@@ -8,6 +8,7 @@ import type { SettleObserver } from '../billing/charge.js';
 import type { PipelineDeps } from './deps.js';
 import type { UpstreamScope } from './core.js';
 import type { FormPart } from './form.js';
+import type { StreamMapper } from '../engine/translator.js';
 
 export type { UpstreamScope } from './core.js';
 
@@ -50,6 +51,8 @@ export interface Call extends UpstreamScope {
   readonly settlements?: SettleObserver;
   /** Notes that the first event of a streamed answer went out (the request log's time to first token). */
   firstEventSent?(): void;
+  /** Set by the guardrails stage when the call's guardrails watch a stream: wraps the stream's mapper (relayStream). */
+  guardStream?: (mapper: StreamMapper) => StreamMapper;
   /** Stops listening for the client, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
   dispose(): void;
   /** Told of the answer as it goes out (the response cache keeps it); absent unless a stage set one. */

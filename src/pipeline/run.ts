@@ -1,10 +1,11 @@
-// The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> estimate ->
-// reserve -> map request -> send -> decode or stream -> outputs -> settle; the answer goes to the call, and the Charge
-// closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
+// The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> guardrails
+// (only where the config declares any) -> estimate -> reserve -> map request -> send -> decode or stream -> outputs ->
+// settle; the answer goes to the call, and the Charge closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
 import { markStage } from '../http/stages.js';
 import { responseCacheOf } from './cache-stage.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
+import { guardCall } from './guard.js';
 import type { Dialect } from './dialect.js';
 import { reserve } from './reserve.js';
 import { send, type Sent } from './send.js';
@@ -22,6 +23,8 @@ export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<v
     const plan = dialect.resolve(call, read);
     const inputs = dialect.inputs?.(call, plan);
     if (inputs) await inputs;
+    const guarded = call.config.guardrails && guardCall(call, plan.routes);
+    if (guarded) await guarded;
     markStage('resolved');
     const cached = responseCacheOf(call)?.ticket(call, plan.routes);
     if (cached && (await cached.serve(call))) return;

@@ -106,8 +106,12 @@ export interface StreamFailover {
   settle(attempts: readonly StreamAttempt[]): Promise<void>;
 }
 
-/** `ready`: what the mapper waits for before its first event (the body is read meanwhile, see readAhead). */
-export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>, failover?: StreamFailover): Promise<void> {
+/**
+ * `ready`: what the mapper waits for before its first event (the body is read meanwhile, see readAhead). A stream the
+ * call's guardrails watch passes through their window (call.guardStream).
+ */
+export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>, failover?: StreamFailover): Promise<void> {
+  const mapper = call.guardStream?.(relayed) ?? relayed;
   // The head goes out with the first events when the upstream's first bytes are already here, else on its own now.
   const res = call.openStream(
     { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': call.requestId },
@@ -124,7 +128,8 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
         attempt.sent.response.body.destroy();
         const next = failover && !call.clientGone && !call.abortSource.aborted ? await continuation(call, failover, err, attempt) : undefined;
         if (next) {
-          attempts.push((attempt = next));
+          // The continuation's text passes the call's guardrails as the first attempt's did (a window of its own).
+          attempts.push((attempt = call.guardStream ? { ...next, mapper: call.guardStream(next.mapper) } : next));
           continue;
         }
         if (!call.clientGone) {

@@ -3,6 +3,7 @@
 // when the answer is done (writer.ts).
 import type { SettleObserver } from '../billing/charge.js';
 import type { AttemptRecord } from '../engine/upstream.js';
+import type { GuardrailVerdict } from '../config/types.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 
 export class RequestLogRecord implements SettleObserver {
@@ -22,6 +23,18 @@ export class RequestLogRecord implements SettleObserver {
   cache: 'hit' | 'miss' | 'bypass' | null = null;
   /** A routed request's attempts at its targets, in order; the last one that answered is the one settled. */
   attempts?: AttemptRecord[];
+
+  /** Each guardrail's verdict on each stage it ran at (never what it matched). */
+  guardrails?: GuardrailVerdict[];
+
+  guardrailVerdict(verdict: GuardrailVerdict): void {
+    (this.guardrails ??= []).push(verdict);
+  }
+
+  /** The verdicts as the row stores them, times in whole-ish milliseconds. */
+  guardrailsJson(): string | null {
+    return this.guardrails ? JSON.stringify(this.guardrails.map((v) => ({ ...v, ms: Math.round(v.ms * 100) / 100 }))) : null;
+  }
 
   attempted(attempt: AttemptRecord): void {
     (this.attempts ??= []).push(attempt);

@@ -1,6 +1,7 @@
 // How a request-log row is shown: the admin API, the CLI, the dashboard and the CSV export.
 import { renderCost } from '../billing/cost.js';
 import type { RequestLogRow } from './repository.js';
+import type { GuardrailVerdict } from '../config/types.js';
 
 export interface RequestLogView {
   id: string;
@@ -31,6 +32,8 @@ export interface RequestLogView {
   attempts: RequestLogAttempt[] | null;
   /** What the response cache did (docs/caching.md): hit, miss or bypass; null where the route does not cache. */
   cache: string | null;
+  /** Each guardrail's verdict on each stage it ran at (docs/guardrails.md); null when none ran. */
+  guardrails: GuardrailVerdict[] | null;
 }
 
 export interface RequestLogAttempt {
@@ -78,6 +81,7 @@ export function requestLogView(r: RequestLogRow): RequestLogView {
     bodies_captured: r.body_key !== null,
     attempts: attemptsView(r.attempts, r.currency || 'USD'),
     cache: r.cache ?? null,
+    guardrails: r.guardrails ? (JSON.parse(r.guardrails) as GuardrailVerdict[]) : null,
   };
 }
 

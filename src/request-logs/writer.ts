@@ -156,6 +156,7 @@ export class RequestLogWriter {
       bodyKey,
       record?.attemptsJson() ?? null,
       record?.cache ?? null,
+      record?.guardrailsJson() ?? null,
     ];
   }
 

@@ -14,6 +14,11 @@ export async function findApiKeyByHash(db: Db, hash: string): Promise<ApiKeyRow 
   return db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
 }
 
+/** A key by its hash, with the guardrails its workspace adds (what a request's authentication needs, in one query). */
+export async function findApiKeyForAuth(db: Db, hash: string): Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined> {
+  return db.selectFrom('api_keys').leftJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id').selectAll('api_keys').select('workspaces.guardrails as workspace_guardrails').where('api_keys.hash', '=', hash).executeTakeFirst() as Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined>;
+}
+
 export async function findApiKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -29,6 +29,8 @@ export interface RequestLogsTable {
   attempts: string | null;
   /** What the response cache did: hit, miss or bypass; null where the route does not cache. */
   cache: string | null;
+  /** Each guardrail's verdict, as JSON (request-logs/record.ts); null when no guardrail ran. */
+  guardrails: string | null;
 }
 
 /** The request_log_counts table: each workspace's number of request-log rows, kept by the writes and the sweep. */
@@ -44,7 +46,7 @@ export const WORKSPACE_COLUMN = 1;
 export const requestLogColumns = [
   'id', 'workspace_id', 'key_id', 'created_at', 'route', 'method', 'model', 'channel', 'status', 'failed', 'error_type',
   'error_code', 'latency_ms', 'ttft_ms', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost_micros',
-  'currency', 'request_id', 'trace_id', 'body_key', 'attempts', 'cache',
+  'currency', 'request_id', 'trace_id', 'body_key', 'attempts', 'cache', 'guardrails',
 ] as const satisfies readonly (keyof RequestLogsTable)[];
 
 /** One row as its values in requestLogColumns order. */
@@ -54,5 +56,5 @@ export type RequestLogValues = unknown[];
 export const requestLogPgTypes: Record<(typeof requestLogColumns)[number], string> = {
   id: 'text', workspace_id: 'text', key_id: 'text', created_at: 'bigint', route: 'text', method: 'text', model: 'text', channel: 'text',
   status: 'integer', failed: 'integer', error_type: 'text', error_code: 'text', latency_ms: 'integer', ttft_ms: 'integer', input_tokens: 'bigint',
-  output_tokens: 'bigint', cached_input_tokens: 'bigint', units: 'real', cost_micros: 'bigint', currency: 'text', request_id: 'text', trace_id: 'text', body_key: 'text', attempts: 'text', cache: 'text',
+  output_tokens: 'bigint', cached_input_tokens: 'bigint', units: 'real', cost_micros: 'bigint', currency: 'text', request_id: 'text', trace_id: 'text', body_key: 'text', attempts: 'text', cache: 'text', guardrails: 'text',
 };

@@ -15,6 +15,8 @@ export interface WorkspacesTable {
   /** The period the cap counts over: 'total', 'daily', 'weekly' or 'monthly'. */
   spend_cap_period: BudgetPeriod;
   created_at: number;
+  /** JSON array of the guardrail ids the workspace adds to the operator's (docs/guardrails.md); null when none. */
+  guardrails?: string | null;
 }
 
 export interface ApiKeysTable {
@@ -31,6 +33,8 @@ export interface ApiKeysTable {
   /** The period the cap counts over: 'total', 'daily', 'weekly' or 'monthly'. */
   spend_cap_period: BudgetPeriod;
   created_at: number;
+  /** JSON array of the guardrail ids the key adds to its workspace's and the operator's; null when none. */
+  guardrails?: string | null;
 }
 
 export interface UsageLedgerTable {

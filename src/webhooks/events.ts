@@ -10,10 +10,13 @@ import type { BatchEvents } from '../batches/runner.js';
 import { toAnthropicBatch } from '../batches/anthropic-wire.js';
 import { toOpenAIBatch } from '../batches/openai-wire.js';
 import type { BatchRow } from '../batches/store.js';
+import type { GuardrailBlock, GuardrailEvents } from '../pipeline/guard-events.js';
 import { insertDeliveries, newDeliveryId, subscribedEndpoints, type DeliveryRow } from './store.js';
 
-export const EVENT_TYPES = ['video.completed', 'video.failed', 'image.completed', 'image.failed', 'batch.completed', 'batch.failed'] as const;
+export const EVENT_TYPES = ['video.completed', 'video.failed', 'image.completed', 'image.failed', 'batch.completed', 'batch.failed', 'guardrail.blocked'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/** What an endpoint registered without `events` takes: the task and batch events (guardrail.blocked is asked for by name). */
+export const DEFAULT_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((type) => type !== 'guardrail.blocked');
 
 export const isEventType = (value: unknown): value is EventType => typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
 
@@ -58,6 +61,22 @@ export function webhookBatchEvents(services: Omit<TaskObjectDeps, 'db'>): BatchE
       if (!endpoints.length) return;
       const data = batch.object === 'message_batch' ? toAnthropicBatch(batch, eventBaseUrl({ ...services, db })) : toOpenAIBatch(batch);
       await insertEvents(db, endpoints, type, batch.workspace_id, batch.id, data);
+    },
+  };
+}
+
+/**
+ * guardrail.blocked: a guardrail refused a request's input, ended its answer or cut its stream. The data names the
+ * guardrail, the stage, the request and the key, and counts what matched by detector; never the text it matched.
+ */
+export function webhookGuardrailEvents(db: Db, onError: (err: unknown) => void): GuardrailEvents {
+  return {
+    blocked(block: GuardrailBlock): void {
+      const type = 'guardrail.blocked';
+      const data = { guardrail: block.verdict.id, stage: block.verdict.stage, matches: block.verdict.matches ?? {}, request_id: block.requestId, key_id: block.keyId, model: block.model };
+      subscribedEndpoints(db, block.workspaceId, type)
+        .then((endpoints) => (endpoints.length ? insertEvents(db, endpoints, type, block.workspaceId, block.requestId, data) : undefined))
+        .catch(onError);
     },
   };
 }

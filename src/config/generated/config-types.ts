@@ -217,6 +217,11 @@ export type PriceCount =
       limit: string;
     };
 /**
+ * This interface was referenced by `GuardrailFile`'s JSON-Schema
+ * via the `definition` "stage".
+ */
+export type GuardrailStage = 'input' | 'output' | 'stream';
+/**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -236,6 +241,7 @@ export interface GatewayConfigSchema {
   endpoints: EndpointsConfig;
   evaluate: EvaluateConfig;
   files: FilesConfig;
+  guardrails: GuardrailsConfig;
   mcp: McpConfig;
   metrics: MetricsConfig;
   network: NetworkConfig;
@@ -515,6 +521,22 @@ export interface FilesConfig {
       retiredAt?: string;
     }[];
   };
+}
+/**
+ * Where guardrail files are found (docs/guardrails.md): each a named check (pattern, moderation, http, schema, limits) with an action (block, redact, flag), attached to routes, models, workspaces and keys.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "config/guardrails".
+ */
+export interface GuardrailsConfig {
+  /**
+   * Folder of guardrail YAML files (one guardrail, or a list of them, a file). A relative path resolves against the folder of the config file. A folder that does not exist holds no guardrails.
+   */
+  dir: string;
+  /**
+   * A streamed answer checked by a `stream` guardrail: how many characters of its text are held back as the window a match may span before they go out. A redacted span the window has not closed yet is held until it closes, up to 16 times this.
+   */
+  streamHoldChars: number;
 }
 /**
  * The MCP gateway (docs/mcp.md): upstream MCP servers, one file each under `dir`, served at /mcp and /mcp/{server} to keys with the `mcp.tools` scope and a grant.
@@ -882,7 +904,7 @@ export interface TelemetryConfig {
   captureContent: boolean;
 }
 /**
- * Task and batch webhooks (video.completed, video.failed, image.completed, image.failed, batch.completed, batch.failed) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ * Task, batch and guardrail webhooks (video.completed, video.failed, image.completed, image.failed, batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/webhooks".
@@ -1249,6 +1271,117 @@ export interface ModelLimits {
    * The most output tokens one answer may have: the output bound of the estimate when the client sets none. No bound is ever added to the request itself.
    */
   maxOutputTokens: number;
+}
+/**
+ * A named check on what goes in to an upstream and what comes out (docs/guardrails.md). A file holds one guardrail or a list of them. Routes name guardrails in their `guardrails`; a guardrail names models in its `models`; `offered: true` lets workspaces and keys add it.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "guardrail".
+ */
+export interface GuardrailFile {
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `GuardrailFile`'s JSON-Schema
+ * via the `definition` "pattern".
+ */
+export interface GuardrailPattern {
+  /**
+   * Default `pattern`. What a match is called in a redaction (`[REDACTED:name]`) and in the request log.
+   */
+  name?: string;
+  /**
+   * An RE2 regular expression (run by re2js: linear time, so no pattern can backtrack for ever; no lookaround, no backreferences).
+   */
+  regex: string;
+  /**
+   * Default false.
+   */
+  caseInsensitive?: boolean;
+}
+/**
+ * This interface was referenced by `GuardrailFile`'s JSON-Schema
+ * via the `definition` "guardrail".
+ */
+export interface GuardrailGuardrail {
+  /**
+   * The name routes, workspaces and keys use; a block names it to the client (`guardrail_blocked`).
+   */
+  id: string;
+  description?: string;
+  /**
+   * `pattern`: shipped detectors and regular expressions; `moderation`: a moderation model of the catalogue; `http`: a guard service the operator runs; `schema`: the answer is JSON valid against a schema; `limits`: the prompt's size, images, tools and parameters.
+   */
+  kind: 'pattern' | 'moderation' | 'http' | 'schema' | 'limits';
+  /**
+   * pattern: shipped detectors: `email`, `phone`, `payment-card` (Luhn-checked), `iban` (checksum-checked), `secret` (API keys and tokens of common vendors), `private-key` (PEM blocks).
+   */
+  detectors?: string[];
+  /**
+   * pattern: the operator's own regular expressions (RE2 syntax), a string or `{ name, regex, caseInsensitive }`.
+   *
+   * @maxItems 64
+   */
+  patterns?: (string | GuardrailPattern)[];
+  /**
+   * pattern, `phone`: the country a number written without its +code is read as (ISO 3166 alpha-2).
+   */
+  phoneRegion: string;
+  /**
+   * Where it runs: `input` (the client's text before the upstream sees it), `output` (the answer's text), `stream` (a streamed answer's text, checked on a window as it passes). Default input.
+   */
+  stage: GuardrailStage | GuardrailStage[];
+  /**
+   * `block`: input refused with 400 `guardrail_blocked` naming the guardrail, output ended as filtered, a stream cut with an error event; `redact`: the matched spans replaced by `[REDACTED:<detector>]`; `flag`: passed, and recorded.
+   */
+  action: 'block' | 'redact' | 'flag';
+  /**
+   * http and moderation: past `timeoutMs` or on an error, `open` passes the text, `closed` blocks it.
+   */
+  failMode: 'open' | 'closed';
+  /**
+   * http and moderation: the check's deadline.
+   */
+  timeoutMs: number;
+  /**
+   * Model ids or aliases this guardrail applies to, whether named directly or reached through a route.
+   */
+  models?: string[];
+  /**
+   * Workspaces and keys may add this guardrail (admin API `guardrails`); a guardrail no route or model names must be offered.
+   */
+  offered: boolean;
+  moderation?: {
+    /**
+     * A moderation model of the catalogue (kind moderation).
+     */
+    model: string;
+    /**
+     * Category score at or above which the text is blocked; `"*"` for every category. Default: the model's own `flagged`.
+     */
+    thresholds?: {
+      [k: string]: number;
+    };
+  };
+  http?: {
+    url: string;
+    /**
+     * The variable holding the key the request is signed with (HMAC-SHA256 in `x-guardrail-signature`).
+     */
+    secretEnv?: string;
+  };
+  /**
+   * schema: the JSON Schema the answer's text must parse and validate against.
+   */
+  schema?: {
+    [k: string]: unknown;
+  };
+  limits?: {
+    maxPromptTokens?: number;
+    maxImages?: number;
+    forbiddenTools?: string[];
+    forbiddenParams?: string[];
+  };
 }
 /**
  * An upstream MCP server the gateway serves to its keys (docs/mcp.md): one file under mcp.dir, Streamable HTTP (`url`) or a local command over stdio (`command`, only where mcp.allowCommands is true).
@@ -1902,6 +2035,10 @@ export interface RouteRoute {
      */
     allow: ('sampled' | 'tool-results' | 'image-urls' | 'conversation-state')[];
   };
+  /**
+   * Ids of guardrails (guardrails/ files) every request to this route passes; workspaces and keys may add more, never remove these.
+   */
+  guardrails?: string[];
   /**
    * @minItems 1
    * @maxItems 64

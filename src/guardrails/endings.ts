@@ -1,0 +1,25 @@
+// An answer a guardrail blocked, as each chat dialect ends one its content filter stopped: OpenAI chat's choices end with
+// `finish_reason: content_filter` and no content, a Messages answer has no content and stops with `refusal`, a Responses
+// answer is `incomplete` for `content_filter`. Any other answer keeps its shape with every text emptied.
+import { walkTexts } from './text.js';
+
+type Answer = Record<string, unknown>;
+
+const ENDINGS: Record<string, (answer: Answer) => Answer> = {
+  'openai-chat': (answer) => ({
+    ...answer,
+    choices: ((answer.choices as Answer[] | undefined) ?? []).map((choice) => ({ ...choice, message: { role: 'assistant', content: null, refusal: null }, finish_reason: 'content_filter' })),
+  }),
+  'anthropic-messages': (answer) => ({ ...answer, content: [], stop_reason: 'refusal', stop_sequence: null }),
+  'openai-responses': (answer) => {
+    const ended: Answer = { ...answer, status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: [] };
+    if ('output_text' in ended) ended.output_text = '';
+    return ended;
+  },
+};
+
+export function filteredAnswer(answer: unknown, dialect: string): unknown {
+  if (!answer || typeof answer !== 'object' || Array.isArray(answer)) return answer;
+  const ending = ENDINGS[dialect];
+  return ending ? ending(answer as Answer) : walkTexts(answer, () => '', true);
+}

@@ -1,0 +1,48 @@
+// The text of a request or an answer, as guardrails see it: every string under a member that carries words (a message's
+// `content`, a part's `text`, Responses' `input` and `instructions`, embeddings' `input`, a tool call's `arguments`, ...)
+// in any of the chat dialects; ids, roles, model names, URLs and base64 media are not text. Generic: no dialect named.
+import type { Span } from './detectors.js';
+
+export const TEXT_KEYS = new Set(['content', 'text', 'input', 'instructions', 'system', 'prompt', 'query', 'documents', 'arguments', 'output', 'output_text', 'refusal', 'thinking', 'delta', 'partial_json', 'transcript']);
+/** Deeper than any request the dialects define; a body nested further is not walked past it. */
+const MAX_DEPTH = 24;
+
+/** What a walk does with one text: undefined keeps it, a string takes its place. */
+export type TextVisitor = (text: string) => string | undefined;
+
+/**
+ * Visits every text of `node`. In place (`copy` false), a changed text is written back into its parent; with `copy`,
+ * changed branches are copied and the rest shared. Returns the node, or its changed copy.
+ */
+export function walkTexts(node: unknown, visit: TextVisitor, copy: boolean, inText = false, depth = 0): unknown {
+  if (typeof node === 'string') return inText ? (visit(node) ?? node) : node;
+  if (!node || typeof node !== 'object' || depth > MAX_DEPTH) return node;
+  let out: Record<string, unknown> | unknown[] | undefined;
+  const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
+  for (const [key, value] of entries) {
+    const text = Array.isArray(node) ? inText : TEXT_KEYS.has(key as string);
+    if (value === null || (typeof value !== 'object' && (typeof value !== 'string' || !text))) continue;
+    const next = walkTexts(value, visit, copy, text, depth + 1);
+    if (next === value) continue;
+    out ??= copy ? (Array.isArray(node) ? [...node] : { ...(node as Record<string, unknown>) }) : (node as Record<string, unknown>);
+    (out as Record<string | number, unknown>)[key] = next;
+  }
+  return out ?? node;
+}
+
+/** The text with each (merged, sorted) span replaced by `[REDACTED:<detector>]`. */
+export function redactSpans(text: string, spans: Span[]): string {
+  let out = '';
+  let at = 0;
+  for (const span of spans) {
+    out += text.slice(at, span.start) + `[REDACTED:${span.detector}]`;
+    at = span.end;
+  }
+  return out + text.slice(at);
+}
+
+/** Matches by detector name, for a verdict. */
+export function countByDetector(spans: Span[], into: Record<string, number> = {}): Record<string, number> {
+  for (const span of spans) into[span.detector] = (into[span.detector] ?? 0) + 1;
+  return into;
+}

@@ -1,0 +1,104 @@
+// check-config on guardrails (guardrails/*.yaml): every refusal at its own file:line:col (an invalid or catastrophic
+// regular expression, an unknown detector, a moderation guard naming a model that is not one, a guardrail attached to
+// nothing, an unknown id on a route), and a sound set built into chains; with no guardrail files, no setup at all.
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/compile/load-config.js';
+import { displayPath } from '../src/config/yaml-source.js';
+import { ConfigError } from '../src/base/errors.js';
+import { reloadChanges } from '../src/compile/reload-changes.js';
+import { writeFileSync as rewrite } from 'node:fs';
+import { repoRoot } from './kit/gateway.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const models = `  - id: alpha
+    kind: chat
+    price: { inputPerMillion: 1, outputPerMillion: 2 }
+  - id: mod
+    kind: moderation
+    price: { perRequest: 0 }
+`;
+
+/** A config folder with one channel, a route file and a guardrail file; the two files as messages name them. */
+function configWith(guardrails: string | undefined, routes = '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii]\n'): { file: string; guardrails: string; routes: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'guardrails-config-'));
+  dirs.push(dir);
+  for (const folder of ['channels', 'routes', 'guardrails']) mkdirSync(join(dir, folder));
+  cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
+  writeFileSync(join(dir, 'channels', 'vendor.yaml'), `id: vendor\nprotocol: openai-chat\nbaseUrl: https://vendor.example/v1\nmodels:\n${models}`);
+  const guardrailFile = join(dir, 'guardrails', 'main.yaml');
+  if (guardrails !== undefined) writeFileSync(guardrailFile, guardrails);
+  writeFileSync(join(dir, 'routes', 'main.yaml'), routes);
+  writeFileSync(join(dir, 'config.yaml'), 'server:\n  logLevel: silent\nchannels:\n  dir: ./channels\n');
+  return { file: join(dir, 'config.yaml'), guardrails: displayPath(guardrailFile), routes: displayPath(join(dir, 'routes', 'main.yaml')) };
+}
+
+async function problemsOf(file: string): Promise<string[]> {
+  const error = await loadConfig(file, { env: {} }).catch((err: unknown) => err);
+  if (error instanceof ConfigError) return error.problems;
+  throw new Error(`the config loaded without errors (${String(error)})`);
+}
+
+const pii = '- id: pii\n  kind: pattern\n  detectors: [email]\n  action: redact\n';
+
+describe('check-config on guardrails', () => {
+  it('builds the chain of a route and of a model; a name with none has no chain', async () => {
+    const { file } = configWith(`${pii}- id: cards\n  kind: pattern\n  detectors: [payment-card]\n  action: block\n  models: [alpha]\n`);
+    const config = await loadConfig(file, { env: {} });
+    expect(config.guardrails!.chainFor('safe')!.ids).toEqual(['pii', 'cards']);
+    expect(config.guardrails!.chainFor('alpha')!.ids).toEqual(['cards']);
+    expect(config.guardrails!.chainFor('mod')).toBeUndefined();
+  });
+
+  it('a reload names the guardrails it adds, changes and removes', async () => {
+    const { file } = configWith(`${pii}- id: old\n  kind: pattern\n  detectors: [iban]\n  action: flag\n  offered: true\n`);
+    const before = await loadConfig(file, { env: {} });
+    rewrite(join(file, '..', 'guardrails', 'main.yaml'), `${pii.replace('redact', 'block')}- id: new\n  kind: pattern\n  detectors: [iban]\n  action: flag\n  offered: true\n`);
+    const next = await loadConfig(file, { env: {} });
+    expect(reloadChanges(before, next)).toEqual(['guardrail "pii" changed', 'guardrail "new" added', 'guardrail "old" removed']);
+  });
+
+  it('declares no setup when there are no guardrail files (a call then checks nothing)', async () => {
+    const { file } = configWith(undefined, '- id: safe\n  targets: [{ model: alpha }]\n');
+    const config = await loadConfig(file, { env: {} });
+    expect(config.guardrails).toBeUndefined();
+  });
+
+  it('refuses an invalid regular expression, one RE2 cannot run, and an unknown detector, each at its place', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: mine\n  kind: pattern\n  offered: true\n  action: flag\n  detectors: [email, ssn]\n  patterns:\n    - 'ok-[0-9]+'\n    - '(unclosed'\n    - { name: look, regex: '(?<=a)b' }\n`);
+    expect(await problemsOf(file)).toEqual([
+      `${guardrails}:9:22 /1/detectors/1 unknown detector "ssn" (known: email, iban, payment-card, phone, private-key, secret)`,
+      expect.stringMatching(new RegExp(`^${guardrails.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:12:7 /1/patterns/1 not a valid RE2 regular expression: .*missing closing \\)`)),
+      expect.stringMatching(/:13:28 \/1\/patterns\/2\/regex not a valid RE2 regular expression/),
+    ]);
+  });
+
+  it('refuses a moderation guard naming a model that is not a moderation model', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: mod-check\n  kind: moderation\n  action: block\n  offered: true\n  moderation: { model: alpha }\n`);
+    expect(await problemsOf(file)).toEqual([`${guardrails}:9:24 /1/moderation/model model "alpha" is a chat model, not a moderation model`]);
+  });
+
+  it('refuses a guardrail attached to nothing, and an id a route names that no file declares', async () => {
+    const { file, guardrails, routes } = configWith(`${pii}- id: lonely\n  kind: pattern\n  detectors: [iban]\n  action: flag\n`, '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii, nope]\n');
+    expect(await problemsOf(file)).toEqual([
+      `${routes}:3:21 /0/guardrails/1 no guardrail "nope" (guardrails/ files)`,
+      `${guardrails}:5:7 /1/id guardrail "lonely" is attached to nothing: name it in a route's guardrails, give it models, or offer it to workspaces (offered: true)`,
+    ]);
+  });
+
+  it('refuses an unknown model, a redaction by a kind that finds no spans, and an id declared twice', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: pii\n  kind: pattern\n  detectors: [email]\n  action: flag\n  models: [ghost]\n`);
+    const problems = await problemsOf(file);
+    expect(problems).toContain(`${guardrails}:5:7 /1/id guardrail "pii" is declared twice`);
+    const second = configWith(`${pii}- id: loose\n  kind: pattern\n  detectors: [email]\n  action: flag\n  models: [ghost]\n- id: mod-redact\n  kind: moderation\n  action: redact\n  offered: true\n  moderation: { model: mod }\n`);
+    const more = await problemsOf(second.file);
+    expect(more).toContain(`${second.guardrails}:9:12 /1/models/0 no channel serves model "ghost"`);
+    expect(more).toContain(`${second.guardrails}:12:11 /2/action a moderation guardrail finds no spans to redact; its action is block or flag`);
+  });
+});
