@@ -66,7 +66,7 @@ const onPostgres = [
   'test/auth.test.ts',
   'test/mcp-gateway.test.ts',
   // The spend store (src/billing/postgres-spend-store.ts, postgres-settle-batch.ts): reservations, settlements, caps,
-  // budget periods, the ledger and its overage column, a reservation left by a killed gateway, renewed while a task archives.
+  // budget periods, the ledger and its overage column, a reservation left by a killed gateway, renewed while a task runs.
   'test/billing-anthropic-sdk.test.ts',
   'test/billing-budgets.test.ts',
   'test/billing-caps.test.ts',
@@ -76,7 +76,6 @@ const onPostgres = [
   'test/billing-worst-case.test.ts',
   'test/pipeline-billing.test.ts',
   'test/hardening-usage-bounds.test.ts',
-  'test/hardening-deadlines.test.ts',
   'test/usage.test.ts',
   // Request logs (their attempts column included) and their reads: admin API, Logs page, CSV.
   'test/request-logs.test.ts',
@@ -113,6 +112,8 @@ const containers = ['test/container/**'];
  * one forces a garbage collection every 20 ms (slow on a worker's heap grown by earlier files).
  */
 const ownProcess = ['test/telemetry-otlp.test.ts', 'test/hardening-deadlines.test.ts'];
+/** Suites that start the gateway or a CLI in a child process run the compiled one: dist/ is built from src/ first (once a run). */
+const buildFirst = ['test/kit/compiled.ts'];
 
 /**
  * The longest layer first (spawned processes), then each project's files together, so that a worker goes on from one file
@@ -130,10 +131,11 @@ class LayerSequencer extends BaseSequencer {
  * The integration suites on one database (all of them, or the files `only` lists): most share worker processes file
  * after file, a few have their own.
  */
-function integration(name: string, exclude: string[], env: Record<string, string> = {}, only?: string[]) {
+function integration(name: string, exclude: string[], env: Record<string, string> = {}, only?: string[], globalSetup = buildFirst) {
+  const own = only ? ownProcess.filter((file) => only.includes(file)) : ownProcess;
   return [
-    { extends: true, test: { name, include: only ?? ['test/**/*.test.ts'], exclude: [...exclude, ...ownProcess], env, isolate: false } },
-    { extends: true, test: { name: `${name}-own`, include: only ? ownProcess.filter((file) => only.includes(file)) : ownProcess, exclude, env } },
+    { extends: true, test: { name, include: only ?? ['test/**/*.test.ts'], exclude: [...exclude, ...ownProcess], env, isolate: false, globalSetup } },
+    ...(own.length ? [{ extends: true, test: { name: `${name}-own`, include: own, exclude, env, globalSetup } }] : []),
   ];
 }
 
@@ -141,8 +143,6 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Suites that start the gateway or a CLI in a child process run the compiled one: dist/ is built from src/ first.
-    globalSetup: ['test/kit/compiled.ts'],
     pool: 'forks',
     // Most files wait on sockets, timers and child processes more than they compute: one file more than the cores.
     maxWorkers: availableParallelism() + 1,
@@ -152,10 +152,11 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: unit, isolate: false } },
       ...integration('integration', [...unit, ...processes, ...postgresOnly, ...containers]),
       // With DATABASE_URL set (.ci/run sets it), the storage suites run again with PostgreSQL as the metadata database,
-      // and the suites of several replicas on one PostgreSQL database run.
-      ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...containers], { GATEWAY_TEST_DATABASE: 'postgres' }, [...onPostgres, ...postgresOnly]) : []),
+      // and the suites of several replicas on one PostgreSQL database run: all in a database of the run's own
+      // (test/kit/postgres-run.ts), so that schemas other runs left behind do not slow its migrations.
+      ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...containers], { GATEWAY_TEST_DATABASE: 'postgres' }, [...onPostgres, ...postgresOnly], [...buildFirst, 'test/kit/postgres-run.ts']) : []),
       // Child processes start slowly on a busy machine: more time before a test counts as hung.
-      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000 } },
+      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000, globalSetup: buildFirst } },
     ],
   },
 });

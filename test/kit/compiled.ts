@@ -1,6 +1,6 @@
 // The compiled gateway (dist/) for suites that start it in a child process: `node dist/main.js` starts in a fraction of
 // the time `tsx src/main.ts` takes (tsx compiles every module again in each child, and in each worker of a primary).
-// The test run's global setup (setup) builds what src/ has changed since the last build first, so dist/ is src/.
+// The global setup of the projects that start children (setup, below) builds what src/ changed since the last build first.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from './paths.js';
