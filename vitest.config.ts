@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Three layers (README, "Development"): `unit` (pure functions, no gateway), `integration` (a gateway in this process
-// against fake upstreams; again on PostgreSQL as `integration-postgres` when DATABASE_URL is set) and `process`
+// against fake upstreams; the storage suites again on PostgreSQL as `integration-postgres` when DATABASE_URL is set) and `process`
 // (suites that spawn gateways, CLIs or workers: run once, whatever the database). `npm test` runs all of them.
 
 /** Pure functions and files of the repository: no gateway, no database, no child process. */
@@ -54,8 +54,66 @@ const processes = [
   'test/readme-examples.test.ts',
   'test/build-script.test.ts',
 ];
-/** Integration suites about SQLite itself, or whose storage is beside the point: not run again on PostgreSQL. */
-const sqliteOnly = ['test/billing-settle-batch.test.ts', 'test/request-logs-plan.test.ts', 'test/agent-libraries.test.ts', 'test/dashboard-browser.test.ts', 'test/request-logs-browser.test.ts', 'test/sqlite-checkpoint.test.ts', 'test/translate-openai-sdk.test.ts', 'test/cache-redis.test.ts'];
+/**
+ * The integration suites whose subject is storage, run again with PostgreSQL as the metadata database (`integration-postgres`,
+ * when DATABASE_URL is set). The others (translation, relaying, protocols, SDK conformance, hardening of inputs) store
+ * only a key and a ledger row the ones below store too: a second run of them on PostgreSQL tested the same SQL again.
+ * Together these run every migration (each gateway migrates its own schema) and every module that queries the database
+ * (src/store, and the repositories, stores and sweepers of admin, billing, dashboard, files, request-logs, tasks,
+ * webhooks, batches, mcp): a suite that adds a table or a query belongs here.
+ */
+const onPostgres = [
+  // Keys, workspaces, users and roles, audit rows, caps on one model, MCP tool grants: the admin API and CLI's tables.
+  'test/admin-api.test.ts',
+  'test/admin-api-model-caps.test.ts',
+  'test/auth.test.ts',
+  'test/mcp-gateway.test.ts',
+  // The spend store (src/billing/postgres-spend-store.ts, postgres-settle-batch.ts): reservations, settlements, caps,
+  // budget periods, the ledger and its overage column, a reservation left by a killed gateway, renewed while a task runs.
+  'test/billing-anthropic-sdk.test.ts',
+  'test/billing-budgets.test.ts',
+  'test/billing-caps.test.ts',
+  'test/billing-kill-restart.test.ts',
+  'test/billing-sdk.test.ts',
+  'test/billing-settle.test.ts',
+  'test/billing-worst-case.test.ts',
+  'test/pipeline-billing.test.ts',
+  'test/hardening-usage-bounds.test.ts',
+  'test/usage.test.ts',
+  // Request logs (their attempts column included) and their reads: admin API, Logs page, CSV.
+  'test/request-logs.test.ts',
+  'test/routing.test.ts',
+  'test/routing-stream-failover.test.ts',
+  // Routing with spend on the shared stores: 200 requests on one capped key through a failing target (PostgreSQL + Redis).
+  'test/routing-cap.test.ts',
+  // The response cache's ledger kind (cache_hit), its request-log column and usage's hits.
+  'test/cache.test.ts',
+  // Guardrail verdicts in request-log rows, the workspace and key guardrail columns, the guardrail.blocked outbox rows.
+  'test/guardrails.test.ts',
+  'test/guardrails-evidence.test.ts',
+  // Tasks, batches, leases and the webhook outbox: rows several processes share.
+  'test/tasks-lifecycle.test.ts',
+  'test/tasks-processes.test.ts',
+  'test/batches-sdk.test.ts',
+  'test/leases.test.ts',
+  'test/webhooks.test.ts',
+  'test/webhooks-admin.test.ts',
+  // The provider ids a workspace owns and the response items kept for translated Responses (previous_response_id).
+  'test/responses.test.ts',
+  'test/responses-translate.test.ts',
+  // Workspace files: rows, pagination, the sweeper, an aborted upload leaving no row.
+  'test/files.test.ts',
+  'test/files-sdk.test.ts',
+  'test/files-sweeper.test.ts',
+  'test/files-upload-stream.test.ts',
+  // The dashboard's sessions, sign-in counts, SSO logins, setup links, audit and webhook pages.
+  'test/dashboard-auth.test.ts',
+  'test/dashboard-pages.test.ts',
+  'test/dashboard-audit.test.ts',
+  'test/dashboard-webhooks.test.ts',
+  'test/dashboard-sso.test.ts',
+  'test/hardening-sign-in.test.ts',
+];
 /** Suites that need PostgreSQL itself (several replicas on one database). */
 const postgresOnly = ['test/*-postgres.test.ts'];
 /** Containers (podman): `npm run test:container` runs them, after building the images (vitest.container.config.ts). */
@@ -65,6 +123,8 @@ const containers = ['test/container/**'];
  * one forces a garbage collection every 20 ms (slow on a worker's heap grown by earlier files).
  */
 const ownProcess = ['test/telemetry-otlp.test.ts', 'test/hardening-deadlines.test.ts'];
+/** Suites that start the gateway or a CLI in a child process run the compiled one: dist/ is built from src/ first (once a run). */
+const buildFirst = ['test/kit/compiled.ts'];
 
 /**
  * The longest layer first (spawned processes), then each project's files together, so that a worker goes on from one file
@@ -78,11 +138,15 @@ class LayerSequencer extends BaseSequencer {
   }
 }
 
-/** The integration suites on one database: most share worker processes file after file, a few have their own. */
-function integration(name: string, exclude: string[], env: Record<string, string> = {}) {
+/**
+ * The integration suites on one database (all of them, or the files `only` lists): most share worker processes file
+ * after file, a few have their own.
+ */
+function integration(name: string, exclude: string[], env: Record<string, string> = {}, only?: string[], globalSetup = buildFirst) {
+  const own = only ? ownProcess.filter((file) => only.includes(file)) : ownProcess;
   return [
-    { extends: true, test: { name, include: ['test/**/*.test.ts'], exclude: [...exclude, ...ownProcess], env, isolate: false } },
-    { extends: true, test: { name: `${name}-own`, include: ownProcess, exclude, env } },
+    { extends: true, test: { name, include: only ?? ['test/**/*.test.ts'], exclude: [...exclude, ...ownProcess], env, isolate: false, globalSetup } },
+    ...(own.length ? [{ extends: true, test: { name: `${name}-own`, include: own, exclude, env, globalSetup } }] : []),
   ];
 }
 
@@ -98,10 +162,12 @@ export default defineConfig({
       // Pure functions: the modules a file loads are kept for the next file in the same worker.
       { extends: true, test: { name: 'unit', include: unit, isolate: false } },
       ...integration('integration', [...unit, ...processes, ...postgresOnly, ...containers]),
-      // With DATABASE_URL set (.ci/run sets it), every storage suite runs again with PostgreSQL as the metadata database.
-      ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...sqliteOnly, ...containers], { GATEWAY_TEST_DATABASE: 'postgres' }) : []),
+      // With DATABASE_URL set (.ci/run sets it), the storage suites run again with PostgreSQL as the metadata database,
+      // and the suites of several replicas on one PostgreSQL database run: all in a database of the run's own
+      // (test/kit/postgres-run.ts), so that schemas other runs left behind do not slow its migrations.
+      ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...containers], { GATEWAY_TEST_DATABASE: 'postgres' }, [...onPostgres, ...postgresOnly], [...buildFirst, 'test/kit/postgres-run.ts']) : []),
       // Child processes start slowly on a busy machine: more time before a test counts as hung.
-      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000 } },
+      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000, globalSetup: buildFirst } },
     ],
   },
 });

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/base/errors.js';
+import { compiled } from './kit/compiled.js';
 import { repoRoot } from './kit/paths.js';
 
 const run = promisify(execFile);
@@ -122,14 +123,14 @@ describe('check-config reports every error as file:line:col /pointer message', (
   }
 
   it('exits 1 and prints each error on its own line', async () => {
-    const err = await run('npx', ['tsx', 'src/cli/check-config.ts', `${fixtures}/unknown-protocol/config.yaml`], { cwd: repoRoot }).catch((e) => e);
+    const err = await run(process.execPath, [compiled('cli/check-config'), `${fixtures}/unknown-protocol/config.yaml`], { cwd: repoRoot }).catch((e) => e);
     expect(err.code).toBe(1);
     expect(err.stdout).toContain('/protocol unknown protocol "carrier-pigeon"');
     expect(err.stdout).toContain('config invalid: 1 error(s)');
   });
 
   it('exits 0 with a summary for the shipped example config', async () => {
-    const { stdout } = await run('npx', ['tsx', 'src/cli/check-config.ts', 'config.example.yaml'], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: 'x' } });
+    const { stdout } = await run(process.execPath, [compiled('cli/check-config'), 'config.example.yaml'], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: 'x' } });
     expect(stdout).toContain('config OK');
     expect(stdout).toMatch(/\d+ channel\(s\) \(\d+ enabled\)/);
   });

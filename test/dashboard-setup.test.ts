@@ -6,16 +6,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient } from './kit/dashboard.js';
+import { compiled } from './kit/compiled.js';
 import { repoRoot } from './kit/paths.js';
 
-const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
 let dir: string;
 let child: ChildProcess;
 let lines: string[];
 let url: string;
 
 function admin(args: string[], stdin?: string): Promise<{ stdout: string }> {
-  const pending = promisify(execFile)(tsx, ['src/cli/admin.ts', ...args, '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
+  const pending = promisify(execFile)(process.execPath, [compiled('cli/admin'), ...args, '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
   pending.child.stdin!.end(stdin ?? '');
   return pending;
 }
@@ -23,7 +23,7 @@ function admin(args: string[], stdin?: string): Promise<{ stdout: string }> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gateway-dashboard-setup-'));
   writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
-  child = spawn(tsx, ['src/main.ts'], { cwd: repoRoot, env: { ...process.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
+  child = spawn(process.execPath, [compiled('main')], { cwd: repoRoot, env: { ...process.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
   lines = [];
   // The owner's link is printed after the server listens.
   await new Promise<void>((resolve, reject) => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { compiled } from './kit/compiled.js';
 import { chatChannel, repoRoot, testModels } from './kit/gateway.js';
 import { startS3Server, type S3Server } from './kit/s3-server.js';
 import { png } from './kit/media-samples.js';
@@ -16,7 +17,6 @@ import { createWorkspace, type Workspace } from '../src/store/workspaces.js';
 import { issueApiKey } from '../src/auth/keys.js';
 import { storeFile } from '../src/files/store-file.js';
 
-const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
 const EXPIRED_FILES = 6;
 
 interface Replica {
@@ -36,7 +36,7 @@ let expiredIds: string[];
 
 /** Starts `npm start`'s entry point on the shared config and resolves once it listens. */
 function startReplica(): Promise<Replica> {
-  const child = spawn(tsx, ['src/main.ts'], { cwd: repoRoot, env: { ...process.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
+  const child = spawn(process.execPath, [compiled('main')], { cwd: repoRoot, env: { ...process.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
   const logs: Record<string, unknown>[] = [];
   return new Promise((resolve, reject) => {
     let buffer = '';

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { compiled } from './kit/compiled.js';
 import { repoRoot } from './kit/paths.js';
 
 const run = promisify(execFile);
 const execFileSyncText = (file: string, args: string[]) => execFileSync(file, args).toString();
-const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
@@ -18,9 +18,9 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts a real gateway process and collects its log lines until `until` matches one. */
-function startProcess(script: string, env: NodeJS.ProcessEnv, until: RegExp): Promise<{ child: ChildProcess; lines: string[]; match: RegExpExecArray }> {
-  const child = spawn(tsx, [script], { cwd: repoRoot, env: { ...process.env, ...env } });
+/** Starts a real gateway process (what `npm start` runs: node dist/main.js) and collects its log lines until `until` matches one. */
+function startProcess(env: NodeJS.ProcessEnv, until: RegExp): Promise<{ child: ChildProcess; lines: string[]; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [compiled('main')], { cwd: repoRoot, env: { ...process.env, ...env } });
   children.push(child);
   const lines: string[] = [];
   return new Promise((resolve, reject) => {
@@ -48,7 +48,7 @@ describe('npm start', () => {
     writeFileSync(join(dir, 'config.yaml'), `server:\n  port: 1\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
     const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1', OPENAI_API_KEY: '' };
     // The pid line is the last of the start.
-    const first = await startProcess('src/main.ts', env, /"msg":"pid \d+ /);
+    const first = await startProcess(env, /"msg":"pid \d+ /);
     // The key and the owner link come as plain text, before the line that names the disabled channels.
     const banner = first.lines.findIndex((l) => l.startsWith('first start: created workspace "default"'));
     expect(banner).toBeGreaterThanOrEqual(0);
@@ -67,13 +67,13 @@ describe('npm start', () => {
     first.child.kill('SIGTERM');
     await new Promise((r) => first.child.once('exit', r));
 
-    const second = await startProcess('src/main.ts', env, /listening at/i);
+    const second = await startProcess(env, /listening at/i);
     expect(second.lines.some((l) => l.includes('first start'))).toBe(false);
     second.child.kill('SIGTERM');
-  }, 90_000); // several cold tsx processes, one after another
+  }, 90_000); // several processes, one after another
 
   it('refuses to start on a broken config, printing the error with its position', async () => {
-    const child = spawn(tsx, ['src/main.ts', '--config', 'test/fixtures/config-errors/unknown-field/config.yaml'], { cwd: repoRoot });
+    const child = spawn(process.execPath, [compiled('main'), '--config', 'test/fixtures/config-errors/unknown-field/config.yaml'], { cwd: repoRoot });
     let out = '';
     child.stderr.on('data', (d) => (out += d));
     const code = await new Promise((r) => child.on('exit', r));
@@ -87,7 +87,7 @@ describe('npm run admin', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-admin-'));
     dirs.push(dir);
     writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${repoRoot}/channels\n`);
-    const admin = (...args: string[]) => run(tsx, ['src/cli/admin.ts', ...args, '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
+    const admin = (...args: string[]) => run(process.execPath, [compiled('cli/admin'), ...args, '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
     expect((await admin('workspace', 'create', 'acme')).stdout).toContain('created workspace acme');
     const created = JSON.parse((await admin('key', 'create', '--workspace', 'acme', '--scopes', 'llm.chat,files.write', '--expires-in', '30d', '--spend-cap', '10.00', '--json')).stdout);
     expect(created).toMatchObject({ workspace: 'acme', scopes: ['llm.chat', 'files.write'] });
@@ -101,7 +101,7 @@ describe('npm run admin', () => {
     const bad = await admin('key', 'create', '--workspace', 'acme', '--scopes', 'everything').catch((e) => e);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('unknown scope(s) everything');
-  }, 90_000); // several cold tsx processes, one after another
+  }, 90_000); // several processes, one after another
 });
 
 describe('npm run admin -- reload', () => {
@@ -112,8 +112,8 @@ describe('npm run admin -- reload', () => {
     writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 1\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ${dir}/channels\n`);
     // The variable is the gateway's alone: the reload checks with the gateway's environment, not the CLI's.
     const env = { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1', EXTRA_ONLY_IN_GATEWAY: 'sk-extra', OPENAI_API_KEY: '' };
-    const server = await startProcess('src/main.ts', env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
-    const admin = () => run(tsx, ['src/cli/admin.ts', 'reload', '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
+    const server = await startProcess(env, /listening at (http:\/\/127\.0\.0\.1:\d+)/i);
+    const admin = () => run(process.execPath, [compiled('cli/admin'), 'reload', '--config', join(dir, 'config.yaml')], { cwd: repoRoot });
 
     writeFileSync(join(dir, 'channels', 'extra.yaml'), 'id: extra\nprotocol: nope\n');
     const refused = await admin().catch((e) => e);

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { FakeUpstream } from './kit/fake-upstream.js';
+import { compiled } from './kit/compiled.js';
 import { chatChannel, repoRoot, startGateway, type TestGateway } from './kit/gateway.js';
 import { issueApiKey, type IssuedKey } from '../src/auth/keys.js';
 import { commands } from '../src/cli/admin/billing.js';
@@ -111,8 +112,7 @@ describe('admin usage and caps', () => {
   it('sets a key cap from the admin CLI process while the gateway runs, applied to its next request', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace, { spendCapMicros: 0 });
     expect((await chat(key.key, 'flat-chat')).statusCode).toBe(402);
-    const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
-    const { stdout } = await promisify(execFile)(tsx, ['src/cli/admin.ts', 'key', 'update', key.id, '--spend-cap', '0.01', '--config', join(gw.dir, 'config.yaml')], { cwd: repoRoot });
+    const { stdout } = await promisify(execFile)(process.execPath, [compiled('cli/admin'), 'key', 'update', key.id, '--spend-cap', '0.01', '--config', join(gw.dir, 'config.yaml')], { cwd: repoRoot });
     expect(stdout.trim()).toBe(`key ${key.id}: spend cap 0.01 USD`);
     expect((await chat(key.key, 'flat-chat')).statusCode).toBe(200);
     expect((await chat(key.key, 'flat-chat')).statusCode).toBe(402);

@@ -17,10 +17,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The primary's workers: its children running the gateway (tsx's esbuild service is a child too). */
+/** The primary's workers: its children running the gateway. */
 const workersOf = (pid: number) => childrenOf(pid).filter((child) => {
   try {
-    return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('src/main.ts');
+    return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('dist/main.js');
   } catch {
     return false;
   }
@@ -46,7 +46,7 @@ describe('server.workers: 2', () => {
     let url: string;
     ({ gateway, url } = await spawnTwoWorkers(dir, `${upstream.url}/v1`, `rate-limits:\n  perKey:\n    requestsPerMinute: 6\nmetrics:\n  token: ${METRICS_TOKEN}\n`));
     await gateway.waitFor(/"msg":"pid \d+ /);
-    // tsx runs the primary in a child of its launcher: the pid written is the primary's, whose children are the workers.
+    // The pid written is the primary's, whose children are the workers.
     const primary = (JSON.parse(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8')) as { pid: number }).pid;
     await vi.waitFor(() => expect(workersOf(primary)).toHaveLength(2), { timeout: 30_000 });
     expect(gateway.lines.filter((l) => l.includes('first start: created workspace'))).toHaveLength(1);

@@ -3,8 +3,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { chatChannel, testModels } from './gateway.js';
+import { compiled } from './compiled.js';
 import { repoRoot } from './paths.js';
 
 export interface GatewayProcess {
@@ -78,22 +79,30 @@ export function childrenOf(pid: number): number[] {
 /** Every process below `pid`: its children, theirs, and so on. */
 export const processTree = (pid: number): number[] => childrenOf(pid).flatMap((child) => [child, ...processTree(child)]);
 
-/** Kills a spawned gateway and every process below it (a primary's workers, tsx's esbuild service). */
+/** Kills a spawned gateway and every process below it (a primary's workers, and whatever they started). */
 export function killTree(gateway: GatewayProcess | undefined): void {
   if (gateway) for (const pid of [gateway.child.pid!, ...processTree(gateway.child.pid!)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
 }
 
-/** A gateway in its own process (node with tsx's loader) on `configFile`, without jobs: resolves with its URL once it listens. */
+/**
+ * A gateway in its own process (the compiled one, dist/) on `configFile`, without jobs: resolves with its URL once it
+ * listens. The script is a module file beside the config (a spend thread inherits node's flags, and --input-type=module
+ * would be refused for its file).
+ */
 export async function spawnChildGateway(configFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const script = `
-import { loadConfig } from './src/compile/load-config.ts';
-import { createServices } from './src/services.ts';
-import { buildApp } from './src/app.ts';
-const services = await createServices(await loadConfig(process.argv[1]));
+  const script = join(dirname(configFile), 'child-gateway.mjs');
+  writeFileSync(
+    script,
+    `
+import { loadConfig } from '${compiled('compile/load-config')}';
+import { createServices } from '${compiled('services')}';
+import { buildApp } from '${compiled('app')}';
+const services = await createServices(await loadConfig(process.argv[2]));
 const app = await buildApp(services, { logger: false });
 console.log(await app.listen({ host: '127.0.0.1', port: 0 }));
-`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, configFile], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+`,
+  );
+  const child = spawn(process.execPath, [script, configFile], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   const [url] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   return { child, url };
 }
@@ -106,7 +115,7 @@ export async function spawnTwoWorkers(dir: string, upstreamUrl: string, extraCon
   mkdirSync(join(dir, 'channels'));
   writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', upstreamUrl, { models: testModels.flatChat }));
   writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n${extraConfig}`);
-  const gateway = spawnGateway(join(repoRoot, 'node_modules', '.bin', 'tsx'), ['src/main.ts'], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
+  const gateway = spawnGateway(process.execPath, [compiled('main')], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
   const url = (await gateway.waitFor(/listening at (http:\/\/127\.0\.0\.1:\d+) with 2 workers/, 90_000))[1];
   return { gateway, url };
 }
