@@ -13,7 +13,7 @@ export const LAYERS = [
   ['config', 'net', 'http'],
   ['store'],
   ['engine', 'billing', 'auth', 'files', 'request-logs'],
-  ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile', 'mcp'],
+  ['telemetry', 'pipeline', 'flows', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile', 'mcp'],
   ['endpoints', 'admin', 'dashboard'],
   ['root'],
   ['cli'],

@@ -4,7 +4,7 @@
 import { markStage } from '../http/stages.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
-import type { Dialect } from './dialect.js';
+import type { Flow } from './flow.js';
 import { reserve } from './reserve.js';
 import { send, type Sent } from './send.js';
 import { answerBeforeCommit, SettlingAnswer, settleAfterFailure } from './settle.js';
@@ -14,7 +14,7 @@ import { answerBeforeCommit, SettlingAnswer, settleAfterFailure } from './settle
  * (the transport answers it in the call's dialect). The only async frame between the route and the work: stages with
  * nothing to do cost no turn of the event loop.
  */
-export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<void> {
+export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void> {
   try {
     const read = dialect.read ? await dialect.read(call) : undefined;
     const plan = dialect.resolve(call, read);

@@ -11,7 +11,7 @@ import type { TokenUsage } from '../billing/cost.js';
 import { isPassthrough, translatorFor } from '../engine/translators.js';
 import type { Call } from '../pipeline/call.js';
 import { expectEventStream, readJsonObject } from '../pipeline/decode.js';
-import type { Dialect } from '../pipeline/dialect.js';
+import type { Flow } from '../pipeline/flow.js';
 import { forwardedHeaders, type Sent } from '../pipeline/send.js';
 import { exceedsReservation, SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
@@ -118,7 +118,7 @@ function routedPlan(call: Call, routes: ModelRoute[], operation: string): ChatPl
   return plan;
 }
 
-export function chatDialect(operation: string): Dialect<ChatPlan> {
+export function chatFlow(operation: string): Flow<ChatPlan> {
   return {
     resolve(call) {
       const routes = resolveCallModel(call, call.body.model, 'chat');

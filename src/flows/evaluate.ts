@@ -11,7 +11,7 @@ import { runNative } from '../evaluate/native-mode.js';
 import { readQuestions } from '../evaluate/questions.js';
 import type { EvaluateSettings, ModeResult, Question } from '../evaluate/types.js';
 import type { Call } from '../pipeline/call.js';
-import type { Conversation, Dialect, Exchange } from '../pipeline/dialect.js';
+import type { Conversation, Flow, Exchange } from '../pipeline/flow.js';
 
 interface EvaluatePlan {
   routes: ModelRoute[];
@@ -54,7 +54,7 @@ async function evaluate(call: Call, plan: EvaluatePlan, exchange: Exchange): Pro
   };
 }
 
-export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
+export function evaluateFlow(_operation: string): Flow<EvaluatePlan> {
   return {
     resolve(call) {
       const route = evaluationRoute(call, call.body.model);

@@ -12,7 +12,7 @@ import type { ChatTranslator } from '../engine/translator.js';
 import { imagesTranslateContext, imagesTranslatorFor } from './images-translated.js';
 import type { Call } from '../pipeline/call.js';
 import { readJsonObject } from '../pipeline/decode.js';
-import type { Dialect } from '../pipeline/dialect.js';
+import type { Flow } from '../pipeline/flow.js';
 import { archiveOutputs } from '../pipeline/outputs.js';
 import type { Outgoing, Sent } from '../pipeline/send.js';
 import { upstreamMalformed, usageReaderFor } from '../pipeline/usage.js';
@@ -119,7 +119,7 @@ async function imagesAnswer(call: Call, operation: string, plan: ImagesPlan, sen
   return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
 }
 
-export function imagesDialect(operation: string, options: { form?: boolean } = {}): Dialect<ImagesPlan, ImageForm | undefined> {
+export function imagesFlow(operation: string, options: { form?: boolean } = {}): Flow<ImagesPlan, ImageForm | undefined> {
   return {
     read: options.form ? readEditForm : undefined,
     resolve: (call, form) => resolveImages(call, operation, form),
