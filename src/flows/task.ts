@@ -32,7 +32,8 @@ interface TaskEndpoint {
   route?: string;
   /** Schema of the request fields (requests/...). */
   schema: string;
-  form: FormRules;
+  /** The form's rules, for an entry that takes multipart bodies (`multipart: true`); JSON only without. */
+  form?: FormRules;
 }
 
 /** Task creations in progress in this process, per key: counted with the stored unfinished tasks, so a burst cannot slip past the bound. */
@@ -128,12 +129,12 @@ async function readTaskRequest(services: TaskCreateDeps, endpoint: TaskEndpoint,
   if ((await countTasksInFlight(services.db, call.auth.keyId)) + creating.before >= options.maxInFlightPerKey) {
     throw new RateLimitError(`this key has ${options.maxInFlightPerKey} tasks unfinished, the most it may; try again when one finishes`, 5);
   }
-  const parts = call.parts();
+  const parts = endpoint.form && call.parts();
   let fields = call.body;
   let upload: ReferenceInput | undefined;
   if (parts) {
     // Uploaded bytes are held against the process-wide budget as they arrive, until the task is submitted.
-    const form = await readForm(parts, endpoint.form, bytes.hold);
+    const form = await readForm(parts, endpoint.form!, bytes.hold);
     fields = form.fields;
     const image = form.images[0];
     if (image) upload = { upload: { filename: image.filename, contentType: image.contentType, bytes: image.bytes } };
@@ -237,7 +238,7 @@ async function createTask(services: TaskCreateDeps, family: TaskFamily, call: Ca
 export function taskFlow(services: TaskCreateDeps, entry: EndpointConfig): Flow<TaskPlan, TaskRequest> {
   const family = taskFamilyOf(entry);
   if (!family || !entry.requestSchema) throw new Error(`endpoint "${entry.name}": flow "task" needs a modelKind, a requestSchema and a pipeline.task section`);
-  const endpoint: TaskEndpoint = { family, route: family.routes === 'declared' ? entry.path : undefined, schema: entry.requestSchema, form: formRules(family.object.replace(/\.task$/, '')) };
+  const endpoint: TaskEndpoint = { family, route: family.routes === 'declared' ? entry.path : undefined, schema: entry.requestSchema, form: entry.multipart ? formRules(family.object.replace(/\.task$/, '')) : undefined };
   return {
     read: (call) => readTaskRequest(services, endpoint, call),
     resolve: (call, request) => resolveTask(call, endpoint, request),
