@@ -2,7 +2,11 @@
 // no TypeScript): music generation, asynchronous, billed per second of audio the result reports. Through HTTP against a
 // loopback fake upstream: created at once as a `music.task`, polled, archived, billed from the result's usage, capped
 // (a key capped at exactly N tasks admits N, then 402, though each task used more seconds than it reserved), scoped.
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/base/errors.js';
+import { loadConfig } from '../src/compile/load-config.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { acceptedSamples } from './kit/media-samples.js';
@@ -189,5 +193,42 @@ describe('a task family added by catalogue files alone (music, per second of aud
     const created = await compose();
     expect((await call('GET', `/v1/tasks/${created.body.id}`, other)).status).toBe(403);
     await settle(created.body.id);
+  });
+});
+
+describe('check-config on task families and flows', () => {
+  /** Writes `files` (paths under the gateway's folder) and loads its config: the problems, or the warnings when it loads. */
+  async function load(files: Record<string, string>): Promise<{ problems: string[]; warnings: string[] }> {
+    for (const [path, text] of Object.entries(files)) writeFileSync(join(gw.dir, path), text);
+    try {
+      const config = await loadConfig(join(gw.dir, 'config.yaml'), { env: { DATABASE_URL: process.env.DATABASE_URL } });
+      return { problems: [], warnings: config.warnings };
+    } catch (err) {
+      return { problems: (err as ConfigError).problems ?? [String(err)], warnings: [] };
+    } finally {
+      for (const path of Object.keys(files)) rmSync(join(gw.dir, path));
+    }
+  }
+
+  it('refuses a protocol task of a kind no task entry serves, at its file:line:col', async () => {
+    const protocol = musicFamily.protocol.replace('id: songs', 'id: podcasts').replace('kind: music', 'kind: podcast');
+    const { problems } = await load({ 'channels/protocols/podcasts.yaml': protocol });
+    expect(problems).toEqual([expect.stringMatching(/podcasts\.yaml:\d+:\d+ \/tasks\/song\/kind task "song" is of kind "podcast", but no catalogue entry of flow "task" for that kind is served at its own path/)]);
+  });
+
+  it('refuses a task entry with no task section, and an entry of another flow with no operation', async () => {
+    const entries = `- name: broken-task\n  modelKind: music\n  method: [POST]\n  path: /v1/broken\n  handler: pipeline\n  pipeline: { flow: task }\n- name: broken-relay\n  modelKind: music\n  method: [POST]\n  path: /v1/broken-relay\n  handler: pipeline\n  pipeline: { flow: relay }\n`;
+    const { problems } = await load({ 'catalogue/broken.yaml': entries });
+    expect(problems).toEqual([
+      expect.stringMatching(/catalogue\/broken\.yaml:6:13 \/0\/pipeline endpoint "broken-task" runs the task flow: declare its family in "task"/),
+      expect.stringMatching(/catalogue\/broken\.yaml:12:13 \/1\/pipeline endpoint "broken-relay" names no operation/),
+    ]);
+  });
+
+  it('reads a pipeline.dialect that names the flow (the old spelling) as the flow, with a deprecation warning', async () => {
+    const entry = `- name: old-spelling\n  modelKind: hum\n  method: [POST]\n  path: /v1/old-spelling\n  scope: music.generate\n  handler: pipeline\n  pipeline: { dialect: relay, operation: compose }\n`;
+    const { problems, warnings } = await load({ 'catalogue/old.yaml': entry });
+    expect(problems).toEqual([]);
+    expect(warnings).toContainEqual(expect.stringMatching(/catalogue\/old\.yaml:7:24 \/0\/pipeline\/dialect deprecated: "dialect" names the client's wire dialect, no longer the flow; write "flow: relay"/));
   });
 });

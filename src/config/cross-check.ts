@@ -9,7 +9,7 @@ import { credentialsOf, foreignCredentialFields } from './credentials.js';
 import { checkPipelineOperations } from './cross-check-operations.js';
 import { checkUnits } from './cross-check-units.js';
 import type { Problems } from './problems.js';
-import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
+import { checkOperation, checkTask, checkTaskKinds, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
 import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
@@ -254,6 +254,7 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
   checkModelKinds(channels, endpoints, problems);
   checkPipelineOperations(valid.catalogue, channels, known.protocols, problems);
+  checkTaskKinds(valid.protocols, endpoints, problems);
   const protocolSources = new Map(valid.protocols.flatMap(({ value, source }) => (value ? [[value.id, source] as const] : [])));
   checkUnits({ channels, protocols: known.protocols, endpoints }, protocolSources, problems);
   return { gateway: valid.root.value, ...known, channels, endpoints };
