@@ -122,7 +122,7 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
       cooldown: route.cooldown,
       targets: [],
       reachable: [],
-      kind: 'chat',
+      kind: '', // its targets' kind, set below once they are built
     };
     for (const target of route.targets) {
       const child = target.route !== undefined ? build(byId.get(target.route)!) : undefined;

@@ -118,10 +118,10 @@ function routedPlan(call: Call, routes: ModelRoute[], operation: string): ChatPl
   return plan;
 }
 
-export function chatFlow(operation: string): Flow<ChatPlan> {
+export function chatFlow(operation: string, kind: string): Flow<ChatPlan> {
   return {
     resolve(call) {
-      const routes = resolveCallModel(call, call.body.model, 'chat');
+      const routes = resolveCallModel(call, call.body.model, kind);
       if (routes[0].via) return routedPlan(call, routes, operation);
       return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },

@@ -20,10 +20,10 @@ interface EvaluatePlan {
 }
 
 /** The first enabled route whose protocol declares how to evaluate; a disabled model is a bad request here. */
-function evaluationRoute(call: Call, modelId: unknown): ModelRoute {
+function evaluationRoute(call: Call, modelId: unknown, kind: string): ModelRoute {
   let routes: ModelRoute[];
   try {
-    routes = resolveCallModel(call, modelId, 'evaluation');
+    routes = resolveCallModel(call, modelId, kind);
   } catch (err) {
     if (err instanceof ChannelUnavailableError) throw new ValidationError(`model "${modelId}" is not an enabled evaluation model: ${err.message}`, 'model', 'model_not_enabled');
     throw err;
@@ -54,10 +54,10 @@ async function evaluate(call: Call, plan: EvaluatePlan, exchange: Exchange): Pro
   };
 }
 
-export function evaluateFlow(_operation: string): Flow<EvaluatePlan> {
+export function evaluateFlow(_operation: string, kind: string): Flow<EvaluatePlan> {
   return {
     resolve(call) {
-      const route = evaluationRoute(call, call.body.model);
+      const route = evaluationRoute(call, call.body.model, kind);
       return { routes: [route], settings: route.protocol.evaluate as unknown as EvaluateSettings, questions: [] };
     },
     inputs(call, plan) {

@@ -69,9 +69,9 @@ async function readEditForm(call: Call): Promise<ImageForm> {
   return form;
 }
 
-function resolveImages(call: Call, operation: string, form: ImageForm | undefined): ImagesPlan {
+function resolveImages(call: Call, operation: string, kind: string, form: ImageForm | undefined): ImagesPlan {
   const fields = form ? form.fields : call.body;
-  const routes = resolveCallModel(call, fields.model, 'image');
+  const routes = resolveCallModel(call, fields.model, kind);
   const translators = new Map(routes.map((route) => [route, imagesTranslatorFor(call.config, call.dialect, route, operation, !!form)]));
   const count = fields.n === undefined || fields.n === null ? 1 : Number(fields.n);
   const max = Math.min(...routes.map(maxImagesOf));
@@ -119,10 +119,10 @@ async function imagesAnswer(call: Call, operation: string, plan: ImagesPlan, sen
   return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
 }
 
-export function imagesFlow(operation: string, options: { form?: boolean } = {}): Flow<ImagesPlan, ImageForm | undefined> {
+export function imagesFlow(operation: string, kind: string, options: { form?: boolean } = {}): Flow<ImagesPlan, ImageForm | undefined> {
   return {
     read: options.form ? readEditForm : undefined,
-    resolve: (call, form) => resolveImages(call, operation, form),
+    resolve: (call, form) => resolveImages(call, operation, kind, form),
     inputs: fetchReferences,
     // The worst case: n images at the priciest size and quality the request allows, on the priciest route.
     estimate: (_call, plan) => Math.max(...plan.routes.map((route) => imagesCostMicros(route, plan.count, plan.fields.size, plan.fields.quality))),

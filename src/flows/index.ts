@@ -10,12 +10,18 @@ import { relayFlow } from './relay.js';
 import type { PipelineSpec } from './spec.js';
 import { taskFlow } from './task.js';
 
+/** The model kind an entry serves: its modelKind, which a flow that resolves a model needs (the kind comes from data, never from code). */
+function kindOf(endpoint: EndpointConfig): string {
+  if (!endpoint.modelKind) throw new Error(`endpoint "${endpoint.name}": flow "${endpoint.pipeline?.flow}" needs a modelKind`);
+  return endpoint.modelKind;
+}
+
 type FlowFactory = (spec: PipelineSpec, endpoint: EndpointConfig, services?: TaskCreateDeps) => Flow<any, any>;
 
 export const flows: Readonly<Record<string, FlowFactory>> = {
-  chat: (spec) => chatFlow(spec.operation!),
-  evaluate: (spec) => evaluateFlow(spec.operation!),
-  images: (spec, endpoint) => imagesFlow(spec.operation!, { form: endpoint.multipart }),
+  chat: (spec, endpoint) => chatFlow(spec.operation!, kindOf(endpoint)),
+  evaluate: (spec, endpoint) => evaluateFlow(spec.operation!, kindOf(endpoint)),
+  images: (spec, endpoint) => imagesFlow(spec.operation!, kindOf(endpoint), { form: endpoint.multipart }),
   relay: (spec, endpoint) => relayFlow(spec, endpoint),
   task: (_spec, endpoint, services) => {
     if (!services) throw new Error(`endpoint "${endpoint.name}": a task flow runs only as an HTTP route (not in a batch)`);
