@@ -17,7 +17,8 @@ import { dataPathFor, startupWarnings, summarize } from './config/load.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
 import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
-import { PID_FILE, pidFileContents } from './compile/reload.js';
+import { PID_FILE, pidFileContents, type WorkerReload } from './compile/reload.js';
+import { sayFleetReload, type WorkerAnswer } from './compile/fleet-reload.js';
 
 /** server.workers: that many processes; unset, one per core. An in-memory database cannot be shared: one. */
 export function workerCount(config: LoadedConfig): number {
@@ -125,7 +126,7 @@ function forkWorker(state: PrimaryState): void {
   worker.once('listening', (address) => {
     state.listened.add(worker);
     // A SIGHUP that came while it started: it may have read the config before the change.
-    if (state.reloadPending.delete(worker)) worker.process.kill('SIGHUP');
+    if (state.reloadPending.delete(worker)) void askReload(worker).then((answer) => sayFleetReload(state.log, [answer], 1));
     // Said once every worker listens: requests are then spread over all of them.
     if (state.announced || [...state.live].filter((w) => state.listened.has(w)).length < state.count) return;
     state.announced = true;
@@ -173,33 +174,33 @@ function stopPrimary(state: PrimaryState, signal: NodeJS.Signals, quiet = false)
   for (const worker of live) worker.process.kill('SIGTERM');
 }
 
-/** Passes SIGHUP on: a worker reloads once it listens (before that, SIGHUP would end it), so one still starting gets it then. */
-function reloadWorkers(state: PrimaryState): void {
-  for (const worker of state.live) {
-    if (state.listened.has(worker)) worker.process.kill('SIGHUP');
-    else state.reloadPending.add(worker);
-  }
+/** One worker's reload, at the primary's request: its answer, or why there was none. */
+function askReload(worker: Worker): Promise<WorkerAnswer> {
+  const pid = worker.process.pid;
+  return askWorker<WorkerReload>(worker, 'reload', WORKER_RELOAD_MS).then(
+    (report) => ({ pid, report }),
+    (err: Error) => ({ pid, failed: err.message }),
+  );
 }
 
 /**
- * One worker reloaded through the admin API: every other one reloads too, and the answer counts those that did (a
- * worker still starting gets SIGHUP once it listens, and is not counted).
+ * Passes SIGHUP on: every listening worker reloads and the outcome is said once for the group; a worker still starting
+ * reloads once it listens (it may have read the config before the change).
+ */
+async function reloadWorkers(state: PrimaryState): Promise<void> {
+  const listening = [...state.live].filter((worker) => state.listened.has(worker) || (state.reloadPending.add(worker), false));
+  sayFleetReload(state.log, await Promise.all(listening.map(askReload)), state.live.size);
+}
+
+/**
+ * One worker reloaded through the admin API (and said so): every other one reloads too, quietly, and the answer counts
+ * those that did (a worker still starting reloads once it listens, and is not counted).
  */
 async function reloadOthers(state: PrimaryState, from: Worker): Promise<FleetReload> {
-  const others = [...state.live].filter((worker) => worker !== from);
-  const outcomes = await Promise.all(
-    others.map((worker) => {
-      if (!state.listened.has(worker)) {
-        state.reloadPending.add(worker);
-        return false;
-      }
-      return askWorker<boolean>(worker, 'reload', WORKER_RELOAD_MS).catch((err: Error) => {
-        state.log.error(`worker ${worker.process.pid} did not reload: ${err.message}`);
-        return false;
-      });
-    }),
-  );
-  return { reloaded: outcomes.filter(Boolean).length, total: state.live.size };
+  const others = [...state.live].filter((worker) => worker !== from && (state.listened.has(worker) || (state.reloadPending.add(worker), false)));
+  const answers = await Promise.all(others.map(askReload));
+  for (const a of answers) if ('failed' in a) state.log.error(`worker ${a.pid} did not reload: ${a.failed}`);
+  return { reloaded: answers.filter((a) => 'report' in a && a.report.ok).length, total: state.live.size };
 }
 
 /** The primary of `count` workers; resolves once it has started them (it then runs until SIGTERM). */
@@ -227,7 +228,7 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
   state.handlers['listen-failed'] = (line) => void (state.listenFailure ??= String(line));
   cluster.on('exit', (worker, code, signal) => onWorkerExit(state, worker, code, signal));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopPrimary(state, signal));
-  process.on('SIGHUP', () => reloadWorkers(state));
+  process.on('SIGHUP', () => void reloadWorkers(state));
 
   for (let i = 0; i < count; i++) forkWorker(state);
 }

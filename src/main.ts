@@ -10,7 +10,7 @@ import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js
 import { printPlain } from './http/log-format.js';
 import { startBackgroundJobs } from './jobs.js';
 import { metricsOptions, startMetricsServer } from './telemetry/metrics-server.js';
-import { PID_FILE, pidFileContents, reloadConfig } from './compile/reload.js';
+import { PID_FILE, pidFileContents, reloadConfig, reloadForPrimary } from './compile/reload.js';
 import { runPrimary, workerCount } from './cluster.js';
 import { answerPrimary, askPrimary } from './base/cluster-ipc.js';
 import { checkPortFree, portInUseMessage } from './net/port-in-use.js';
@@ -82,8 +82,9 @@ async function serve(config: LoadedConfig, worker: boolean) {
   // SIGHUP (or `npm run admin -- reload`, which sends it): swap in the checked config, or keep serving the old one.
   // A worker gets it from the primary (whose pid is the one written), as soon as it listens: the handler is in place by then.
   process.on('SIGHUP', () => void reloadConfig(services, app.log));
-  // The admin API's reload, taken by another worker: the primary asks every worker to swap too.
-  if (worker) answerPrimary('reload', () => reloadConfig(services, app.log));
+  // SIGHUP to the group, or the admin API's reload taken by another worker: the primary asks every worker to swap, and
+  // says how it went once for all of them.
+  if (worker) answerPrimary('reload', () => reloadForPrimary(services, app.log));
 
   const address = await listenOrExit(app, config, worker);
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.

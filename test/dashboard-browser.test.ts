@@ -219,3 +219,64 @@ describe('Usage', () => {
     await page.context().close();
   });
 });
+
+describe('what a person sees on every page', () => {
+  it('loads every page of an owner without a console error or a failed request (the favicon included)', async () => {
+    const icon = await fetch(`${gw.url}/dashboard/assets/favicon.svg`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    const page = await signIn('owner@example.com');
+    const problems: string[] = [];
+    page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
+    page.on('response', (response) => { if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`); });
+    page.on('requestfailed', (request) => problems.push(`failed ${request.url()}`));
+    for (const path of ['/dashboard/files', `/dashboard/files/${generated[2]}`, '/dashboard/usage', '/dashboard/logs', '/dashboard/settings/keys', '/dashboard/settings/webhooks', '/dashboard/settings/audit']) {
+      await page.goto(`${gw.url}${path}`, { waitUntil: 'networkidle' });
+      await imagesLoaded(page);
+    }
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('keeps what was typed in a refused create-key form, and in a refused webhook form', async () => {
+    const page = await signIn('owner@example.com');
+    await page.goto(`${gw.url}/dashboard/settings/keys`);
+    await page.getByLabel('Name (optional)').fill('kept after a refusal');
+    await page.getByLabel('llm.chat').check();
+    await page.getByLabel('Spending cap in USD (optional)').fill('ten dollars');
+    await page.getByLabel('Cap resets').selectOption('monthly');
+    await page.getByLabel('Expires').selectOption('90');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => page.getByRole('alert').count()).toBe(1);
+    expect(await page.getByLabel('Name (optional)').inputValue()).toBe('kept after a refusal');
+    expect(await page.getByLabel('llm.chat').isChecked()).toBe(true);
+    expect(await page.getByLabel('Spending cap in USD (optional)').inputValue()).toBe('ten dollars');
+    expect(await page.getByLabel('Cap resets').inputValue()).toBe('monthly');
+    expect(await page.getByLabel('Expires').inputValue()).toBe('90');
+    expect(await page.locator('tr', { hasText: 'kept after a refusal' }).count()).toBe(0);
+
+    await page.goto(`${gw.url}/dashboard/settings/webhooks`);
+    const hostile = 'http://example.com/"><script>alert(1)</script>';
+    await page.getByLabel('URL (https)').fill(hostile);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect.poll(() => page.getByRole('alert').count()).toBe(1);
+    expect(await page.getByLabel('URL (https)').inputValue()).toBe(hostile);
+    expect(await page.locator('script:not([src])').count()).toBe(0);
+    await page.context().close();
+  });
+
+  it('shows each audit action on one line, at a width where long ids still wrap', async () => {
+    const page = await signIn('owner@example.com', { width: 760, height: 860 });
+    await page.goto(`${gw.url}/dashboard/settings/keys`);
+    await page.getByLabel('Name (optional)').fill('audited');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.locator('#new-key').waitFor();
+    await page.goto(`${gw.url}/dashboard/settings/audit`);
+    const actions = page.locator('table.audit tbody td:nth-child(3) code');
+    expect(await actions.count()).toBeGreaterThan(0);
+    const lines = await actions.evaluateAll((codes) => codes.map((c) => Math.round(c.getBoundingClientRect().height / parseFloat(getComputedStyle(c).lineHeight || '20'))));
+    expect(lines.every((n) => n <= 1)).toBe(true);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(760);
+    await page.screenshot({ path: join(artifacts, 'audit.png'), fullPage: true });
+    await page.context().close();
+  });
+});

@@ -71,17 +71,18 @@ describe('the estimate bounds the whole request body', () => {
 describe('billing follows the usage the upstream reports', () => {
   it('charges reported usage above the reservation in full, records the overage, and refuses the next request: the cap is overshot by that one request', async () => {
     const key = await issueApiKey(gw.services.db, gw.workspace, { spendCapMicros: 10_000 });
-    fake.next({ kind: 'json', body: { id: 'c', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 } } });
+    fake.next({ kind: 'json', body: { id: 'c', object: 'chat.completion', created: 1, model: 'upstream-chat', choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: 'stop' }], usage: { prompt_tokens: 120_000, completion_tokens: 10_000 } } });
     const res = await chat(key.key, {});
     expect(res.statusCode).toBe(200);
     const [row] = await ledgerOf(res.headers['x-request-id'] as string);
-    // 1M input at 2.0 + 1M output at 10.0 = 12 USD reported, and charged; the answer's cost is the ledger's charge.
-    expect(row.cost_micros).toBe(12_000_000);
-    expect(res.json().cost).toEqual({ amount: 12, currency: 'USD' });
+    // 120,000 input at 2.0 + 10,000 output at 10.0 = 0.34 USD reported (possible for a model without limits: within
+    // billing.defaultLimits, 128,000 + 4,096), and charged; the answer's cost is the ledger's charge.
+    expect(row.cost_micros).toBe(340_000);
+    expect(res.json().cost).toEqual({ amount: 0.34, currency: 'USD' });
     const overage = Number(row.overage_micros);
-    expect(overage).toBeGreaterThan(12_000_000 - 10_000);
-    expect(overage).toBeLessThan(12_000_000);
-    expect((await balance(key.id)).spentMicros).toBe(12_000_000);
+    expect(overage).toBeGreaterThan(340_000 - 10_000);
+    expect(overage).toBeLessThan(340_000);
+    expect((await balance(key.id)).spentMicros).toBe(340_000);
     expect(await gw.services.metrics.registry.getSingleMetricAsString('gateway_overage_micros_total')).toContain(`model="fake-chat",channel="fake"} ${overage}`);
     // The cap is spent: the next request is refused before anything is sent.
     fake.reset();

@@ -32,6 +32,8 @@ function configWith(routes: string, extra = ''): { file: string; routes: string 
   mkdirSync(join(dir, extra ? 'elsewhere' : 'routes'));
   cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
   writeFileSync(join(dir, 'channels', 'vendor.yaml'), `id: vendor\nprotocol: openai-chat\nbaseUrl: https://vendor.example/v1\nmodels:\n${models}`);
+  // A channel that serves only the non-streaming operation of its protocol: its chat model cannot continue a stream.
+  writeFileSync(join(dir, 'channels', 'plain.yaml'), `id: plain\nprotocol: openai-chat\noperations: [embeddings]\nbaseUrl: https://plain.example/v1\nmodels:\n  - id: stiff\n    kind: chat\n    price: { inputPerMillion: 1, outputPerMillion: 2 }\n`);
   const file = join(dir, extra ? 'elsewhere' : 'routes', 'main.yaml');
   writeFileSync(file, routes);
   writeFileSync(join(dir, 'config.yaml'), `server:\n  logLevel: silent\nchannels:\n  dir: ./channels\n${extra}`);
@@ -45,6 +47,11 @@ async function problemsOf(file: string): Promise<string[]> {
 }
 
 describe('check-config on routes', () => {
+  it('builds a stream-failover route with its idle bound', async () => {
+    const { file } = configWith(`- id: steady\n  failover: { streamAfterFirstByte: true, streamIdleMs: 1500 }\n  targets: [{ model: alpha }, { model: beta }]\n`);
+    expect((await loadConfig(file, { env: {} })).routes.get('steady')!.streamFailover).toEqual({ idleMs: 1500 });
+  });
+
   it('builds a route of channel models and routes, from the folder routes.dir names', async () => {
     const { file } = configWith(
       `- id: smart\n  strategy: weighted\n  targets:\n    - { model: vendor/alpha, weight: 3 }\n    - { route: backup }\n- id: backup\n  targets: [{ model: beta }]\n`,
@@ -74,13 +81,13 @@ describe('check-config on routes', () => {
     expect(await problemsOf(file)).toEqual([`${routes}:3:37 /0/targets/0/weight must be > 0`, `${routes}:5:3 /1/cache unknown field "cache"`]);
   });
 
-  it('refuses sticky without a key, stream failover, and targets of two kinds', async () => {
+  it('refuses sticky without a key, stream failover on a target that cannot continue a stream, and targets of two kinds', async () => {
     const { file, routes } = configWith(
-      `- id: s\n  strategy: sticky\n  targets: [{ model: alpha }]\n- id: f\n  failover: { streamAfterFirstByte: true }\n  targets: [{ model: alpha }]\n- id: k\n  targets: [{ model: alpha }, { model: pic }]\n`,
+      `- id: s\n  strategy: sticky\n  targets: [{ model: alpha }]\n- id: f\n  failover: { streamAfterFirstByte: true }\n  targets: [{ model: alpha }, { model: stiff }]\n- id: k\n  targets: [{ model: alpha }, { model: pic }]\n`,
     );
     expect(await problemsOf(file)).toEqual([
       `${routes}:2:13 /0/strategy a sticky route needs a stickyKey (key, user or header:<name>)`,
-      `${routes}:5:37 /1/failover/streamAfterFirstByte continuing a broken stream on the next target is not built yet (docs/routing.md); leave it false`,
+      `${routes}:5:37 /1/failover/streamAfterFirstByte target plain/stiff cannot continue a stream (a chat model on a protocol that streams answers); only a chat route's text streams are continued`,
       `${routes}:8:12 /2/targets targets serve different kinds of model (chat, image); a route serves one`,
     ]);
   });

@@ -63,7 +63,7 @@ export const requestLogSchemas = {
       bodies_captured: { type: 'boolean', description: 'Whether the bodies were stored (requestLogs.captureBodies); shown on the dashboard.' },
       attempts: {
         type: ['array', 'null'],
-        description: 'A routed request’s attempts at its targets, in order (docs/routing.md): the last with a status below 400 answered and is the one charged. Null when the request was not routed.',
+        description: 'A routed request’s attempts at its targets, in order (docs/routing.md): the last with a status below 400 answered and is the one charged (a stream continued on another target: every attempt it spliced, each with its part). Null when the request was not routed.',
         items: {
           type: 'object',
           required: ['channel', 'model', 'status', 'latency_ms', 'cost'],
@@ -74,6 +74,7 @@ export const requestLogSchemas = {
             status: { type: 'integer', description: 'The upstream’s status, or the gateway’s for a failure with none (502, 504; 400 for a target whose mapping refused the request).' },
             latency_ms: { type: 'integer', description: 'Time to the attempt’s answer head, or to its failure.' },
             cost: { type: 'number', description: 'What the attempt was charged, in the row’s currency.' },
+            broken: { type: 'string', description: 'Set on an answering attempt whose stream broke and another target continued (failover.streamAfterFirstByte): why it broke (an error code such as upstream_unreachable or upstream_timeout). Each such attempt is charged its own part.' },
           },
         },
       },

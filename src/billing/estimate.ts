@@ -72,7 +72,7 @@ export function referencesUnmeasuredInput(body: Record<string, unknown>): boolea
 }
 
 /** The client's output bound: OpenAI's max_completion_tokens or max_tokens, Responses' max_output_tokens, Anthropic's max_tokens. */
-function clientOutputBound(body: Record<string, unknown>): number | undefined {
+export function clientOutputBound(body: Record<string, unknown>): number | undefined {
   const bound = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens;
   return typeof bound === 'number' && Number.isFinite(bound) && bound >= 0 ? Math.ceil(bound) : undefined;
 }

@@ -1,17 +1,37 @@
 // What usage an honest upstream can report: beyond what a model's declared limits allow it is impossible, charged the
-// reservation and logged, never booked as overage (DESIGN.md section 5, Billing). One place for every path: the usage
-// reader of chat, Messages, Responses, images and evaluate, and the settlement of a task.
+// reservation and logged, never booked as overage (DESIGN.md section 5, Billing). A model without limits is bounded by
+// billing.defaultLimits widened to the request's size. One place for every path: the usage reader of chat, Messages,
+// Responses, images and evaluate, and the settlement of a task.
 import type { ModelLimits, ModelRoute } from '../config/types.js';
 
 /**
  * Why `tokens` are impossible for a model with `limits` answering `choices` times, or undefined: input and output together
- * may not pass contextTokens + maxOutputTokens per choice. A model without limits is not bounded here.
+ * may not pass contextTokens + maxOutputTokens per choice. `declared`: the limits are the model's own (else the default
+ * bound of a model without limits, named so in the reason).
  */
-export function impossibleTokens(limits: ModelLimits | undefined, tokens: { inputTokens: number; outputTokens: number }, choices = 1): string | undefined {
+export function impossibleTokens(limits: ModelLimits | undefined, tokens: { inputTokens: number; outputTokens: number }, choices = 1, declared = true): string | undefined {
   if (!limits) return undefined;
   const most = (limits.contextTokens + limits.maxOutputTokens) * choices;
   const total = tokens.inputTokens + tokens.outputTokens;
-  return total > most ? `usage reports ${total} tokens, more than the model's limits allow (${most})` : undefined;
+  if (total <= most) return undefined;
+  return `usage reports ${total} tokens, more than ${declared ? "the model's limits" : 'billing.defaultLimits (the model declares no limits)'} allow (${most})`;
+}
+
+/** What the request itself makes possible on a model without limits: its bytes (no tokenizer makes more tokens), its output bound. */
+export interface RequestSize {
+  bytes?: number;
+  outputTokens?: number;
+}
+
+/**
+ * The bound of a model that declares no limits: `defaults` (billing.defaultLimits), widened to the request's own size
+ * (a model with a larger window honestly reads a prompt of more bytes, and writes the output the client asked for).
+ */
+export function defaultBound(defaults: ModelLimits, request: RequestSize): ModelLimits {
+  return {
+    contextTokens: Math.max(defaults.contextTokens, request.bytes ?? 0),
+    maxOutputTokens: Math.max(defaults.maxOutputTokens, request.outputTokens ?? 0),
+  };
 }
 
 /**

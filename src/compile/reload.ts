@@ -50,6 +50,9 @@ export function settingsNeedingRestart(before: Record<string, unknown>, after: R
   return changed;
 }
 
+/** The levels a reload logs at (a quiet one sends them all to debug). */
+type ReloadLog = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+
 /** How the last reload went, for /readyz: a refused one is reported until a good one replaces it. */
 export interface ReloadOutcome {
   ok: boolean;
@@ -71,6 +74,8 @@ export interface ReloadResult {
   /** Empty: the files and the environment say what they said; nothing was applied. */
   changes: string[];
   restart: string[];
+  /** The config's warnings that the running one did not have (said once, when new). */
+  warnings: string[];
   /** Each disabled channel's reason ("channel "x" is disabled: environment variable X is not set"); never a value. */
   disabled: string[];
 }
@@ -80,7 +85,9 @@ export interface ReloadResult {
  * a restart; a config that does not load, or changes what only a restart applies (the catalogue's routes), throws its
  * ConfigError, recorded for /readyz, and the running one keeps serving.
  */
-export async function applyReload(services: Reloadable, log: FastifyBaseLogger, how: string): Promise<ReloadResult> {
+export async function applyReload(services: Reloadable, logger: FastifyBaseLogger, how: string, quiet = false): Promise<ReloadResult> {
+  // A worker reloading at its primary's request says it at debug: the primary says it once for the group.
+  const log: ReloadLog = quiet ? { info: logger.debug.bind(logger), warn: logger.debug.bind(logger), error: logger.debug.bind(logger) } : logger;
   // Loaded here, not at the top: modules that import this one only for lastReload (/readyz) need none of the config loader.
   const { summarize } = await import('../config/load.js');
   const { reloadChanges } = await import('./reload-changes.js');
@@ -89,14 +96,15 @@ export async function applyReload(services: Reloadable, log: FastifyBaseLogger, 
   try {
     const next = await services.reload();
     // A warning is said when it is new: the ones the running config had were said at start or at an earlier reload.
-    for (const warning of next.warnings) if (!before.warnings.includes(warning)) log.warn(warning);
+    const warnings = next.warnings.filter((warning) => !before.warnings.includes(warning));
+    for (const warning of warnings) log.warn(warning);
     const changes = reloadChanges(before, next);
     if (changes.length) log.info({ changes }, `reloaded ${before.file}${how}: ${changes.join('; ')}; now ${summarize(next)}; ${services.runtime.draining} request(s) finishing on the previous config`);
     else log.info(`reload of ${before.file}${how}: nothing changed (files and environment as before)`);
     const restart = settingsNeedingRestart(before.gateway, next.gateway);
     if (restart.length) log.warn({ settings: restart }, `config settings ${restart.join(', ')} changed; they apply at the next restart (a reload swaps the rest)`);
     lastReloads.set(services, { ok: true, at });
-    return { config: next, changes, restart, disabled: next.channels.flatMap((c) => (c.disabledReason ? [c.disabledReason] : [])) };
+    return { config: next, changes, restart, warnings, disabled: next.channels.flatMap((c) => (c.disabledReason ? [c.disabledReason] : [])) };
   } catch (err) {
     const problems = err instanceof ConfigError ? err.problems : ['the config could not be loaded; see the log'];
     lastReloads.set(services, { ok: false, at, problems: problems.slice(0, 20).map((p) => p.slice(0, 300)) });
@@ -132,16 +140,29 @@ function writeOutcome(services: Reloadable, outcome: Omit<WrittenOutcome, 'pid' 
   }
 }
 
-/** A reload on a signal (SIGHUP) or the primary's command: whether it was swapped in. Its outcome is written for the admin CLI. */
+/** A reload on a signal (SIGHUP): whether it was swapped in. Its outcome is written for the admin CLI. */
 export async function reloadConfig(services: Reloadable, log: FastifyBaseLogger): Promise<boolean> {
-  return applyReload(services, log, '').then(
-    ({ changes, restart, disabled }) => {
+  return (await reloadReport(services, log, false)).ok;
+}
+
+/** What a worker answers its primary's reload: how it went, logged at debug here and said once by the primary. */
+export type WorkerReload = Omit<WrittenOutcome, 'pid' | 'at'> & { warnings?: string[] };
+
+/** A worker's reload at its primary's request (SIGHUP to the group, or the admin API taken by another worker). */
+export function reloadForPrimary(services: Reloadable, log: FastifyBaseLogger): Promise<WorkerReload> {
+  return reloadReport(services, log, true);
+}
+
+async function reloadReport(services: Reloadable, log: FastifyBaseLogger, quiet: boolean): Promise<WorkerReload> {
+  return applyReload(services, log, '', quiet).then(
+    ({ changes, restart, disabled, warnings }) => {
       writeOutcome(services, { ok: true, changes, restart, disabled });
-      return true;
+      return { ok: true, changes, restart, disabled, warnings };
     },
     (err) => {
-      writeOutcome(services, { ok: false, problems: err instanceof ConfigError ? err.problems.slice(0, 50) : ['the config could not be loaded; see the log'] });
-      return false;
+      const problems = err instanceof ConfigError ? err.problems.slice(0, 50) : ['the config could not be loaded; see the log'];
+      writeOutcome(services, { ok: false, problems });
+      return { ok: false, problems };
     },
   );
 }

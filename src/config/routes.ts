@@ -65,7 +65,6 @@ function checkRoute(entry: Declared, byId: Map<string, Declared>, routed: Routed
   if (byId.get(route.id) !== entry) problems.add(source, `${pointer}/id`, `route ${clientValue(route.id)} is declared twice`);
   if (route.strategy === 'sticky' && !route.stickyKey) problems.add(source, `${pointer}/strategy`, 'a sticky route needs a stickyKey (key, user or header:<name>)');
   if (route.stickyKey && route.strategy !== 'sticky') problems.add(source, `${pointer}/stickyKey`, 'stickyKey is read only by strategy: sticky');
-  if (route.failover.streamAfterFirstByte) problems.add(source, `${pointer}/failover/streamAfterFirstByte`, 'continuing a broken stream on the next target is not built yet (docs/routing.md); leave it false');
   route.failover.on.forEach((rule, index) => {
     if (typeof rule === 'number' && rule < 400) problems.add(source, `${pointer}/failover/on/${index}`, `${rule} is not an error status`);
   });
@@ -119,6 +118,7 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
       strategy: route.strategy,
       stickyKey: route.stickyKey,
       movesOn: failoverRule(route.failover.on),
+      streamFailover: route.failover.streamAfterFirstByte ? { idleMs: route.failover.streamIdleMs } : undefined,
       cooldown: route.cooldown,
       targets: [],
       reachable: [],
@@ -145,12 +145,23 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
       return undefined;
     }
     node.kind = node.reachable[0].model.kind;
+    const stuck = node.streamFailover && node.reachable.find((r) => !continuesStreams(r));
+    if (stuck) {
+      problems.add(source, `${pointer}/failover/streamAfterFirstByte`, `target ${stuck.channel.id}/${stuck.model.id} cannot continue a stream (a chat model on a protocol that streams answers); only a chat route's text streams are continued`);
+      return undefined;
+    }
     nodes.set(route.id, node);
     return node;
   };
   for (const entry of all) build(entry);
   for (const node of nodes.values()) freezeNode(node);
   return nodes;
+}
+
+/** Whether a route's attempt can continue a broken text stream: a chat model whose channel serves an operation that streams. */
+function continuesStreams(route: ModelRoute): boolean {
+  const served = Object.entries(route.protocol.operations).filter(([name]) => !route.channel.operations || route.channel.operations.includes(name));
+  return route.model.kind === 'chat' && served.some(([, op]) => op.streamFlag !== undefined || op.streamOperation !== undefined || op.response === 'sse' || op.response === 'stream');
 }
 
 /**

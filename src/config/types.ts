@@ -90,6 +90,8 @@ export interface RouteNode {
   stickyKey?: string;
   /** True when an attempt's failure moves the request on to the next target (`failover.on`, compiled). */
   movesOn(err: unknown): boolean;
+  /** Set when a text stream broken after its first byte goes on at the next target (failover.streamAfterFirstByte). */
+  streamFailover?: { idleMs: number };
   cooldown?: RouteSchema['cooldown'];
   targets: RouteTarget[];
   /** Every attempt the route can reach, once each, in the order the targets list them: the reservation covers the dearest. */

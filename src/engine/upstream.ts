@@ -5,7 +5,7 @@ import type { ChannelConfig, ModelRoute, RouteNode } from '../config/types.js';
 import { attemptsOf, type RoutingRequest } from './routing/order.js';
 import { RouterState } from './routing/target-states.js';
 import type { CooldownShare } from './routing/cooldown-share.js';
-import { sendRouted, type AttemptWatcher } from './routing/routed-send.js';
+import { sendRouted, type AttemptRecord, type AttemptWatcher } from './routing/routed-send.js';
 import type { LoadedConfig } from './loaded-config.js';
 import { ChannelUnavailableError, channelNotConfigured, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
@@ -151,7 +151,7 @@ export class Upstreams {
    * Tries each route in order until one answers; only failures that happened before any answer
    * (unreachable, 5xx, 429) move on to the next route of a fallback group.
    */
-  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher?: AttemptWatcher): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher?: AttemptWatcher): Promise<{ route: ModelRoute; response: UpstreamResponse; attempt?: AttemptRecord }> {
     if (routes[0]?.via) return sendRouted({ router: this.router, metrics: this.metrics, send: (route, request) => this.send(route, request) }, routes, build, watcher);
     let lastError: unknown;
     for (let index = 0; index < routes.length; index++) {

@@ -1,67 +1,25 @@
 // The chat dialects (OpenAI chat, Anthropic Messages, Responses): inputs, map request (pass-through or by protocol pair), and
 // the answer or the stream mapped back with its outputs and settlement; run.ts sends and settles failures.
-import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';
-import { estimateChatMicros, usesServerTools } from '../billing/estimate.js';
+import { clientOutputBound, estimateChatMicros, usesServerTools } from '../billing/estimate.js';
 import { billingConfig } from '../billing/config.js';
 import type { ModelRoute } from '../config/types.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
-import type { TokenUsage } from '../billing/cost.js';
 import { isPassthrough, translatorFor } from '../engine/translators.js';
 import type { Call } from '../pipeline/call.js';
 import { expectEventStream, readJsonObject } from '../pipeline/decode.js';
 import type { Flow } from '../pipeline/flow.js';
 import { forwardedHeaders, type Sent } from '../pipeline/send.js';
-import { exceedsReservation, SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
+import { exceedsReservation, reportedCounts, SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
 import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
 import { resolveInputs } from '../pipeline/inputs.js';
 import { archiveOutputs } from '../pipeline/outputs.js';
 import { keepingItems, recordResponseId, recordTranslatedItems } from '../pipeline/provider-ids.js';
 import { countMessagesTokens } from '../engine/count-tokens.js';
-
-interface ChatPlan {
-  routes: ModelRoute[];
-  /** Each route's translator, in the order of `routes`. */
-  translators: ChatTranslator[];
-  /** The last route's mapped request and what its translator sees: the route that answers is the last one mapped. */
-  mapped?: { ctx: ChatContext; document: Record<string, unknown>; estimate?: Promise<number | undefined> };
-}
-
-/** What a translator sees of one call on one route; its methods are shared, not made for every request. */
-class ChatContext implements TranslateContext {
-  readonly clientModel: string;
-  readonly requestId: string;
-  readonly request: Record<string, unknown>;
-  /** Set once the answer's operation is known: how to read its usage. */
-  reader?: UsageReader;
-  /** A translated Messages stream's input tokens, counted locally (its message_start says them). */
-  inputEstimate?: number;
-
-  constructor(
-    call: Call,
-    readonly route: ModelRoute,
-    private readonly charge: Charge,
-  ) {
-    this.clientModel = call.body.model as string;
-    this.requestId = call.requestId;
-    this.request = call.body;
-  }
-
-  reservedCost() {
-    return renderCost({ micros: this.charge.ref.amountMicros, currency: this.charge.ref.currency });
-  }
-
-  usage() {
-    return this.reader?.counts();
-  }
-
-  costOf(counts: TokenUsage) {
-    const price = this.route.model.price;
-    return renderCost({ micros: tokenCostMicros(price, counts), currency: price.currency });
-  }
-}
+import { ChatContext, operationFor, type ChatPlan } from './chat-context.js';
+import { chatStreamFailover } from './chat-failover.js';
 
 /** The request's input tokens by the route's local tokenizer (its protocol's encoding); never fails the request. */
 const inputEstimate = (call: Call, route: ModelRoute): Promise<number | undefined> =>
@@ -71,9 +29,11 @@ const inputEstimate = (call: Call, route: ModelRoute): Promise<number | undefine
 async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge): Promise<unknown> {
   const translator = plan.translators[plan.routes.indexOf(sent.route)];
   const { ctx, document, estimate } = plan.mapped!;
-  // Usage beyond the model's limits is impossible, unless the upstream ran tools of its own (several calls in one).
+  // Usage beyond the model's limits (else the default bound, widened to the request) is impossible, unless the upstream
+  // ran tools of its own (several calls in one).
   const choices = usesServerTools(call.body) ? null : Number.isInteger(call.body.n) && (call.body.n as number) > 1 ? (call.body.n as number) : 1;
-  const usage = usageReaderFor(call.config, sent, sent.operationName, choices);
+  const request = sent.route.model.limits ? undefined : { bytes: call.bodyBytes, outputTokens: clientOutputBound(call.body) };
+  const usage = usageReaderFor(call.config, sent, sent.operationName, choices, undefined, request);
   ctx.reader = usage;
   const streamFlag = sent.operation.streamFlag;
   if (sent.operation.response === 'sse' || sent.operation.response === 'stream' || (streamFlag !== undefined && document[streamFlag] === true)) {
@@ -82,24 +42,18 @@ async function chatAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge
     // stream is read meanwhile, so an upstream that ends early loses nothing it sent.
     const counted = estimate?.then((count) => (ctx.inputEstimate ??= count));
     const mapper = translator.stream(ctx, call.body);
-    return relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge, counted);
+    return relayStream(call, sent, isPassthrough(translator) ? mapper : keepingItems(call, mapper), usage, charge, counted, chatStreamFailover(call, plan, sent, charge));
   }
   // decode and map the answer; it is sent while its settlement commits.
   const answer = await readJsonObject(sent);
   await recordResponseId(call, answer);
   usage.fromAnswer(answer);
-  usage.counts();
+  await reportedCounts(call, charge, sent.route, usage);
   // outputs: media the answer carries are archived before it is mapped and sent.
   await archiveOutputs(call, sent.operation.outputs?.answer, answer);
   const mapped = translator.response(answer, ctx);
   if (!isPassthrough(translator)) await recordTranslatedItems(call, mapped);
   return new SettlingAnswer(mapped, settleFromUsage(charge, sent.route, usage, call.log), exceedsReservation(charge, sent.route, usage));
-}
-
-/** The operation a request goes to: the translation's, or the stream operation it names when the client asks to stream. */
-function operationFor(call: Call, route: ModelRoute, translator: ChatTranslator): string {
-  const streamOperation = route.protocol.operations[translator.operation]?.streamOperation;
-  return streamOperation && !isPassthrough(translator) && call.body.stream === true ? streamOperation : translator.operation;
 }
 
 /** A route's attempts that can take the client's dialect, with their translators; when none can, the first one's refusal. */

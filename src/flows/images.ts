@@ -16,6 +16,7 @@ import type { Flow } from '../pipeline/flow.js';
 import { archiveOutputs } from '../pipeline/outputs.js';
 import type { Outgoing, Sent } from '../pipeline/send.js';
 import { upstreamMalformed, usageReaderFor } from '../pipeline/usage.js';
+import { reportedCounts } from '../pipeline/settle.js';
 
 const DEFAULT_MAX_IMAGES = 10;
 
@@ -105,9 +106,10 @@ async function imagesAnswer(call: Call, operation: string, plan: ImagesPlan, sen
   const { fields } = plan;
   const translator = plan.translators.get(sent.route);
   const upstream = await readJsonObject(sent);
-  const usage = usageReaderFor(call.config, sent, translator?.operation ?? operation);
+  // Tokens past the model's limits for the images asked for (else the default bound, widened to the request's bytes) are impossible.
+  const usage = usageReaderFor(call.config, sent, translator?.operation ?? operation, plan.count, undefined, { bytes: call.bodyBytes });
   usage.fromAnswer(upstream);
-  const tokens = usage.counts();
+  const tokens = await reportedCounts(call, charge, sent.route, usage);
   // A translated answer is the OpenAI images answer the protocol's mapping makes of the vendor's.
   const answer = translator ? translator.response(upstream, imagesTranslateContext(sent.route, fields, call.requestId, () => tokens)) : upstream;
   if (!Array.isArray(answer.data)) throw upstreamMalformed(sent.route.channel.id, 'its answer has no "data" list');

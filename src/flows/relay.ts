@@ -16,7 +16,7 @@ import type { StreamMapper } from '../engine/translator.js';
 import { defaultModelOf } from '../engine/models.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
-import { errorBody, ConfigMismatchError, type Envelope, type GatewayError } from '../base/errors.js';
+import { errorBody, ConfigMismatchError, type Envelope } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
@@ -24,7 +24,7 @@ import { readBounded, readJsonObject } from '../pipeline/decode.js';
 import { hasFraming } from '../pipeline/framing.js';
 import type { Flow } from '../pipeline/flow.js';
 import type { Sent } from '../pipeline/send.js';
-import { SettlingAnswer, settledTokens, settleReported } from '../pipeline/settle.js';
+import { reportedCounts, SettlingAnswer, settledTokens, settleReported } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
 import { usageReaderFor, type UsageReader } from '../pipeline/usage.js';
 import type { PipelineSpec } from './spec.js';
@@ -181,19 +181,9 @@ function relayedEvents(usage: UsageReader, price: PriceConfig, envelope: Envelop
   };
 }
 
-/** The usage the answer reported; usage the request makes impossible is charged the reservation (logged, no overage) and answered 502. */
-async function reportedCounts(call: Call, charge: Charge, route: ModelRoute, usage: UsageReader): Promise<TokenUsage | undefined> {
-  try {
-    return usage.counts();
-  } catch (err) {
-    if ((err as GatewayError).code === 'upstream_malformed') await settleReported(charge, route, call.log, { impossible: (err as Error).message });
-    throw err;
-  }
-}
-
 /** decode, settle and answer: JSON with its cost, an event stream relayed, or text and bytes relayed with an x-cost header. */
 async function relayAnswer(call: Call, spec: PipelineSpec, endpoint: EndpointConfig, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
-  const usage = usageReaderFor(call.config, sent, spec.operation!, 1, relayBound(call, plan, sent.route));
+  const usage = usageReaderFor(call.config, sent, spec.operation!, 1, relayBound(call, plan, sent.route), { bytes: plan.bodyBytes });
   // An operation that may stream (its streamFlag), and an upstream that did: relayed event by event, settled on its final usage.
   if (sent.operation.streamFlag !== undefined && hasFraming(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price, endpoint.envelope), usage, charge);
   if (plan.answer === 'json') {

@@ -1,6 +1,6 @@
 // The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> estimate ->
 // reserve -> map request -> send -> decode or stream -> outputs -> settle; the answer goes to the call, and the Charge
-// closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
+// closes last (unless a task took it over). The flow says only what differs (pipeline/flow.ts).
 import { markStage } from '../http/stages.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { FormData } from 'undici';
 import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError, ValidationError } from '../base/errors.js';
-import type { UpstreamResponse } from '../engine/upstream.js';
+import type { AttemptRecord, UpstreamResponse } from '../engine/upstream.js';
 import type { UpstreamScope } from './core.js';
 import { editTopLevel, encodedTextOf } from '../http/json-text.js';
 
@@ -52,6 +52,8 @@ export interface Sent {
   timedOut(): boolean;
   /** The most bytes a JSON answer may have (server.upstreamAnswerMaxBytes). */
   readonly answerLimit: number;
+  /** A routed call's record of this attempt, as the request log lists it. */
+  readonly attempt?: AttemptRecord;
 }
 
 /** Multipart fields from a mapped document: Blobs become file parts, arrays repeat their field, objects travel as JSON. */
@@ -120,7 +122,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
   let operation!: OperationConfig;
   let operationName!: string;
   try {
-    const { route, response } = await call.upstreams.sendFirst(routes, (route, index) => {
+    const { route, response, attempt } = await call.upstreams.sendFirst(routes, (route, index) => {
       const outgoing = build(route, index);
       operation = route.protocol.operations[outgoing.operation];
       operationName = outgoing.operation;
@@ -128,7 +130,7 @@ export async function send(call: UpstreamScope, routes: readonly ModelRoute[], b
       const { body, headers } = operation ? encode(operation, outgoing.document) : noBody;
       return { operation: outgoing.operation, body, headers: outgoing.headers ? { ...outgoing.headers, ...headers } : headers, pathScope: outgoing.pathScope, originPath: outgoing.originPath, signal: call.abortSource, once: outgoing.once, stream: asksForStream(operation, outgoing.document) };
     }, call);
-    return new SentCall(call, route, response, operation, operationName);
+    return new SentCall(call, route, response, operation, operationName, attempt);
   } catch (err) {
     throw call.timedOut ? deadlineError(routes[0]) : err;
   }
@@ -141,6 +143,7 @@ class SentCall implements Sent {
     readonly response: UpstreamResponse,
     readonly operation: OperationConfig,
     readonly operationName: string,
+    readonly attempt?: AttemptRecord,
   ) {}
 
   timedOut(): boolean {

@@ -80,6 +80,59 @@ export async function settleFromUsage(charge: Charge, route: ModelRoute, usage: 
   await settleReported(charge, route, log, { costMicros: tokenCostMicros(route.model.price, counts), ...settledTokens(counts), route });
 }
 
+/**
+ * The usage read so far; usage that is not counts, or that the request makes impossible, charges the reservation (logged,
+ * no overage) and is thrown, answered 502 upstream_malformed. Every non-streamed answer that reports usage reads it here.
+ */
+export async function reportedCounts(call: Call, charge: Charge, route: ModelRoute, usage: UsageReader): Promise<TokenUsage | undefined> {
+  try {
+    return usage.counts();
+  } catch (err) {
+    if ((err as { code?: string }).code === 'upstream_malformed') await settleReported(charge, route, call.log, { impossible: (err as Error).message });
+    throw err;
+  }
+}
+
+/** One answering attempt of a stream continued on other targets: its usage, and what it is charged when it reported none. */
+export interface AttemptUsage {
+  route: ModelRoute;
+  usage: UsageReader;
+  /** Output tokens it streamed, estimated. */
+  streamedOutput?: number;
+  /** Input tokens it was sent, estimated from its request's size. */
+  inputEstimate: number;
+}
+
+/**
+ * Settles one charge for the attempts of a stream continued on other targets: each one its reported usage, an attempt
+ * cut short without final usage its input (reported, else estimated) and the output it streamed; the sum is charged
+ * once, on the ledger row of the target that answered last. Usage that is impossible charges the reservation (logged).
+ * Each attempt's cost, or undefined when the reservation was charged.
+ */
+export async function settleAttempts(charge: Charge, attempts: readonly AttemptUsage[], log: CallLog): Promise<number[] | undefined> {
+  const sum: Required<Pick<TokenUsage, 'inputTokens' | 'outputTokens' | 'cachedInputTokens'>> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+  const costs: number[] = [];
+  for (const attempt of attempts) {
+    let counts: TokenUsage | undefined;
+    try {
+      counts = attempt.usage.counts();
+    } catch (err) {
+      await settleReported(charge, attempt.route, log, { impossible: (err as Error).message });
+      return undefined;
+    }
+    if (!attempt.usage.final) {
+      counts = { ...counts, inputTokens: counts?.inputTokens || attempt.inputEstimate, outputTokens: Math.max(counts?.outputTokens ?? 0, attempt.streamedOutput ?? 0) };
+    }
+    costs.push(tokenCostMicros(attempt.route.model.price, counts!));
+    sum.inputTokens += counts!.inputTokens;
+    sum.outputTokens += counts!.outputTokens;
+    sum.cachedInputTokens += counts!.cachedInputTokens ?? 0;
+  }
+  const route = attempts[attempts.length - 1].route;
+  await settleReported(charge, route, log, { costMicros: costs.reduce((a, b) => a + b, 0), ...sum, route });
+  return costs;
+}
+
 /** The ledger's figures of `usage`: its token counts, and its first unit's count as `units`. */
 export function settledTokens(usage: TokenUsage): Omit<Settlement, 'costMicros'> {
   const { units, ...tokens } = usage;

@@ -1,5 +1,5 @@
 // Relays an upstream event stream to the client event by event, reading usage as it passes; the response always ends.
-import { GatewayError, internalError } from '../base/errors.js';
+import { GatewayError, internalError, UpstreamError } from '../base/errors.js';
 import { SseWriter, type SseEvent } from '../engine/sse.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { Charge } from '../billing/meter.js';
@@ -87,19 +87,77 @@ export async function* readAhead(body: AsyncIterable<Buffer>, ready: Promise<unk
   }
 }
 
+/** One upstream stream relayed to the client: the first, or one that continues it on another target. */
+export interface StreamAttempt {
+  sent: Sent;
+  mapper: StreamMapper;
+  usage: UsageReader;
+}
+
+/** A stream broken after its first byte may go on elsewhere (a route's failover.streamAfterFirstByte, docs/routing.md). */
+export interface StreamFailover {
+  /** No byte for this long breaks the stream (failover.streamIdleMs). */
+  readonly idleMs: number;
+  /** The mapper the first attempt relays through (recording what the client is sent). */
+  wrap(mapper: StreamMapper): StreamMapper;
+  /** `attempt` broke with `err`: the attempt that continues it, or undefined to end the stream with the error. */
+  next(err: unknown, attempt: StreamAttempt): Promise<StreamAttempt | undefined>;
+  /** Settles the charge over every attempt relayed. */
+  settle(attempts: readonly StreamAttempt[]): Promise<void>;
+}
+
 /** `ready`: what the mapper waits for before its first event (the body is read meanwhile, see readAhead). */
-export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>): Promise<void> {
-  const { log } = call;
-  const channel = sent.route.channel.id;
-  const body = sent.response.body;
+export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, usage: UsageReader, charge: Charge, ready?: Promise<unknown>, failover?: StreamFailover): Promise<void> {
   // The head goes out with the first events when the upstream's first bytes are already here, else on its own now.
   const res = call.openStream(
     { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': call.requestId },
-    body.readableLength === 0,
+    sent.response.body.readableLength === 0,
   );
-  const reader = eventReaderFor(sent, call.upstreams.errorMessage(sent.route, sent.operationName));
   const out = new SseWriter(res);
-  const current = new CurrentEvent(channel);
+  const attempts: StreamAttempt[] = [{ sent, mapper: failover ? failover.wrap(mapper) : mapper, usage }];
+  try {
+    for (let attempt = attempts[0]; ; ) {
+      try {
+        await pump(call, attempt, out, attempt === attempts[0] ? ready : undefined, failover?.idleMs);
+        break;
+      } catch (err) {
+        attempt.sent.response.body.destroy();
+        const next = failover && !call.clientGone && !call.abortSource.aborted ? await continuation(call, failover, err, attempt) : undefined;
+        if (next) {
+          attempts.push((attempt = next));
+          continue;
+        }
+        if (!call.clientGone) {
+          const failure = readFailure(err, attempt.sent);
+          const error = failure instanceof GatewayError ? failure : internalError(failure);
+          call.log.warn({ err, channel: attempt.sent.route.channel.id }, 'upstream stream failed');
+          // Written with the end of the response, below.
+          out.add(attempt.mapper.fail(error));
+        }
+        break;
+      }
+    }
+  } finally {
+    await endStream(call, attempts, charge, out, res, failover);
+  }
+}
+
+/** The attempt that continues a broken stream; undefined (logged) when none can. */
+async function continuation(call: Call, failover: StreamFailover, err: unknown, attempt: StreamAttempt): Promise<StreamAttempt | undefined> {
+  try {
+    return await failover.next(err, attempt);
+  } catch (failure) {
+    call.log.warn({ err: failure, channel: attempt.sent.route.channel.id }, 'a broken stream could not be continued on another target');
+    return undefined;
+  }
+}
+
+/** Relays one attempt's events until its upstream ends (its closing events added), or throws what broke it. */
+async function pump(call: Call, attempt: StreamAttempt, out: SseWriter, ready: Promise<unknown> | undefined, idleMs: number | undefined): Promise<void> {
+  const { sent, mapper, usage } = attempt;
+  const body = sent.response.body;
+  const reader = eventReaderFor(sent, call.upstreams.errorMessage(sent.route, sent.operationName));
+  const current = new CurrentEvent(sent.route.channel.id);
   const media = sent.operation.outputs?.events;
   // Items archived so far in this stream, by id: the final event's copy of an item gets the same fields.
   const archived = media ? new Map<string, ArchivedResult>() : undefined;
@@ -126,26 +184,42 @@ export async function relayStream(call: Call, sent: Sent, mapper: StreamMapper, 
     // The events of one upstream chunk go out in one write.
     await out.flush();
   };
+  const source = ready ? readAhead(body, ready) : body;
+  for await (const chunk of idleMs === undefined ? source : idleBounded(source, idleMs, sent)) {
+    if (call.abortSource.aborted) break;
+    await relay(reader.feed(chunk));
+  }
+  if (!call.abortSource.aborted) await relay(reader.end());
+  if (call.timedOut) throw deadlineError(sent.route);
+  // The closing events go out with the end of the response (below), in one write.
+  if (!call.clientGone) await addDrained(out, mapper, mapper.end());
+}
+
+/** The chunks of `body`, broken off with an upstream_timeout when none comes for `idleMs` (one timer, refreshed). */
+async function* idleBounded(body: AsyncIterable<Buffer>, idleMs: number, sent: Sent): AsyncGenerator<Buffer> {
+  const chunks = body[Symbol.asyncIterator]();
+  let fire: (err: unknown) => void = () => undefined;
+  const timer = setTimeout(() => fire(new UpstreamError(`channel "${sent.route.channel.id}" sent no byte of its stream for ${idleMs} ms`, 504, 'upstream_timeout')), idleMs);
+  let ended = false;
   try {
-    for await (const chunk of ready ? readAhead(body, ready) : body) {
-      if (call.abortSource.aborted) break;
-      await relay(reader.feed(chunk));
+    for (;;) {
+      const idle = new Promise<never>((_, reject) => (fire = reject));
+      const next = chunks.next();
+      timer.refresh();
+      const read = await Promise.race([next, idle]).catch((err: unknown) => {
+        next.catch(() => undefined);
+        throw err;
+      });
+      if (read.done) {
+        ended = true;
+        return;
+      }
+      yield read.value;
     }
-    if (!call.abortSource.aborted) await relay(reader.end());
-    if (call.timedOut) throw deadlineError(sent.route);
-    // The closing events go out with the end of the response (below), in one write.
-    if (!call.clientGone) await addDrained(out, mapper, mapper.end());
-  } catch (err) {
-    if (!call.clientGone) {
-      const failure = readFailure(err, sent);
-      const error = failure instanceof GatewayError ? failure : internalError(failure);
-      log.warn({ err, channel }, 'upstream stream failed');
-      // Written with the end of the response, below.
-      out.add(mapper.fail(error));
-    }
-    body.destroy();
   } finally {
-    await endStream(call, sent, usage, charge, out, res, mapper.streamedOutputTokens?.());
+    clearTimeout(timer);
+    // A consumer that stops early ends the body, as leaving a for-await loop over it does (a broken one is destroyed).
+    if (!ended) void chunks.return?.()?.catch(() => undefined);
   }
 }
 
@@ -159,11 +233,13 @@ function addDrained(out: SseWriter, mapper: StreamMapper, events: SseEvent[]): P
  * Settles and ends the response. The settlement is queued before the response ends (so it is committed before anything
  * can read the ledger after the stream), and nothing in it may keep the response from ending.
  */
-async function endStream(call: Call, sent: Sent, usage: UsageReader, charge: Charge, out: SseWriter, res: ClientStream, streamedOutput?: number): Promise<void> {
+async function endStream(call: Call, attempts: readonly StreamAttempt[], charge: Charge, out: SseWriter, res: ClientStream, failover: StreamFailover | undefined): Promise<void> {
   const { log } = call;
-  const settling = settleFromUsage(charge, sent.route, usage, log, streamedOutput).catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
+  const { sent, usage, mapper } = attempts[attempts.length - 1];
+  const settle = attempts.length > 1 ? failover!.settle(attempts) : settleFromUsage(charge, sent.route, usage, log, mapper.streamedOutputTokens?.());
+  const settling = settle.catch((err: unknown) => log.error({ err }, 'settling a stream failed'));
   // An overage is booked before the stream ends: the reservation no longer holds the cap for it.
-  if (!answerBeforeCommit(call) || exceedsReservation(charge, sent.route, usage)) await settling;
+  if (!answerBeforeCommit(call) || attempts.length > 1 || exceedsReservation(charge, sent.route, usage)) await settling;
   if (!res.writableEnded) out.end();
   // The answer is complete: the runtime snapshot may go while the settlement commits.
   call.dispose();

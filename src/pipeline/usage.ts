@@ -3,7 +3,8 @@ import type { TokenUsage } from '../billing/cost.js';
 import type { ModelLimits, ModelRoute, OperationConfig, UsageSpec } from '../config/types.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
 import { GatewayError } from '../base/errors.js';
-import { impossibleTokens } from '../billing/usage-bounds.js';
+import { defaultBound, impossibleTokens, type RequestSize } from '../billing/usage-bounds.js';
+import { billingConfig } from '../billing/config.js';
 import type { SseEvent } from '../engine/sse.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 import { pathSegments } from '../config/paths.js';
@@ -79,6 +80,8 @@ export class UsageReader {
     private readonly choices = 1,
     /** Why counts are impossible for this request beyond the model's limits (its units, its input's size), or undefined. */
     private readonly bound?: (counts: TokenUsage) => string | undefined,
+    /** `limits` are the model's own, not the default bound of a model that declares none. */
+    private readonly declared = true,
   ) {
     this.spec = spec && compile(config, spec, where);
   }
@@ -139,7 +142,7 @@ export class UsageReader {
   }
 
   private checkLimits(counts: TokenUsage): void {
-    const impossible = impossibleTokens(this.limits, counts, this.choices) ?? this.bound?.(counts);
+    const impossible = impossibleTokens(this.limits, counts, this.choices, this.declared) ?? this.bound?.(counts);
     if (impossible) throw upstreamMalformed(this.channel, impossible);
   }
 
@@ -151,9 +154,21 @@ export class UsageReader {
   }
 }
 
-/** The usage reader for one sent call: the operation's usage spec, named by where it is declared. */
-/** `choices`: the answers asked for, which the model's limits bound; null when nothing bounds the usage. `bound`: what else bounds it. */
-export function usageReaderFor(config: LoadedConfig, sent: { route: ModelRoute; operation: OperationConfig }, operation: string, choices: number | null = 1, bound?: (counts: TokenUsage) => string | undefined): UsageReader {
-  const limits = choices === null ? undefined : sent.route.model.limits;
-  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id, limits, choices ?? 1, bound);
+/**
+ * The usage reader for one sent call: the operation's usage spec, named by where it is declared. `choices`: the answers
+ * asked for, which the model's limits bound; null when nothing bounds the usage (an upstream running tools of its own).
+ * A model without limits is bounded by billing.defaultLimits widened to `request` (its bytes, its output bound).
+ * `bound`: what else bounds it.
+ */
+export function usageReaderFor(
+  config: LoadedConfig,
+  sent: { route: ModelRoute; operation: OperationConfig },
+  operation: string,
+  choices: number | null = 1,
+  bound?: (counts: TokenUsage) => string | undefined,
+  request: RequestSize = {},
+): UsageReader {
+  const own = sent.route.model.limits;
+  const limits = choices === null ? undefined : (own ?? defaultBound(billingConfig(config).defaultLimits, request));
+  return new UsageReader(config, sent.operation.usage, `${sent.route.protocol.file} /operations/${operation}`, sent.route.channel.id, limits, choices ?? 1, bound, own !== undefined);
 }

@@ -25,12 +25,24 @@ export class RequestLogRecord implements SettleObserver {
     (this.attempts ??= []).push(attempt);
   }
 
-  /** The attempts as the row stores them: each with its cost (what the answering attempt was charged; a failed attempt, nothing). */
+  /**
+   * The attempts as the row stores them: each with its cost (what the answering attempt was charged; a failed attempt,
+   * nothing; each answering attempt of a stream continued on another target, its own part) and why a stream broke.
+   */
   attemptsJson(): string | null {
     if (!this.attempts) return null;
     let answered = this.attempts.length - 1;
     while (answered >= 0 && this.attempts[answered].status >= 400) answered--;
-    return JSON.stringify(this.attempts.map((a, i) => ({ channel: a.channel, model: a.model, status: a.status, latency_ms: Math.round(a.latencyMs), cost_micros: i === answered ? this.costMicros : 0 })));
+    return JSON.stringify(
+      this.attempts.map((a, i) => ({
+        channel: a.channel,
+        model: a.model,
+        status: a.status,
+        latency_ms: Math.round(a.latencyMs),
+        cost_micros: a.costMicros ?? (i === answered ? this.costMicros : 0),
+        ...(a.broken ? { broken: a.broken } : {}),
+      })),
+    );
   }
 
   /** Several charges (an evaluate request's, a fallback's) add up; the last one names the model and channel. */

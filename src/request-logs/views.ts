@@ -38,6 +38,8 @@ export interface RequestLogAttempt {
   latency_ms: number;
   /** In the row's currency: what the attempt that answered was charged; 0 for a failed one. */
   cost: number;
+  /** Why an answering attempt's stream broke when another target continued it (its error code); absent otherwise. */
+  broken?: string;
 }
 
 /** The stored attempts (JSON with costs in micro-units) as shown. */

@@ -1,7 +1,9 @@
 // compose.yaml brought up with podman-compose on the stand-ins (PostgreSQL, Redis, s3rver as minio/minio), as written but
 // for the network: every service on the host's (scripts/container/podman-host-net), each at a port of the test's own
 // (the fleet's ${VAR} settings, and an override giving each replica its PORT and a priced channel on a fake upstream).
-// Both replicas serve the first key, and one spending cap holds across them.
+// Both replicas serve the first key, and one spending cap holds across them. The priced channel is the operator's own,
+// added the way docs/guide.md says ("Add your own channel in a container"): a file in the mounted overlay folder, its
+// key in the overlay's gateway.env, neither baked into the image.
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,8 @@ let fake: FakeUpstream;
 let dir: string;
 let ports: Record<'a' | 'b' | 'postgres' | 'redis' | 's3', number>;
 let files: string[];
+/** The operator's own upstream key: only the overlay's gateway.env has it. */
+const TEAM_KEY = `team-key-${process.pid}`;
 
 function compose(...args: string[]) {
   const env = {
@@ -37,11 +41,13 @@ beforeAll(async () => {
   fake = await FakeUpstream.start();
   ports = { a: await freePort(), b: await freePort(), postgres: await freePort(), redis: await freePort(), s3: await freePort() };
   dir = mkdtempSync(join(tmpdir(), 'relay-compose-'));
-  mkdirSync(join(dir, 'channels'));
-  writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', `${fake.url}/v1`, { models: testModels.flatChat }));
+  mkdirSync(join(dir, 'overlay', 'channels'), { recursive: true });
+  writeFileSync(join(dir, 'overlay', 'channels', 'team.yaml'), chatChannel('team', `${fake.url}/v1`, { models: testModels.flatChat, credentialEnv: 'TEAM_UPSTREAM_KEY' }));
+  writeFileSync(join(dir, 'overlay', 'gateway.env'), `# the operator's secrets, beside their channels\nTEAM_UPSTREAM_KEY=${TEAM_KEY}\n`);
+  // The repository's ./overlay is the operator's folder in production; the test points the same setting at its own.
   const gateway = (port: number) => ({
-    environment: { PORT: String(port), GATEWAY_CHANNELS_DIR: '/etc/gateway/channels' },
-    volumes: [`${join(dir, 'channels')}:/etc/gateway/channels:ro`],
+    environment: { PORT: String(port), GATEWAY_OVERLAY_DIR: '/etc/gateway/overlay' },
+    volumes: [`${join(dir, 'overlay')}:/etc/gateway/overlay:ro`],
   });
   const override = {
     services: {
@@ -78,6 +84,8 @@ describe('compose.yaml', () => {
     expect(firstKey(await waitForLog(container('gateway-b'), /listening at http/i))).toBeUndefined();
     const bases = [`http://127.0.0.1:${ports.a}`, `http://127.0.0.1:${ports.b}`];
     for (const base of bases) expect((await chat(base, owner, 'flat-chat')).status).toBe(200);
+    // The overlay's channel, with the key its gateway.env holds, on both replicas.
+    expect(fake.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${TEAM_KEY}`, `Bearer ${TEAM_KEY}`]);
 
     // One cent a request: a 0.10 cap admits exactly 10 of 30 concurrent requests spread over both replicas.
     const created = await exec('podman', ['exec', container('gateway-a'), 'node', 'dist/cli/admin.js', 'key', 'create', '--workspace', 'default', '--spend-cap', '0.10', '--json']);

@@ -352,15 +352,15 @@ export interface BillingConfig {
    */
   timeZone: string;
   /**
-   * Limits assumed by the estimate for a chat model that declares no `limits` (channel model field). Used for the reservation only, never sent upstream: a model that answers more is still charged its reported usage (the overage is recorded).
+   * Limits assumed for a model that declares no `limits` (channel model field), never sent upstream. The estimate reserves with them; and they bound the usage such a model may report (chat, Messages, Responses, images, evaluate, the relayed families): input and output together past max(contextTokens, the request's bytes) + max(maxOutputTokens, the client's output bound), per choice or image asked for, is impossible, answered 502 upstream_malformed, charged the reservation and logged, never booked. Declare a model's real `limits` when its window is larger.
    */
   defaultLimits: {
     /**
-     * Input reserved for a request that references input the gateway cannot measure.
+     * Input reserved for a request that references input the gateway cannot measure; with maxOutputTokens, the usage bound of a model without limits (at least the request's bytes).
      */
     contextTokens: number;
     /**
-     * Output reserved per choice when the client sets no output bound.
+     * Output reserved per choice when the client sets no output bound; part of the usage bound of a model without limits (at least the client's output bound).
      */
     maxOutputTokens: number;
   };
@@ -1251,7 +1251,7 @@ export interface ModelMediaConfig {
   [k: string]: unknown;
 }
 /**
- * What the model can take and give, from the vendor's model card. Read by the estimate (the worst case reserved against spending caps) and by the check of reported usage; never sent upstream. A model without limits is estimated with `billing.defaultLimits`.
+ * What the model can take and give, from the vendor's model card. Read by the estimate (the worst case reserved against spending caps) and by the check of reported usage; never sent upstream. A model without limits is estimated, and its reported usage bounded, with `billing.defaultLimits` (widened to the request's bytes and output bound).
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "model-limits".
@@ -1875,11 +1875,11 @@ export interface RouteRoute {
      */
     on: (number | string)[];
     /**
-     * Reserved: continuing a broken text stream on the next target is not built yet; check-config refuses `true`.
+     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat and Anthropic Messages clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
      */
     streamAfterFirstByte: boolean;
     /**
-     * Reserved with streamAfterFirstByte.
+     * With streamAfterFirstByte: a stream that sends no byte for this long is broken, and continued on the next target.
      */
     streamIdleMs: number;
   };

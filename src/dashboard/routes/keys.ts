@@ -3,11 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCOPES } from '../../auth/scopes.js';
 import { NotFoundError, ValidationError } from '../../base/errors.js';
 import type { DashboardDeps } from '../deps.js';
+import { keptForm } from '../form-values.js';
 import { EXPIRY_CHOICES, PERIOD_CHOICES, parseCap, parseCapPeriod, parseExpiryDays, parseKeyName, parseScopes, workspaceKey, workspaceKeyView, workspaceKeyViews } from '../keys.js';
 import { dashboardAdmin, MANAGERS, requireUser } from '../session.js';
 
 const keyNotFound = () => new NotFoundError('no such key in this workspace', 'key_not_found');
 type Form = Record<string, unknown>;
+/** The create form's fields, shown again when it is refused. */
+const KEY_FORM_FIELDS = ['name', 'scopes', 'expires', 'cap', 'period'] as const;
 
 export function registerKeysRoutes(app: FastifyInstance, services: DashboardDeps): void {
   const managers = requireUser(services, MANAGERS);
@@ -40,7 +43,7 @@ export function registerKeysRoutes(app: FastifyInstance, services: DashboardDeps
       req.log.info({ keyId: issued.id, userId: req.dashboard!.user.id }, 'dashboard: API key created');
       return await page(req, reply.code(201), { created: { id: issued.id, key: issued.key } });
     } catch (err) {
-      if (err instanceof ValidationError) return page(req, reply.code(400), { formError: err.message });
+      if (err instanceof ValidationError) return page(req, reply.code(400), { formError: err.message, form: keptForm(body, KEY_FORM_FIELDS) });
       throw err;
     }
   });

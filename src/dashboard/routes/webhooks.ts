@@ -5,6 +5,7 @@ import { ValidationError } from '../../base/errors.js';
 import { WebhookAdmin } from '../../admin/webhooks.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import type { DashboardDeps } from '../deps.js';
+import { keptForm } from '../form-values.js';
 import { dashboardAdmin, MANAGERS, requireUser } from '../session.js';
 
 type Form = Record<string, unknown>;
@@ -34,7 +35,7 @@ export function registerWebhooksRoutes(app: FastifyInstance, services: Dashboard
       req.log.info({ webhookId: created.id, userId: req.dashboard!.user.id }, 'dashboard: webhook endpoint added');
       return await page(req, reply.code(201), { created });
     } catch (err) {
-      if (err instanceof ValidationError) return page(req, reply.code(400), { formError: err.message });
+      if (err instanceof ValidationError) return page(req, reply.code(400), { formError: err.message, form: keptForm(form, ['url', 'events']) });
       throw err;
     }
   });

@@ -12,6 +12,10 @@ export interface AttemptRecord {
   model: string;
   status: number;
   latencyMs: number;
+  /** What this attempt was charged, where a call settles several answering attempts (a stream continued on another target). */
+  costMicros?: number;
+  /** Why an answering attempt's stream broke, when another target continued it. */
+  broken?: string;
 }
 
 /** What a call lends a routed send: where its attempts are recorded, and a hold on the answering target until the call ends. */
@@ -32,7 +36,7 @@ export interface RoutedSendDeps {
  * other target was), a target whose mapping refuses the request is skipped, and a failure moves on only when nothing
  * reached the upstream or the route's `failover.on` names it (never, for a request sent `once`, when it may have run).
  */
-export async function sendRouted(deps: RoutedSendDeps, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher: AttemptWatcher | undefined): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
+export async function sendRouted(deps: RoutedSendDeps, routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher: AttemptWatcher | undefined): Promise<{ route: ModelRoute; response: UpstreamResponse; attempt: AttemptRecord }> {
   const { router, metrics } = deps;
   let lastError: unknown;
   let cooled: number[] | undefined;
@@ -68,10 +72,11 @@ export async function sendRouted(deps: RoutedSendDeps, routes: readonly ModelRou
       state.observeLatency(ms, router.now());
       metrics?.observeRouteTarget(node.id, target, ms / 1000);
       metrics?.countRouteAttempt(node.id, target, 'answered');
-      watcher?.attempted?.({ channel: route.channel.id, model: route.model.id, status: response.statusCode, latencyMs: ms });
+      const attempt: AttemptRecord = { channel: route.channel.id, model: route.model.id, status: response.statusCode, latencyMs: ms };
+      watcher?.attempted?.(attempt);
       watcher?.holdUntilDone(() => state.inFlight--);
       if (!watcher) state.inFlight--;
-      return { route, response };
+      return { route, response, attempt };
     } catch (err) {
       state.inFlight--;
       const ms = router.now() - started;
