@@ -18,7 +18,7 @@ export { redactUrl };
 import { registerAdminApi } from './admin/routes.js';
 import { registerMcpRoutes } from './endpoints/mcp.js';
 import { SlowBodyGuard, closeIfBodyUnread, refuseDeclaredOverLimit, serverTimeouts } from './http/body-guard.js';
-import { MAX_URL_LENGTH, clientErrorHandler, dialectOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
+import { MAX_URL_LENGTH, clientErrorHandler, envelopeOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
 import type { Services } from './services.js';
 import { sortableId } from './store/sortable-id.js';
 import { recordOf } from './request-logs/record.js';
@@ -95,7 +95,7 @@ function fastifyOptions(config: Services['config'], options: BuildOptions): Fast
     frameworkErrors: (err, req, reply) => {
       reply.header('x-request-id', req.id);
       closeIfBodyUnread(req, reply);
-      sendError(reply, frameworkError(err), dialectOf(req));
+      sendError(reply, frameworkError(err), envelopeOf(req));
     },
   };
 }
@@ -107,7 +107,7 @@ function prefersHtml(accept: string | undefined): boolean {
 
 /**
  * App-wide hooks and handlers: tracing, the request id, what a request may declare and how fast its body must come, the
- * request metric, errors in the route's dialect, 404.
+ * request metric, errors in the route's envelope, 404.
  */
 function registerHooks(app: FastifyInstance, services: Services): void {
   // Tracing, when configured, opens each request's span before anything else looks at it.
@@ -152,14 +152,14 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     if (error.statusCode >= 500 && !anticipated) req.log.error({ err }, 'request failed');
     else req.log[error.statusCode >= 500 ? 'warn' : 'info']({ code: error.code, status: error.statusCode, ...(err instanceof UpstreamError ? err.transport : {}) }, error.logMessage ?? error.message);
     closeIfBodyUnread(req, reply);
-    sendError(reply, error, dialectOf(req));
+    sendError(reply, error, envelopeOf(req));
   });
   app.setNotFoundHandler(async (req, reply) => {
     // A person who opens the gateway's address in a browser lands on the dashboard; API clients keep the typed 404.
     if ((req.method === 'GET' || req.method === 'HEAD') && req.url.split('?')[0] === '/' && prefersHtml(req.headers.accept)) return reply.redirect('/dashboard', 302);
     const error = new NotFoundError(`no route for ${req.method.slice(0, 16)} ${clientValue(redactUrl(req.url.split('?')[0]), 128)}`, 'route_not_found');
     closeIfBodyUnread(req, reply);
-    sendError(reply, error, dialectOf(req));
+    sendError(reply, error, envelopeOf(req));
   });
 }
 

@@ -13,7 +13,7 @@ export const LAYERS = [
   ['config', 'net', 'http'],
   ['store'],
   ['engine', 'billing', 'auth', 'files', 'request-logs', 'guardrails'],
-  ['telemetry', 'pipeline', 'dialects', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile', 'mcp', 'cache'],
+  ['telemetry', 'pipeline', 'flows', 'evaluate', 'tasks', 'batches', 'webhooks', 'compile', 'mcp', 'cache'],
   ['endpoints', 'admin', 'dashboard'],
   ['root'],
   ['cli'],

@@ -42,9 +42,9 @@ export class GatewayError extends Error {
     this.logMessage = details.logMessage;
   }
 
-  /** The HTTP status in a dialect: the same everywhere unless the error says otherwise for Anthropic's. */
-  statusIn(dialect: ErrorDialect): number {
-    return dialect === 'anthropic' ? (this.anthropicStatus ?? this.statusCode) : this.statusCode;
+  /** The HTTP status in an error envelope: the same everywhere unless the error says otherwise for Anthropic's. */
+  statusIn(envelope: Envelope): number {
+    return envelope === 'anthropic' ? (this.anthropicStatus ?? this.statusCode) : this.statusCode;
   }
 }
 
@@ -151,7 +151,7 @@ export function internalError(err: unknown): GatewayError {
   return new GatewayError('internal_error', 500, 'server_error', 'internal error', {}, false);
 }
 
-/** OpenAI dialect: `{error: {type, code, message, param}}`. */
+/** OpenAI's envelope: `{error: {type, code, message, param}}`. */
 export function openaiEnvelope(err: GatewayError) {
   return {
     error: {
@@ -179,7 +179,7 @@ const anthropicTypes: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-/** Anthropic dialect: `{type: "error", error: {type, message}}`. */
+/** Anthropic's envelope: `{type: "error", error: {type, message}}`. */
 export function anthropicEnvelope(err: GatewayError) {
   return {
     type: 'error',
@@ -192,10 +192,11 @@ export function anthropicEnvelope(err: GatewayError) {
   };
 }
 
-export type ErrorDialect = 'openai' | 'anthropic';
+/** The error envelope a route answers in (its catalogue entry's `envelope`): the client SDK's own. */
+export type Envelope = 'openai' | 'anthropic';
 
-export function errorBody(err: GatewayError, dialect: ErrorDialect) {
-  return dialect === 'anthropic' ? anthropicEnvelope(err) : openaiEnvelope(err);
+export function errorBody(err: GatewayError, envelope: Envelope) {
+  return envelope === 'anthropic' ? anthropicEnvelope(err) : openaiEnvelope(err);
 }
 
 /** Longest prefix of a client's own value that an error message or log line repeats. */

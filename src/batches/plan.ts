@@ -5,10 +5,10 @@ import type { AuthContext } from '../auth/authenticate.js';
 import { requireScope } from '../auth/authenticate.js';
 import { GatewayError, ValidationError, clientValue } from '../base/errors.js';
 import type { EndpointConfig, ModelRoute } from '../config/types.js';
-import { dialectFor } from '../dialects/index.js';
+import { flowFor } from '../flows/index.js';
 import type { Snapshot } from '../engine/runtime.js';
 import { schemaError } from '../http/schema-error.js';
-import type { Dialect } from '../pipeline/dialect.js';
+import type { Flow } from '../pipeline/flow.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import { batchPricedConfig, LineCall } from './line-call.js';
 
@@ -27,20 +27,23 @@ export interface PlannedBatch {
   route: ModelRoute;
 }
 
-const dialects = new WeakMap<EndpointConfig, Dialect<any, any>>();
+const flows = new WeakMap<EndpointConfig, Flow<any, any>>();
 
-/** The dialect an endpoint's pipeline names, built once per endpoint. */
-export function lineDialect(endpoint: EndpointConfig): Dialect<any, any> {
-  let dialect = dialects.get(endpoint);
-  if (!dialect) dialects.set(endpoint, (dialect = dialectFor(endpoint)));
-  return dialect;
+/** The flow an endpoint's pipeline names, built once per endpoint. */
+export function lineFlow(endpoint: EndpointConfig): Flow<any, any> {
+  let flow = flows.get(endpoint);
+  if (!flow) flows.set(endpoint, (flow = flowFor(endpoint)));
+  return flow;
 }
+
+/** A JSON pipeline route taking POST whose call ends with its answer (a task's outlives it). */
+const batchable = (e: EndpointConfig) => !!e.pipeline && e.pipeline.flow !== 'task' && !e.multipart && e.method.includes('POST');
 
 /** The catalogue endpoint a batch's lines go to: a JSON pipeline route taking POST at `path`; else a 400 naming `param`. */
 export function batchEndpoint(config: { endpoints: readonly EndpointConfig[] }, path: string, param: string): EndpointConfig {
-  const endpoint = config.endpoints.find((e) => e.path === path && e.pipeline && !e.multipart && e.method.includes('POST'));
+  const endpoint = config.endpoints.find((e) => e.path === path && batchable(e));
   if (!endpoint) {
-    const allowed = config.endpoints.filter((e) => e.pipeline && !e.multipart && e.method.includes('POST')).map((e) => e.path);
+    const allowed = config.endpoints.filter(batchable).map((e) => e.path);
     throw new ValidationError(`${clientValue(path)} cannot be batched; batch one of: ${allowed.join(', ')}`, param, 'invalid_endpoint');
   }
   return endpoint;
@@ -49,7 +52,7 @@ export function batchEndpoint(config: { endpoints: readonly EndpointConfig[] }, 
 /** Checks every line and adds up their worst cases; throws the first refusal, naming its line. */
 export async function planBatch(services: PipelineDeps, snapshot: Snapshot, auth: AuthContext, endpoint: EndpointConfig, lines: InputLine[]): Promise<PlannedBatch> {
   requireScope(auth, endpoint.scope ?? null);
-  const dialect = lineDialect(endpoint);
+  const dialect = lineFlow(endpoint);
   const validate = endpoint.requestSchema ? services.schemas.validator(endpoint.requestSchema) : undefined;
   const config = batchPricedConfig(snapshot.config);
   const seen = new Set<string>();
@@ -59,7 +62,7 @@ export async function planBatch(services: PipelineDeps, snapshot: Snapshot, auth
     if (seen.has(line.customId)) throw new ValidationError(`${line.where}: custom_id ${clientValue(line.customId)} is used twice; each line needs its own`, 'custom_id', 'duplicate_custom_id');
     seen.add(line.customId);
     if (line.body.stream === true) throw new ValidationError(`${line.where}: a batch line cannot stream; drop "stream"`, 'stream');
-    const call = new LineCall({ services, config, upstreams: snapshot.upstreams, auth, dialect: endpoint.pipeline!.dialect, body: line.body, bodyBytes: Buffer.byteLength(JSON.stringify(line.body)), requestId: 'plan', log: noLog, baseUrl: '' });
+    const call = new LineCall({ services, config, upstreams: snapshot.upstreams, auth, dialect: endpoint.pipeline!.dialect!, body: line.body, bodyBytes: Buffer.byteLength(JSON.stringify(line.body)), requestId: 'plan', log: noLog, baseUrl: '' });
     try {
       if (validate && !validate(line.body)) throw schemaError(validate.errors![0]);
       const read = dialect.read ? await dialect.read(call) : undefined;

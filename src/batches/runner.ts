@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { AuthContext } from '../auth/authenticate.js';
-import { GatewayError, errorBody, type ErrorDialect } from '../base/errors.js';
+import { GatewayError, errorBody, type Envelope } from '../base/errors.js';
 import type { ChargeRef } from '../billing/charge.js';
 import { routesOf } from '../engine/models.js';
 import type { Snapshot } from '../engine/runtime.js';
@@ -19,7 +19,7 @@ import { isUpstreamTrouble } from '../tasks/faults.js';
 import { lineLogRow, type LineEnd } from './line-log.js';
 import { batchPricedConfig, LineCall, lineMeter } from './line-call.js';
 import { batchesOptions, type BatchesOptions } from './options.js';
-import { batchEndpoint, lineDialect } from './plan.js';
+import { batchEndpoint, lineFlow } from './plan.js';
 import { writeResultFile } from './result-files.js';
 import { resultFilesOf, type LineResult, type Unfinished } from './results.js';
 import {
@@ -184,7 +184,7 @@ export class BatchRunner {
   private async runLine(row: BatchRow, line: BatchLineRow, snapshot: Snapshot): Promise<void> {
     const { db } = this.services;
     const requestId = `${row.id}:${line.line}`;
-    const dialect: ErrorDialect = row.object === 'message_batch' ? 'anthropic' : 'openai';
+    const envelope: Envelope = row.object === 'message_batch' ? 'anthropic' : 'openai';
     let call: LineCall | undefined;
     const started = Date.now();
     let endpointName = row.endpoint;
@@ -200,7 +200,7 @@ export class BatchRunner {
         config: batchPricedConfig(snapshot.config),
         upstreams: snapshot.upstreams,
         auth: authOf(row),
-        dialect: endpoint.pipeline!.dialect,
+        dialect: endpoint.pipeline!.dialect!,
         body,
         bodyBytes: Buffer.byteLength(line.body),
         requestId,
@@ -208,8 +208,8 @@ export class BatchRunner {
         baseUrl: '',
         signal: this.abort.signal,
       });
-      await runCall(call, lineDialect(endpoint));
-      const answer = call.answer ?? { status: 500, body: errorBody(new GatewayError('no_answer', 500, 'api_error', 'the line ended without an answer'), dialect) };
+      await runCall(call, lineFlow(endpoint));
+      const answer = call.answer ?? { status: 500, body: errorBody(new GatewayError('no_answer', 500, 'api_error', 'the line ended without an answer'), envelope) };
       const costMicros = Number(call.entry?.cost_micros ?? 0);
       await finishLine(db, row.id, line.line, { status: answer.status < 300 ? 'succeeded' : 'failed', result: JSON.stringify({ status_code: answer.status, request_id: requestId, body: answer.body } satisfies LineResult), costMicros });
       this.logLine(row, { endpoint: endpointName, requestId, startedMs: started, status: answer.status, entry: call.entry, error: undefined, asked: body.model });
@@ -225,7 +225,7 @@ export class BatchRunner {
         return;
       }
       const costMicros = Number(call?.entry?.cost_micros ?? 0);
-      const result: LineResult = { status_code: error.statusIn(dialect), request_id: requestId, body: errorBody(error, dialect) };
+      const result: LineResult = { status_code: error.statusIn(envelope), request_id: requestId, body: errorBody(error, envelope) };
       await finishLine(db, row.id, line.line, { status: 'failed', result: JSON.stringify(result), costMicros }).catch((e: unknown) => this.services.log.error({ err: e, batch: row.id }, 'a batch line could not be written; it runs again'));
       this.logLine(row, { endpoint: endpointName, requestId, startedMs: started, status: result.status_code!, entry: call?.entry, error, asked: call?.body.model });
     }

@@ -12,7 +12,11 @@ const known = (value: string | undefined) => (value === undefined || UNDECIDED.h
  * settlement never guesses low: a size missing from the map is never free.
  */
 export function imagePriceMicros(price: PriceConfig, requestedSize?: string, requestedQuality?: string): number {
-  const perImage = price.perImage;
+  return sizedPriceMicros(price.perImage, requestedSize, requestedQuality);
+}
+
+/** The same for any price priced as `perImage` is: one number, or a map by size and quality (a task family's `bill.price`). */
+export function sizedPriceMicros(perImage: PriceConfig['perImage'], requestedSize?: string, requestedQuality?: string): number {
   if (perImage === undefined) return 0;
   if (typeof perImage === 'number') return Math.round(perImage * 1e6);
   const entries = Object.entries(perImage);

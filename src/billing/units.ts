@@ -76,7 +76,7 @@ function builtIn(price: PriceConfig): PricedUnit[] {
 type UnitPrice = NonNullable<PriceConfig['units']>[string];
 
 /** Micro-units one unit costs: per unit, per thousand or per million (0 when declared free). */
-const unitMicros = (unit: UnitPrice) => (unit.each ?? 0) * 1e6 + (unit.perThousand ?? 0) * 1e3 + (unit.perMillion ?? 0);
+export const unitMicros = (unit: UnitPrice) => (unit.each ?? 0) * 1e6 + (unit.perThousand ?? 0) * 1e3 + (unit.perMillion ?? 0);
 
 function declared(name: string, unit: UnitPrice): PricedUnit {
   if (unit.free) return { name, micros: 0, reserve: () => 0, most: () => Number.POSITIVE_INFINITY };

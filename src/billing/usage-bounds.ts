@@ -35,12 +35,12 @@ export function defaultBound(defaults: ModelLimits, request: RequestSize): Model
 }
 
 /**
- * Why a task's billed units are impossible, or undefined: output tokens past the model's limits.maxOutputTokens, seconds
- * past the longest video the model makes (`maxSeconds`, which requests are held to), more than the one image a task asks for.
+ * Why a task's billed units are impossible, or undefined: output tokens past the model's limits.maxOutputTokens, units
+ * past the most its family's bill allows (`mostUnits`: the model's declared limit, which requests are held to, or a constant).
  */
-export function impossibleTaskUnits(route: ModelRoute, units: { count: number; unit: 'seconds' | 'images' | 'tokens' }, maxSeconds: number): string | undefined {
+export function impossibleTaskUnits(route: ModelRoute, units: { count: number; unit: string }, mostUnits: number): string | undefined {
   const { count, unit } = units;
-  const most = unit === 'tokens' ? route.model.limits?.maxOutputTokens : unit === 'seconds' ? maxSeconds : 1;
+  const most = unit === 'tokens' ? route.model.limits?.maxOutputTokens : mostUnits;
   if (most === undefined || count <= most) return undefined;
   return `usage reports ${count} ${unit}, more than the model's limits allow (${most})`;
 }

@@ -33,7 +33,7 @@ export function checkPipelineOperations(catalogue: ValidatedFile<EndpointConfig[
   for (const { source, value } of catalogue) {
     value?.forEach((entry, index) => {
       const operation = entry.pipeline?.operation;
-      if (entry.pipeline?.dialect !== 'relay' || !operation || !entry.modelKind) return;
+      if (entry.pipeline?.flow !== 'relay' || !operation || !entry.modelKind) return;
       const served = channelsServing(entry.modelKind, channels, protocols);
       const lacking = served.filter(({ protocol }) => !Object.hasOwn(protocol.operations, operation));
       if (served.length && lacking.length === served.length) {

@@ -1,6 +1,8 @@
 // Task cross-checks (schemas/protocol-tasks.schema.json): every operation a task names or may choose is declared, each task
 // can end and says where its result is, a step's own headers never carry credentials, and polling hosts come with a URL.
-import type { ProtocolSchema, TaskSpec } from './types.js';
+import type { Problems } from './problems.js';
+import type { EndpointConfig, ProtocolSchema, TaskSpec } from './types.js';
+import type { YamlSource } from './yaml-source.js';
 
 /** A problem at a JSON pointer into the file; `key` places it at that member's key instead of its value. */
 export type Report = (pointer: string, message: string, key?: string) => void;
@@ -71,5 +73,32 @@ export function checkTask(protocol: ProtocolSchema, name: string, task: TaskSpec
   }
   if (!download && task.result.url === undefined && task.result.base64 === undefined) {
     report(`${at}/result`, `${who} declares no result source: set one of download, url or base64`);
+  }
+}
+
+/** The task flow's catalogue entries by model kind: the entry served at its own path, and the one served at declared routes. */
+function taskEntries(endpoints: readonly EndpointConfig[]): { own: Set<string>; declared: Set<string> } {
+  const own = new Set<string>();
+  const declared = new Set<string>();
+  for (const entry of endpoints) {
+    if (entry.pipeline?.flow !== 'task' || !entry.modelKind || !entry.pipeline.task) continue;
+    (entry.pipeline.task.routes === 'declared' ? declared : own).add(entry.modelKind);
+  }
+  return { own, declared };
+}
+
+/**
+ * Every protocol task is run by a catalogue entry of flow `task` for its kind: one served at the entry's own path for a
+ * task that declares no `route`, one that says `routes: declared` for a task that does. Else no request could reach it.
+ */
+export function checkTaskKinds(protocols: readonly { value?: ProtocolSchema; source: YamlSource }[], endpoints: readonly EndpointConfig[], problems: Problems): void {
+  const { own, declared } = taskEntries(endpoints);
+  for (const { value, source } of protocols) {
+    for (const [name, task] of Object.entries(value?.tasks ?? {})) {
+      const served = task.route ? declared : own;
+      if (served.has(task.kind)) continue;
+      const want = task.route ? `says "routes: declared" (to serve ${task.route})` : 'is served at its own path';
+      problems.add(source, `/tasks/${escapePointer(name)}/kind`, `task "${name}" is of kind "${task.kind}", but no catalogue entry of flow "task" for that kind ${want}: add one (docs/endpoints.md, "A task family")`);
+    }
   }
 }

@@ -9,7 +9,7 @@ import { credentialsOf, foreignCredentialFields } from './credentials.js';
 import { checkPipelineOperations } from './cross-check-operations.js';
 import { checkUnits } from './cross-check-units.js';
 import type { Problems } from './problems.js';
-import { checkOperation, checkTask, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
+import { checkOperation, checkTask, checkTaskKinds, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
 import type { ChannelConfig, EndpointConfig, GatewayConfig, ProtocolConfig, ProtocolSchema } from './types.js';
 import type { ValidatedConfig } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
@@ -129,7 +129,7 @@ function withBase(protocol: ProtocolConfig, protocols: Map<string, ProtocolConfi
   return { ...inherited, ...protocol, operations, translations: { ...base.translations, ...protocol.translations } };
 }
 
-function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<CheckedFiles, 'protocols' | 'rejected'>, protocolsDir: string, problems: Problems): void {
+function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<CheckedFiles, 'protocols' | 'rejected'> & { chatKinds: ReadonlySet<string> }, protocolsDir: string, problems: Problems): void {
   const protocol = known.protocols.get(channel.protocol);
   if (!protocol && !known.rejected.has(channel.protocol)) {
     const names = [...known.protocols.keys()].join(', ') || 'none';
@@ -147,7 +147,7 @@ function checkChannel(channel: ChannelConfig, source: YamlSource, known: Pick<Ch
     }
     for (const capability of chatCapabilities) {
       const declared = model[capability];
-      if (model.kind !== 'chat' && declared !== undefined && declared !== false) {
+      if (!known.chatKinds.has(model.kind) && declared !== undefined && declared !== false) {
         problems.add(source, `/models/${index}/${capability}`, `model "${model.id}" is of kind ${model.kind}: "${capability}" says what a chat model accepts`);
       }
     }
@@ -236,6 +236,9 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   const known = checkProtocols(valid, problems);
   const channels: CheckedFiles['channels'] = [];
   const ids = new Map<string, string>();
+  const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
+  // The kinds the chat flow serves: what a chat capability (reasoning, thinking) may be declared on.
+  const chatKinds = new Set(endpoints.flatMap((e) => (e.pipeline?.flow === 'chat' && e.modelKind ? [e.modelKind] : [])));
   for (const { value, source } of overlaidChannels(valid, problems)) {
     if (!value) continue;
     // The schema's if/then/else has made `credential` one credential or a list of them (a shape the generated type cannot say).
@@ -246,14 +249,14 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
       continue;
     }
     ids.set(channel.id, displayPath(source.file));
-    checkChannel(channel, source, known, valid.sources.protocolsDir, problems);
+    checkChannel(channel, source, { ...known, chatKinds }, valid.sources.protocolsDir, problems);
     channels.push({ channel, source });
   }
   checkCurrency(channels, problems);
   checkModelOwners(channels, problems);
-  const endpoints = valid.catalogue.flatMap((file) => file.value ?? []);
   checkModelKinds(channels, endpoints, problems);
   checkPipelineOperations(valid.catalogue, channels, known.protocols, problems);
+  checkTaskKinds(valid.protocols, endpoints, problems);
   const protocolSources = new Map(valid.protocols.flatMap(({ value, source }) => (value ? [[value.id, source] as const] : [])));
   checkUnits({ channels, protocols: known.protocols, endpoints }, protocolSources, problems);
   return { gateway: valid.root.value, ...known, channels, endpoints };

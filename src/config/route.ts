@@ -102,12 +102,20 @@ function familyRoutes(protocols: Iterable<ProtocolConfig>): Map<string, TaskSpec
   return routes;
 }
 
-/** The catalogue, plus one endpoint per model-family task route a protocol declares (tasks.<name>.route). */
+/** A task family entry served at the routes protocols declare (`pipeline.task.routes: declared`), not at its own path. */
+const servedAtDeclaredRoutes = (entry: EndpointConfig) => entry.pipeline?.flow === 'task' && entry.pipeline.task?.routes === 'declared';
+
+/**
+ * The catalogue, plus one endpoint per model-family task route a protocol declares (tasks.<name>.route): the entry of the
+ * task's kind that says `routes: declared`, at that path (a route no such entry serves is left out; check-config says so).
+ */
 function endpointsOf(catalogue: EndpointConfig[], protocols: Map<string, ProtocolConfig>): EndpointConfig[] {
-  const endpoints = [...catalogue];
+  const endpoints = catalogue.filter((entry) => !servedAtDeclaredRoutes(entry));
+  const templates = new Map(catalogue.filter(servedAtDeclaredRoutes).map((entry) => [entry.modelKind, entry]));
   for (const [path, kind] of familyRoutes(protocols.values())) {
-    if (endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
-    endpoints.push({ name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path, aliases: true, scope: kind === 'video' ? 'videos.generate' : 'images.generate', auth: 'key', envelope: 'openai', bodyLimit: 1048576, multipart: true, handler: 'tasks-family', options: { kind } });
+    const template = templates.get(kind);
+    if (!template || endpoints.some((e) => e.path === path && e.method.includes('POST'))) continue;
+    endpoints.push({ ...template, name: `tasks${path.replace(/\//g, '-')}`, method: ['POST'], path });
   }
   return endpoints;
 }

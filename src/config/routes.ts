@@ -124,7 +124,7 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
       ...(route.cache ? { cache: routeCachePolicy(route.cache) } : {}),
       targets: [],
       reachable: [],
-      kind: 'chat',
+      kind: '', // its targets' kind, set below once they are built
     };
     for (const target of route.targets) {
       const child = target.route !== undefined ? build(byId.get(target.route)!) : undefined;

@@ -102,12 +102,38 @@ function addOperatorSchemas(sources: ConfigSources, registry: SchemaRegistry, pr
   }
 }
 
+/** The flow a `pipeline.dialect` named before `flow` existed (the chat flow served three wire dialects under their own names). */
+const legacyFlows: Readonly<Record<string, string>> = { 'openai-chat': 'chat', 'anthropic-messages': 'chat', 'openai-responses': 'chat', 'openai-images': 'images' };
+
+/**
+ * `pipeline.flow` and `pipeline.dialect` filled in: an entry written before `flow` existed named the flow in `dialect`
+ * (`dialect: relay`); it still works, with a warning (file:line:col). The dialect defaults to the flow's name.
+ */
+function normalisePipeline(entry: EndpointConfig, source: ValidatedFile<EndpointConfig[]>['source'], index: number, report: { problems: Problems; warnings: string[] }): void {
+  const pipeline = entry.pipeline;
+  const at = `/${index}/pipeline`;
+  if (!pipeline) return;
+  if (!pipeline.flow && !pipeline.dialect) return report.problems.add(source, at, `endpoint "${entry.name}" names no flow: write "flow: <name>" (chat, images, evaluate, relay, task)`);
+  if (pipeline.flow === 'task' && !pipeline.task) report.problems.add(source, at, `endpoint "${entry.name}" runs the task flow: declare its family in "task" (object, idPrefix, purpose, bill)`);
+  if (pipeline.flow !== 'task' && pipeline.operation === undefined) report.problems.add(source, at, `endpoint "${entry.name}" names no operation: write "operation: <name>" (a protocol operation serving its kind)`);
+  const warnings = report.warnings;
+  if (!pipeline.flow) {
+    const flow = legacyFlows[pipeline.dialect!] ?? pipeline.dialect!;
+    const pointer = `/${index}/pipeline/dialect`;
+    const wire = flow === pipeline.dialect ? '' : `, dialect: ${pipeline.dialect}`;
+    warnings.push(`${source.locate(pointer)} ${pointer} deprecated: "dialect" names the client's wire dialect, no longer the flow; write "flow: ${flow}${wire}" (read as flow "${flow}")`);
+    pipeline.flow = flow;
+  }
+  pipeline.dialect ??= pipeline.flow;
+}
+
 /** Every entry's requestSchema names a schema the registry holds, and no two entries share a name or a path and method. */
-function checkCatalogue(catalogue: ValidatedFile<EndpointConfig[]>[], registry: SchemaRegistry, problems: Problems): void {
+function checkCatalogue(catalogue: ValidatedFile<EndpointConfig[]>[], registry: SchemaRegistry, problems: Problems, warnings: string[]): void {
   const names = new Set<string>();
   const routes = new Set<string>();
   for (const { source, value } of catalogue) {
     value?.forEach((entry, index) => {
+      normalisePipeline(entry, source, index, { problems, warnings });
       if (entry.requestSchema && !registry.ajv.getSchema(entry.requestSchema)) problems.add(source, `/${index}/requestSchema`, `no schema with $id "${entry.requestSchema}" (schemas/, or endpoints.schemasDir)`);
       if (names.has(entry.name)) problems.add(source, `/${index}/name`, `endpoint "${entry.name}" is already declared`);
       names.add(entry.name);
@@ -123,7 +149,7 @@ export function validateConfig(sources: ConfigSources, registry: SchemaRegistry,
   addOperatorSchemas(sources, registry, problems);
   const report = { problems, warnings };
   const catalogue = sources.catalogue.map((source) => validateFile<EndpointConfig[]>(source, 'catalogue', registry, report, env));
-  checkCatalogue(catalogue, registry, problems);
+  checkCatalogue(catalogue, registry, problems, warnings);
   return {
     sources,
     root: validateFile<GatewayConfig>(sources.root, 'config', registry, report, env),

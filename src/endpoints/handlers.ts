@@ -21,13 +21,10 @@ import metrics from './metrics.js';
 import models from './models.js';
 import pipeline from './pipeline.js';
 import readiness from './readiness.js';
-import tasksFamily from './tasks-family.js';
+import tasksContent from './tasks-content.js';
+import tasksList from './tasks-list.js';
 import tasksRetrieve from './tasks-retrieve.js';
 import usage from './usage.js';
-import videosContent from './videos-content.js';
-import videosCreate from './videos-create.js';
-import videosList from './videos-list.js';
-import videosRetrieve from './videos-retrieve.js';
 
 export const handlers: Readonly<Record<string, HandlerFactory>> = {
   'batches-cancel': batchesCancel,
@@ -50,11 +47,8 @@ export const handlers: Readonly<Record<string, HandlerFactory>> = {
   models,
   pipeline,
   readiness,
-  'tasks-family': tasksFamily,
+  'tasks-content': tasksContent,
+  'tasks-list': tasksList,
   'tasks-retrieve': tasksRetrieve,
   usage,
-  'videos-content': videosContent,
-  'videos-create': videosCreate,
-  'videos-list': videosList,
-  'videos-retrieve': videosRetrieve,
 };

@@ -15,12 +15,12 @@ import type { HandlerFactory } from './types.js';
 
 const OPERATION = 'count_tokens';
 
-const create: HandlerFactory = ({ services }) => async (req, reply) => {
+const create: HandlerFactory = ({ services, endpoint }) => async (req, reply) => {
   const held = services.runtime.hold();
   try {
     const { config, upstreams } = held.snapshot;
     const body = req.body as Record<string, unknown>;
-    const routes = resolveModel(config, body.model, 'chat', () => services.now());
+    const routes = resolveModel(config, body.model, endpoint.options!.modelKind as string, () => services.now());
     for (const [name, value] of lifecycleHeaders(routesOf(config, body.model as string)![0].model)) reply.header(name, value);
     const counting = routes.filter((r) => operationDialect(r, OPERATION) === 'anthropic-messages');
     if (counting.length) return await countUpstream(counting, body, req.headers, upstreams, reply);

@@ -1,8 +1,9 @@
-// Every billed endpoint family: the catalogue entry's `pipeline` section names the dialect and the operation; the pipeline does the rest.
-import { dialectFor } from '../dialects/index.js';
+// Every billed endpoint family, tasks included: the catalogue entry's `pipeline` section names the flow (and the client's
+// wire dialect); the pipeline does the rest.
+import { flowFor } from '../flows/index.js';
 import { httpPipeline } from '../pipeline/http-adapter.js';
 import type { HandlerFactory } from './types.js';
 
-const create: HandlerFactory = ({ services, endpoint }) => httpPipeline(services, endpoint.pipeline!.dialect, dialectFor(endpoint));
+const create: HandlerFactory = ({ services, endpoint }) => httpPipeline(services, endpoint.pipeline!.dialect!, flowFor(endpoint, services));
 
 export default create;

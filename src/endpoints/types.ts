@@ -20,3 +20,9 @@ export interface HandlerContext {
 }
 
 export type HandlerFactory = (ctx: HandlerContext) => RouteHandler | Promise<RouteHandler>;
+
+/** What a task of wire object `object` is called in messages and error codes (`video.task`: `video`). */
+export const nounOf = (object: string) => object.replace(/\.task$/, '');
+
+/** The name of the route's one parameter (`/v1/videos/:video_id`: `video_id`). */
+export const paramOf = (endpoint: EndpointConfig) => /:([A-Za-z_][A-Za-z0-9_]*)/.exec(endpoint.path)?.[1] ?? 'id';

@@ -18,8 +18,11 @@ export function modelKinds(endpoints: readonly EndpointConfig[]): ReadonlyMap<st
   let kinds = kindsCache.get(endpoints);
   if (!kinds) {
     const made = new Map<string, KindEndpoints>();
+    // A task family's routes that protocols declare (`routes: declared`) count only for a kind no other entry serves.
+    const declared = (e: EndpointConfig) => e.pipeline?.task?.routes === 'declared';
+    const served = new Set(endpoints.filter((e) => !declared(e)).map((e) => e.modelKind));
     for (const endpoint of endpoints) {
-      if (!endpoint.modelKind) continue;
+      if (!endpoint.modelKind || (declared(endpoint) && served.has(endpoint.modelKind))) continue;
       const kind = made.get(endpoint.modelKind) ?? { scope: endpoint.scope ?? null, routes: [] };
       const path = endpoint.aliases !== false && endpoint.path.startsWith('/v1/') ? `/api${endpoint.path}` : endpoint.path;
       kind.routes.push(`${endpoint.method[0]} ${path}`);

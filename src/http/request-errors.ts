@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, LimitError, UnsupportedMediaError, ValidationError, errorBody, internalError, type ErrorDialect } from '../base/errors.js';
+import { GatewayError, LimitError, UnsupportedMediaError, ValidationError, errorBody, internalError, type Envelope } from '../base/errors.js';
 
 /** Longest request target (path and query) served; longer ones are 414 before routing. */
 export const MAX_URL_LENGTH = 8192;
@@ -84,12 +84,12 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   socket.destroy();
 }
 
-/** Sends a typed error in the route's dialect. */
-export function sendError(reply: FastifyReply, error: GatewayError, dialect: ErrorDialect): FastifyReply {
-  return reply.code(error.statusIn(dialect)).headers(error.headers).send(errorBody(error, dialect));
+/** Sends a typed error in the route's envelope. */
+export function sendError(reply: FastifyReply, error: GatewayError, envelope: Envelope): FastifyReply {
+  return reply.code(error.statusIn(envelope)).headers(error.headers).send(errorBody(error, envelope));
 }
 
-/** The error dialect of a request: its endpoint's, else guessed from the path. */
-export function dialectOf(req: FastifyRequest): ErrorDialect {
+/** The error envelope of a request: its endpoint's, else guessed from the path. */
+export function envelopeOf(req: FastifyRequest): Envelope {
   return req.routeOptions?.config?.endpoint?.envelope ?? (/\/v1\/messages(?:[/?]|$)/.test(req.url) ? 'anthropic' : 'openai');
 }

@@ -8,7 +8,7 @@ import type { Charge } from '../billing/meter.js';
 import type { ModelRoute } from '../config/types.js';
 import type { Call } from './call.js';
 import { readJsonObject } from './decode.js';
-import type { Exchange, SeveralExchanges } from './dialect.js';
+import type { Exchange, SeveralExchanges } from './flow.js';
 import { send } from './send.js';
 import { settledTokens, settleReported } from './settle.js';
 import { usageReaderFor, type UsageReader } from './usage.js';

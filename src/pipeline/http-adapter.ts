@@ -13,7 +13,7 @@ import type { AttemptRecord } from '../engine/upstream.js';
 import type { AnswerTap, Call, CallLog, ClientStream } from './call.js';
 import { CallCore } from './core.js';
 import type { PipelineDeps } from './deps.js';
-import type { Dialect } from './dialect.js';
+import type { Flow } from './flow.js';
 import type { FormPart } from './form.js';
 import { runCall } from './run.js';
 import { recordOf, type RequestLogRecord } from '../request-logs/record.js';
@@ -148,6 +148,6 @@ function clientClosed(this: CallResponse): void {
  * async: runCall is the one async frame of a call, and ends the call itself (fastify waits for its promise, which
  * resolves once the answer is out or the stream relayed).
  */
-export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Dialect<any, any>): RouteHandler {
+export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Flow<any, any>): RouteHandler {
   return (req, reply) => runCall(new HttpCall(services, req, reply, dialectName), dialect);
 }

@@ -72,7 +72,7 @@ export async function archiveOutputs(call: Call, spec: MediaItems | undefined, d
       continue;
     }
     const source = { url: paths.url && readPath(item, paths.url), base64: paths.base64 && readPath(item, paths.base64) };
-    const result = await archiveMedia(call, source, `${spec.purpose === 'video_generation' ? 'video' : 'image'}-${call.requestId}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation', model);
+    const result = await archiveMedia(call, source, `${(spec.purpose ?? 'image_generation').replace(/_generation$/, '')}-${call.requestId}-${archived?.size ?? 0}-${index}`, spec.purpose ?? 'image_generation', model);
     if (id !== undefined) archived?.set(id, result);
     Object.assign(item, result);
   }

@@ -1,12 +1,12 @@
 // The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> guardrails
 // (only where the config declares any) -> estimate -> reserve -> map request -> send -> decode or stream -> outputs ->
-// settle; the answer goes to the call, and the Charge closes last (unless a task took it over). The dialect says only what differs (pipeline/dialect.ts).
+// settle; the answer goes to the call, and the Charge closes last (unless a task took it over). The flow says only what differs (pipeline/flow.ts).
 import { markStage } from '../http/stages.js';
 import { responseCacheOf } from './cache-stage.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
 import { guardCall } from './guard.js';
-import type { Dialect } from './dialect.js';
+import type { Flow } from './flow.js';
 import { reserve } from './reserve.js';
 import { send, type Sent } from './send.js';
 import { answerBeforeCommit, SettlingAnswer, settleAfterFailure } from './settle.js';
@@ -17,7 +17,7 @@ import { answerBeforeCommit, SettlingAnswer, settleAfterFailure } from './settle
  * nothing to do cost no turn of the event loop. A call whose route caches may be answered from the response cache
  * before anything is reserved (docs/caching.md).
  */
-export async function runCall(call: Call, dialect: Dialect<any, any>): Promise<void> {
+export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void> {
   try {
     const read = dialect.read ? await dialect.read(call) : undefined;
     const plan = dialect.resolve(call, read);

@@ -50,7 +50,7 @@ function downloadSource(snapshot: Snapshot, remote: TaskRunnerDeps['remote'], ro
   };
 }
 
-export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, snapshot: Snapshot, route: ModelRoute, task: CompiledTask, row: TaskRow, polled: { answer: unknown; task: TaskScope }, maxBytes: number, deadline: Deadline): Promise<ArchiveOutcome> {
+export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' | 'db' | 'blobs' | 'files'>, snapshot: Snapshot, route: ModelRoute, task: CompiledTask, row: TaskRow, polled: { answer: unknown; task: TaskScope }, maxBytes: number, deadline: Deadline, purpose: string): Promise<ArchiveOutcome> {
   const stepped = await resultStep(snapshot, route, task, row, polled, deadline);
   if ('error' in stepped) return { status: 'failed', error: stepped.error };
   const scope = stepped.scope;
@@ -62,7 +62,7 @@ export async function archiveTaskResult(services: Pick<TaskRunnerDeps, 'remote' 
   const source = fetched ?? resultSource(services.remote, { url: providerUrl, base64 }, deadline.signal);
   if (!source) return { status: 'failed', error: 'the result carries neither a URL nor base64 data', scope };
   try {
-    const labels = { filename: `${task.spec.kind}-${row.id}`, purpose: task.spec.kind === 'video' ? 'video_generation' : 'image_generation', model: row.model, taskId: row.id };
+    const labels = { filename: `${task.spec.kind}-${row.id}`, purpose, model: row.model, taskId: row.id };
     // The dashboard's Files page shows what made it (the model, the task).
     const outcome = await archiveResult(services, { workspaceId: row.workspace_id, maxBytes, ...labels, open: source.open, inline: source.inline, deadline });
     if (outcome.status === 'archived') return { fileId: outcome.fileId, status: 'archived', attempts: outcome.attempts, scope };

@@ -1,10 +1,11 @@
-// What a task costs: video by the second, images by size, plus any per-request price; the estimate is the same sum at its worst case.
-import { imagePriceMicros } from '../billing/image-price.js';
-import type { ModelRoute } from '../config/types.js';
-import type { TaskKind } from './spec.js';
-
-/** Seconds a video may run when the client does not say (model media.maxSeconds, else this). */
-export const DEFAULT_MAX_SECONDS = 20;
+// What a task costs: the count of its family's billed unit (bill.unit) at the model's price for one (bill.price), plus
+// any per-request price; the estimate is the same sum at the count the family reserves (bill.reserve). All of it is
+// the catalogue's data: no family is named here.
+import { sizedPriceMicros } from '../billing/image-price.js';
+import { unitMicros } from '../billing/units.js';
+import { declaredLimit } from '../config/price-units.js';
+import type { ModelRoute, PriceConfig } from '../config/types.js';
+import type { TaskBill } from './family.js';
 
 export interface TaskParams {
   prompt: string;
@@ -16,34 +17,57 @@ export interface TaskParams {
   saved?: Record<string, unknown>;
 }
 
-/** What a task is billed by: seconds of video, images, or tokens (priced at the model's outputPerMillion). */
+/** What a task is billed by: the family's unit, or tokens (priced at the model's outputPerMillion). */
 export interface TaskUnits {
   count: number;
-  unit: 'seconds' | 'images' | 'tokens';
+  unit: string;
 }
-
-export const maxSecondsOf = (route: ModelRoute) => Number((route.model.media as { maxSeconds?: number } | undefined)?.maxSeconds ?? DEFAULT_MAX_SECONDS);
 
 const perRequestMicros = (route: ModelRoute) => Math.round((route.model.price.perRequest ?? 0) * 1e6);
 
-/** The cost of `units` (seconds of video, images, or tokens) on `route`. */
-export function taskCostMicros(route: ModelRoute, kind: TaskKind, units: TaskUnits, size?: string): number {
-  const { price } = route.model;
-  if (units.unit === 'tokens') return Math.round((units.count * (price.outputPerMillion ?? 0))) + perRequestMicros(route);
-  const each = units.unit === 'seconds' ? Math.round((price.perVideoSecond ?? 0) * 1e6) : imagePriceMicros(price, size);
-  return units.count * each + perRequestMicros(route);
+/** The model's price for one unit of the bill, as declared (undefined when it declares none). */
+function unitPrice(price: PriceConfig, bill: TaskBill): unknown {
+  return bill.price === 'units' ? price.units?.[bill.unit] : (price as unknown as Record<string, unknown>)[bill.price];
 }
 
+/** Micro-units one unit costs: a number, a map priced by the size asked for (else its priciest), or a unit of price.units. */
+function unitPriceMicros(route: ModelRoute, bill: TaskBill, size?: string): number {
+  const price = unitPrice(route.model.price, bill);
+  if (bill.price === 'units') return price ? unitMicros(price as NonNullable<PriceConfig['units']>[string]) : 0;
+  if (typeof price === 'number') return Math.round(price * 1e6);
+  return price && typeof price === 'object' ? sizedPriceMicros(price as Record<string, number>, size) : 0;
+}
+
+/** The most units one task may use on `route`: the reserve without its request field (the model's limit, else the default). */
+export function mostUnitsOf(route: ModelRoute, bill: TaskBill): number {
+  const reserve = bill.reserve;
+  if (typeof reserve === 'number') return reserve;
+  return (reserve.limit === undefined ? undefined : declaredLimit(route.model, reserve.limit)) ?? reserve.default ?? 1;
+}
+
+/** The units a task reserves: the request's field when it names a number, else the most. */
+export function reservedUnitsOf(route: ModelRoute, bill: TaskBill, fields: Record<string, unknown>): number {
+  const field = typeof bill.reserve === 'number' ? undefined : bill.reserve.field;
+  const asked = field === undefined || fields[field] === undefined || fields[field] === null ? NaN : Number(fields[field]);
+  return Number.isFinite(asked) && asked >= 0 ? asked : mostUnitsOf(route, bill);
+}
+
+/** The cost of `units` (the bill's unit, or tokens) on `route`. */
+export function taskCostMicros(route: ModelRoute, bill: TaskBill, units: TaskUnits, size?: string): number {
+  if (units.unit === 'tokens') return Math.round(units.count * (route.model.price.outputPerMillion ?? 0)) + perRequestMicros(route);
+  return Math.round(units.count * unitPriceMicros(route, bill, size)) + perRequestMicros(route);
+}
+
+/** Whether a model without a price for the bill's unit is priced by the tokens it reports (outputPerMillion). */
+export const billedByTokens = (route: ModelRoute, bill: TaskBill) => unitPrice(route.model.price, bill) === undefined && route.model.price.outputPerMillion !== undefined;
+
 /**
- * The worst case: the seconds asked for (else the model's most), or one image at the size asked for (else the priciest).
- * A token-billed video model (outputPerMillion, no perVideoSecond) reserves its limits.maxOutputTokens at that price.
+ * The worst case: the units reserved (the count asked for, else the model's most) at the size asked for (else the
+ * priciest). A model priced by tokens instead (outputPerMillion, no price for the unit) reserves its limits.maxOutputTokens.
  */
-export function taskEstimateMicros(route: ModelRoute, kind: TaskKind, params: TaskParams): number {
-  const { price, limits } = route.model;
-  if (kind === 'video' && price.perVideoSecond === undefined && price.outputPerMillion !== undefined) {
-    return taskCostMicros(route, kind, { count: limits?.maxOutputTokens ?? 0, unit: 'tokens' });
-  }
-  return taskCostMicros(route, kind, kind === 'video' ? { count: params.seconds ?? maxSecondsOf(route), unit: 'seconds' } : { count: 1, unit: 'images' }, params.size);
+export function taskEstimateMicros(route: ModelRoute, bill: TaskBill, reserved: number, size?: string): number {
+  if (billedByTokens(route, bill)) return taskCostMicros(route, bill, { count: route.model.limits?.maxOutputTokens ?? 0, unit: 'tokens' });
+  return taskCostMicros(route, bill, { count: reserved, unit: bill.unit }, size);
 }
 
 const countOf = (value: unknown): number | undefined => {
@@ -51,12 +75,11 @@ const countOf = (value: unknown): number | undefined => {
   return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.ceil(n) : undefined;
 };
 
-/** Billable units from the mapped usage ({tokens}, else {seconds} for a video or {images}; a number or a numeric string); undefined when none is usable. */
-export function unitsOf(kind: TaskKind, usage: unknown): TaskUnits | undefined {
+/** Billable units from the mapped usage ({tokens}, else the bill's unit; a number or a numeric string); undefined when none is usable. */
+export function unitsOf(bill: TaskBill, usage: unknown): TaskUnits | undefined {
   const said = usage as Record<string, unknown> | null | undefined;
   const tokens = countOf(said?.tokens);
   if (tokens !== undefined) return { count: tokens, unit: 'tokens' };
-  const unit = kind === 'video' ? 'seconds' : 'images';
-  const count = countOf(said?.[unit]);
-  return count === undefined ? undefined : { count, unit };
+  const count = countOf(said?.[bill.unit]);
+  return count === undefined ? undefined : { count, unit: bill.unit };
 }

@@ -17,15 +17,14 @@ import { archiveTaskResult } from './archive.js';
 import { pollOnce, readSubmitAnswer } from './calls.js';
 import { taskScope, type TaskScope } from './steps.js';
 import { faultReason, isUpstreamTrouble } from './faults.js';
-import { unitsOf, type TaskParams } from './cost.js';
+import type { TaskParams } from './cost.js';
 import { settleCompletedTask } from './settle.js';
+import { taskFamilies } from './family.js';
 import { MAX_TEXT, progressOf, text } from './answer-text.js';
 import { pollDelayMs, tasksOptions, type TasksOptions } from './options.js';
-import { taskNamed, type CompiledTask, type MappedStatus, type TaskKind } from './spec.js';
+import { taskNamed, type CompiledTask, type MappedStatus } from './spec.js';
 import { claimTask, dueTaskIds, findTaskById, renewTask, updateLeasedTask, type TaskRow } from './store.js';
 import { finishLeasedTask } from './finish.js';
-
-export type { Submission } from './submission.js';
 
 const TOLERATED = new Set([408, 425, 429]);
 
@@ -242,7 +241,8 @@ export class TaskRunner implements TaskQueue {
       renewing = renewing.then(() => charge.renew(reservationMs)).catch(() => undefined);
     }, Math.max(50, leaseMs / 3));
     try {
-      const archived = await archiveTaskResult(this.services, snapshot, route, task, row, polled, archiveMaxBytes, deadline);
+      const family = taskFamilies(snapshot.config.endpoints).get(row.object);
+      const archived = await archiveTaskResult(this.services, snapshot, route, task, row, polled, archiveMaxBytes, deadline, family?.purpose ?? `${task.spec.kind}_generation`);
       clearInterval(renew);
       await renewing;
       if (lost) return;
@@ -258,9 +258,8 @@ export class TaskRunner implements TaskQueue {
       // The last word on the reservation before settling: still held, or admitted again for what the caps allow.
       await charge.renew(reservationMs);
       const params = JSON.parse(row.params) as TaskParams;
-      const units = unitsOf(task.spec.kind, task.usage?.(archived.scope ?? polled));
       // Settled before the row says completed: a crash in between is finished by whoever polls next, and the ledger charges once.
-      const costMicros = await settleCompletedTask(charge, route, task.spec.kind, units, params.size, this.log.child({ task: row.id }));
+      const costMicros = await settleCompletedTask(charge, route, family?.bill, task.usage?.(archived.scope ?? polled), params.size, this.log.child({ task: row.id }));
       await finishLeasedTask(this.services, row.id, this.owner, {
         status: 'completed',
         progress: 100,

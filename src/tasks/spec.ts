@@ -4,7 +4,6 @@ import type { LoadedConfig } from '../engine/loaded-config.js';
 import { renderer, type Renderer } from '../engine/translate/render.js';
 
 export type { TaskSpec };
-export type TaskKind = TaskSpec['kind'];
 export type MappedStatus = TaskSpec['poll']['statusMap'][string];
 
 /** A task's mappings, compiled at load, as renderers. */
@@ -30,9 +29,6 @@ export interface CompiledTask {
 }
 
 const compiled = new WeakMap<TaskSpec, CompiledTask>();
-
-/** The wire object a task of this kind answers as. */
-export const objectOf = (kind: TaskKind) => (kind === 'video' ? 'video.task' : 'image.task');
 
 function compile(config: LoadedConfig, protocol: ProtocolConfig, name: string, spec: TaskSpec): CompiledTask {
   let task = compiled.get(spec);
@@ -63,7 +59,7 @@ function compile(config: LoadedConfig, protocol: ProtocolConfig, name: string, s
 }
 
 /** The task of `route`'s protocol serving `want`: the kind's standard route (no `route` declared) or a family route path. */
-export function taskFor(config: LoadedConfig, route: ModelRoute, want: { kind: TaskKind; route?: string }): CompiledTask | undefined {
+export function taskFor(config: LoadedConfig, route: ModelRoute, want: { kind: string; route?: string }): CompiledTask | undefined {
   const tasks = route.protocol.tasks ?? {};
   for (const [name, spec] of Object.entries(tasks)) {
     if (spec.kind === want.kind && spec.route === want.route) return compile(config, route.protocol, name, spec);

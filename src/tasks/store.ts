@@ -7,12 +7,13 @@ import { sortableId } from '../store/sortable-id.js';
 
 export type TaskRow = TasksTable;
 
-/** `video_...` or `task_...`: creation time, a counter and randomness, so ids sort in creation order. */
-export function newTaskId(prefix: 'video' | 'task', now = Date.now()): string {
+/** `<prefix>_...` (the family's idPrefix: `video_...`): creation time, a counter and randomness, so ids sort in creation order. */
+export function newTaskId(prefix: string, now = Date.now()): string {
   return sortableId(prefix, now);
 }
 
-export const taskIdPattern = /^(?:video|task)_[0-9a-f]{28}$/;
+/** What a task id looks like, whatever its family's prefix (schemas/catalogue.schema.json `idPrefix`). */
+export const taskIdPattern = /^[a-z][a-z0-9]{0,15}_[0-9a-f]{28}$/;
 
 export async function insertTask(db: Db, row: TaskRow): Promise<void> {
   await db.insertInto('tasks').values(row).execute();

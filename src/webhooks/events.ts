@@ -3,6 +3,7 @@
 // `{type, timestamp, data}` with the task as a status request shows it (a signed link to the archived file, valid for
 // files.signing.urlLifetimeSeconds; a status request gives a fresh one).
 import type { TaskEvents } from '../tasks/deps.js';
+import { taskEventOf } from '../tasks/family.js';
 import type { TaskRow } from '../tasks/store.js';
 import { toTaskObjectsAt, type TaskObjectDeps } from '../tasks/wire.js';
 import type { Db } from '../store/db.js';
@@ -23,7 +24,8 @@ export const isEventType = (value: unknown): value is EventType => typeof value 
 /** The event a finished task sets off, or undefined for a task still running. */
 export function eventTypeOf(task: Pick<TaskRow, 'object' | 'status'>): EventType | undefined {
   if (task.status !== 'completed' && task.status !== 'failed') return undefined;
-  return `${task.object === 'video.task' ? 'video' : 'image'}.${task.status}`;
+  const type = taskEventOf(task.object, task.status);
+  return isEventType(type) ? type : undefined;
 }
 
 /** Where signed links in an event point: server.publicUrl, else the configured listen address. */

@@ -42,7 +42,7 @@ export type Catalogue = {
    */
   multipart: boolean;
   /**
-   * A handler named in src/endpoints/handlers.ts (module src/endpoints/<handler>.ts). `pipeline`: a billed upstream call run by the pipeline, as the entry's `pipeline` section declares.
+   * The endpoint's handler: a module named in src/endpoints/handlers.ts (src/endpoints/<handler>.ts) that answers the route. `pipeline`: a billed upstream call, run by the pipeline in the flow the entry's `pipeline` section names (every billed route takes this one way in).
    */
   handler: string;
   /**
@@ -56,17 +56,21 @@ export type Catalogue = {
    */
   modelKind?: string;
   /**
-   * For `handler: pipeline`: how the pipeline runs the call (docs/endpoints.md).
+   * For `handler: pipeline`: how the pipeline runs the call (docs/endpoints.md): the flow, the client's wire dialect, the operation, and what the flow reads of the entry. It names a flow (or, deprecated, names it in `dialect`); every flow but `task` names an operation, `task` its `task` section (check-config says which is missing).
    */
   pipeline?: {
     /**
-     * The pipeline dialect by name (src/dialects/index.ts): `openai-chat`, `anthropic-messages`, `openai-responses` (chat, translated by protocol pair), `evaluate`, `openai-images`, or `relay` (any other family: the request passed through with only `model` mapped, the answer relayed with its cost).
+     * The flow by name (src/flows/index.ts): what differs between families of billed calls. `chat` (chat, Messages, Responses: passed through or translated by protocol pair), `images`, `evaluate`, `relay` (any other family: the request passed through with only `model` mapped, the answer relayed with its cost), `task` (an asynchronous task: answered at once, submitted, polled and archived by the task runner, as `task` declares).
      */
-    dialect: string;
+    flow?: string;
+    /**
+     * The wire dialect the client speaks (a protocol's `dialect`: `openai-chat`, `anthropic-messages`, `openai-responses`, `openai-images`): a protocol of the same dialect is passed through, any other is translated by the pair's mapping. Default: the flow's name. Deprecated: naming the flow here with no `flow` (`dialect: relay`); check-config warns and reads it as the flow.
+     */
+    dialect?: string;
     /**
      * The protocol operation the call is sent to (a route's channel must serve it). Its `usage` mapping says how usage is read; the model's price units say what it costs.
      */
-    operation: string;
+    operation?: string;
     /**
      * relay: what the upstream answers. `json`: a JSON object, relayed with `cost` added. `text`: text relayed as it came, cost in an `x-cost` header. `binary`: bytes streamed to the client as they arrive (never buffered), cost in an `x-cost` header.
      */
@@ -114,6 +118,59 @@ export type Catalogue = {
      * relay, multipart: the file field holding audio whose duration the gateway measures (music-metadata): a `perMinute` model is reserved and, when the answer reports no `seconds`, charged by it. An upload whose duration cannot be read is reserved the model's `media.maxAudioSeconds`.
      */
     durationOf?: string;
+    /**
+     * flow `task`: the task family, as data (docs/endpoints.md, "A task family"). The protocol's task of the entry's modelKind runs it (schemas/protocol-tasks.schema.json).
+     */
+    task?: {
+      /**
+       * The wire object a task of this family answers as (`video.task`); its webhook events are `<name>.completed` and `<name>.failed` (the object without `.task`).
+       */
+      object: string;
+      /**
+       * Task ids of this family read `<idPrefix>_<28 hex digits>` (`video_...`).
+       */
+      idPrefix: string;
+      /**
+       * The file purpose its archived results are stored under (`video_generation`).
+       */
+      purpose: string;
+      /**
+       * `own`: served at `path`, by the protocol task of the kind that declares no `route`. `declared`: not served at `path` (which then only describes the shape), but at every route a protocol's task of this kind declares (`tasks.<name>.route`, e.g. /v1/bfl/text_to_image), each with this entry's scope and limits; its tasks are read at GET /v1/tasks/{id}.
+       */
+      routes: 'own' | 'declared';
+      /**
+       * What a task is billed by: the count of `unit` its result's usage mapping reports (`usage: { seconds: ... }`) at the model's price for one, plus any perRequest; a result reporting `tokens` is priced at outputPerMillion instead. Reserved for the task's whole lifetime.
+       */
+      bill: {
+        /**
+         * The name the result's usage mapping reports the billed count under (`seconds`, `images`).
+         */
+        unit: string;
+        /**
+         * The model's price field for one unit: a number (`perVideoSecond`), a map by size and quality priced as `perImage` is (the size asked for, else the priciest), or `units` (the model's own `price.units.<unit>`: each, per thousand or per million). A model with no such price and no outputPerMillion is reserved and charged its perRequest alone.
+         */
+        price: string;
+        /**
+         * How many units a task reserves: a constant, or the request's `field`, else the model's `limit`, else `default` (at least 1). The same without `field` is the most a result may report: more is impossible, charged the reservation and logged.
+         */
+        reserve:
+          | number
+          | {
+              /**
+               * The request field whose number is reserved (`seconds`); more than the most (below) is refused with 400.
+               */
+              field?: string;
+              /**
+               * Else the model's declared limit of that name (media or limits: `maxSeconds`).
+               */
+              limit?: string;
+              /**
+               * Else this many.
+               */
+              default?: number;
+            };
+      };
+    };
   };
 }[];
 /**
@@ -1583,11 +1640,11 @@ export interface ProtocolTasksHeaders {
  */
 export interface TaskSpec {
   /**
-   * The kind of model the task serves; a video task answers POST /api/v1/videos as `video.task`, an image task its family route as `image.task`.
+   * The kind of model the task serves: the catalogue entry of `flow: task` whose modelKind this is runs it (its wire object, id prefix, scope and billing are that entry's; check-config says where no entry serves the kind).
    */
-  kind: 'video' | 'image';
+  kind: string;
   /**
-   * A model-family creation route (e.g. /v1/gen4/text_to_image, also served under /api); required for image tasks. Its tasks are read at GET /api/v1/tasks/{id}.
+   * A model-family creation route (e.g. /v1/gen4/text_to_image, also served under /api), for a kind whose task entry says `routes: declared`. Its tasks are read at GET /api/v1/tasks/{id}.
    */
   route?: string;
   /**
@@ -1713,7 +1770,7 @@ export interface TaskSpec {
      */
     base64?: unknown;
     /**
-     * Mapping to what is billed: {seconds} of video (a number or a numeric string; task.seconds is what the client asked for), {images}, or {tokens} priced at the model's outputPerMillion. Absent or null: the reservation is charged. Scope: answer, step, task.
+     * Mapping to what is billed: the count of the unit the task family bills (its catalogue entry's `pipeline.task.bill.unit`: {seconds} of video, {images}; a number or a numeric string; task.seconds is what the client asked for), or {tokens} priced at the model's outputPerMillion. Absent or null: the reservation is charged. Scope: answer, step, task.
      */
     usage?: unknown;
   };

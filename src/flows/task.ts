@@ -1,35 +1,39 @@
-// Creating a task (POST /api/v1/videos, a family route) is a dialect of the pipeline: read (JSON or the SDK's multipart
+// The task flow: creating a task (POST /api/v1/videos, a family route) as the pipeline runs it: read (JSON or the SDK's multipart
 // form), resolve, inputs (the reference image, then the mapped submit document), estimate, reserve (for the task's whole
 // lifetime), then the hand-over: a task row and a background submit. The answer is the task, at once, `submitting`; the
 // charge is handed over to the task: the runner settles it once on completion or releases it on failure.
-import type { ModelRoute } from '../config/types.js';
+import type { EndpointConfig, ModelRoute } from '../config/types.js';
 import { clientValue, ECHO_LIMIT, LimitError, RateLimitError, TranslationError, ValidationError } from '../base/errors.js';
 import { bytesInFlight } from '../http/bytes-in-flight.js';
 import { schemaError } from '../http/schema-error.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import type { Call } from '../pipeline/call.js';
-import type { Dialect } from '../pipeline/dialect.js';
+import type { Flow } from '../pipeline/flow.js';
 import { readForm, type FormRules } from '../pipeline/form.js';
-import { checkDeclaredSize } from '../dialects/images.js';
+import { checkDeclaredSize } from './images.js';
 import type { Charge } from '../billing/meter.js';
-import { maxSecondsOf, taskEstimateMicros, type TaskParams } from './cost.js';
-import { timeoutMsOf, tasksOptions } from './options.js';
-import { inlineImage, referenceBlob, resolveReference, type ReferenceInput } from './reference.js';
-import type { TaskCreateDeps } from './deps.js';
-import { objectOf, taskFor, type CompiledTask, type TaskKind } from './spec.js';
-import { submitOperation } from './steps.js';
-import { countTasksInFlight, insertTask, newTaskId, type TaskRow } from './store.js';
-import { toTaskObject } from './wire.js';
+import { mostUnitsOf, reservedUnitsOf, taskEstimateMicros, type TaskParams } from '../tasks/cost.js';
+import { taskFamilyOf, type TaskFamily } from '../tasks/family.js';
+import { timeoutMsOf, tasksOptions } from '../tasks/options.js';
+import { inlineImage, referenceBlob, resolveReference, type ReferenceInput } from '../tasks/reference.js';
+import type { TaskCreateDeps } from '../tasks/deps.js';
+import { taskFor, type CompiledTask } from '../tasks/spec.js';
+import { submitOperation } from '../tasks/steps.js';
+import { countTasksInFlight, insertTask, newTaskId, type TaskRow } from '../tasks/store.js';
+import { toTaskObject } from '../tasks/wire.js';
 
 /** A reference image upload, and the whole form, stay within this many bytes. */
 const FORM_LIMIT = 25 * 1024 * 1024;
 
-export interface TaskEndpoint {
-  kind: TaskKind;
-  /** A family route's path (its tasks are declared with this `route`); absent for the kind's standard route. */
+/** A task route: its family (the catalogue entry's `pipeline.task`) and what it is served as. */
+interface TaskEndpoint {
+  family: TaskFamily;
+  /** A route a protocol declares (`routes: declared`: its tasks are declared with this `route`); absent for the entry's own path. */
   route?: string;
   /** Schema of the request fields (requests/...). */
   schema: string;
+  /** The form's rules, for an entry that takes multipart bodies (`multipart: true`); JSON only without. */
+  form?: FormRules;
 }
 
 /** Task creations in progress in this process, per key: counted with the stored unfinished tasks, so a burst cannot slip past the bound. */
@@ -63,7 +67,7 @@ class HeldBytes {
 }
 
 /** The official SDK sends videos as multipart: fields, and input_reference as a file part or `input_reference[file_id]`. */
-const formRules: FormRules = {
+const formRules = (noun: string): FormRules => ({
   fields: new Set(['model', 'prompt', 'seconds', 'size', 'input_reference', 'input_reference[file_id]', 'input_reference[image_url]']),
   file: (fieldname, images) =>
     fieldname === 'input_reference' && !images.length ? fieldname : new ValidationError(`unexpected file field ${clientValue(fieldname)}; send one reference image as "input_reference"`, fieldname.slice(0, ECHO_LIMIT)),
@@ -73,8 +77,8 @@ const formRules: FormRules = {
     else fields[name] = value;
   },
   budget: FORM_LIMIT,
-  tooLarge: (param) => new LimitError('a video request may carry at most 25 MiB', 'request_too_large', param),
-};
+  tooLarge: (param) => new LimitError(`a ${noun} request may carry at most 25 MiB`, 'request_too_large', param),
+});
 
 interface TaskRequest {
   fields: Record<string, unknown>;
@@ -104,11 +108,12 @@ function referenceOf(body: Record<string, unknown>, upload?: ReferenceInput): Re
 
 /** Routes of the model whose protocol runs this kind of task on this route, with each one's task. */
 function resolveTaskRoutes(call: Call, endpoint: TaskEndpoint, body: Record<string, unknown>): { routes: ModelRoute[]; tasks: Map<ModelRoute, CompiledTask> } {
-  const routes = resolveCallModel(call, body.model, endpoint.kind);
+  const { kind } = endpoint.family;
+  const routes = resolveCallModel(call, body.model, kind);
   const tasks = new Map<ModelRoute, CompiledTask>();
   for (const route of routes) {
-    const task = taskFor(call.config, route, { kind: endpoint.kind, route: endpoint.route });
-    if (!task) throw new TranslationError(`model ${clientValue(route.model.id)} is served by channel "${route.channel.id}", which has no ${endpoint.route ? `${endpoint.route} route` : `${endpoint.kind} task`}`, 'model');
+    const task = taskFor(call.config, route, { kind, route: endpoint.route });
+    if (!task) throw new TranslationError(`model ${clientValue(route.model.id)} is served by channel "${route.channel.id}", which has no ${endpoint.route ? `${endpoint.route} route` : `${kind} task`}`, 'model');
     tasks.set(route, task);
   }
   return { routes, tasks };
@@ -124,12 +129,12 @@ async function readTaskRequest(services: TaskCreateDeps, endpoint: TaskEndpoint,
   if ((await countTasksInFlight(services.db, call.auth.keyId)) + creating.before >= options.maxInFlightPerKey) {
     throw new RateLimitError(`this key has ${options.maxInFlightPerKey} tasks unfinished, the most it may; try again when one finishes`, 5);
   }
-  const parts = call.parts();
+  const parts = endpoint.form && call.parts();
   let fields = call.body;
   let upload: ReferenceInput | undefined;
   if (parts) {
     // Uploaded bytes are held against the process-wide budget as they arrive, until the task is submitted.
-    const form = await readForm(parts, formRules, bytes.hold);
+    const form = await readForm(parts, endpoint.form!, bytes.hold);
     fields = form.fields;
     const image = form.images[0];
     if (image) upload = { upload: { filename: image.filename, contentType: image.contentType, bytes: image.bytes } };
@@ -146,8 +151,12 @@ function resolveTask(call: Call, endpoint: TaskEndpoint, request: TaskRequest): 
   const params: TaskParams = { prompt: String(body.prompt) };
   if (body.seconds !== undefined) params.seconds = Number(body.seconds);
   if (typeof body.size === 'string') params.size = body.size;
-  if (endpoint.kind === 'image') checkDeclaredSize(routes, params.size);
-  if (params.seconds !== undefined && params.seconds > maxSecondsOf(route)) throw new ValidationError(`seconds=${params.seconds}: model ${clientValue(route.model.id)} makes at most ${maxSecondsOf(route)} seconds`, 'seconds');
+  checkDeclaredSize(routes, params.size);
+  const { bill } = endpoint.family;
+  const reserved = reservedUnitsOf(route, bill, body);
+  const field = typeof bill.reserve === 'number' ? undefined : bill.reserve.field;
+  // What the request asks for is held to what the model makes (the most a result may then report).
+  if (field !== undefined && reserved > mostUnitsOf(route, bill)) throw new ValidationError(`${field}=${reserved}: model ${clientValue(route.model.id)} makes at most ${mostUnitsOf(route, bill)} ${bill.unit}`, field);
   return { routes, task: tasks.get(route)!, params, request };
 }
 
@@ -177,16 +186,16 @@ async function mapSubmit(call: Call, plan: TaskPlan): Promise<void> {
 }
 
 /** The task's row: submitting, its charge, leased to this process while it submits. */
-function taskRow(services: TaskCreateDeps, call: Call, kind: TaskKind, plan: TaskPlan, charge: Charge): TaskRow {
+function taskRow(services: TaskCreateDeps, call: Call, family: TaskFamily, plan: TaskPlan, charge: Charge): TaskRow {
   const options = tasksOptions(call.config);
   const route = plan.routes[0];
   const now = Date.now();
   const submitMs = route.protocol.operations[plan.params.operation ?? plan.task.spec.submit.operation]?.deadlineMs ?? route.channel.timeouts.deadlineMs;
   return {
-    id: newTaskId(kind === 'video' ? 'video' : 'task', now),
+    id: newTaskId(family.idPrefix, now),
     workspace_id: call.auth.workspaceId,
     key_id: call.auth.keyId,
-    object: objectOf(kind),
+    object: family.object,
     task: plan.task.name,
     model: route.model.id,
     channel: route.channel.id,
@@ -214,8 +223,8 @@ function taskRow(services: TaskCreateDeps, call: Call, kind: TaskKind, plan: Tas
 }
 
 /** The hand-over: the row is written and the submit starts in the background; the charge goes with the task. */
-async function createTask(services: TaskCreateDeps, kind: TaskKind, call: Call, plan: TaskPlan, charge: Charge): Promise<unknown> {
-  const row = taskRow(services, call, kind, plan, charge);
+async function createTask(services: TaskCreateDeps, family: TaskFamily, call: Call, plan: TaskPlan, charge: Charge): Promise<unknown> {
+  const row = taskRow(services, call, family, plan, charge);
   // The answer is made before the row exists: once it does, nothing may fail and release the charge the task holds.
   const answer = await toTaskObject(services, call.baseUrl(), row);
   await insertTask(services.db, row);
@@ -225,15 +234,18 @@ async function createTask(services: TaskCreateDeps, kind: TaskKind, call: Call, 
   return answer;
 }
 
-/** The dialect of a task route: `endpoint` names the kind (and a family route's path) and the request schema. */
-export function taskDialect(services: TaskCreateDeps, endpoint: TaskEndpoint): Dialect<TaskPlan, TaskRequest> {
+/** The flow of a task route: its catalogue entry declares the family (`pipeline.task`), the kind and the request schema. */
+export function taskFlow(services: TaskCreateDeps, entry: EndpointConfig): Flow<TaskPlan, TaskRequest> {
+  const family = taskFamilyOf(entry);
+  if (!family || !entry.requestSchema) throw new Error(`endpoint "${entry.name}": flow "task" needs a modelKind, a requestSchema and a pipeline.task section`);
+  const endpoint: TaskEndpoint = { family, route: family.routes === 'declared' ? entry.path : undefined, schema: entry.requestSchema, form: entry.multipart ? formRules(family.object.replace(/\.task$/, '')) : undefined };
   return {
     read: (call) => readTaskRequest(services, endpoint, call),
     resolve: (call, request) => resolveTask(call, endpoint, request),
     inputs: mapSubmit,
     // The worst case over the routes, held for the task's whole lifetime.
-    estimate: (_call, plan) => Math.max(...plan.routes.map((r) => taskEstimateMicros(r, endpoint.kind, plan.params))),
+    estimate: (_call, plan) => Math.max(...plan.routes.map((r) => taskEstimateMicros(r, family.bill, reservedUnitsOf(r, family.bill, plan.request.fields), plan.params.size))),
     reservationMs: (call, plan) => timeoutMsOf(tasksOptions(call.config), plan.task.spec) + tasksOptions(call.config).leaseMs,
-    handOver: (call, plan, charge) => createTask(services, endpoint.kind, call, plan, charge),
+    handOver: (call, plan, charge) => createTask(services, family, call, plan, charge),
   };
 }

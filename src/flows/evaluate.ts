@@ -11,7 +11,7 @@ import { runNative } from '../evaluate/native-mode.js';
 import { readQuestions } from '../evaluate/questions.js';
 import type { EvaluateSettings, ModeResult, Question } from '../evaluate/types.js';
 import type { Call } from '../pipeline/call.js';
-import type { Conversation, Dialect, Exchange } from '../pipeline/dialect.js';
+import type { Conversation, Flow, Exchange } from '../pipeline/flow.js';
 
 interface EvaluatePlan {
   routes: ModelRoute[];
@@ -20,10 +20,10 @@ interface EvaluatePlan {
 }
 
 /** The first enabled route whose protocol declares how to evaluate; a disabled model is a bad request here. */
-function evaluationRoute(call: Call, modelId: unknown): ModelRoute {
+function evaluationRoute(call: Call, modelId: unknown, kind: string): ModelRoute {
   let routes: ModelRoute[];
   try {
-    routes = resolveCallModel(call, modelId, 'evaluation');
+    routes = resolveCallModel(call, modelId, kind);
   } catch (err) {
     if (err instanceof ChannelUnavailableError) throw new ValidationError(`model "${modelId}" is not an enabled evaluation model: ${err.message}`, 'model', 'model_not_enabled');
     throw err;
@@ -54,10 +54,10 @@ async function evaluate(call: Call, plan: EvaluatePlan, exchange: Exchange): Pro
   };
 }
 
-export function evaluateDialect(_operation: string): Dialect<EvaluatePlan> {
+export function evaluateFlow(_operation: string, kind: string): Flow<EvaluatePlan> {
   return {
     resolve(call) {
-      const route = evaluationRoute(call, call.body.model);
+      const route = evaluationRoute(call, call.body.model, kind);
       return { routes: [route], settings: route.protocol.evaluate as unknown as EvaluateSettings, questions: [] };
     },
     inputs(call, plan) {

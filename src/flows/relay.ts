@@ -16,13 +16,13 @@ import type { StreamMapper } from '../engine/translator.js';
 import { defaultModelOf } from '../engine/models.js';
 import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
-import { errorBody, ConfigMismatchError, type ErrorDialect } from '../base/errors.js';
+import { errorBody, ConfigMismatchError, type Envelope } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
 import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
 import { readBounded, readJsonObject } from '../pipeline/decode.js';
 import { hasFraming } from '../pipeline/framing.js';
-import type { Dialect } from '../pipeline/dialect.js';
+import type { Flow } from '../pipeline/flow.js';
 import type { Sent } from '../pipeline/send.js';
 import { reportedCounts, SettlingAnswer, settledTokens, settleReported } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
@@ -163,7 +163,7 @@ async function relayBody(call: Call, sent: Sent, plan: RelayPlan, costMicros: nu
  * A relayed event stream: every event as it came, the one that carries the final usage gaining `cost`; a failure
  * midway is a last event in the route's error envelope (Anthropic's SDKs read an `error` event).
  */
-function relayedEvents(usage: UsageReader, price: PriceConfig, envelope: ErrorDialect): StreamMapper {
+function relayedEvents(usage: UsageReader, price: PriceConfig, envelope: Envelope): StreamMapper {
   let costed = false;
   return {
     push(event, parse) {
@@ -183,7 +183,7 @@ function relayedEvents(usage: UsageReader, price: PriceConfig, envelope: ErrorDi
 
 /** decode, settle and answer: JSON with its cost, an event stream relayed, or text and bytes relayed with an x-cost header. */
 async function relayAnswer(call: Call, spec: PipelineSpec, endpoint: EndpointConfig, plan: RelayPlan, sent: Sent, charge: Charge): Promise<unknown> {
-  const usage = usageReaderFor(call.config, sent, spec.operation, 1, relayBound(call, plan, sent.route), { bytes: plan.bodyBytes });
+  const usage = usageReaderFor(call.config, sent, spec.operation!, 1, relayBound(call, plan, sent.route), { bytes: plan.bodyBytes });
   // An operation that may stream (its streamFlag), and an upstream that did: relayed event by event, settled on its final usage.
   if (sent.operation.streamFlag !== undefined && hasFraming(sent)) return relayStream(call, sent, relayedEvents(usage, sent.route.model.price, endpoint.envelope), usage, charge);
   if (plan.answer === 'json') {
@@ -211,7 +211,7 @@ function withDefaultModel(call: Call, fields: Record<string, unknown>, kind: str
 }
 
 /** The dialect of a relayed family: its catalogue entry says everything that differs. */
-export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dialect<RelayPlan, RelayForm | undefined> {
+export function relayFlow(spec: PipelineSpec, endpoint: EndpointConfig): Flow<RelayPlan, RelayForm | undefined> {
   const kind = endpoint.modelKind;
   if (!kind) throw new Error(`endpoint "${endpoint.name}": a relay needs the modelKind it serves`);
   return {
@@ -229,12 +229,12 @@ export function relayDialect(spec: PipelineSpec, endpoint: EndpointConfig): Dial
       const fields = withDefaultModel(call, form ? form.fields : call.body, kind);
       const routes = resolveCallModel(call, fields.model, kind);
       for (const route of routes) {
-        if (!servesOperation(route, spec.operation)) throw new ConfigMismatchError(`endpoint "${endpoint.name}" sends operation "${spec.operation}", which channel "${route.channel.id}" (protocol "${route.protocol.id}") serving model "${route.model.id}" does not serve`);
+        if (!servesOperation(route, spec.operation!)) throw new ConfigMismatchError(`endpoint "${endpoint.name}" sends operation "${spec.operation}", which channel "${route.channel.id}" (protocol "${route.protocol.id}") serving model "${route.model.id}" does not serve`);
       }
       return { routes, fields, form, answer: answerKind(spec, fields), units: unitRequest(spec, fields, form), bodyBytes: form ? form.used : call.bodyBytes };
     },
     estimate: (call, plan) => estimateRelayMicros(plan.routes, plan.bodyBytes, plan.units, billingConfig(call.config).defaultLimits),
-    request: (call, plan, route) => ({ operation: spec.operation, document: outgoing(call, plan, route) }),
+    request: (call, plan, route) => ({ operation: spec.operation!, document: outgoing(call, plan, route) }),
     answer: (call, plan, sent, charge) => relayAnswer(call, spec, endpoint, plan, sent, charge),
   };
 }

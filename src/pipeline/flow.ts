@@ -64,5 +64,5 @@ export interface HandOver<Plan extends { routes: ModelRoute[] }> {
   handOver(call: Call, plan: Plan, charge: Charge): Promise<unknown>;
 }
 
-export type Dialect<Plan extends { routes: ModelRoute[] } = { routes: ModelRoute[] }, Read = undefined> = Stages<Plan, Read> &
+export type Flow<Plan extends { routes: ModelRoute[] } = { routes: ModelRoute[] }, Read = undefined> = Stages<Plan, Read> &
   (OneExchange<Plan> | SeveralExchanges<Plan> | HandOver<Plan>);

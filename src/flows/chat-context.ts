@@ -1,4 +1,4 @@
-// What a chat translator sees of one call on one route, and the plan of a chat call: shared by the chat dialects and
+// What a chat translator sees of one call on one route, and the plan of a chat call: shared by the chat flow and
 // the continuation of a broken stream (chat-failover.ts).
 import { renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
 import type { Charge } from '../billing/meter.js';

@@ -12,7 +12,7 @@ import type { ChatTranslator } from '../engine/translator.js';
 import { imagesTranslateContext, imagesTranslatorFor } from './images-translated.js';
 import type { Call } from '../pipeline/call.js';
 import { readJsonObject } from '../pipeline/decode.js';
-import type { Dialect } from '../pipeline/dialect.js';
+import type { Flow } from '../pipeline/flow.js';
 import { archiveOutputs } from '../pipeline/outputs.js';
 import type { Outgoing, Sent } from '../pipeline/send.js';
 import { upstreamMalformed, usageReaderFor } from '../pipeline/usage.js';
@@ -70,9 +70,9 @@ async function readEditForm(call: Call): Promise<ImageForm> {
   return form;
 }
 
-function resolveImages(call: Call, operation: string, form: ImageForm | undefined): ImagesPlan {
+function resolveImages(call: Call, operation: string, kind: string, form: ImageForm | undefined): ImagesPlan {
   const fields = form ? form.fields : call.body;
-  const routes = resolveCallModel(call, fields.model, 'image');
+  const routes = resolveCallModel(call, fields.model, kind);
   const translators = new Map(routes.map((route) => [route, imagesTranslatorFor(call.config, call.dialect, route, operation, !!form)]));
   const count = fields.n === undefined || fields.n === null ? 1 : Number(fields.n);
   const max = Math.min(...routes.map(maxImagesOf));
@@ -121,10 +121,10 @@ async function imagesAnswer(call: Call, operation: string, plan: ImagesPlan, sen
   return { ...answer, cost: renderCost({ micros: outcome.chargedMicros, currency: sent.route.model.price.currency }) };
 }
 
-export function imagesDialect(operation: string, options: { form?: boolean } = {}): Dialect<ImagesPlan, ImageForm | undefined> {
+export function imagesFlow(operation: string, kind: string, options: { form?: boolean } = {}): Flow<ImagesPlan, ImageForm | undefined> {
   return {
     read: options.form ? readEditForm : undefined,
-    resolve: (call, form) => resolveImages(call, operation, form),
+    resolve: (call, form) => resolveImages(call, operation, kind, form),
     inputs: fetchReferences,
     // The worst case: n images at the priciest size and quality the request allows, on the priciest route.
     estimate: (_call, plan) => Math.max(...plan.routes.map((route) => imagesCostMicros(route, plan.count, plan.fields.size, plan.fields.quality))),

@@ -9,7 +9,7 @@ import type { ChatTranslator, TranslateContext } from '../engine/translator.js';
 import { isPassthrough, translatorFor } from '../engine/translators.js';
 import type { Call } from '../pipeline/call.js';
 import { expectEventStream, readJsonObject } from '../pipeline/decode.js';
-import type { Dialect } from '../pipeline/dialect.js';
+import type { Flow } from '../pipeline/flow.js';
 import { forwardedHeaders, type Sent } from '../pipeline/send.js';
 import { exceedsReservation, reportedCounts, SettlingAnswer, settleFromUsage } from '../pipeline/settle.js';
 import { relayStream } from '../pipeline/stream.js';
@@ -72,10 +72,10 @@ function routedPlan(call: Call, routes: ModelRoute[], operation: string): ChatPl
   return plan;
 }
 
-export function chatDialect(operation: string): Dialect<ChatPlan> {
+export function chatFlow(operation: string, kind: string): Flow<ChatPlan> {
   return {
     resolve(call) {
-      const routes = resolveCallModel(call, call.body.model, 'chat');
+      const routes = resolveCallModel(call, call.body.model, kind);
       if (routes[0].via) return routedPlan(call, routes, operation);
       return { routes, translators: routes.map((r) => translatorFor(call.config, call.dialect, r, operation)) };
     },

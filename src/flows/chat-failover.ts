@@ -1,4 +1,4 @@
-// Stream failover after the first byte for the chat dialects (docs/routing.md, "Stream failover"): on a route with
+// Stream failover after the first byte for the chat flow (docs/routing.md, "Stream failover"): on a route with
 // failover.streamAfterFirstByte, a text stream that breaks is continued on the route's next target, which gets the
 // client's request with the text already streamed as a final assistant turn, and whose events are spliced into the same
 // client stream (engine/routing/stream-splice.ts). Each attempt is billed what it used, on one ledger row.
