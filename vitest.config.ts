@@ -94,6 +94,8 @@ const onPostgres = [
   // Tasks, batches, leases and the webhook outbox: rows several processes share.
   'test/tasks-lifecycle.test.ts',
   'test/tasks-processes.test.ts',
+  // A task family added by catalogue files alone: its task rows, ledger and caps.
+  'test/task-families.test.ts',
   'test/batches-sdk.test.ts',
   'test/leases.test.ts',
   'test/webhooks.test.ts',

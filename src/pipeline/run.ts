@@ -1,12 +1,14 @@
 // The one path every billed upstream call takes, whatever carried the request: read -> resolve -> inputs -> guardrails
 // (only where the config declares any) -> estimate -> reserve -> map request -> send -> decode or stream -> outputs ->
 // settle; the answer goes to the call, and the Charge closes last (unless a task took it over). The flow says only what differs (pipeline/flow.ts).
+import type { ModelRoute } from '../config/types.js';
 import { markStage } from '../http/stages.js';
 import { responseCacheOf } from './cache-stage.js';
 import type { Call } from './call.js';
 import { converse } from './conversation.js';
 import { guardCall } from './guard.js';
-import type { Flow } from './flow.js';
+import type { Charge } from '../billing/charge.js';
+import type { Flow, OneExchange } from './flow.js';
 import { reserve } from './reserve.js';
 import { send, type Sent } from './send.js';
 import { answerBeforeCommit, SettlingAnswer, settleAfterFailure } from './settle.js';
@@ -40,23 +42,7 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
       } else if ('converse' in dialect) {
         result = await converse(call, plan, charge, dialect);
       } else {
-        // One exchange, in this frame: map and send (a failure before an answer releases the charge, unless the client
-        // left the upstream working), then the dialect's answer (a failure once an answer arrived charges the reservation).
-        let sent: Sent;
-        try {
-          sent = await send(call, plan.routes, (route, index) => dialect.request(call, plan, route, index, charge));
-        } catch (err) {
-          await settleAfterFailure(charge, call.clientGone);
-          throw err;
-        }
-        markStage('upstream answered');
-        if (sent.route.via) call.header('x-gateway-target', sent.route.via.target);
-        try {
-          result = await dialect.answer(call, plan, sent, charge);
-        } catch (err) {
-          await settleAfterFailure(charge, true);
-          throw err;
-        }
+        result = await exchange(call, dialect, plan, charge);
       }
       if (!(result instanceof SettlingAnswer)) {
         // undefined: the answer was streamed.
@@ -77,5 +63,28 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
     }
   } finally {
     call.dispose();
+  }
+}
+
+
+/**
+ * One exchange, in the call's frame: map and send (a failure before an answer releases the charge, unless the client left
+ * the upstream working), then the flow's answer (a failure once an answer arrived charges the reservation).
+ */
+async function exchange<Plan extends { routes: ModelRoute[] }>(call: Call, dialect: OneExchange<Plan>, plan: Plan, charge: Charge): Promise<unknown> {
+  let sent: Sent;
+  try {
+    sent = await send(call, plan.routes, (route, index) => dialect.request(call, plan, route, index, charge));
+  } catch (err) {
+    await settleAfterFailure(charge, call.clientGone);
+    throw err;
+  }
+  markStage('upstream answered');
+  if (sent.route.via) call.header('x-gateway-target', sent.route.via.target);
+  try {
+    return await dialect.answer(call, plan, sent, charge);
+  } catch (err) {
+    await settleAfterFailure(charge, true);
+    throw err;
   }
 }
