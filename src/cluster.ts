@@ -126,7 +126,7 @@ function forkWorker(state: PrimaryState): void {
   worker.once('listening', (address) => {
     state.listened.add(worker);
     // A SIGHUP that came while it started: it may have read the config before the change.
-    if (state.reloadPending.delete(worker)) void askReload(worker).then((answer) => sayFleetReload(state.log, [answer], 1));
+    if (state.reloadPending.delete(worker)) void askReload(worker).then((answer) => sayFleetReload(state.log, [answer], state.live.size));
     // Said once every worker listens: requests are then spread over all of them.
     if (state.announced || [...state.live].filter((w) => state.listened.has(w)).length < state.count) return;
     state.announced = true;

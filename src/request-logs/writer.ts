@@ -67,6 +67,11 @@ export interface CallRow {
 
 const BODY_KEY = requestLogColumns.indexOf('body_key');
 
+/** A row's values in requestLogColumns order from its columns by name; a column not named is null. */
+function valuesOf(columns: Partial<Record<(typeof requestLogColumns)[number], unknown>>): RequestLogValues {
+  return requestLogColumns.map((column) => columns[column] ?? null);
+}
+
 const text = (value: unknown, max: number) => (typeof value === 'string' ? value.slice(0, max) : '');
 
 export class RequestLogWriter {
@@ -108,11 +113,13 @@ export class RequestLogWriter {
 
   /** Writes the row of one call (its arguments and result first, when they are captured); never throws. */
   called(call: CallRow, captured?: CapturedCall): void {
-    const row: RequestLogValues = [
-      requestLogId(call.startedAt), call.workspaceId, call.keyId, Math.round(call.startedAt), call.route, call.method, call.model, call.channel,
-      call.status, call.status >= 400 ? 1 : 0, call.errorType, call.errorCode, Math.round(call.latencyMs), null, 0, 0, 0, call.units,
-      call.costMicros, call.currency, call.requestId, null, null, null,
-    ];
+    // By name, each column this call has; every other column (the ones a later migration adds too) is null.
+    const row = valuesOf({
+      id: requestLogId(call.startedAt), workspace_id: call.workspaceId, key_id: call.keyId, created_at: Math.round(call.startedAt),
+      route: call.route, method: call.method, model: call.model, channel: call.channel, status: call.status, failed: call.status >= 400 ? 1 : 0,
+      error_type: call.errorType, error_code: call.errorCode, latency_ms: Math.round(call.latencyMs), input_tokens: 0, output_tokens: 0,
+      cached_input_tokens: 0, units: call.units, cost_micros: call.costMicros, currency: call.currency, request_id: call.requestId,
+    });
     const capture = this.deps.captureCall;
     if (!capture || !captured || !mayCapture(this.deps.config())) {
       void this.append(row);
