@@ -183,13 +183,22 @@ function askReload(worker: Worker): Promise<WorkerAnswer> {
   );
 }
 
+/** The workers that listen; each one still starting is marked to reload once it listens. */
+function listeningElsePending(state: PrimaryState, workers: Worker[]): Worker[] {
+  const listening: Worker[] = [];
+  for (const worker of workers) {
+    if (state.listened.has(worker)) listening.push(worker);
+    else state.reloadPending.add(worker);
+  }
+  return listening;
+}
+
 /**
  * Passes SIGHUP on: every listening worker reloads and the outcome is said once for the group; a worker still starting
  * reloads once it listens (it may have read the config before the change).
  */
 async function reloadWorkers(state: PrimaryState): Promise<void> {
-  const listening = [...state.live].filter((worker) => state.listened.has(worker) || (state.reloadPending.add(worker), false));
-  sayFleetReload(state.log, await Promise.all(listening.map(askReload)), state.live.size);
+  sayFleetReload(state.log, await Promise.all(listeningElsePending(state, [...state.live]).map(askReload)), state.live.size);
 }
 
 /**
@@ -197,8 +206,7 @@ async function reloadWorkers(state: PrimaryState): Promise<void> {
  * those that did (a worker still starting reloads once it listens, and is not counted).
  */
 async function reloadOthers(state: PrimaryState, from: Worker): Promise<FleetReload> {
-  const others = [...state.live].filter((worker) => worker !== from && (state.listened.has(worker) || (state.reloadPending.add(worker), false)));
-  const answers = await Promise.all(others.map(askReload));
+  const answers = await Promise.all(listeningElsePending(state, [...state.live].filter((worker) => worker !== from)).map(askReload));
   for (const a of answers) if ('failed' in a) state.log.error(`worker ${a.pid} did not reload: ${a.failed}`);
   return { reloaded: answers.filter((a) => 'report' in a && a.report.ok).length, total: state.live.size };
 }
