@@ -961,7 +961,7 @@ export interface TelemetryConfig {
   captureContent: boolean;
 }
 /**
- * Task, batch and guardrail webhooks (video.completed, video.failed, image.completed, image.failed, batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ * Task, batch and guardrail webhooks (each task family's <family>.completed and <family>.failed, such as video.completed; batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/webhooks".
