@@ -94,4 +94,9 @@ describe('check-config on routes', () => {
       `${routes}:8:12 /2/targets targets serve different kinds of model (chat, image); a route serves one`,
     ]);
   });
+
+  it('refuses hitsPastCap on a route whose hits are not free', async () => {
+    const { file, routes } = configWith(`- id: h\n  cache: { ttlSeconds: 60, hitPrice: 0.5, hitsPastCap: true }\n  targets: [{ model: alpha }]\n`);
+    expect(await problemsOf(file)).toEqual([`${routes}:2:56 /0/cache/hitsPastCap hitsPastCap serves hits past a spent cap, so only free ones: set hitPrice: free or drop it`]);
+  });
 });

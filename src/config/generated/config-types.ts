@@ -2084,6 +2084,10 @@ export interface RouteRoute {
      */
     hitPrice: 'free' | number;
     /**
+     * With `hitPrice: free` only: a hit is served to a key or workspace whose spending cap is spent (it costs nothing, and is still booked as a `cache_hit` row of 0). Default false: a spent cap refuses even a free hit, as it refuses the call upstream.
+     */
+    hitsPastCap: boolean;
+    /**
      * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
      */
     hitTokens: 'zero' | 'reported';
