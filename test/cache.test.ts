@@ -228,6 +228,21 @@ describe('money and limits', () => {
     expect(hit.json().cost.amount).toBe(Number(hitRow.cost_micros) / 1e6);
   });
 
+  it('says in GET /v1/usage what hits saved: the replayed answers\' cost less what the hits were charged', async () => {
+    const key = await gw.newKey();
+    const q = question();
+    const miss = await chat('half-price', q, {}, undefined, key);
+    await chat('half-price', q, {}, undefined, key);
+    await chat('half-price', q, {}, undefined, key);
+    const [missRow] = await ledgerOf(miss.headers['x-request-id'] as string);
+    const original = Number(missRow.cost_micros);
+    const usage = (await gw.app.inject({ method: 'GET', url: '/v1/usage', headers: { authorization: `Bearer ${key}` } })).json();
+    const keyId = (await gw.services.db.selectFrom('api_keys').select('id').where('id', '=', missRow.key_id).executeTakeFirstOrThrow()).id;
+    const row = usage.data.find((r: { key_id: string; cache_hits: number }) => r.key_id === keyId && r.cache_hits > 0);
+    expect(row).toMatchObject({ cache_hits: 2 });
+    expect(row.cache_saved).toBeCloseTo((2 * (original - Math.round(original / 2))) / 1e6, 9);
+  });
+
   it('says hit or miss on the request-log row, with the hit\'s own cost, and counts hits, bytes and savings in the metrics', async () => {
     const q = question();
     const miss = await chat('cached-chat', q);
