@@ -37,6 +37,10 @@ const routes = `
 - id: resilient-translated
   failover: { streamAfterFirstByte: true, streamIdleMs: 400 }
   targets: [{ model: chat-only }, { model: claude-x }]
+- id: guarded
+  failover: { streamAfterFirstByte: true, streamIdleMs: 400 }
+  guardrails: [stream-stop]
+  targets: [{ model: resp-a }, { model: resp-b }]
 - id: cooling-stream
   failover: { streamAfterFirstByte: true, streamIdleMs: 400 }
   cooldown: { failures: 2, windowSeconds: 30, seconds: 60 }
@@ -53,7 +57,7 @@ beforeAll(async () => {
       co: channel('co', 'openai-chat', `${fchat.url}/v1`, model('chat-only', 1, 2), 'operations: [chat]\n'),
       claude: channel('claude', 'anthropic-messages', `${fc.url}/v1`, model('claude-x', 5, 6)),
     },
-    files: { 'routes/main.yaml': routes },
+    files: { 'routes/main.yaml': routes, 'guardrails/main.yaml': `- id: stream-stop\n  kind: pattern\n  patterns: [{ name: forbidden, regex: 'TOP-SECRET-[0-9]+' }]\n  stage: [output, stream]\n  action: block\n` },
     env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
     listen: true,
   });
@@ -208,6 +212,12 @@ describe('Responses streams that are not continued', () => {
   it('a function call in progress: the SDK sees the error, the next target is never asked', async () => {
     fr.next({ kind: 'handler', fn: responsesStream('resp_first', WORDS.slice(0, 5), 'cut', true) });
     await expect(streamed({ model: 'resilient-responses', input: 'look it up', tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' }, strict: false }] })).rejects.toThrow();
+    expect(fs.requests).toHaveLength(0);
+  });
+
+  it('a guardrail blocks the stream: it ends with the block, never continued on the next target', async () => {
+    fr.next({ kind: 'handler', fn: responsesStream('resp_first', [...WORDS.slice(0, 20), 'TOP-SECRET-42 ', ...WORDS.slice(20, 40)], 'cut') });
+    await expect(streamed({ model: 'guarded', input: 'tell me' })).rejects.toThrow(/guardrail "stream-stop"/);
     expect(fs.requests).toHaveLength(0);
   });
 });
