@@ -9,6 +9,9 @@ import type { ChannelConfig, ModelRoute, RouteNode, RouteSchema, RouteTarget } f
 import type { ValidatedFile } from './validate.js';
 import type { YamlSource } from './yaml-source.js';
 
+/** The `failover.on` entry that moves on from a chat answer a content filter stopped. */
+const CONTENT_FILTER = 'content_filter';
+
 interface Declared {
   route: RouteSchema;
   source: YamlSource;
@@ -68,6 +71,9 @@ function checkRoute(entry: Declared, byId: Map<string, Declared>, routed: Routed
   if (route.stickyKey && route.strategy !== 'sticky') problems.add(source, `${pointer}/stickyKey`, 'stickyKey is read only by strategy: sticky');
   route.failover.on.forEach((rule, index) => {
     if (typeof rule === 'number' && rule < 400) problems.add(source, `${pointer}/failover/on/${index}`, `${rule} is not an error status`);
+    // Any other word is an upstream error code; one spelled like a word the gateway gives a meaning to is a slip.
+    const meant = typeof rule === 'string' && rule !== CONTENT_FILTER && rule.toLowerCase().replace(/[^a-z]/g, '') === 'contentfilter';
+    if (meant) problems.add(source, `${pointer}/failover/on/${index}`, `${clientValue(rule)} is not a failover name: a content filter's answer is ${CONTENT_FILTER}`);
   });
   route.targets.forEach((target, index) => {
     const at = `${pointer}/targets/${index}`;
@@ -119,6 +125,7 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
       strategy: route.strategy,
       stickyKey: route.stickyKey,
       movesOn: failoverRule(route.failover.on),
+      ...(route.failover.on.includes(CONTENT_FILTER) ? { contentFilter: true } : {}),
       streamFailover: route.failover.streamAfterFirstByte ? { idleMs: route.failover.streamIdleMs } : undefined,
       cooldown: route.cooldown,
       ...(route.cache ? { cache: routeCachePolicy(route.cache) } : {}),
@@ -147,6 +154,10 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
       return undefined;
     }
     node.kind = node.reachable[0].model.kind;
+    if (node.contentFilter && node.kind !== 'chat') {
+      problems.add(source, `${pointer}/failover/on/${route.failover.on.indexOf(CONTENT_FILTER)}`, `${CONTENT_FILTER} moves on from a chat answer a content filter stopped; this route serves ${node.kind} models`);
+      return undefined;
+    }
     const stuck = node.streamFailover && node.reachable.find((r) => !continuesStreams(r));
     if (stuck) {
       problems.add(source, `${pointer}/failover/streamAfterFirstByte`, `target ${stuck.channel.id}/${stuck.model.id} cannot continue a stream (a chat model on a protocol that streams answers); only a chat route's text streams are continued`);

@@ -14,7 +14,7 @@ export interface AttemptRecord {
   latencyMs: number;
   /** What this attempt was charged, where a call settles several answering attempts (a stream continued on another target). */
   costMicros?: number;
-  /** Why an answering attempt's stream broke, when another target continued it. */
+  /** Why an answering attempt was not the last: its stream broke and another target continued it (an error code), or a content filter stopped it (`content_filter`). */
   broken?: string;
 }
 
