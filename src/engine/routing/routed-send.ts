@@ -86,7 +86,8 @@ export async function sendRouted(deps: RoutedSendDeps, routes: readonly ModelRou
       lastError = err;
       if (request.signal?.aborted) throw err;
       if (!nothingSent(err) && (request.once || !node.movesOn(err))) throw err;
-      if (node.cooldown && router.failed(target, state, node.cooldown)) metrics?.countRouteCooldown(node.id, target);
+      // A content filter judges the request, not the target: it cools nothing.
+      if (node.cooldown && (err as GatewayError).code !== 'content_filter' && router.failed(target, state, node.cooldown)) metrics?.countRouteCooldown(node.id, target);
     }
   }
   throw lastError;
