@@ -31,6 +31,7 @@ const unit = [
   'test/size-limits.test.ts',
   'test/model-ids-config.test.ts',
   'test/routes-config.test.ts',
+  'test/routing-strategies.test.ts',
   'test/guardrails-config.test.ts',
   'test/guardrails-detectors.test.ts',
   'test/shipped-models.test.ts',
