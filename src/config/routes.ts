@@ -148,27 +148,36 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
         node.reachable.push(attempt);
       }
     }
-    const kinds = new Set(node.reachable.map((r) => r.model.kind));
-    if (kinds.size > 1) {
-      problems.add(source, `${pointer}/targets`, `targets serve different kinds of model (${[...kinds].join(', ')}); a route serves one`);
-      return undefined;
-    }
-    node.kind = node.reachable[0].model.kind;
-    if (node.contentFilter && node.kind !== 'chat') {
-      problems.add(source, `${pointer}/failover/on/${route.failover.on.indexOf(CONTENT_FILTER)}`, `${CONTENT_FILTER} moves on from a chat answer a content filter stopped; this route serves ${node.kind} models`);
-      return undefined;
-    }
-    const stuck = node.streamFailover && node.reachable.find((r) => !continuesStreams(r));
-    if (stuck) {
-      problems.add(source, `${pointer}/failover/streamAfterFirstByte`, `target ${stuck.channel.id}/${stuck.model.id} cannot continue a stream (a chat model on a protocol that streams answers); only a chat route's text streams are continued`);
-      return undefined;
-    }
+    if (!checkReachable(node, entry, problems)) return undefined;
     nodes.set(route.id, node);
     return node;
   };
   for (const entry of all) build(entry);
   for (const node of nodes.values()) freezeNode(node);
   return nodes;
+}
+
+/**
+ * The checks a route's reachable targets answer: they serve one kind of model (the route's, set here), a chat kind where
+ * failover moves on from a content filter, and continue a stream where the route continues streams. False when one fails.
+ */
+function checkReachable(node: RouteNode, { route, source, pointer }: Declared, problems: Problems): boolean {
+  const kinds = new Set(node.reachable.map((r) => r.model.kind));
+  if (kinds.size > 1) {
+    problems.add(source, `${pointer}/targets`, `targets serve different kinds of model (${[...kinds].join(', ')}); a route serves one`);
+    return false;
+  }
+  node.kind = node.reachable[0].model.kind;
+  if (node.contentFilter && node.kind !== 'chat') {
+    problems.add(source, `${pointer}/failover/on/${route.failover.on.indexOf(CONTENT_FILTER)}`, `${CONTENT_FILTER} moves on from a chat answer a content filter stopped; this route serves ${node.kind} models`);
+    return false;
+  }
+  const stuck = node.streamFailover && node.reachable.find((r) => !continuesStreams(r));
+  if (stuck) {
+    problems.add(source, `${pointer}/failover/streamAfterFirstByte`, `target ${stuck.channel.id}/${stuck.model.id} cannot continue a stream (a chat model on a protocol that streams answers); only a chat route's text streams are continued`);
+    return false;
+  }
+  return true;
 }
 
 /** Whether a route's attempt can continue a broken text stream: a chat model whose channel serves an operation that streams. */
