@@ -125,7 +125,8 @@ class ResponsesSplice extends Splice {
       case 'response.created':
       case 'response.queued':
       case 'response.in_progress':
-        return undefined;
+        // The client has its response open (unless the first attempt broke before saying so).
+        return this.transcript.id === undefined ? data : undefined;
       case 'response.output_item.added':
         return this.added(data);
       case 'response.content_part.added': {
