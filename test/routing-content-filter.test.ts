@@ -30,6 +30,10 @@ const routes = `
 - id: careful-claude
   failover: { on: [content_filter] }
   targets: [{ model: claude-x }, { model: alpha }]
+- id: careful-cooling
+  failover: { on: [content_filter] }
+  cooldown: { failures: 1, windowSeconds: 30, seconds: 600 }
+  targets: [{ model: alpha }, { model: claude-x }]
 - id: plain
   targets: [{ model: alpha }, { model: claude-x }]
 `;
@@ -126,6 +130,16 @@ describe('a content filter moves a request on', () => {
     const completion = await openai.chat.completions.create({ model: 'careful', messages: [{ role: 'user', content: 'hi' }] });
     expect(completion.choices[0].finish_reason).toBe('stop');
     expect(fc.requests).toHaveLength(1);
+  });
+});
+
+describe('a content filter judges the request, not the target', () => {
+  it('a filtered answer and a filtered prompt cool nothing: the next request goes to the first target again', async () => {
+    fa.next({ kind: 'json', body: filteredChat });
+    fa.next({ kind: 'status', status: 400, body: { error: { message: 'The prompt was filtered', type: 'invalid_request_error', code: 'content_filter', param: 'prompt' } } });
+    for (let i = 0; i < 3; i++) await openai.chat.completions.create({ model: 'careful-cooling', messages: [{ role: 'user', content: 'hi' }] });
+    expect(fa.requests).toHaveLength(3);
+    expect(fc.requests).toHaveLength(2);
   });
 });
 
