@@ -20,6 +20,9 @@ const routes = `
 - id: cached-chat
   cache: { ttlSeconds: 3600 }
   targets: [{ model: alpha }]
+- id: free-past-cap
+  cache: { ttlSeconds: 3600, hitsPastCap: true }
+  targets: [{ model: alpha }]
 - id: half-price
   cache: { ttlSeconds: 3600, hitPrice: 0.5, hitTokens: reported }
   targets: [{ model: alpha }]
@@ -156,6 +159,19 @@ describe('exact cache, chat completions', () => {
     expect(upstreamCalls('/chat/completions')).toBe(4);
   });
 
+  it('answers only-if-cached from the store, else 504 without asking the upstream', async () => {
+    const q = question();
+    const missed = await chat('cached-chat', q, { 'cache-control': 'only-if-cached' });
+    expect(missed.statusCode).toBe(504);
+    expect(missed.json().error).toMatchObject({ code: 'cache_miss' });
+    expect(upstreamCalls('/chat/completions')).toBe(0);
+    await chat('cached-chat', q);
+    const hit = await chat('cached-chat', q, { 'cache-control': 'only-if-cached' });
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers['x-cache']).toBe('hit');
+    expect(upstreamCalls('/chat/completions')).toBe(1);
+  });
+
   it('serves no answer older than the client\'s max-age, and no entry past its TTL (or a shorter x-cache-ttl)', async () => {
     const q = question();
     await chat('cached-chat', q);
@@ -242,6 +258,18 @@ describe('money and limits', () => {
     const capped = await gw.newKey({ spendCapMicros: 0 });
     const refused = await chat('cached-chat', q, {}, undefined, capped);
     expect(refused.statusCode).toBe(402);
+  });
+
+  it('serves a free hit past a spent cap where the route says hitsPastCap, and still refuses that key a miss', async () => {
+    const q = question();
+    await chat('free-past-cap', q);
+    const capped = await gw.newKey({ spendCapMicros: 0 });
+    const hit = await chat('free-past-cap', q, {}, undefined, capped);
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers['x-cache']).toBe('hit');
+    const rows = await ledgerOf(hit.headers['x-request-id'] as string);
+    expect(rows).toMatchObject([{ kind: 'cache_hit', cost_micros: 0 }]);
+    expect((await chat('free-past-cap', question(), {}, undefined, capped)).statusCode).toBe(402);
   });
 });
 

@@ -105,4 +105,9 @@ describe('check-config on routes', () => {
       `${routes}:2:25 /0/failover/on/1 content_filter moves on from a chat answer a content filter stopped; this route serves image models`,
     ]);
   });
+
+  it('refuses hitsPastCap on a route whose hits are not free', async () => {
+    const { file, routes } = configWith(`- id: h\n  cache: { ttlSeconds: 60, hitPrice: 0.5, hitsPastCap: true }\n  targets: [{ model: alpha }]\n`);
+    expect(await problemsOf(file)).toEqual([`${routes}:2:56 /0/cache/hitsPastCap hitsPastCap serves hits past a spent cap, so only free ones: set hitPrice: free or drop it`]);
+  });
 });

@@ -69,6 +69,7 @@ function checkRoute(entry: Declared, byId: Map<string, Declared>, routed: Routed
   if (byId.get(route.id) !== entry) problems.add(source, `${pointer}/id`, `route ${clientValue(route.id)} is declared twice`);
   if (route.strategy === 'sticky' && !route.stickyKey) problems.add(source, `${pointer}/strategy`, 'a sticky route needs a stickyKey (key, user or header:<name>)');
   if (route.stickyKey && route.strategy !== 'sticky') problems.add(source, `${pointer}/stickyKey`, 'stickyKey is read only by strategy: sticky');
+  if (route.cache?.hitsPastCap && (route.cache.hitPrice ?? 'free') !== 'free') problems.add(source, `${pointer}/cache/hitsPastCap`, 'hitsPastCap serves hits past a spent cap, so only free ones: set hitPrice: free or drop it');
   route.failover.on.forEach((rule, index) => {
     if (typeof rule === 'number' && rule < 400) problems.add(source, `${pointer}/failover/on/${index}`, `${rule} is not an error status`);
     // Any other word is an upstream error code; one spelled like a word the gateway gives a meaning to is a slip.

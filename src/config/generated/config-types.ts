@@ -961,7 +961,7 @@ export interface TelemetryConfig {
   captureContent: boolean;
 }
 /**
- * Task, batch and guardrail webhooks (video.completed, video.failed, image.completed, image.failed, batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ * Task, batch and guardrail webhooks (each task family's <family>.completed and <family>.failed, such as video.completed; batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/webhooks".
@@ -2083,6 +2083,10 @@ export interface RouteRoute {
      * What a hit is charged: `free`, or a fraction (0 to 1) of what the answer cost when it was fetched. Booked in the ledger as kind `cache_hit`.
      */
     hitPrice: 'free' | number;
+    /**
+     * With `hitPrice: free` only: a hit is served to a key or workspace whose spending cap is spent (it costs nothing, and is still booked as a `cache_hit` row of 0). Default false: a spent cap refuses even a free hit, as it refuses the call upstream.
+     */
+    hitsPastCap: boolean;
     /**
      * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
      */
