@@ -75,7 +75,7 @@ export const requestLogSchemas = {
             status: { type: 'integer', description: 'The upstream’s status, or the gateway’s for a failure with none (502, 504; 400 for a target whose mapping refused the request).' },
             latency_ms: { type: 'integer', description: 'Time to the attempt’s answer head, or to its failure.' },
             cost: { type: 'number', description: 'What the attempt was charged, in the row’s currency.' },
-            broken: { type: 'string', description: 'Set on an answering attempt whose stream broke and another target continued (failover.streamAfterFirstByte): why it broke (an error code such as upstream_unreachable or upstream_timeout). Each such attempt is charged its own part.' },
+            broken: { type: 'string', description: 'Set on an answering attempt that was not the last one: why (an error code such as upstream_unreachable or upstream_timeout, for a stream that broke and another target continued, failover.streamAfterFirstByte; content_filter, for an answer a content filter stopped and the route moved on from, failover.on). Each such attempt is charged its own part.' },
           },
         },
       },

@@ -94,6 +94,8 @@ export interface RouteNode {
   stickyKey?: string;
   /** True when an attempt's failure moves the request on to the next target (`failover.on`, compiled). */
   movesOn(err: unknown): boolean;
+  /** Set when a chat answer a content filter stopped goes on to the next target (`failover.on` lists content_filter). */
+  contentFilter?: true;
   /** Set when a text stream broken after its first byte goes on at the next target (failover.streamAfterFirstByte). */
   streamFailover?: { idleMs: number };
   cooldown?: RouteSchema['cooldown'];

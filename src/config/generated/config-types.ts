@@ -2043,13 +2043,13 @@ export interface RouteRoute {
   stickyKey?: string;
   failover: {
     /**
-     * What moves a request on to the next target: `connect` (nothing reached the upstream: refused, unreachable, an open circuit), `timeout` (no answer in the channel's timeouts: the upstream may have run the request, and may bill it), `429`, `5xx`, a status code, or an upstream error code or type (`context_length_exceeded`). A failure not listed is answered to the client.
+     * What moves a request on to the next target: `connect` (nothing reached the upstream: refused, unreachable, an open circuit), `timeout` (no answer in the channel's timeouts: the upstream may have run the request, and may bill it), `429`, `5xx`, a status code, `content_filter` (a chat answer a content filter stopped: finish_reason content_filter, stop_reason refusal, a Responses answer incomplete for content_filter; not streamed answers), or an upstream error code or type (`context_length_exceeded`). A failure not listed is answered to the client.
      *
      * @minItems 1
      */
     on: (number | string)[];
     /**
-     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat and Anthropic Messages clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
+     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat, Anthropic Messages and Responses clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
      */
     streamAfterFirstByte: boolean;
     /**
@@ -2062,7 +2062,7 @@ export interface RouteRoute {
    */
   cooldown?: {
     /**
-     * Failures (those `failover.on` moves on from) within the window that cool a target.
+     * Failures (those `failover.on` moves on from, content filters aside, and streams broken after their first byte) within the window that cool a target.
      */
     failures: number;
     windowSeconds: number;
