@@ -9,6 +9,7 @@ export const requestsQuery = {
     model: { type: 'string', maxLength: 128, description: 'The model served (or, for a request refused before, the one named).' },
     key_id: id,
     route: { type: 'string', maxLength: 64, description: "The endpoint's catalogue name (chat_completions, messages, responses, ...)." },
+    guardrail: { enum: ['block', 'redact', 'flag'], description: 'Only requests on which a guardrail gave this verdict (at any stage).' },
     since: { type: 'string', maxLength: 40, description: 'ISO 8601 time (or date, UTC), inclusive.' },
     until: { type: 'string', maxLength: 40, description: 'ISO 8601 time (or date, UTC), exclusive.' },
     cursor: { type: 'string', maxLength: 64, description: 'The next_cursor of the previous page.' },
