@@ -33,6 +33,7 @@ const unit = [
   'test/routes-config.test.ts',
   'test/guardrails-config.test.ts',
   'test/guardrails-detectors.test.ts',
+  'test/guardrails-checks.test.ts',
   'test/shipped-models.test.ts',
   'test/admin-cli-args.test.ts',
   'test/log-format.test.ts',

@@ -99,6 +99,21 @@ describe('check-config on guardrails', () => {
     const second = configWith(`${pii}- id: loose\n  kind: pattern\n  detectors: [email]\n  action: flag\n  models: [ghost]\n- id: mod-redact\n  kind: moderation\n  action: redact\n  offered: true\n  moderation: { model: mod }\n`);
     const more = await problemsOf(second.file);
     expect(more).toContain(`${second.guardrails}:9:12 /1/models/0 no channel serves model "ghost"`);
-    expect(more).toContain(`${second.guardrails}:12:11 /2/action a moderation guardrail finds no spans to redact; its action is block or flag`);
+    expect(more).toContain(`${second.guardrails}:12:11 /2/action a moderation guardrail's action is block or flag: it finds no spans to redact`);
+  });
+
+  it('refuses a kind at a stage it cannot run at, and a member of another kind', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: late\n  kind: moderation\n  stage: [input, stream]\n  action: block\n  offered: true\n  moderation: { model: mod }\n  detectors: [email]\n`);
+    expect(await problemsOf(file)).toEqual([
+      `${guardrails}:7:10 /1/stage a moderation guardrail runs at input, not stream`,
+      `${guardrails}:11:14 /1/detectors only a pattern guardrail has detectors`,
+    ]);
+  });
+
+  it('builds a moderation guardrail naming a route whose targets are moderation models', async () => {
+    const routes = '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii, civil]\n- id: mods\n  targets: [{ model: mod }]\n';
+    const { file } = configWith(`${pii}- id: civil\n  kind: moderation\n  action: block\n  moderation: { model: mods, thresholds: { hate: 0.5 } }\n`, routes);
+    const config = await loadConfig(file, { env: {} });
+    expect(config.guardrails!.chainFor('safe')!.ids).toEqual(['pii', 'civil']);
   });
 });
