@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CheckContext } from '../src/engine/guardrails.js';
 import { bounded, type Bounds } from '../src/guardrails/bounded.js';
 import { matchedCategories } from '../src/guardrails/moderation.js';
+import { readServiceVerdict } from '../src/guardrails/http-verdict.js';
 import { PaymentRequiredError } from '../src/base/errors.js';
 
 const answer = (scores: Record<string, number>, flagged: Record<string, boolean> = {}) => ({ results: [{ categories: flagged, category_scores: scores }] });
@@ -73,5 +74,33 @@ describe('a check bounded by its deadline', () => {
   it("returns the check's own decision in time, and lets a spend cap's 402 through whatever the fail mode", async () => {
     expect(await bounded(bounds('closed'), context(), async () => ({ verdict: 'flag', matches: { x: 1 } }))).toEqual({ verdict: 'flag', matches: { x: 1 } });
     await expect(bounded(bounds('open'), context(), () => Promise.reject(new PaymentRequiredError('cap', {})))).rejects.toBeInstanceOf(PaymentRequiredError);
+  });
+});
+
+describe("http guard: the service's answer read strictly", () => {
+  const texts = ['plain', 'a 👋 b Alice c'];
+
+  it("turns code-point spans into the text's own offsets, merged, labelled", () => {
+    const read = readServiceVerdict({ verdict: 'redact', redactions: [{ text: 1, start: 6, end: 11, label: 'name' }, { text: 1, start: 8, end: 13 }] }, texts, 'svc');
+    expect(read).toMatchObject({ verdict: 'redact', labels: [] });
+    const spans = (read as { spans: Map<number, unknown> }).spans.get(1);
+    expect(spans).toEqual([{ start: 7, end: 14, detector: 'name' }]);
+    expect(texts[1].slice(7, 12)).toBe('Alice');
+  });
+
+  it('keeps a whole text given back, and null as "unchanged"', () => {
+    const read = readServiceVerdict({ verdict: 'redact', texts: [null, 'rewritten'] }, texts, 'svc') as { texts: Map<number, string> };
+    expect([...read.texts]).toEqual([[1, 'rewritten']]);
+  });
+
+  it.each([
+    ['no verdict', { allowed: true }, /no verdict/],
+    ['a span past its text', { verdict: 'redact', redactions: [{ text: 0, start: 2, end: 9 }] }, /past the end/],
+    ['a text it was not sent', { verdict: 'redact', redactions: [{ text: 5, start: 0, end: 1 }] }, /not sent/],
+    ['a label that is text, not a name', { verdict: 'block', labels: ['Alice Smith'] }, /short name/],
+    ['texts not one for one', { verdict: 'redact', texts: ['x'] }, /one for one/],
+    ['redact with nothing to redact', { verdict: 'redact' }, /neither/],
+  ])('refuses an answer with %s', (_what, answer, message) => {
+    expect(() => readServiceVerdict(answer, texts, 'svc')).toThrow(message);
   });
 });

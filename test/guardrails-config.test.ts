@@ -110,6 +110,13 @@ describe('check-config on guardrails', () => {
     ]);
   });
 
+  it('refuses an http guard whose signing variable is not set', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: svc\n  kind: http\n  action: redact\n  offered: true\n  http: { url: 'http://127.0.0.1:9/check', secretEnv: GUARD_KEY }\n`);
+    expect(await problemsOf(file)).toEqual([`${guardrails}:9:55 /1/http/secretEnv variable GUARD_KEY is not set: the guard's requests would go unsigned`]);
+    const config = await loadConfig(file, { env: { GUARD_KEY: 'k' } });
+    expect(config.guardrails!.offered.has('svc')).toBe(true);
+  });
+
   it('builds a moderation guardrail naming a route whose targets are moderation models', async () => {
     const routes = '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii, civil]\n- id: mods\n  targets: [{ model: mod }]\n';
     const { file } = configWith(`${pii}- id: civil\n  kind: moderation\n  action: block\n  moderation: { model: mods, thresholds: { hate: 0.5 } }\n`, routes);

@@ -3,6 +3,9 @@
 // (every problem at its own place) and keeps what compiled.
 import { clientValue } from '../base/errors.js';
 import type { GuardrailSchema, ModelRoute, RouteNode } from '../config/types.js';
+import { SECRET_PREFIX } from '../base/signed-request.js';
+import type { Bounds } from './bounded.js';
+import { HttpGuardrail } from './http-guard.js';
 import { DETECTOR_NAMES, shippedDetector, type Detector } from './detectors.js';
 import { PatternGuardrail, type Action, type Guardrail, type Stage } from './guardrail.js';
 import { ModerationGuardrail } from './moderation.js';
@@ -58,14 +61,24 @@ function routesNamed(name: string, inputs: KindInputs): readonly ModelRoute[] | 
   return inputs.models.get(name) ?? inputs.models.get(inputs.aliases.get(name) ?? '') ?? inputs.routes.get(name)?.reachable;
 }
 
+const boundsOf = (spec: GuardrailSchema): Bounds => ({ id: spec.id, action: spec.action, timeoutMs: spec.timeoutMs, failMode: spec.failMode });
+
 function compileModerationKind({ spec, stages, inputs, add }: Compiling): Guardrail | undefined {
   const moderation = spec.moderation!;
   const routes = routesNamed(moderation.model, inputs);
   if (!routes?.length) return void add('/moderation/model', `no channel serves model ${clientValue(moderation.model)}`);
   const wrong = routes.find((route) => route.model.kind !== 'moderation');
   if (wrong) return void add('/moderation/model', `model ${clientValue(moderation.model)} is a ${wrong.model.kind} model, not a moderation model`);
-  const bounds = { id: spec.id, action: spec.action, timeoutMs: spec.timeoutMs, failMode: spec.failMode };
-  return new ModerationGuardrail(spec.id, spec.action, stages, bounds, { model: moderation.model, thresholds: moderation.thresholds ?? {}, threshold: moderation.threshold });
+  return new ModerationGuardrail(spec.id, spec.action, stages, boundsOf(spec), { model: moderation.model, thresholds: moderation.thresholds ?? {}, threshold: moderation.threshold });
+}
+
+function compileHttpKind({ spec, stages, inputs, add }: Compiling): Guardrail | undefined {
+  const { url, secretEnv } = spec.http!;
+  const raw = secretEnv === undefined ? undefined : inputs.env[secretEnv];
+  if (secretEnv !== undefined && !raw) return void add('/http/secretEnv', `variable ${secretEnv} is not set: the guard's requests would go unsigned`);
+  // A whsec_ value is the Standard Webhooks form (base64); any other value is used as its bytes.
+  const secret = raw === undefined ? undefined : raw.startsWith(SECRET_PREFIX) ? raw : `${SECRET_PREFIX}${Buffer.from(raw).toString('base64')}`;
+  return new HttpGuardrail(spec.id, spec.action, stages, boundsOf(spec), { url, secret });
 }
 
 const notBuilt = (c: Compiling) => void c.add('/kind', `${c.spec.kind} guardrails are not built yet (docs/guardrails.md)`);
@@ -73,7 +86,7 @@ const notBuilt = (c: Compiling) => void c.add('/kind', `${c.spec.kind} guardrail
 export const KINDS: Readonly<Record<GuardrailSchema['kind'], Kind>> = {
   pattern: { stages: ['input', 'output', 'stream'], actions: ['block', 'redact', 'flag'], compile: compilePatternKind },
   moderation: { stages: ['input'], actions: ['block', 'flag'], member: 'moderation', compile: compileModerationKind },
-  http: { stages: ['input'], actions: ['block', 'redact', 'flag'], member: 'http', compile: notBuilt },
+  http: { stages: ['input'], actions: ['block', 'redact', 'flag'], member: 'http', compile: compileHttpKind },
   schema: { stages: ['output'], actions: ['block', 'flag'], member: 'schema', compile: notBuilt },
   limits: { stages: ['input'], actions: ['block', 'flag'], member: 'limits', compile: notBuilt },
 };
