@@ -117,6 +117,16 @@ describe('check-config on guardrails', () => {
     expect(config.guardrails!.offered.has('svc')).toBe(true);
   });
 
+  it('refuses a schema guardrail whose JSON Schema is invalid, at the place in the schema, and one at the input stage', async () => {
+    const schema = '  schema:\n    type: object\n    properties:\n      name: { type: strin }\n      age: { typ: integer }\n';
+    const { file, guardrails } = configWith(`${pii}- id: shape\n  kind: schema\n  action: block\n  offered: true\n${schema}- id: early\n  kind: schema\n  stage: input\n  action: block\n  offered: true\n  schema: { type: object }\n`);
+    const problems = await problemsOf(file);
+    expect(problems).toContain(`${guardrails}:12:21 /1/schema/properties/name/type not a valid JSON Schema: must be equal to one of the allowed values`);
+    expect(problems).toContain(`${guardrails}:16:10 /2/stage a schema guardrail runs at output, not input`);
+    const typo = configWith(`${pii}- id: shape\n  kind: schema\n  action: block\n  offered: true\n  schema: { type: object, properties: { age: { typ: integer } } }\n`);
+    expect(await problemsOf(typo.file)).toEqual([expect.stringMatching(new RegExp(`^${typo.guardrails.replace(/[.*+?^\${}()|[\]\\]/g, '\\$&')}:9:11 /1/schema not a usable JSON Schema: strict mode: unknown keyword: "typ"`))]);
+  });
+
   it('builds a moderation guardrail naming a route whose targets are moderation models', async () => {
     const routes = '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii, civil]\n- id: mods\n  targets: [{ model: mod }]\n';
     const { file } = configWith(`${pii}- id: civil\n  kind: moderation\n  action: block\n  moderation: { model: mods, thresholds: { hate: 0.5 } }\n`, routes);

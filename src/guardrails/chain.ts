@@ -95,6 +95,8 @@ export class Chain implements GuardrailChain {
   private readonly inputs: Step<RequestGuardrail>[];
   private readonly outputs: Step<AnswerGuardrail>[];
   private readonly streams: SpanGuardrail[];
+  /** The first output guardrail that must see a whole answer, so refuses a request that asks to stream. */
+  private readonly wholeAnswers?: AnswerGuardrail;
   input?: GuardrailChain['input'];
   output?: GuardrailChain['output'];
   stream?: GuardrailChain['stream'];
@@ -107,8 +109,9 @@ export class Chain implements GuardrailChain {
     this.inputs = stepsOf(guardrails.filter((g) => g.stages.has('input')), checksRequests);
     this.outputs = stepsOf(guardrails.filter((g) => g.stages.has('output')), checksAnswers);
     this.streams = guardrails.filter((g) => g.stages.has('stream')).filter(findsSpans);
+    this.wholeAnswers = guardrails.filter((g) => g.stages.has('output')).filter(checksAnswers).find((g) => g.refusesStreams);
     // A stage none of the guardrails runs at is absent: the pipeline skips it without a call.
-    if (this.inputs.length) this.input = (body, _dialect, sink, context) => this.runInput(0, body, sink, context, { changed: false });
+    if (this.inputs.length || this.wholeAnswers) this.input = (body, _dialect, sink, context) => this.runInput(0, body, sink, context, { changed: false, blocked: this.refusedStream(body, sink) });
     if (this.outputs.length) this.output = this.checkOutput;
     if (this.streams.length) this.stream = this.guardStream;
   }
@@ -142,6 +145,14 @@ export class Chain implements GuardrailChain {
     }
     if (state.blocked) throw guardrailBlocked(state.blocked.id, 'input', state.blocked.reason);
     return state.changed;
+  }
+
+  /** A request that asks to stream, refused by a guardrail that must see the whole answer (the block the input steps then end with). */
+  private refusedStream(body: Record<string, unknown>, sink: VerdictSink): InputState['blocked'] {
+    const guardrail = this.wholeAnswers;
+    if (!guardrail || body.stream !== true) return undefined;
+    sink({ id: guardrail.id, stage: 'input', verdict: 'block', matches: { stream: 1 }, ms: 0 });
+    return { id: guardrail.id, reason: 'it checks whole answers; ask without stream' };
   }
 
   private noteInput(guardrail: RequestGuardrail, decision: Decision, started: number, sink: VerdictSink, state: InputState): void {

@@ -41,6 +41,8 @@ export interface RequestGuardrail extends GuardrailBase {
 /** Judges a whole (not streamed) answer as the client will get it (schema). */
 export interface AnswerGuardrail extends GuardrailBase {
   checkAnswer(answer: unknown, dialect: string): Decision;
+  /** True when a streamed answer, which it cannot check before it goes out, must be refused at input (`stream: true`). */
+  readonly refusesStreams?: boolean;
 }
 
 export type Guardrail = SpanGuardrail | RequestGuardrail | AnswerGuardrail;

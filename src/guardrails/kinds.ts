@@ -10,6 +10,7 @@ import { DETECTOR_NAMES, shippedDetector, type Detector } from './detectors.js';
 import { PatternGuardrail, type Action, type Guardrail, type Stage } from './guardrail.js';
 import { ModerationGuardrail } from './moderation.js';
 import { compilePattern } from './patterns.js';
+import { compileAnswerSchema, SchemaGuardrail } from './schema-guard.js';
 
 /** What compiling one guardrail may read of the config. */
 export interface KindInputs {
@@ -81,13 +82,20 @@ function compileHttpKind({ spec, stages, inputs, add }: Compiling): Guardrail | 
   return new HttpGuardrail(spec.id, spec.action, stages, boundsOf(spec), { url, secret });
 }
 
+function compileSchemaKind({ spec, stages, add }: Compiling): Guardrail | undefined {
+  const compiled = compileAnswerSchema(spec.schema!);
+  if (typeof compiled === 'function') return new SchemaGuardrail(spec.id, spec.action, stages, compiled);
+  for (const { pointer, message } of compiled.problems) add(`/schema${pointer}`, message);
+  return undefined;
+}
+
 const notBuilt = (c: Compiling) => void c.add('/kind', `${c.spec.kind} guardrails are not built yet (docs/guardrails.md)`);
 
 export const KINDS: Readonly<Record<GuardrailSchema['kind'], Kind>> = {
   pattern: { stages: ['input', 'output', 'stream'], actions: ['block', 'redact', 'flag'], compile: compilePatternKind },
   moderation: { stages: ['input'], actions: ['block', 'flag'], member: 'moderation', compile: compileModerationKind },
   http: { stages: ['input'], actions: ['block', 'redact', 'flag'], member: 'http', compile: compileHttpKind },
-  schema: { stages: ['output'], actions: ['block', 'flag'], member: 'schema', compile: notBuilt },
+  schema: { stages: ['output'], actions: ['block', 'flag'], member: 'schema', compile: compileSchemaKind },
   limits: { stages: ['input'], actions: ['block', 'flag'], member: 'limits', compile: notBuilt },
 };
 
