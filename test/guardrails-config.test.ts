@@ -127,6 +127,11 @@ describe('check-config on guardrails', () => {
     expect(await problemsOf(typo.file)).toEqual([expect.stringMatching(new RegExp(`^${typo.guardrails.replace(/[.*+?^\${}()|[\]\\]/g, '\\$&')}:9:11 /1/schema not a usable JSON Schema: strict mode: unknown keyword: "typ"`))]);
   });
 
+  it('refuses a limits guardrail that sets no limit, and one at the output stage', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: none\n  kind: limits\n  action: block\n  offered: true\n  limits: { forbiddenTools: [] }\n- id: late\n  kind: limits\n  stage: output\n  action: block\n  offered: true\n  limits: { maxImages: 1 }\n`);
+    expect(await problemsOf(file)).toEqual([`${guardrails}:9:11 /1/limits a limits guardrail sets at least one limit`, `${guardrails}:12:10 /2/stage a limits guardrail runs at input, not output`]);
+  });
+
   it('builds a moderation guardrail naming a route whose targets are moderation models', async () => {
     const routes = '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii, civil]\n- id: mods\n  targets: [{ model: mod }]\n';
     const { file } = configWith(`${pii}- id: civil\n  kind: moderation\n  action: block\n  moderation: { model: mods, thresholds: { hate: 0.5 } }\n`, routes);

@@ -6,6 +6,7 @@ import type { GuardrailSchema, ModelRoute, RouteNode } from '../config/types.js'
 import { SECRET_PREFIX } from '../base/signed-request.js';
 import type { Bounds } from './bounded.js';
 import { HttpGuardrail } from './http-guard.js';
+import { LimitsGuardrail } from './limits.js';
 import { DETECTOR_NAMES, shippedDetector, type Detector } from './detectors.js';
 import { PatternGuardrail, type Action, type Guardrail, type Stage } from './guardrail.js';
 import { ModerationGuardrail } from './moderation.js';
@@ -89,14 +90,18 @@ function compileSchemaKind({ spec, stages, add }: Compiling): Guardrail | undefi
   return undefined;
 }
 
-const notBuilt = (c: Compiling) => void c.add('/kind', `${c.spec.kind} guardrails are not built yet (docs/guardrails.md)`);
+function compileLimitsKind({ spec, stages, add }: Compiling): Guardrail | undefined {
+  const limits = spec.limits!;
+  if (!Object.values(limits).some((v) => (Array.isArray(v) ? v.length : v !== undefined))) return void add('/limits', 'a limits guardrail sets at least one limit');
+  return new LimitsGuardrail(spec.id, spec.action, stages, limits);
+}
 
 export const KINDS: Readonly<Record<GuardrailSchema['kind'], Kind>> = {
   pattern: { stages: ['input', 'output', 'stream'], actions: ['block', 'redact', 'flag'], compile: compilePatternKind },
   moderation: { stages: ['input'], actions: ['block', 'flag'], member: 'moderation', compile: compileModerationKind },
   http: { stages: ['input'], actions: ['block', 'redact', 'flag'], member: 'http', compile: compileHttpKind },
   schema: { stages: ['output'], actions: ['block', 'flag'], member: 'schema', compile: compileSchemaKind },
-  limits: { stages: ['input'], actions: ['block', 'flag'], member: 'limits', compile: notBuilt },
+  limits: { stages: ['input'], actions: ['block', 'flag'], member: 'limits', compile: compileLimitsKind },
 };
 
 const MEMBERS = { detectors: 'pattern', patterns: 'pattern', moderation: 'moderation', http: 'http', schema: 'schema', limits: 'limits' } as const;
