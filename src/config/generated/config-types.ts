@@ -274,11 +274,6 @@ export type PriceCount =
       limit: string;
     };
 /**
- * This interface was referenced by `GuardrailFile`'s JSON-Schema
- * via the `definition` "stage".
- */
-export type GuardrailStage = 'input' | 'output' | 'stream';
-/**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -1387,7 +1382,7 @@ export interface GuardrailGuardrail {
   /**
    * Where it runs: `input` (the client's text before the upstream sees it), `output` (the answer's text), `stream` (a streamed answer's text, checked on a window as it passes). Each kind runs where it can: pattern at any stage; moderation, http and limits at input; schema at output. Default: input (output for schema).
    */
-  stage?: GuardrailStage | GuardrailStage[];
+  stage?: ('input' | 'output' | 'stream') | ('input' | 'output' | 'stream')[];
   /**
    * `block`: input refused with 400 `guardrail_blocked` naming the guardrail, output ended as filtered, a stream cut with an error event; `redact` (pattern, http): the matched spans replaced by `[REDACTED:<name>]`; `flag`: passed, and recorded.
    */
