@@ -34,6 +34,7 @@ const unit = [
   'test/routing-strategies.test.ts',
   'test/guardrails-config.test.ts',
   'test/guardrails-detectors.test.ts',
+  'test/guardrails-checks.test.ts',
   'test/shipped-models.test.ts',
   'test/admin-cli-args.test.ts',
   'test/log-format.test.ts',

@@ -150,6 +150,8 @@ export interface GuardrailVerdict {
   matches?: Record<string, number>;
   /** Time the check took, in milliseconds (summed over a stream's windows). */
   ms: number;
+  /** A check that calls out (moderation, http) and could not finish: past its deadline, or its call failed; the fail mode gave the verdict. */
+  failed?: 'timeout' | 'error';
 }
 
 /** One upstream MCP server as the gateway runs it. */

@@ -274,11 +274,6 @@ export type PriceCount =
       limit: string;
     };
 /**
- * This interface was referenced by `GuardrailFile`'s JSON-Schema
- * via the `definition` "stage".
- */
-export type GuardrailStage = 'input' | 'output' | 'stream';
-/**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -1385,19 +1380,19 @@ export interface GuardrailGuardrail {
    */
   phoneRegion: string;
   /**
-   * Where it runs: `input` (the client's text before the upstream sees it), `output` (the answer's text), `stream` (a streamed answer's text, checked on a window as it passes). Default input.
+   * Where it runs: `input` (the client's text before the upstream sees it), `output` (the answer's text), `stream` (a streamed answer's text, checked on a window as it passes). Each kind runs where it can: pattern at any stage; moderation, http and limits at input; schema at output. Default: input (output for schema).
    */
-  stage: GuardrailStage | GuardrailStage[];
+  stage?: ('input' | 'output' | 'stream') | ('input' | 'output' | 'stream')[];
   /**
-   * `block`: input refused with 400 `guardrail_blocked` naming the guardrail, output ended as filtered, a stream cut with an error event; `redact`: the matched spans replaced by `[REDACTED:<detector>]`; `flag`: passed, and recorded.
+   * `block`: input refused with 400 `guardrail_blocked` naming the guardrail, output ended as filtered, a stream cut with an error event; `redact` (pattern, http): the matched spans replaced by `[REDACTED:<name>]`; `flag`: passed, and recorded.
    */
   action: 'block' | 'redact' | 'flag';
   /**
-   * http and moderation: past `timeoutMs` or on an error, `open` passes the text, `closed` blocks it.
+   * http and moderation: past `timeoutMs`, or when the check's call fails, `open` passes the text and `closed` blocks it (a guardrail whose action is flag flags it).
    */
   failMode: 'open' | 'closed';
   /**
-   * http and moderation: the check's deadline.
+   * http and moderation: the check's deadline, in milliseconds.
    */
   timeoutMs: number;
   /**
@@ -1408,35 +1403,63 @@ export interface GuardrailGuardrail {
    * Workspaces and keys may add this guardrail (admin API `guardrails`); a guardrail no route or model names must be offered.
    */
   offered: boolean;
+  /**
+   * moderation: the model to ask and the scores that match.
+   */
   moderation?: {
     /**
-     * A moderation model of the catalogue (kind moderation).
+     * A moderation model of the catalogue (kind moderation), a route or an alias of one: called through the gateway as an internal call billed to the workspace and key like any call.
      */
     model: string;
     /**
-     * Category score at or above which the text is blocked; `"*"` for every category. Default: the model's own `flagged`.
+     * Category (as the model names it: `harassment`, `violence/graphic`) to the score at or above which it matches; `"*"` for every category not named. With neither this nor `threshold`, the categories the model itself flags match.
      */
     thresholds?: {
       [k: string]: number;
     };
+    /**
+     * The score at or above which any category `thresholds` does not name matches.
+     */
+    threshold?: number;
   };
+  /**
+   * http: the operator's guard service (docs/guardrails.md, "The http guard protocol").
+   */
   http?: {
+    /**
+     * Where the check is POSTed.
+     */
     url: string;
     /**
-     * The variable holding the key the request is signed with (HMAC-SHA256 in `x-guardrail-signature`).
+     * The variable holding the key requests are signed with, as webhooks are (Standard Webhooks: `webhook-id`, `webhook-timestamp`, and `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`); a `whsec_` value is base64, any other value is used as its bytes. A variable named and not set is a config error.
      */
     secretEnv?: string;
   };
   /**
-   * schema: the JSON Schema the answer's text must parse and validate against.
+   * schema (output stage): the JSON Schema (2020-12, or draft-07 when its `$schema` says so) the answer's text must parse as and be valid against; checked by check-config.
    */
   schema?: {
     [k: string]: unknown;
   };
+  /**
+   * limits (input stage): what a request may hold; any one passed blocks it (or flags it).
+   */
   limits?: {
+    /**
+     * The most input tokens, estimated as the reservation estimates them: the request body's bytes / 3 (errs high).
+     */
     maxPromptTokens?: number;
+    /**
+     * The most images (chat `image_url`, Messages `image`, Responses `input_image` parts).
+     */
     maxImages?: number;
+    /**
+     * Tool names a request may not offer (a function's `name`, or a server tool's `type`).
+     */
     forbiddenTools?: string[];
+    /**
+     * Request members a request may not set: a top-level name (`logit_bias`) or a dotted path (`reasoning.effort`).
+     */
     forbiddenParams?: string[];
   };
 }
