@@ -8,6 +8,7 @@ import type { CacheTicket, ResponseCacheStage } from '../pipeline/cache-stage.js
 import { clientControl, type ClientControl } from './control.js';
 import { cacheKey, canonicalBody, samples } from './key.js';
 import { replays } from './replay.js';
+import { SemanticIndex } from './semantic.js';
 import { CacheStats } from './stats.js';
 import type { ResponseStore } from './store.js';
 import { Ticket } from './ticket.js';
@@ -17,6 +18,8 @@ const CACHED_DIALECTS: ReadonlySet<string> = new Set(['openai-chat', 'anthropic-
 
 export class ResponseCache implements ResponseCacheStage {
   readonly stats = new CacheStats();
+  /** The semantic cache's vectors (routes with `cache.semantic`), this process's. */
+  readonly semantic = new SemanticIndex();
 
   constructor(
     readonly store: ResponseStore,
@@ -32,11 +35,12 @@ export class ResponseCache implements ResponseCacheStage {
     const policy = node?.cache;
     if (!policy || !CACHED_DIALECTS.has(call.dialect)) return undefined;
     const control = clientControl(call.headers);
-    return new Ticket(this, policy, control, this.keyOf(call, policy, control));
+    const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
+    return new Ticket(this, policy, control, this.keyOf(call, policy, control, scope), { routeId: node!.id, scope: `${scope}\u0000${call.dialect}` });
   }
 
   /** The store key of a request that may be cached; undefined for one that may not (a bypass). */
-  private keyOf(call: Call, policy: RouteCachePolicy, control: ClientControl): string | undefined {
+  private keyOf(call: Call, policy: RouteCachePolicy, control: ClientControl, scope: string): string | undefined {
     if (control.noStore) return undefined;
     // A form's files are not in the body: a multipart request is never keyed.
     if (String(call.headers['content-type'] ?? '').startsWith('multipart/')) return undefined;
@@ -46,7 +50,6 @@ export class ResponseCache implements ResponseCacheStage {
     if (canonical.toolResults && !policy.allowToolResults) return undefined;
     if (canonical.imageUrls && !policy.allowImageUrls) return undefined;
     if (canonical.conversationState && !policy.allowConversationState) return undefined;
-    const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
     return cacheKey(this.config.namespace, scope, call.dialect, canonical.text);
   }
 }

@@ -18,6 +18,15 @@ export interface RouteCachePolicy {
   allowToolResults: boolean;
   allowImageUrls: boolean;
   allowConversationState: boolean;
+  /** The semantic lookup this route adds to the exact one, if it does. */
+  semantic?: SemanticPolicy;
+}
+
+/** A route's `cache.semantic`, defaults filled in: the embeddings model, the least similarity and the vectors kept. */
+export interface SemanticPolicy {
+  model: string;
+  threshold: number;
+  maxEntries: number;
 }
 
 export type RouteCacheSchema = NonNullable<RouteRoute['cache']>;
@@ -33,6 +42,7 @@ export function routeCachePolicy(schema: RouteCacheSchema): RouteCachePolicy {
     allowToolResults: allow.has('tool-results'),
     allowImageUrls: allow.has('image-urls'),
     allowConversationState: allow.has('conversation-state'),
+    ...(schema.semantic ? { semantic: Object.freeze({ model: schema.semantic.model, threshold: schema.semantic.threshold ?? 0.95, maxEntries: schema.semantic.maxEntries ?? 10_000 }) } : {}),
   });
 }
 

@@ -69,6 +69,8 @@ function checkRoute(entry: Declared, byId: Map<string, Declared>, routed: Routed
   if (byId.get(route.id) !== entry) problems.add(source, `${pointer}/id`, `route ${clientValue(route.id)} is declared twice`);
   if (route.strategy === 'sticky' && !route.stickyKey) problems.add(source, `${pointer}/strategy`, 'a sticky route needs a stickyKey (key, user or header:<name>)');
   if (route.stickyKey && route.strategy !== 'sticky') problems.add(source, `${pointer}/stickyKey`, 'stickyKey is read only by strategy: sticky');
+  const semantic = route.cache?.semantic?.model;
+  if (semantic !== undefined && !routed.models.has(semantic) && !routed.aliases.has(semantic)) problems.add(source, `${pointer}/cache/semantic/model`, `no channel serves model ${clientValue(semantic)}: the semantic cache needs an embeddings model of this gateway`);
   if (route.cache?.hitsPastCap && (route.cache.hitPrice ?? 'free') !== 'free') problems.add(source, `${pointer}/cache/hitsPastCap`, 'hitsPastCap serves hits past a spent cap, so only free ones: set hitPrice: free or drop it');
   route.failover.on.forEach((rule, index) => {
     if (typeof rule === 'number' && rule < 400) problems.add(source, `${pointer}/failover/on/${index}`, `${rule} is not an error status`);

@@ -2111,6 +2111,23 @@ export interface RouteRoute {
      */
     hitsPastCap: boolean;
     /**
+     * Opt-in: a one-message request without tools whose exact key missed is embedded by `model` (an internal call billed like any) and answered from the stored answer of the nearest earlier request of the same workspace whose cosine similarity reaches `threshold` (docs/caching.md). Never for conversations of several turns, tools, or anything but text.
+     */
+    semantic?: {
+      /**
+       * An embeddings model this gateway serves (a model id or alias of its channels).
+       */
+      model: string;
+      /**
+       * The least cosine similarity that counts as the same question.
+       */
+      threshold: number;
+      /**
+       * Vectors this route keeps per process, oldest out first.
+       */
+      maxEntries: number;
+    };
+    /**
      * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
      */
     hitTokens: 'zero' | 'reported';
