@@ -40,7 +40,7 @@ export function checkMcp(valid: ValidatedConfig, problems: Problems, env: NodeJS
       problems.add(valid.root.source, `/mcp/grants/${index}/server`, `no MCP server "${grant.server}" (known: ${[...servers.keys()].join(', ') || 'none'})`);
     }
   });
-  return { servers, grants };
+  return { servers, grants, relayTokenSeconds: section?.relayTokenSeconds ?? 3600 };
 }
 
 function resolveServer(server: McpServerConfig, alternatives: ChannelCredential[], env: NodeJS.ProcessEnv, warnings: string[]): McpServerConfig {

@@ -174,4 +174,6 @@ export interface McpGrant {
 export interface McpSetup {
   servers: Map<string, McpServerConfig>;
   grants: McpGrant[];
+  /** How long a relay token (a Responses upstream calling a gateway server back) stays valid, in seconds. */
+  relayTokenSeconds: number;
 }

@@ -611,6 +611,10 @@ export interface McpConfig {
    */
   allowCommands: boolean;
   /**
+   * How long the token lasts that a Responses upstream is given to call a gateway MCP server back with, when a Responses request's `mcp` tool names one (docs/mcp.md): long enough for the response to finish.
+   */
+  relayTokenSeconds: number;
+  /**
    * Which workspaces may use which tools, besides the grants made through the admin API. A key sees and calls the tools its workspace is granted (and, when the key has grants of its own, only those among them).
    */
   grants: {
