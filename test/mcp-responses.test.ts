@@ -10,24 +10,27 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { issueApiKey } from '../src/auth/keys.js';
 import { mintRelayToken } from '../src/mcp/relay-tokens.js';
 import { revokeApiKey } from '../src/store/api-keys.js';
-import { fileTools, startFakeMcp, ticketTools, type FakeMcp } from './kit/fake-mcp.js';
+import { fileTools, startFakeMcp, ticketTools, userTools, type FakeMcp } from './kit/fake-mcp.js';
 import { installRemoteMcpResponses, type RemoteMcpScript } from './kit/fake-responses-mcp.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, testModels, type TestGateway } from './kit/gateway.js';
 
 let files: FakeMcp;
 let tickets: FakeMcp;
+let github: FakeMcp;
 let fake: FakeUpstream;
 let script: RemoteMcpScript;
 let gw: TestGateway;
 let key: string;
 let client: OpenAI;
 
+const USER_TOKEN = 'the-users-own-github-token';
 const env = { FILES_MCP_TOKEN: 'files-gateway-secret', TICKETS_MCP_TOKEN: 'tickets-gateway-secret' };
 
 beforeAll(async () => {
   files = await startFakeMcp('files', fileTools, env.FILES_MCP_TOKEN);
   tickets = await startFakeMcp('tickets', ticketTools, env.TICKETS_MCP_TOKEN);
+  github = await startFakeMcp('github', userTools, USER_TOKEN);
   fake = await FakeUpstream.start();
   script = installRemoteMcpResponses(fake);
   gw = await startGateway({
@@ -35,10 +38,11 @@ beforeAll(async () => {
     env,
     listen: true,
     // tickets is granted to another workspace only: to this one it does not exist.
-    extraConfig: 'mcp:\n  grants:\n    - { workspace: "*", server: files }\n    - { workspace: elsewhere, server: tickets }\n',
+    extraConfig: 'mcp:\n  grants:\n    - { workspace: "*", server: files }\n    - { workspace: elsewhere, server: tickets }\n    - { workspace: "*", server: github }\n',
     files: {
       'mcp/files.yaml': `id: files\nurl: ${files.url}\ncredential: { env: FILES_MCP_TOKEN }\ntools: { deny: [delete_file] }\n`,
       'mcp/tickets.yaml': `id: tickets\nurl: ${tickets.url}\ncredential: { env: TICKETS_MCP_TOKEN }\n`,
+      'mcp/github.yaml': `id: github\nurl: ${github.url}\ncredential: { passthrough: x-github-token }\n`,
     },
   });
   key = await gw.newKey({ scopes: ['llm.chat', 'mcp.tools'] });
@@ -46,7 +50,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw.close();
-  await Promise.all([files.close(), tickets.close(), fake.close()]);
+  await Promise.all([files.close(), tickets.close(), github.close(), fake.close()]);
 });
 beforeEach(() => {
   fake.reset();
@@ -112,6 +116,14 @@ describe('a Responses mcp tool naming a gateway MCP server', () => {
     const err = await refusal(client.responses.create({ model: 'fake-chat', input: 'x', tools: [mcpTool(`${gw.url}/mcp`)] }));
     expect(err.status).toBe(400);
     expect(err.message).toContain('name one server');
+  });
+
+  it("carries the user's own token on the header the server's file names for it, to that server alone", async () => {
+    script.call = { serverLabel: 'github', name: 'whoami', arguments: '{}' };
+    const res = await client.responses.create({ model: 'fake-chat', input: 'Who am I?', tools: [{ ...mcpTool('gateway://github'), server_label: 'github', headers: { 'x-github-token': USER_TOKEN } }] });
+    expect(res.output_text).toBe(`The tool said: you are Bearer ${USER_TOKEN}`);
+    expect(sentTool().headers).toEqual({ 'x-github-token': USER_TOKEN });
+    expect(github.authorizations.at(-1)).toBe(`Bearer ${USER_TOKEN}`);
   });
 
   it('relays an mcp tool naming any other server as the client sent it', async () => {

@@ -6,9 +6,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, authenticateKeyId, presentedKey, requireScope, type AuthContext, type RateLimiter } from '../auth/authenticate.js';
 import { AuthError, NotFoundError } from '../base/errors.js';
+import type { McpServerConfig } from '../config/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import type { Db } from '../store/db.js';
-import type { McpGatewayDeps } from '../mcp/gateway-server.js';
+import type { McpGatewayDeps } from '../mcp/request.js';
 import { MCP_SCOPE, toolGrants } from '../mcp/grants.js';
 import { isRelayToken, keyOfRelayToken } from '../mcp/relay-tokens.js';
 
@@ -54,7 +55,7 @@ async function serve(deps: McpRouteDeps, req: FastifyRequest, reply: FastifyRepl
     if (only !== undefined && (!config.mcp.servers.has(only) || !grants.has(only))) throw new NotFoundError(`no MCP server "${only.slice(0, 64)}" for this key`, 'mcp_server_not_found');
     // The MCP SDK's server is loaded on the first call that reaches here (a key checked): unused, it costs no memory.
     const [{ createGatewayServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../mcp/gateway-server.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
-    const server = createGatewayServer(deps.mcp, { auth, key, requestId: req.id, config, grants, only });
+    const server = createGatewayServer(deps.mcp, { auth, key, requestId: req.id, config, grants, only, userTokens: userTokensOf(req, config.mcp.servers, grants) });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
     reply.hijack();
@@ -76,4 +77,16 @@ async function serve(deps: McpRouteDeps, req: FastifyRequest, reply: FastifyRepl
 async function authenticated(db: Db, key: string, server: string | undefined): Promise<AuthContext> {
   if (!isRelayToken(key)) return authenticate(db, key);
   return authenticateKeyId(db, await keyOfRelayToken(db, key, server, Date.now()));
+}
+
+/** The user's own tokens the request carries, by server, for the servers in its grants whose credential passes one through. */
+function userTokensOf(req: FastifyRequest, servers: ReadonlyMap<string, McpServerConfig>, grants: ReadonlyMap<string, unknown>): Map<string, string> {
+  const tokens = new Map<string, string>();
+  for (const id of grants.keys()) {
+    const from = servers.get(id)?.passthrough?.from;
+    const value = from ? req.headers[from] : undefined;
+    const token = Array.isArray(value) ? value[0] : value;
+    if (token) tokens.set(id, token);
+  }
+  return tokens;
 }
