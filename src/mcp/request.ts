@@ -58,8 +58,13 @@ export const serversInView = (request: McpRequest): McpServerConfig[] => (reques
  * Runs `exchange` in an exchange opened with `server` for this key (its user token, where the server takes one), and
  * closes it either way; a failure is the typed error the server's failure is to the gateway's client.
  */
-export async function withServer<T>(deps: McpGatewayDeps, request: McpRequest, server: McpServerConfig, signal: AbortSignal, exchange: (session: UpstreamSession) => Promise<T>): Promise<T> {
-  const session = await deps.upstreams.open(server, request.config.templates, signal, request.userTokens.get(server.id));
+export function withServer<T>(deps: McpGatewayDeps, request: McpRequest, server: McpServerConfig, signal: AbortSignal, exchange: (session: UpstreamSession) => Promise<T>): Promise<T> {
+  return inExchange(deps.upstreams.open(server, request.config.templates, signal, request.userTokens.get(server.id)), server, exchange);
+}
+
+/** Runs `exchange` in the exchange `opened` opens, and closes it either way; a failure is typed, as withServer's. */
+export async function inExchange<T>(opened: Promise<UpstreamSession>, server: McpServerConfig, exchange: (session: UpstreamSession) => Promise<T>): Promise<T> {
+  const session = await opened;
   try {
     return await exchange(session);
   } catch (err) {
