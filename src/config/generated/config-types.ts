@@ -1472,7 +1472,7 @@ export interface McpServerSchema {
     [k: string]: string;
   };
   /**
-   * How the gateway authenticates to the server: one of the channel credential kinds (docs/config.md, "Credentials"), sent on every request to it; a static key goes in `authorization` as `Bearer <key>` unless its `header` and `value` say otherwise. A server whose credential's variables are not set starts disabled. Clients never see it. Or `{ passthrough: <header> }`: the user's own token, which the client sends on that header (see `$defs/passthrough`).
+   * How the gateway authenticates to the server: one of the channel credential kinds (docs/config.md, "Credentials"), sent on every request to it; a static key goes in `authorization` as `Bearer <key>` unless its `header` and `value` say otherwise. A server whose credential's variables are not set starts disabled. Clients never see it. Or `{ passthrough: <header> }`: the user's own token, which the client sends on that header (`passthrough` below).
    */
   credential?:
     | {
