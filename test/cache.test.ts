@@ -20,6 +20,9 @@ const routes = `
 - id: cached-chat
   cache: { ttlSeconds: 3600 }
   targets: [{ model: alpha }]
+- id: free-past-cap
+  cache: { ttlSeconds: 3600, hitsPastCap: true }
+  targets: [{ model: alpha }]
 - id: half-price
   cache: { ttlSeconds: 3600, hitPrice: 0.5, hitTokens: reported }
   targets: [{ model: alpha }]
@@ -156,6 +159,19 @@ describe('exact cache, chat completions', () => {
     expect(upstreamCalls('/chat/completions')).toBe(4);
   });
 
+  it('answers only-if-cached from the store, else 504 without asking the upstream', async () => {
+    const q = question();
+    const missed = await chat('cached-chat', q, { 'cache-control': 'only-if-cached' });
+    expect(missed.statusCode).toBe(504);
+    expect(missed.json().error).toMatchObject({ code: 'cache_miss' });
+    expect(upstreamCalls('/chat/completions')).toBe(0);
+    await chat('cached-chat', q);
+    const hit = await chat('cached-chat', q, { 'cache-control': 'only-if-cached' });
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers['x-cache']).toBe('hit');
+    expect(upstreamCalls('/chat/completions')).toBe(1);
+  });
+
   it('serves no answer older than the client\'s max-age, and no entry past its TTL (or a shorter x-cache-ttl)', async () => {
     const q = question();
     await chat('cached-chat', q);
@@ -212,6 +228,21 @@ describe('money and limits', () => {
     expect(hit.json().cost.amount).toBe(Number(hitRow.cost_micros) / 1e6);
   });
 
+  it('says in GET /v1/usage what hits saved: the replayed answers\' cost less what the hits were charged', async () => {
+    const key = await gw.newKey();
+    const q = question();
+    const miss = await chat('half-price', q, {}, undefined, key);
+    await chat('half-price', q, {}, undefined, key);
+    await chat('half-price', q, {}, undefined, key);
+    const [missRow] = await ledgerOf(miss.headers['x-request-id'] as string);
+    const original = Number(missRow.cost_micros);
+    const usage = (await gw.app.inject({ method: 'GET', url: '/v1/usage', headers: { authorization: `Bearer ${key}` } })).json();
+    const keyId = (await gw.services.db.selectFrom('api_keys').select('id').where('id', '=', missRow.key_id).executeTakeFirstOrThrow()).id;
+    const row = usage.data.find((r: { key_id: string; cache_hits: number }) => r.key_id === keyId && r.cache_hits > 0);
+    expect(row).toMatchObject({ cache_hits: 2 });
+    expect(row.cache_saved).toBeCloseTo((2 * (original - Math.round(original / 2))) / 1e6, 9);
+  });
+
   it('says hit or miss on the request-log row, with the hit\'s own cost, and counts hits, bytes and savings in the metrics', async () => {
     const q = question();
     const miss = await chat('cached-chat', q);
@@ -242,6 +273,18 @@ describe('money and limits', () => {
     const capped = await gw.newKey({ spendCapMicros: 0 });
     const refused = await chat('cached-chat', q, {}, undefined, capped);
     expect(refused.statusCode).toBe(402);
+  });
+
+  it('serves a free hit past a spent cap where the route says hitsPastCap, and still refuses that key a miss', async () => {
+    const q = question();
+    await chat('free-past-cap', q);
+    const capped = await gw.newKey({ spendCapMicros: 0 });
+    const hit = await chat('free-past-cap', q, {}, undefined, capped);
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers['x-cache']).toBe('hit');
+    const rows = await ledgerOf(hit.headers['x-request-id'] as string);
+    expect(rows).toMatchObject([{ kind: 'cache_hit', cost_micros: 0 }]);
+    expect((await chat('free-past-cap', question(), {}, undefined, capped)).statusCode).toBe(402);
   });
 });
 

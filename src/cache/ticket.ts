@@ -1,6 +1,7 @@
 // One call's way through the response cache: bypass (the request may not be cached, or the client said no-store),
 // hit (answered from the store), or miss (sent upstream; its answer kept once it went out whole and was settled).
 import type { CacheConfig, RouteCachePolicy } from '../config/cache.js';
+import { GatewayError } from '../base/errors.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket } from '../pipeline/cache-stage.js';
 import { recordOf } from '../request-logs/record.js';
@@ -19,6 +20,9 @@ export interface TicketDeps {
   readonly stats: CacheStats;
 }
 
+/** What `Cache-Control: only-if-cached` gets when the cache has no answer for it: a 504, as RFC 9111 says, nothing sent upstream. */
+const notCached = (why: string) => new GatewayError('cache_miss', 504, 'server_error', `Cache-Control: only-if-cached, and ${why}`);
+
 export class Ticket implements CacheTicket {
   constructor(
     private readonly cache: TicketDeps,
@@ -31,6 +35,7 @@ export class Ticket implements CacheTicket {
   async serve(call: Call): Promise<boolean> {
     if (this.key === undefined) {
       this.outcome(call, 'bypass');
+      if (this.control.onlyIfCached) throw notCached('this request is not one the cache keeps');
       return false;
     }
     const entry = this.control.noCache ? undefined : await this.cache.store.read(this.key);
@@ -45,6 +50,7 @@ export class Ticket implements CacheTicket {
       return true;
     }
     this.outcome(call, 'miss');
+    if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
     call.answerTap = new AnswerCapture(this.cache.config.maxEntryBytes, { keepJson: (text) => this.keepJson(call, text), keepStream: (text) => this.keepStream(call, text) });
     return false;
   }

@@ -1,4 +1,5 @@
-// The prose of docs/config.md that no schema holds: how credentials authenticate and how a request is charged.
+// The prose sections of docs/config.md that no schema holds: how credentials authenticate, how requests are charged.
+
 /** How each credential kind authenticates, its tokens and its failures: prose beside the channel's schema. */
 export const CREDENTIAL_LINES = [
   '### Credentials',

@@ -17,6 +17,7 @@ interface Schema {
   required?: string[];
   additionalProperties?: boolean | Schema;
   oneOf?: Schema[];
+  anyOf?: Schema[];
   if?: Schema;
   then?: Schema;
   else?: Schema;
@@ -46,7 +47,7 @@ function typeOf(s: Schema): string {
   }
   if (s.if && s.then && s.else) return `${typeOf(s.then)} or ${typeOf(s.else)}`;
   if (s.enum) return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
-  if (s.oneOf) return s.oneOf.map(typeOf).join(' or ');
+  if (s.oneOf || s.anyOf) return (s.oneOf ?? s.anyOf)!.map(typeOf).join(' or ');
   if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
   if (s.type === 'object' && typeof s.additionalProperties === 'object' && !s.properties) return `map of ${typeOf(s.additionalProperties)}`;
   const base = Array.isArray(s.type) ? s.type.join(' \\| ') : (s.type ?? 'any');
@@ -172,8 +173,15 @@ function mcpLines(): string[] {
   return ['## MCP servers (`mcp/*.yaml`)', '', sections(load('mcp.schema.json'), 'mcp-server'), '', 'How keys are granted tools, and what a call costs and leaves behind: [mcp.md](mcp.md).', ''];
 }
 
+/** The guardrail file (guardrails/*.yaml): one guardrail or a list; what each kind does is docs/guardrails.md. */
+function guardrailLines(): string[] {
+  const file = load('guardrail.schema.json');
+  const { guardrail, pattern } = file.$defs!;
+  return ['## Guardrails (`guardrails/*.yaml`)', '', file.description ?? '', '', section(guardrail, 'guardrail'), '', section(pattern, 'pattern'), '', 'What each kind checks, where and at what cost: [guardrails.md](guardrails.md).', ''];
+}
+
 export function renderConfigDocs(): string {
-  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines(), ...mcpLines()].join('\n');
+  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines(), ...mcpLines(), ...guardrailLines()].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

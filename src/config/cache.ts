@@ -9,6 +9,8 @@ export interface RouteCachePolicy {
   ttlSeconds: number;
   /** The fraction of the original answer's cost a hit is charged (0: free). */
   hitFraction: number;
+  /** True (free hits only): a hit is served past a spent cap, reserving nothing. */
+  hitsPastCap: boolean;
   /** True: a hit's ledger row carries the original answer's token counts; false: zero. */
   hitTokensReported: boolean;
   /** Requests whose answer may differ from call to call, cached anyway because the route says so. */
@@ -25,6 +27,7 @@ export function routeCachePolicy(schema: RouteCacheSchema): RouteCachePolicy {
   return Object.freeze({
     ttlSeconds: schema.ttlSeconds,
     hitFraction: schema.hitPrice === 'free' || schema.hitPrice === undefined ? 0 : schema.hitPrice,
+    hitsPastCap: schema.hitsPastCap === true,
     hitTokensReported: schema.hitTokens === 'reported',
     allowSampled: allow.has('sampled'),
     allowToolResults: allow.has('tool-results'),

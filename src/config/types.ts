@@ -94,6 +94,8 @@ export interface RouteNode {
   stickyKey?: string;
   /** True when an attempt's failure moves the request on to the next target (`failover.on`, compiled). */
   movesOn(err: unknown): boolean;
+  /** Set when a chat answer a content filter stopped goes on to the next target (`failover.on` lists content_filter). */
+  contentFilter?: true;
   /** Set when a text stream broken after its first byte goes on at the next target (failover.streamAfterFirstByte). */
   streamFailover?: { idleMs: number };
   cooldown?: RouteSchema['cooldown'];
@@ -148,6 +150,8 @@ export interface GuardrailVerdict {
   matches?: Record<string, number>;
   /** Time the check took, in milliseconds (summed over a stream's windows). */
   ms: number;
+  /** A check that calls out (moderation, http) and could not finish: past its deadline, or its call failed; the fail mode gave the verdict. */
+  failed?: 'timeout' | 'error';
 }
 
 /** One upstream MCP server as the gateway runs it. */

@@ -274,11 +274,6 @@ export type PriceCount =
       limit: string;
     };
 /**
- * This interface was referenced by `GuardrailFile`'s JSON-Schema
- * via the `definition` "stage".
- */
-export type GuardrailStage = 'input' | 'output' | 'stream';
-/**
  * How a protocol answers typed evaluation. `native`: the upstream evaluates every question itself (a System-One-style API); `request` and `response` map the body each way. `logprobs`: an OpenAI-compatible chat model gets one prompt per question and its first-token logprobs are read as label probabilities.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -965,7 +960,7 @@ export interface TelemetryConfig {
   captureContent: boolean;
 }
 /**
- * Task, batch and guardrail webhooks (video.completed, video.failed, image.completed, image.failed, batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ * Task, batch and guardrail webhooks (each task family's <family>.completed and <family>.failed, such as video.completed; batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/webhooks".
@@ -1389,19 +1384,19 @@ export interface GuardrailGuardrail {
    */
   phoneRegion: string;
   /**
-   * Where it runs: `input` (the client's text before the upstream sees it), `output` (the answer's text), `stream` (a streamed answer's text, checked on a window as it passes). Default input.
+   * Where it runs: `input` (the client's text before the upstream sees it), `output` (the answer's text), `stream` (a streamed answer's text, checked on a window as it passes). Each kind runs where it can: pattern at any stage; moderation, http and limits at input; schema at output. Default: input (output for schema).
    */
-  stage: GuardrailStage | GuardrailStage[];
+  stage?: ('input' | 'output' | 'stream') | ('input' | 'output' | 'stream')[];
   /**
-   * `block`: input refused with 400 `guardrail_blocked` naming the guardrail, output ended as filtered, a stream cut with an error event; `redact`: the matched spans replaced by `[REDACTED:<detector>]`; `flag`: passed, and recorded.
+   * `block`: input refused with 400 `guardrail_blocked` naming the guardrail, output ended as filtered, a stream cut with an error event; `redact` (pattern, http): the matched spans replaced by `[REDACTED:<name>]`; `flag`: passed, and recorded.
    */
   action: 'block' | 'redact' | 'flag';
   /**
-   * http and moderation: past `timeoutMs` or on an error, `open` passes the text, `closed` blocks it.
+   * http and moderation: past `timeoutMs`, or when the check's call fails, `open` passes the text and `closed` blocks it (a guardrail whose action is flag flags it).
    */
   failMode: 'open' | 'closed';
   /**
-   * http and moderation: the check's deadline.
+   * http and moderation: the check's deadline, in milliseconds.
    */
   timeoutMs: number;
   /**
@@ -1412,35 +1407,63 @@ export interface GuardrailGuardrail {
    * Workspaces and keys may add this guardrail (admin API `guardrails`); a guardrail no route or model names must be offered.
    */
   offered: boolean;
+  /**
+   * moderation: the model to ask and the scores that match.
+   */
   moderation?: {
     /**
-     * A moderation model of the catalogue (kind moderation).
+     * A moderation model of the catalogue (kind moderation), a route or an alias of one: called through the gateway as an internal call billed to the workspace and key like any call.
      */
     model: string;
     /**
-     * Category score at or above which the text is blocked; `"*"` for every category. Default: the model's own `flagged`.
+     * Category (as the model names it: `harassment`, `violence/graphic`) to the score at or above which it matches; `"*"` for every category not named. With neither this nor `threshold`, the categories the model itself flags match.
      */
     thresholds?: {
       [k: string]: number;
     };
+    /**
+     * The score at or above which any category `thresholds` does not name matches.
+     */
+    threshold?: number;
   };
+  /**
+   * http: the operator's guard service (docs/guardrails.md, "The http guard protocol").
+   */
   http?: {
+    /**
+     * Where the check is POSTed.
+     */
     url: string;
     /**
-     * The variable holding the key the request is signed with (HMAC-SHA256 in `x-guardrail-signature`).
+     * The variable holding the key requests are signed with, as webhooks are (Standard Webhooks: `webhook-id`, `webhook-timestamp`, and `webhook-signature` = `v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`); a `whsec_` value is base64, any other value is used as its bytes. A variable named and not set is a config error.
      */
     secretEnv?: string;
   };
   /**
-   * schema: the JSON Schema the answer's text must parse and validate against.
+   * schema (output stage): the JSON Schema (2020-12, or draft-07 when its `$schema` says so) the answer's text must parse as and be valid against; checked by check-config.
    */
   schema?: {
     [k: string]: unknown;
   };
+  /**
+   * limits (input stage): what a request may hold; any one passed blocks it (or flags it).
+   */
   limits?: {
+    /**
+     * The most input tokens, estimated as the reservation estimates them: the request body's bytes / 3 (errs high).
+     */
     maxPromptTokens?: number;
+    /**
+     * The most images (chat `image_url`, Messages `image`, Responses `input_image` parts).
+     */
     maxImages?: number;
+    /**
+     * Tool names a request may not offer (a function's `name`, or a server tool's `type`).
+     */
     forbiddenTools?: string[];
+    /**
+     * Request members a request may not set: a top-level name (`logit_bias`) or a dotted path (`reasoning.effort`).
+     */
     forbiddenParams?: string[];
   };
 }
@@ -2067,13 +2090,13 @@ export interface RouteRoute {
   stickyKey?: string;
   failover: {
     /**
-     * What moves a request on to the next target: `connect` (nothing reached the upstream: refused, unreachable, an open circuit), `timeout` (no answer in the channel's timeouts: the upstream may have run the request, and may bill it), `429`, `5xx`, a status code, or an upstream error code or type (`context_length_exceeded`). A failure not listed is answered to the client.
+     * What moves a request on to the next target: `connect` (nothing reached the upstream: refused, unreachable, an open circuit), `timeout` (no answer in the channel's timeouts: the upstream may have run the request, and may bill it), `429`, `5xx`, a status code, `content_filter` (a chat answer a content filter stopped: finish_reason content_filter, stop_reason refusal, a Responses answer incomplete for content_filter; not streamed answers), or an upstream error code or type (`context_length_exceeded`). A failure not listed is answered to the client.
      *
      * @minItems 1
      */
     on: (number | string)[];
     /**
-     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat and Anthropic Messages clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
+     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat, Anthropic Messages and Responses clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
      */
     streamAfterFirstByte: boolean;
     /**
@@ -2086,7 +2109,7 @@ export interface RouteRoute {
    */
   cooldown?: {
     /**
-     * Failures (those `failover.on` moves on from) within the window that cool a target.
+     * Failures (those `failover.on` moves on from, content filters aside, and streams broken after their first byte) within the window that cool a target.
      */
     failures: number;
     windowSeconds: number;
@@ -2107,6 +2130,10 @@ export interface RouteRoute {
      * What a hit is charged: `free`, or a fraction (0 to 1) of what the answer cost when it was fetched. Booked in the ledger as kind `cache_hit`.
      */
     hitPrice: 'free' | number;
+    /**
+     * With `hitPrice: free` only: a hit is served to a key or workspace whose spending cap is spent (it costs nothing, and is still booked as a `cache_hit` row of 0). Default false: a spent cap refuses even a free hit, as it refuses the call upstream.
+     */
+    hitsPastCap: boolean;
     /**
      * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
      */
