@@ -71,6 +71,9 @@ const onPostgres = [
   'test/admin-api-model-caps.test.ts',
   'test/auth.test.ts',
   'test/mcp-gateway.test.ts',
+  // The relay secret of Responses mcp tools (settings) and a key read by its id; the keys' grants the MCP page lists.
+  'test/mcp-responses.test.ts',
+  'test/dashboard-mcp.test.ts',
   // The spend store (src/billing/postgres-spend-store.ts, postgres-settle-batch.ts): reservations, settlements, caps,
   // budget periods, the ledger and its overage column, a reservation left by a killed gateway, renewed while a task runs.
   'test/billing-anthropic-sdk.test.ts',

@@ -606,6 +606,10 @@ export interface McpConfig {
    */
   allowCommands: boolean;
   /**
+   * How long the token lasts that a Responses upstream is given to call a gateway MCP server back with, when a Responses request's `mcp` tool names one (docs/mcp.md): long enough for the response to finish.
+   */
+  relayTokenSeconds: number;
+  /**
    * Which workspaces may use which tools, besides the grants made through the admin API. A key sees and calls the tools its workspace is granted (and, when the key has grants of its own, only those among them).
    */
   grants: {
@@ -1491,7 +1495,7 @@ export interface McpServerSchema {
     [k: string]: string;
   };
   /**
-   * How the gateway authenticates to the server: one of the channel credential kinds (docs/config.md, "Credentials"), sent on every request to it; a static key goes in `authorization` as `Bearer <key>` unless its `header` and `value` say otherwise. A server whose credential's variables are not set starts disabled. Clients never see it.
+   * How the gateway authenticates to the server: one of the channel credential kinds (docs/config.md, "Credentials"), sent on every request to it; a static key goes in `authorization` as `Bearer <key>` unless its `header` and `value` say otherwise. A server whose credential's variables are not set starts disabled. Clients never see it. Or `{ passthrough: <header> }`: the user's own token, which the client sends on that header (`passthrough` below).
    */
   credential?:
     | {
@@ -1536,6 +1540,26 @@ export interface McpServerSchema {
    * The most bytes an answer of the server may hold; a larger one fails the call with an MCP error (never relayed in part).
    */
   maxResultBytes: number;
+}
+/**
+ * The user's own token for the server, passed through (docs/mcp.md, "The user's own token"): the client sends it to the gateway on the header `passthrough` names, and the gateway forwards it to this server only, in `header` as `value` says, never to another server, never logged. A call without it is refused.
+ *
+ * This interface was referenced by `McpServerSchema`'s JSON-Schema
+ * via the `definition` "passthrough".
+ */
+export interface McpPassthrough {
+  /**
+   * The header the client sends its token on (`x-github-token`); not one the gateway reads itself (authorization, x-api-key, cookie).
+   */
+  passthrough: string;
+  /**
+   * The header the server gets the token in (default `authorization`).
+   */
+  header?: string;
+  /**
+   * The header's value (Liquid, with the token as `credential`; default `Bearer {{ credential }}`).
+   */
+  value?: string;
 }
 /**
  * Where an operation's answer reports usage and how it becomes token counts; the one place usage is read, for pass-through and translated calls alike. An answer without usage, or a stream whose final usage event never arrived, is charged the reservation.
