@@ -94,6 +94,8 @@ const onPostgres = [
   'test/routing-cap.test.ts',
   // The response cache's ledger kind (cache_hit), its request-log column and usage's hits.
   'test/cache.test.ts',
+  // The semantic cache's embedding, an internal call billed on the shared spend store.
+  'test/cache-semantic.test.ts',
   // Guardrail verdicts in request-log rows, the workspace and key guardrail columns, the guardrail.blocked outbox rows.
   'test/guardrails.test.ts',
   'test/guardrails-evidence.test.ts',

@@ -43,6 +43,8 @@ export class Ticket implements CacheTicket {
 
   /** This request's embedding, once the semantic cache made one: kept beside its answer when the answer is stored. */
   private vector?: Float32Array;
+  /** Set when the entry served is a semantic match: its similarity, said in the answer's headers. */
+  private similarity?: number;
 
   async serve(call: Call): Promise<boolean> {
     if (this.key === undefined) {
@@ -58,6 +60,10 @@ export class Ticket implements CacheTicket {
     const form = entry && fresh ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
     if (entry && form) {
       this.outcome(call, 'hit');
+      if (this.similarity !== undefined) {
+        call.header('x-cache-match', 'semantic');
+        call.header('x-cache-similarity', this.similarity.toFixed(4));
+      }
       const costMicros = await answerHit(call, this.policy, entry, form, ageSeconds);
       this.cache.stats.hit(Math.max(0, entry.costMicros - costMicros), entry.currency);
       return true;
@@ -79,10 +85,7 @@ export class Ticket implements CacheTicket {
     this.vector = await embed(call, policy, this.place.routeId, text);
     const near = this.vector && this.cache.semantic.nearest(policy, this.place.scope, this.vector);
     const entry = near ? await this.cache.store.read(near.key) : undefined;
-    if (near && entry) {
-      call.header('x-cache-match', 'semantic');
-      call.header('x-cache-similarity', near.similarity.toFixed(4));
-    }
+    if (near && entry) this.similarity = near.similarity;
     return entry;
   }
 
