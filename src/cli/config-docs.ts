@@ -162,6 +162,8 @@ function protocolLines(): string[] {
     '',
     sections(load('protocol-tasks.schema.json'), 'protocol-tasks'),
     '',
+    sections(load('protocol-batches.schema.json'), 'protocol-batches'),
+    '',
     'How operations are called and billed is described in [protocols.md](protocols.md); translations between dialects',
     '(`translations:`) in [translation.md](translation.md).',
     '',

@@ -27,6 +27,7 @@ const named: Record<string, string> = {
   'operation-usage': 'UsageSpec',
   'protocol-evaluate': 'EvaluateSpec',
   'protocol-tasks': 'ProtocolTasks',
+  'protocol-batches': 'BatchApiSpec',
   translation: 'TranslationSchema',
   catalogue: 'Catalogue',
   mcp: 'McpServerSchema',

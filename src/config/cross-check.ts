@@ -6,6 +6,7 @@ import { sep } from 'node:path';
 import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
 import { credentialsOf, foreignCredentialFields } from './credentials.js';
+import { batchOperations, checkBatchApi } from './cross-check-batches.js';
 import { checkPipelineOperations } from './cross-check-operations.js';
 import { checkUnits } from './cross-check-units.js';
 import type { Problems } from './problems.js';
@@ -30,6 +31,7 @@ function namedOperations(protocol: ProtocolSchema): Set<string> {
   }
   if (protocol.evaluate) named.add(protocol.evaluate.operation);
   for (const task of Object.values(protocol.tasks ?? {})) for (const name of taskOperations(task)) named.add(name);
+  if (protocol.batches) for (const { name } of batchOperations(protocol.batches)) named.add(name);
   return named;
 }
 
@@ -53,6 +55,7 @@ export function crossCheckProtocol(protocol: ProtocolSchema, report: Report): vo
   }
   if (protocol.evaluate) checkOperation(protocol, '/evaluate/operation', protocol.evaluate.operation, report, 'the evaluate section');
   for (const [name, task] of Object.entries(protocol.tasks ?? {})) checkTask(protocol, name, task, report);
+  if (protocol.batches) checkBatchApi(protocol, protocol.batches, report);
   if (protocol.dialect) return;
   const named = namedOperations(protocol);
   for (const [name, operation] of Object.entries(protocol.operations)) {
@@ -125,7 +128,8 @@ function withBase(protocol: ProtocolConfig, protocols: Map<string, ProtocolConfi
   }
   const operations = { ...base.operations };
   for (const [name, operation] of Object.entries(protocol.operations)) operations[name] = { ...base.operations[name], ...operation };
-  const { id: _id, description: _description, file: _file, ...inherited } = base;
+  // A vendor's batch API is its own: a variant (Claude on Vertex AI) declares its own or has none.
+  const { id: _id, description: _description, file: _file, batches: _batches, ...inherited } = base;
   return { ...inherited, ...protocol, operations, translations: { ...base.translations, ...protocol.translations } };
 }
 

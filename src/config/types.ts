@@ -8,6 +8,7 @@ import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMed
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
   AnswerMedia,
+  BatchApiSpec,
   ChannelSchema,
   EvaluateSpec,
   McpServerSchema,

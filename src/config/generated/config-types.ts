@@ -891,7 +891,7 @@ export interface TasksConfig {
    */
   maxInFlightPerKey: number;
   /**
-   * Batches the gateway runs itself (/v1/batches, /v1/messages/batches): each line an ordinary call, at a bounded rate per channel.
+   * Batches (/v1/batches, /v1/messages/batches): relayed to the vendor's batch API where the lines' channel's protocol declares one (docs/batches.md), else run by the gateway, each line an ordinary call at a bounded rate per channel.
    */
   batches: {
     /**
@@ -918,6 +918,10 @@ export interface TasksConfig {
      * A batch not done by then expires: its unfinished lines go to the error file, unbilled.
      */
     completionWindowHours: number;
+    /**
+     * When a batch whose lines all go to one channel whose protocol declares a batch API (`batches:`) is sent there: `priced`, when every line's model declares `price.batch` (the operator's word that the vendor batches that model at that price); `always`; `never` (the gateway runs every batch). A channel whose `operations` leave out its protocol's batch operations is never relayed to; a vendor that answers the upload or the create with an error made no batch, and the gateway runs the lines itself.
+     */
+    relay: 'priced' | 'always' | 'never';
   };
   /**
    * Overrides every task's poll interval.
@@ -1592,6 +1596,110 @@ export interface UsageSpec {
    */
   tokens: unknown;
 }
+/**
+ * The vendor's own batch API (docs/batches.md, "Relayed to a vendor's batch API"): a batch whose lines all go to one channel of this protocol, each mapped to one of `operations`, is sent there as one upload or one create request instead of being run line by line by the gateway, polled at the runner's looks, and its results read back line by line through the pipeline (translated to the client's dialect, billed from their reported usage at the models' batch prices). Each step is an operation declared under the protocol's `operations`; every mapping is data. Not taken by a protocol that `extends` this one: a vendor's batch API is its own.
+ *
+ * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
+ * via the `definition` "protocol-batches".
+ */
+export interface BatchApiSpec {
+  /**
+   * The operations whose requests the vendor batches (`chat`, `responses`, `embeddings`): a batch is relayed only when every line maps to the same one of them; any other batch is run by the gateway.
+   *
+   * @minItems 1
+   */
+  operations: string[];
+  /**
+   * One request as the vendor's batch takes it: a JSON line of the upload, or an item of the create request's `lines`. Scope: custom_id (the gateway's id of the line, `line-<n>`, valid under every vendor's rule; the client's own ids never leave the gateway), method and path (the operation's), url (the channel's base path and the operation's path: `/v1/chat/completions`), body (the request as the pipeline maps it for the channel: the upstream model id, a translation done).
+   */
+  line: unknown;
+  /**
+   * Where the lines go first, as one JSONL file (OpenAI's Files API); absent, they travel in the create request.
+   */
+  upload?: {
+    /**
+     * The upload operation (`encoding: multipart`).
+     */
+    operation: string;
+    /**
+     * Mapping to the upload's fields. Scope: file (the JSONL as a file part, `<batch id>.jsonl`), url (as for `line`), batch_id (the gateway's).
+     */
+    request: unknown;
+    /**
+     * Mapping to the uploaded file's id. Scope: answer.
+     */
+    id: unknown;
+  };
+  /**
+   * The call that makes the vendor batch. Sent once: an answer of any error status (the vendor made no batch) lets the gateway run the lines itself; no answer at all (the connection lost after sending) fails the batch, since the vendor may have made it.
+   */
+  create: {
+    operation: string;
+    /**
+     * Mapping to the create request. Scope: file_id (the upload's id; nil without `upload`), lines (every mapped line, in input order; for a vendor that takes them inline), url (as for `line`), batch_id (the gateway's: a metadata value ties the two together).
+     */
+    request: unknown;
+    /**
+     * Mapping to the vendor batch's id. Scope: answer.
+     */
+    id: unknown;
+  };
+  poll: {
+    /**
+     * Reads the vendor batch; its path has `upstream_id` (the vendor batch's id) in scope.
+     */
+    operation: string;
+    /**
+     * The wait between two polls: a tenth of the time the vendor batch has run, at least `firstSeconds` and at most `maxSeconds`.
+     */
+    interval: {
+      firstSeconds: number;
+      maxSeconds: number;
+    };
+    /**
+     * Mapping to the vendor's status word. Scope: answer.
+     */
+    status: unknown;
+    /**
+     * Vendor status word to the gateway's: in_progress (polled again), completed, cancelled or expired (its results read, the batch ends so), failed (the batch fails; results are not read). A word not listed is kept as in_progress. Some word must map to completed and some to failed.
+     */
+    statusMap: {
+      [k: string]: 'in_progress' | 'completed' | 'failed' | 'expired' | 'cancelled';
+    };
+    /**
+     * Mapping to {code, message} of a failed vendor batch, shown in the batch's `errors` and the error file. Scope: answer.
+     */
+    error?: unknown;
+  };
+  /**
+   * The downloads of an ended vendor batch, read in order, each a JSONL document of per-line results (OpenAI's output file, then its error file; Anthropic's results).
+   *
+   * @minItems 1
+   */
+  results: {
+    /**
+     * An operation answering the JSONL (`response: binary`); its path has `upstream_id` and every value of `params` in scope.
+     */
+    operation: string;
+    /**
+     * Mapping to an object of values for the operation's path (each URL-encoded); one that is nil skips the download (no such file). Scope: answer (the last poll's answer).
+     */
+    params?: unknown;
+  }[];
+  /**
+   * Mapping of one result line to {customId, status, body, error}: the `custom_id` the gateway sent, the HTTP status of the vendor's answer to it and that answer (read back through the pipeline: a 2xx is translated and billed, any other status is the line's error, unbilled), or, for a line with no answer, error {code, message}. Scope: line (the parsed JSON line).
+   */
+  result: unknown;
+  /**
+   * Relays a client's cancel; the batch ends cancelled once the vendor's batch has ended, with the answers it had.
+   */
+  cancel?: {
+    /**
+     * Its path has `upstream_id` in scope.
+     */
+    operation: string;
+  };
+}
 export interface ProtocolEvaluate {
   mode: 'native' | 'logprobs';
   /**
@@ -1832,7 +1940,7 @@ export interface ProtocolSchema {
   id: string;
   description?: string;
   /**
-   * Id of a protocol this one is a variant of: its auth, headers, forwardHeaders, tokenizer, translations and every operation are taken from it unless this file declares them (an operation this file declares replaces that operation's fields it names, keeping the rest). For an API that speaks another's dialect at other paths (Claude on Vertex AI and Anthropic's Messages).
+   * Id of a protocol this one is a variant of: its auth, headers, forwardHeaders, tokenizer, translations, evaluate and tasks sections and every operation are taken from it unless this file declares them (an operation this file declares replaces that operation's fields it names, keeping the rest). Its `batches` section is never taken: a vendor's batch API is its own. For an API that speaks another's dialect at other paths (Claude on Vertex AI and Anthropic's Messages).
    */
   extends?: string;
   /**
@@ -1954,6 +2062,7 @@ export interface ProtocolSchema {
   };
   evaluate?: EvaluateSpec;
   tasks?: ProtocolTasks;
+  batches?: BatchApiSpec;
 }
 /**
  * A list (or one item) of media in a JSON answer: `list` or `item` is its Liquid path (`"{{ answer.data }}"`); each item's `url` or `base64` (`"{{ item.b64_json }}"`) holds the media; `when` keeps only items whose fields equal these values.
