@@ -1,5 +1,6 @@
-// Creating a batch: its lines checked (plan.ts), its worst case reserved against the key's and the workspace's caps as
-// one charge (402 for the whole batch when it does not fit), then the batch and its lines written in one transaction.
+// Creating a batch: its lines checked (plan.ts) and where they go chosen (a vendor's batch API, or the gateway's runner),
+// its worst case reserved against the key's and the workspace's caps as one charge (402 for the whole batch when it does
+// not fit), then the batch and its lines written in one transaction.
 import type { AuthContext } from '../auth/authenticate.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
 import type { EndpointConfig } from '../config/types.js';
@@ -23,7 +24,7 @@ export async function createBatch(services: PipelineDeps, auth: AuthContext, bat
   try {
     const config: LoadedConfig = held.snapshot.config;
     const options = batchesOptions(config);
-    const planned = await planBatch(services, held.snapshot, auth, batch.endpoint, batch.lines);
+    const planned = await planBatch(services, held.snapshot, auth, batch.endpoint, batch.lines, options.relay);
     const now = services.now();
     const id = newBatchId(batch.object === 'batch' ? 'batch' : 'msgbatch', now);
     const windowMs = options.completionWindowMs;
@@ -57,6 +58,11 @@ export async function createBatch(services: PipelineDeps, auth: AuthContext, bat
       next_run_at: now,
       lease_owner: null,
       lease_until: 0,
+      vendor_channel: planned.relayTo ?? null,
+      vendor_step: planned.relayTo ? 'submit' : null,
+      vendor_batch_id: null,
+      vendor_since: null,
+      vendor_error: null,
     };
     const lines = batch.lines.map((line, i) => ({ batch_id: id, line: i, custom_id: line.customId, body: JSON.stringify(line.body), status: 'pending' as const, attempts: 0, next_at: 0, result: null, cost_micros: 0 }));
     try {

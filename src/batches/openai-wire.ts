@@ -8,7 +8,8 @@ export function toOpenAIBatch(row: BatchRow): Record<string, unknown> {
     id: row.id,
     object: 'batch',
     endpoint: row.endpoint,
-    errors: null,
+    // A relayed batch whose vendor batch failed says why, as OpenAI's own failed batches do.
+    errors: row.vendor_error ? { object: 'list', data: [{ ...(JSON.parse(row.vendor_error) as object), line: null, param: null }] } : null,
     input_file_id: row.input_file_id,
     completion_window: row.completion_window,
     status: row.status,

@@ -11,6 +11,8 @@ export interface BatchesOptions {
   maxLines: number;
   maxLineBytes: number;
   completionWindowMs: number;
+  /** When a batch goes to its vendor's batch API (src/batches/relay-choice.ts). */
+  relay: 'priced' | 'always' | 'never';
 }
 
 export function batchesOptions(config: LoadedConfig): BatchesOptions {
@@ -26,5 +28,6 @@ export function batchesOptions(config: LoadedConfig): BatchesOptions {
     maxLines: section.maxLines,
     maxLineBytes: section.maxLineBytes,
     completionWindowMs: section.completionWindowHours * 3600 * 1000,
+    relay: section.relay,
   };
 }

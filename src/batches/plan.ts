@@ -11,6 +11,8 @@ import { schemaError } from '../http/schema-error.js';
 import type { Flow } from '../pipeline/flow.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import { batchPricedConfig, LineCall } from './line-call.js';
+import type { BatchesOptions } from './options.js';
+import { RelayChoice } from './relay-choice.js';
 
 /** One line as the client sent it (an OpenAI input line, or one of an Anthropic batch's requests). */
 export interface InputLine {
@@ -25,6 +27,8 @@ export interface PlannedBatch {
   estimateMicros: number;
   /** The first line's route: the model the batch's reservation is made against. */
   route: ModelRoute;
+  /** The channel whose vendor batch API the lines go to (src/batches/relay-choice.ts); undefined: the gateway runs them. */
+  relayTo: string | undefined;
 }
 
 const flows = new WeakMap<EndpointConfig, Flow<any, any>>();
@@ -50,7 +54,7 @@ export function batchEndpoint(config: { endpoints: readonly EndpointConfig[] }, 
 }
 
 /** Checks every line and adds up their worst cases; throws the first refusal, naming its line. */
-export async function planBatch(services: PipelineDeps, snapshot: Snapshot, auth: AuthContext, endpoint: EndpointConfig, lines: InputLine[]): Promise<PlannedBatch> {
+export async function planBatch(services: PipelineDeps, snapshot: Snapshot, auth: AuthContext, endpoint: EndpointConfig, lines: InputLine[], relay: BatchesOptions['relay']): Promise<PlannedBatch> {
   requireScope(auth, endpoint.scope ?? null);
   const dialect = lineFlow(endpoint);
   const validate = endpoint.requestSchema ? services.schemas.validator(endpoint.requestSchema) : undefined;
@@ -58,6 +62,7 @@ export async function planBatch(services: PipelineDeps, snapshot: Snapshot, auth
   const seen = new Set<string>();
   let estimateMicros = 0;
   let route: ModelRoute | undefined;
+  const relayed = new RelayChoice(snapshot.config, relay);
   for (const line of lines) {
     if (seen.has(line.customId)) throw new ValidationError(`${line.where}: custom_id ${clientValue(line.customId)} is used twice; each line needs its own`, 'custom_id', 'duplicate_custom_id');
     seen.add(line.customId);
@@ -68,6 +73,7 @@ export async function planBatch(services: PipelineDeps, snapshot: Snapshot, auth
       const read = dialect.read ? await dialect.read(call) : undefined;
       const plan = dialect.resolve(call, read);
       route ??= plan.routes[0];
+      relayed.add(plan.routes[0]);
       estimateMicros += dialect.estimate(call, plan);
     } catch (err) {
       if (!(err instanceof GatewayError) || !err.expose || err.statusCode >= 500) throw err;
@@ -78,7 +84,7 @@ export async function planBatch(services: PipelineDeps, snapshot: Snapshot, auth
     }
   }
   if (!route) throw new ValidationError('a batch needs at least one line', 'input_file_id', 'empty_batch');
-  return { estimateMicros, route };
+  return { estimateMicros, route, relayTo: relayed.channel };
 }
 
 const noop = () => undefined;

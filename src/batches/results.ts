@@ -11,8 +11,11 @@ export interface LineResult {
   error?: { code: string; message: string };
 }
 
-/** Why an unfinished line ended with the batch. */
-export type Unfinished = 'cancelled' | 'expired';
+/**
+ * Why an unfinished line ended with the batch: a cancel, the expiry, its vendor batch failing, or (a relayed batch) no
+ * result for it from a vendor batch that completed.
+ */
+export type Unfinished = 'cancelled' | 'expired' | 'failed' | 'missing';
 
 export interface ResultFiles {
   /** The file of answers (OpenAI: 2xx answers; Anthropic: every line); undefined when it would be empty. */
@@ -23,8 +26,12 @@ export interface ResultFiles {
 
 const ok = (result: LineResult | undefined) => result?.status_code !== undefined && result.status_code < 300;
 
-const unfinishedError = (why: Unfinished) =>
-  why === 'cancelled' ? { code: 'batch_cancelled', message: 'the batch was cancelled before this request ran' } : { code: 'batch_expired', message: 'this request could not be run before the batch expired' };
+const UNFINISHED: Record<Unfinished, { code: string; message: string }> = {
+  cancelled: { code: 'batch_cancelled', message: 'the batch was cancelled before this request ran' },
+  expired: { code: 'batch_expired', message: 'this request could not be run before the batch expired' },
+  failed: { code: 'batch_failed', message: "the vendor's batch failed before this request ran; the batch's errors say why" },
+  missing: { code: 'vendor_result_missing', message: "the vendor's batch ended without a result for this request" },
+};
 
 /** OpenAI: a 2xx answer goes to the output file; any other answer, or none, to the error file. */
 const openai: ResultFiles = {
@@ -35,18 +42,22 @@ const openai: ResultFiles = {
   error(line, result, unfinished) {
     if (ok(result)) return undefined;
     const response = result?.status_code === undefined ? null : { status_code: result.status_code, request_id: result.request_id, body: result.body };
-    const error = result?.error ?? (response ? null : unfinishedError(unfinished ?? 'cancelled'));
+    const error = result?.error ?? (response ? null : UNFINISHED[unfinished ?? 'cancelled']);
     return JSON.stringify({ id: `batch_req_${line.batch_id.slice(6)}_${line.line}`, custom_id: line.custom_id, response, error });
   },
 };
 
+/** The Anthropic result types of a request that never ran, by the reason's code. */
+const STOPPED: Record<string, 'canceled' | 'expired'> = { batch_cancelled: 'canceled', batch_expired: 'expired' };
+
 /** Anthropic: one results file, a line per request: succeeded with its message, errored with its error, canceled or expired. */
 const anthropic: ResultFiles = {
   output(line, result, unfinished) {
-    if (!result) return JSON.stringify({ custom_id: line.custom_id, result: { type: unfinished === 'expired' ? 'expired' : 'canceled' } });
-    if (ok(result)) return JSON.stringify({ custom_id: line.custom_id, result: { type: 'succeeded', message: result.body } });
-    const body = result.body as { error?: { type?: string; message?: string } } | undefined;
-    const error = body?.error ?? { type: 'api_error', message: result.error?.message ?? 'the request failed' };
+    const stopped = result ? STOPPED[result.error?.code ?? ''] : STOPPED[UNFINISHED[unfinished ?? 'cancelled'].code];
+    if (stopped && result?.status_code === undefined) return JSON.stringify({ custom_id: line.custom_id, result: { type: stopped } });
+    if (ok(result)) return JSON.stringify({ custom_id: line.custom_id, result: { type: 'succeeded', message: result!.body } });
+    const body = result?.body as { error?: { type?: string; message?: string } } | undefined;
+    const error = body?.error ?? { type: 'api_error', message: result?.error?.message ?? UNFINISHED[unfinished ?? 'cancelled'].message };
     return JSON.stringify({ custom_id: line.custom_id, result: { type: 'errored', error: { type: 'error', error } } });
   },
   error: () => undefined,

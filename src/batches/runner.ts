@@ -1,61 +1,21 @@
 // The batch runner: at each look it claims due batches under a lease on their row (tasks' mechanism, one process per
-// batch), runs a bounded number of their pending lines per channel as ordinary pipeline calls, writes each line's end once
-// its charge settled, retries a line the upstream could not serve, and finishes a batch whose lines are all done: its
-// result files written, what its reservation still holds released, its webhook event in the transaction of its status.
+// batch), runs a bounded number of their pending lines per channel as ordinary pipeline calls (src/batches/line-run.ts),
+// or follows a batch relayed to its vendor's batch API (src/batches/vendor-relay.ts), and finishes a batch whose lines are
+// all done: its result files written, what its reservation still holds released, its webhook event in the transaction
+// of its status.
 import { setMaxListeners } from 'node:events';
-import type { Logger } from 'pino';
-import type { AuthContext } from '../auth/authenticate.js';
-import { GatewayError, errorBody, type Envelope } from '../base/errors.js';
-import type { ChargeRef } from '../billing/charge.js';
 import { routesOf } from '../engine/models.js';
 import type { Snapshot } from '../engine/runtime.js';
-import { runCall } from '../pipeline/run.js';
-import type { PipelineDeps } from '../pipeline/deps.js';
-import type { Db } from '../store/db.js';
 import type { BatchStatus } from '../store/schema.js';
-import type { LedgerEntry } from '../store/usage-ledger.js';
-import type { RequestLogWriter } from '../request-logs/writer.js';
-import { isUpstreamTrouble } from '../tasks/faults.js';
-import { lineLogRow, type LineEnd } from './line-log.js';
-import { batchPricedConfig, LineCall, lineMeter } from './line-call.js';
+import type { BatchRunnerDeps } from './deps.js';
+import { chargeOf, runLine, type LineRunner } from './line-run.js';
 import { batchesOptions, type BatchesOptions } from './options.js';
-import { batchEndpoint, lineFlow } from './plan.js';
 import { writeResultFile } from './result-files.js';
-import { resultFilesOf, type LineResult, type Unfinished } from './results.js';
-import {
-  claimBatch,
-  countPendingLines,
-  dueBatchIds,
-  duePendingLines,
-  findBatchById,
-  finishLine,
-  renewBatch,
-  retryLine,
-  updateLeasedBatch,
-  type BatchLineRow,
-  type BatchRow,
-} from './store.js';
+import { resultFilesOf, type Unfinished } from './results.js';
+import { claimBatch, countPendingLines, dueBatchIds, duePendingLines, findBatchById, renewBatch, updateLeasedBatch, type BatchLineRow, type BatchRow } from './store.js';
+import { VendorRelay } from './vendor-relay.js';
 
-/** Told when a batch ends, inside the transaction that writes its final status: both land or neither. */
-export interface BatchEvents {
-  batchFinished(db: Db, batch: BatchRow): Promise<void>;
-}
-
-export interface BatchRunnerDeps extends PipelineDeps {
-  /** This process among the replicas: the owner name of the leases it takes. */
-  instanceId: string;
-  log: Logger;
-  /** Writes a ledger entry under a charge id once (the spend store's settle, with no reservation row to drop). */
-  settleEntry: (id: string, entry: LedgerEntry) => Promise<boolean>;
-  events?: BatchEvents;
-  /** The request log: a row per line run, its route `batch:<endpoint>` and its request id `<batch id>:<line>`. */
-  requestLogs?: Pick<RequestLogWriter, 'enabled' | 'append'>;
-}
-
-/** Upstream answers a line is tried again on (and a gateway that could not reach the upstream). */
-const RETRIED = new Set([408, 425, 429]);
-/** The wait before a line's second try, doubling for each try after. */
-const RETRY_FIRST_MS = 1000;
+export type { BatchEvents, BatchRunnerDeps } from './deps.js';
 
 export class BatchRunner {
   private timer?: NodeJS.Timeout;
@@ -66,9 +26,17 @@ export class BatchRunner {
   /** Lines waiting for room on their channel. */
   private readonly waiting = new Map<string, (() => void)[]>();
 
+  /** What running a line takes (src/batches/line-run.ts). */
+  private readonly lines: LineRunner;
+  /** The turns of batches relayed to a vendor's batch API (src/batches/vendor-relay.ts). */
+  private readonly relay: VendorRelay;
+
   constructor(private readonly services: BatchRunnerDeps) {
     // Each line in flight listens for the stop until it ends: as many as lines in flight, no leak past Node's 10.
     setMaxListeners(0, this.abort.signal);
+    const runner = this;
+    this.lines = { services, signal: this.abort.signal, get maxAttempts() { return runner.options.maxAttempts; } };
+    this.relay = new VendorRelay({ lines: this.lines, owner: services.instanceId, finish: (row, status, unfinished) => this.finish(row, status, unfinished) });
   }
 
   private get options(): BatchesOptions {
@@ -136,15 +104,22 @@ export class BatchRunner {
   }
 
   private async turn(row: BatchRow, snapshot: Snapshot, started: Map<string, number>): Promise<void> {
-    const { db } = this.services;
     const now = this.services.now();
+    // The reservation holds while the batch runs (a relayed one until its vendor's own expiry, which started later); one
+    // that lapsed (its process died) is admitted again for what still fits.
+    await this.services.meter.resume(chargeOf(row)).renew(Math.max(this.options.leaseMs, Number(row.expires_at) * 1000 - now + this.options.leaseMs));
+    if (row.vendor_channel && (await this.relay.turn(row, snapshot)) === 'handled') return;
     if (row.status === 'cancelling') return this.finish(row, 'cancelled', 'cancelled');
     if (now > Number(row.expires_at) * 1000) return this.finish(row, 'expired', 'expired');
     if (row.status === 'validating') {
-      await db.updateTable('batches').set({ status: 'in_progress', in_progress_at: Math.floor(now / 1000) }).where('id', '=', row.id).where('lease_owner', '=', this.owner).execute();
+      await this.services.db.updateTable('batches').set({ status: 'in_progress', in_progress_at: Math.floor(now / 1000) }).where('id', '=', row.id).where('lease_owner', '=', this.owner).execute();
     }
-    // The reservation holds while the batch runs; one that lapsed (its process died) is admitted again for what still fits.
-    await this.services.meter.resume(chargeOf(row)).renew(Number(row.expires_at) * 1000 - now + this.options.leaseMs);
+    await this.runLines(row, snapshot, started, now);
+  }
+
+  /** Starts up to linesPerTick due lines per channel, waits for them, and finishes the batch when none is left. */
+  private async runLines(row: BatchRow, snapshot: Snapshot, started: Map<string, number>, now: number): Promise<void> {
+    const { db } = this.services;
     const { linesPerTick, inFlightPerChannel } = this.options;
     const lines = await duePendingLines(db, row.id, now, linesPerTick * 4);
     const running: Promise<void>[] = [];
@@ -154,7 +129,7 @@ export class BatchRunner {
       const count = started.get(channel) ?? 0;
       if (count >= linesPerTick) continue;
       started.set(channel, count + 1);
-      running.push(this.withRoom(channel, inFlightPerChannel, () => this.runLine(row, line, snapshot)));
+      running.push(this.withRoom(channel, inFlightPerChannel, () => runLine(this.lines, row, line, snapshot)));
     }
     await Promise.all(running);
     // Cancelled meanwhile: the next look finishes the cancel.
@@ -180,64 +155,6 @@ export class BatchRunner {
     }
   }
 
-  /** One line through the pipeline; its end written once its charge settled (or a retry scheduled). Never throws. */
-  private async runLine(row: BatchRow, line: BatchLineRow, snapshot: Snapshot): Promise<void> {
-    const { db } = this.services;
-    const requestId = `${row.id}:${line.line}`;
-    const envelope: Envelope = row.object === 'message_batch' ? 'anthropic' : 'openai';
-    let call: LineCall | undefined;
-    const started = Date.now();
-    let endpointName = row.endpoint;
-    try {
-      const endpoint = batchEndpoint(snapshot.config, row.endpoint, 'endpoint');
-      endpointName = endpoint.name;
-      const batchCharge = chargeOf(row);
-      const services: PipelineDeps = { ...this.services, meter: lineMeter(`${batchCharge.id}:${line.line}`, batchCharge.reservedAt ?? Date.now(), this.services.settleEntry, { settled: (entry) => void (call!.entry = entry) }) };
-      delete (services as { tracing?: unknown }).tracing;
-      const body = JSON.parse(line.body) as Record<string, unknown>;
-      call = new LineCall({
-        services,
-        config: batchPricedConfig(snapshot.config),
-        upstreams: snapshot.upstreams,
-        auth: authOf(row),
-        dialect: endpoint.pipeline!.dialect!,
-        body,
-        bodyBytes: Buffer.byteLength(line.body),
-        requestId,
-        log: this.services.log.child({ batch: row.id, line: line.line }),
-        baseUrl: '',
-        signal: this.abort.signal,
-      });
-      await runCall(call, lineFlow(endpoint));
-      const answer = call.answer ?? { status: 500, body: errorBody(new GatewayError('no_answer', 500, 'api_error', 'the line ended without an answer'), envelope) };
-      const costMicros = Number(call.entry?.cost_micros ?? 0);
-      await finishLine(db, row.id, line.line, { status: answer.status < 300 ? 'succeeded' : 'failed', result: JSON.stringify({ status_code: answer.status, request_id: requestId, body: answer.body } satisfies LineResult), costMicros });
-      this.logLine(row, { endpoint: endpointName, requestId, startedMs: started, status: answer.status, entry: call.entry, error: undefined, asked: body.model });
-    } catch (err) {
-      if (this.abort.signal.aborted) return;
-      const error = err instanceof GatewayError ? err : new GatewayError('internal_error', 500, 'api_error', 'the gateway failed on this request', {}, false);
-      if (error.statusCode >= 500 && !(err instanceof GatewayError)) this.services.log.error({ err, batch: row.id, line: line.line }, 'a batch line failed in the gateway');
-      const charged = call?.entry !== undefined;
-      const status = error.upstreamStatus;
-      const retried = !charged && isUpstreamTrouble(err) && (status === undefined || status >= 500 || RETRIED.has(status));
-      if (retried && line.attempts + 1 < this.options.maxAttempts) {
-        await retryLine(db, row.id, line.line, line.attempts + 1, this.services.now() + RETRY_FIRST_MS * 2 ** line.attempts).catch(() => undefined);
-        return;
-      }
-      const costMicros = Number(call?.entry?.cost_micros ?? 0);
-      const result: LineResult = { status_code: error.statusIn(envelope), request_id: requestId, body: errorBody(error, envelope) };
-      await finishLine(db, row.id, line.line, { status: 'failed', result: JSON.stringify(result), costMicros }).catch((e: unknown) => this.services.log.error({ err: e, batch: row.id }, 'a batch line could not be written; it runs again'));
-      this.logLine(row, { endpoint: endpointName, requestId, startedMs: started, status: result.status_code!, entry: call?.entry, error, asked: call?.body.model });
-    }
-  }
-
-  /** The request-log row of a line that ended (src/batches/line-log.ts). */
-  private logLine(batch: BatchRow, end: LineEnd): void {
-    const log = this.services.requestLogs;
-    if (!log?.enabled) return;
-    void log.append(lineLogRow(batch, end));
-  }
-
   /**
    * Ends the batch: its result files written from its lines (an unfinished line as `unfinished`), its reservation
    * released (every line settled on its own), its final status and event written together.
@@ -260,15 +177,6 @@ export class BatchRunner {
       if (done && events) await events.batchFinished(trx, done);
     });
   }
-}
-
-function chargeOf(row: BatchRow): ChargeRef {
-  return JSON.parse(row.charge) as ChargeRef;
-}
-
-/** The key that made the batch, as its lines run: its scopes were checked at creation, its caps by the batch's reservation. */
-function authOf(row: BatchRow): AuthContext {
-  return { keyId: row.key_id, workspaceId: row.workspace_id, scopes: [], spendCapMicros: null };
 }
 
 /** The channel a line goes to first (its model's first route), the unit its rate is bounded by. */

@@ -1,4 +1,7 @@
-// Table types of the batches the gateway runs (migration 021), kept beside schema.ts so that file stays readable.
+// Table types of the batches (migrations 021, 026), kept beside schema.ts so that file stays readable.
+
+/** Where a relayed batch is (migration 026): nothing sent, the create sent, the vendor batch polled, its cancel relayed. */
+export type VendorStep = 'submit' | 'creating' | 'polling' | 'cancelling';
 
 export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
 
@@ -32,6 +35,12 @@ export interface BatchesTable {
   next_run_at: number;
   lease_owner: string | null;
   lease_until: number;
+  /** The channel whose vendor batch API runs the lines (migration 026); null: the gateway runs them. */
+  vendor_channel: string | null;
+  vendor_step: VendorStep | null;
+  vendor_batch_id: string | null;
+  vendor_since: number | null;
+  vendor_error: string | null;
 }
 
 export type BatchLineStatus = 'pending' | 'succeeded' | 'failed';

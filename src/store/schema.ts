@@ -6,7 +6,7 @@ import type { RequestLogCountsTable, RequestLogsTable } from './request-log-tabl
 import type { McpGrantsTable } from './mcp-grant-table.js';
 import type { BatchesTable, BatchLinesTable } from './batch-tables.js';
 
-export type { BatchesTable, BatchLinesTable, BatchLineStatus, BatchStatus } from './batch-tables.js';
+export type { BatchesTable, BatchLinesTable, BatchLineStatus, BatchStatus, VendorStep } from './batch-tables.js';
 
 export interface WorkspacesTable {
   id: string;
