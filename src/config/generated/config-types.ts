@@ -1661,7 +1661,7 @@ export interface BatchApiSpec {
      */
     status: unknown;
     /**
-     * Vendor status word to the gateway's: in_progress (polled again), completed, cancelled or expired (its results read, the batch ends so), failed (the batch fails; results are not read). A word not listed is kept as in_progress. Some word must map to completed and some to failed.
+     * Vendor status word to the gateway's: in_progress (polled again), completed, cancelled or expired (its results read, the batch ends so), failed (the batch fails; results are not read). A word not listed is kept as in_progress. Some word must map to completed.
      */
     statusMap: {
       [k: string]: 'in_progress' | 'completed' | 'failed' | 'expired' | 'cancelled';
