@@ -105,6 +105,8 @@ const onPostgres = [
   // A task family added by catalogue files alone: its task rows, ledger and caps.
   'test/task-families.test.ts',
   'test/batches-sdk.test.ts',
+  // Batches relayed to a vendor's batch API: the vendor columns (migration 026), results read back once.
+  'test/batches-vendor.test.ts',
   'test/leases.test.ts',
   'test/webhooks.test.ts',
   'test/webhooks-admin.test.ts',

@@ -98,6 +98,16 @@ describe('check-config reports every error as file:line:col /pointer message', (
       ],
     ],
     [
+      'batch-api',
+      [
+        `${fixtures}/batch-api/channels/protocols/bulk.yaml:10:22 /batches/operations/1 the batches section names operation "embeddings", which protocol "bulk" does not declare (it has: chat, upload, create, status, content)`,
+        `${fixtures}/batch-api/channels/protocols/bulk.yaml:17:24 /batches/cancel/operation the batches section names operation "stop", which protocol "bulk" does not declare (it has: chat, upload, create, status, content)`,
+        `${fixtures}/batch-api/channels/protocols/bulk.yaml:15:27 /batches/results/0/operation the batches section reads results from operation "content", which must answer bytes: set its response to binary`,
+        `${fixtures}/batch-api/channels/protocols/bulk.yaml:12:24 /batches/upload/operation the batches section uploads with operation "upload", which must send a form: set its encoding to multipart`,
+        `${fixtures}/batch-api/channels/protocols/bulk.yaml:14:72 /batches/poll/statusMap a vendor batch would never end: the statusMap must map a vendor status word to completed`,
+      ],
+    ],
+    [
       'undialected-operation',
       [
         `${fixtures}/undialected-operation/channels/protocols/clips.yaml:5:3 /operations/list operation "list" speaks no dialect and no task, translation or evaluate section names it, so nothing can call it: set the protocol's dialect (or the operation's)`,

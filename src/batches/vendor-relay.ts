@@ -1,7 +1,9 @@
 // A relayed batch's turn at a look of the runner (its lease held): submitted once, polled at a growing interval, its
 // results read back when the vendor batch ends, a client's cancel relayed. The batch ends as the vendor's did: completed,
 // cancelled, expired, or failed (a vendor batch that failed, or whose creation may or may not have happened).
+import type { ModelRoute } from '../config/types.js';
 import type { Snapshot } from '../engine/runtime.js';
+import { sanitizeUpstreamMessage } from '../engine/upstream.js';
 import { readJsonObject } from '../pipeline/decode.js';
 import type { BatchStatus, VendorStep } from '../store/schema.js';
 import type { LineRunner } from './line-run.js';
@@ -11,7 +13,6 @@ import { callVendor } from './vendor-calls.js';
 import { readVendorResults } from './vendor-results.js';
 import { vendorApiOf, type CompiledBatchApi } from './vendor-spec.js';
 import { submitBatch } from './vendor-submit.js';
-import type { ModelRoute } from '../config/types.js';
 
 /** How long past its window a relayed batch waits for its vendor's own expiry (which started later, at its creation). */
 const VENDOR_GRACE_MS = 3600_000;
@@ -53,8 +54,11 @@ export class VendorRelay {
   private async submit(row: BatchRow, snapshot: Snapshot, vendor: ReturnType<typeof vendorApiOf>): Promise<RelayTurn> {
     const { db, log } = this.services;
     const now = this.services.now();
-    if (row.status === 'cancelling') return this.deps.finish(row, 'cancelled', 'cancelled').then(() => 'handled');
-    if (now > Number(row.expires_at) * 1000) return this.deps.finish(row, 'expired', 'expired').then(() => 'handled');
+    const ended: [BatchStatus, Unfinished] | undefined = row.status === 'cancelling' ? ['cancelled', 'cancelled'] : now > Number(row.expires_at) * 1000 ? ['expired', 'expired'] : undefined;
+    if (ended) {
+      await this.deps.finish(row, ...ended);
+      return 'handled';
+    }
     const outcome = vendor ? await submitBatch(this.deps.lines, row, snapshot, vendor.route, vendor.api, () => this.step(row, 'creating')) : { run: `channel "${row.vendor_channel}" no longer declares a batch API` };
     if ('run' in outcome) {
       log.warn({ batch: row.id, channel: row.vendor_channel, reason: outcome.run }, 'the batch is run by the gateway instead of its vendor\'s batch API');
@@ -88,7 +92,7 @@ export class VendorRelay {
     const word = api.status({ answer });
     const status = api.spec.poll.statusMap[String(word)] ?? 'in_progress';
     if (status === 'in_progress') return this.later(row, now + this.interval(api, row, now));
-    if (status === 'failed') return this.fail(row, errorOf(api, answer));
+    if (status === 'failed') return this.fail(row, errorOf(api, answer, route));
     await readVendorResults(this.deps.lines, row, snapshot, route, api, answer);
     const current = (await findBatchById(this.services.db, row.id)) ?? row;
     const ended: BatchStatus = current.status === 'cancelling' ? 'cancelled' : status;
@@ -125,11 +129,11 @@ export class VendorRelay {
   }
 }
 
-/** A failed vendor batch's reason, as the protocol's `poll.error` reads it (else a generic one). */
-function errorOf(api: CompiledBatchApi, answer: unknown): { code: string; message: string } {
+/** A failed vendor batch's reason, as the protocol's `poll.error` reads it (else a generic one), scrubbed as upstream text is. */
+function errorOf(api: CompiledBatchApi, answer: unknown, route: ModelRoute): { code: string; message: string } {
   const error = (api.error?.({ answer }) ?? {}) as { code?: unknown; message?: unknown };
   return {
     code: typeof error.code === 'string' && error.code ? error.code.slice(0, 64) : 'batch_failed',
-    message: typeof error.message === 'string' && error.message ? error.message.slice(0, 1000) : 'the vendor failed the batch',
+    message: typeof error.message === 'string' && error.message ? sanitizeUpstreamMessage(error.message, route).slice(0, 1000) : 'the vendor failed the batch',
   };
 }
