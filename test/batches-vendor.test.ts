@@ -151,7 +151,7 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     const done = await runToEnd(created.id);
     expect(done).toMatchObject({ status: 'failed', request_counts: { total: 2, completed: 0, failed: 0 } });
     expect(typeof done.failed_at).toBe('number');
-    expect(done.errors?.data?.[0]).toMatchObject({ code: 'token_limit_exceeded', message: 'Enqueued token limit reached for the fake model.' });
+    expect(done.errors?.data?.[0]).toMatchObject({ code: 'invalid_json_line', message: 'This line is not parseable as valid JSON.' });
     expect((await fileLines(done.error_file_id!)).map((r) => r.error.code)).toEqual(['batch_failed', 'batch_failed']);
     expect(await ledgerOf(created.id)).toHaveLength(0);
   });

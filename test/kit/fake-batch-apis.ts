@@ -144,7 +144,7 @@ export class FakeBatchApis {
     if (batch.kind === 'anthropic') {
       return { id: batch.id, type: 'message_batch', processing_status: batch.status === 'ended' ? 'ended' : batch.cancelled ? 'canceling' : 'in_progress', request_counts: { processing: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0 }, results_url: null };
     }
-    const errors = batch.status === 'failed' ? { object: 'list', data: [{ code: 'token_limit_exceeded', message: 'Enqueued token limit reached for the fake model.', line: null, param: null }] } : null;
+    const errors = batch.status === 'failed' ? { object: 'list', data: [{ code: 'invalid_json_line', message: 'This line is not parseable as valid JSON.', line: 1, param: null }] } : null;
     return { id: batch.id, object: 'batch', endpoint: batch.created.endpoint, input_file_id: batch.created.input_file_id, completion_window: '24h', status: batch.cancelled && batch.status === 'in_progress' ? 'cancelling' : batch.status, output_file_id: batch.files.output ?? null, error_file_id: batch.files.errors ?? null, errors, metadata: batch.created.metadata ?? null };
   }
 }
