@@ -6,12 +6,13 @@ import type { LoadedConfig } from '../engine/loaded-config.js';
 import { batchOperations } from '../config/cross-check-batches.js';
 import type { BatchesOptions } from './options.js';
 
-/** Whether the channel of `route` serves every operation of its protocol's batch API (a channel's `operations` may leave them out). */
+/** Whether the channel of `route` serves every step of its protocol's batch API (a channel's `operations` may leave them out). */
 export function servesBatchApi(route: ModelRoute): route is ModelRoute & { protocol: { batches: BatchApiSpec } } {
   const spec = route.protocol.batches;
   if (!spec) return false;
   const served = route.channel.operations;
-  return !served || batchOperations(spec).every(({ name }) => served.includes(name));
+  // The steps of the batch API itself; whether the channel serves a line's own operation, its routing already said.
+  return !served || batchOperations(spec).every(({ pointer, name }) => pointer.startsWith('/batches/operations/') || served.includes(name));
 }
 
 /** Follows a batch's lines as they are planned; `channel` is where the batch is relayed, or undefined. */

@@ -18,7 +18,7 @@ export type Submitted = { created: string } | { run: string } | { failed: { code
 /** The vendor's id for a line: the gateway's own, valid under every vendor's custom_id rule. */
 export const vendorLineId = (line: number) => `line-${line}`;
 
-/** The lines as the vendor takes them: JSONL text, and the mapped objects when they travel inline. */
+/** The lines as the vendor takes them: JSONL text to upload, or the mapped objects that travel inline. */
 interface VendorLines {
   jsonl: string[];
   items: unknown[];
@@ -49,8 +49,8 @@ async function vendorLines(runner: LineRunner, row: BatchRow, snapshot: Snapshot
       out.operation = operation;
       const method = route.protocol.operations[operation].method ?? 'POST';
       const item = api.line({ custom_id: vendorLineId(line.line), method, url: urlOf(snapshot, route, operation), path: snapshot.upstreams.pathFor(route, operation).path, body });
-      out.jsonl.push(`${JSON.stringify(item)}\n`);
-      if (!api.spec.upload) out.items.push(item);
+      if (api.spec.upload) out.jsonl.push(`${JSON.stringify(item)}\n`);
+      else out.items.push(item);
     }
     if (page.length < 500) return out;
     from = page[page.length - 1].line + 1;
