@@ -40,6 +40,7 @@ const unit = [
   'test/engines.test.ts',
   'test/operator-setup.test.ts',
   'test/cache-units.test.ts',
+  'test/change-version.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
