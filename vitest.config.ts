@@ -48,6 +48,7 @@ const processes = [
   'test/startup.test.ts',
   'test/workers.test.ts',
   'test/workers-admin.test.ts',
+  'test/revocation-signal.test.ts',
   'test/compiled-start.test.ts',
   'test/billing-processes.test.ts',
   'test/check-config.test.ts',
