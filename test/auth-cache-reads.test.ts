@@ -1,6 +1,7 @@
 // The key and cap caches of a SQLite gateway read their change counter only when something changed: requests on cached
 // keys read nothing, and a revocation committed through another connection to the file is read once, on the very next
 // request, which it refuses. The reads are counted on better-sqlite3's statements (every statement shares one prototype).
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
@@ -34,6 +35,16 @@ afterAll(async () => {
   await fake?.close();
 });
 
+/** Revokes `key` through another connection to the same file, as the admin CLI or another gateway process has one. */
+async function revokeElsewhere(key: string): Promise<void> {
+  const elsewhere = await openSqlite(join(gw.dir, 'data', 'gateway.db'));
+  try {
+    await revokeApiKey(elsewhere.db, (await findApiKeyByHash(elsewhere.db, hashApiKey(key)))!.id);
+  } finally {
+    await elsewhere.close();
+  }
+}
+
 /** A chat request over a socket, as a client sends it: its status and error code. */
 const chat = (key: string) =>
   fetch(`${gw.url}/v1/chat/completions`, {
@@ -56,17 +67,19 @@ describe('the change counter on the request path (SQLite)', () => {
     const key = await gw.newKey();
     expect((await chat(key)).status).toBe(200);
     expect((await chat(gw.key)).status).toBe(200);
-    // Another connection to the same file, as the admin CLI or another gateway process has: it touches the epoch file.
-    const elsewhere = await openSqlite(join(gw.dir, 'data', 'gateway.db'));
-    try {
-      await revokeApiKey(elsewhere.db, (await findApiKeyByHash(elsewhere.db, hashApiKey(key)))!.id);
-    } finally {
-      await elsewhere.close();
-    }
+    await revokeElsewhere(key);
     counterReads = 0;
     expect(await chat(key)).toEqual({ status: 401, code: 'revoked_api_key' });
     expect(counterReads).toBe(1);
     for (let i = 0; i < 10; i++) expect((await chat(gw.key)).status).toBe(200);
     expect(counterReads).toBe(1);
+  });
+
+  it('still hears a revocation on the next request after the epoch file was removed (it is watched again once made again)', async () => {
+    const key = await gw.newKey();
+    rmSync(join(gw.dir, 'data', 'gateway.db.auth-epoch'));
+    expect((await chat(key)).status).toBe(200);
+    await revokeElsewhere(key);
+    expect(await chat(key)).toEqual({ status: 401, code: 'revoked_api_key' });
   });
 });
