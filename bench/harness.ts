@@ -88,6 +88,18 @@ function descendants(pid: number): number[] {
   return children.flatMap((c) => [c, ...descendants(c)]);
 }
 
+/** Resident set size of a process and of each of its descendants (cluster workers), MiB, the process first (Linux /proc). */
+export function rssMiB(pid: number): number[] {
+  return [pid, ...descendants(pid)].map((p) => {
+    try {
+      const line = readFileSync(`/proc/${p}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+      return line ? Number(line.split(/\s+/)[1]) / 1024 : 0;
+    } catch {
+      return 0;
+    }
+  });
+}
+
 export interface GatewayOptions {
   /** Extra channel YAML lines (appended to the bench channel's). */
   extraChannels?: string;
@@ -153,7 +165,7 @@ export async function startBenchGateway(upstreamUrl: string, options: GatewayOpt
   };
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

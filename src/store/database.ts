@@ -71,9 +71,10 @@ export interface DatabaseSettings {
   recheckMs?: number;
 }
 
-export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDatabase> {
+/** `shortLived`: a command that opens, writes a row and exits (the admin CLI) starts no checkpointer thread. */
+export async function openDatabase(settings: DatabaseSettings, { shortLived = false } = {}): Promise<OpenedDatabase> {
   if (settings.driver === 'postgres') return openPostgres(settings.url!, settings.schema);
-  return openSqlite(settings.path, settings);
+  return openSqlite(settings.path, { checkpointer: !shortLived, recheckMs: settings.recheckMs });
 }
 
 /** What runs around the connection's work: `beforeQuery` once the spend store exists, `committed` once opened. */
@@ -139,7 +140,7 @@ class WaitingSqliteDialect extends SqliteDialect {
   }
 }
 
-export async function openSqlite(path: string, { recheckMs }: { recheckMs?: number } = {}): Promise<OpenedDatabase> {
+export async function openSqlite(path: string, { checkpointer: withCheckpointer = true, recheckMs }: { checkpointer?: boolean; recheckMs?: number } = {}): Promise<OpenedDatabase> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
@@ -148,7 +149,7 @@ export async function openSqlite(path: string, { recheckMs }: { recheckMs?: numb
   sqlite.pragma('foreign_keys = ON');
   sqlite.defaultSafeIntegers(false);
   // A file's WAL is checkpointed by a thread of its own, never inside a commit on the event loop.
-  const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path);
+  const checkpointer = path === ':memory:' || !withCheckpointer ? undefined : startCheckpointer(path);
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
   const hooks = new ConnectionHooks();
   const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: sqlite }, hooks) });
