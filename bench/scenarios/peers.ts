@@ -44,6 +44,8 @@ async function latencyFigures(): Promise<Record<string, number | string>> {
   const bare = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url }, /RELAY_URL=(\S+)/);
   const portkey = await startPortkey(mock.url);
   try {
+    await new Promise((r) => setTimeout(r, 2000));
+    const started = { gateway: sum(rssMiB(gateway.pid)), portkey: sum(rssMiB(portkey.pid)) };
     const targets = {
       direct: { url: mock.url, headers: {} },
       bare: { url: bare.match[1], headers: {} },
@@ -66,7 +68,8 @@ async function latencyFigures(): Promise<Record<string, number | string>> {
       [`first SSE event p50 ms, ${firstTokenCount} streams each: direct / bare / gateway`]: `${round(firstP50('direct'))} / ${round(firstP50('bare'))} / ${round(firstP50('gateway'))}`,
       'first SSE event, Portkey': portkeyStreams,
       'gateway first event beyond the bare relay ms (target <= 0.25)': round(firstP50('gateway') - firstP50('bare')),
-      'RSS MiB idle after the run: gateway (1 worker) / Portkey (target < 100 per worker)': pair(idle.gateway, idle.portkey),
+      'RSS MiB idle, started, before any request: gateway (1 worker) / Portkey (target < 100 per worker)': pair(started.gateway, started.portkey),
+      'RSS MiB idle after the run: gateway (1 worker) / Portkey': pair(idle.gateway, idle.portkey),
     };
   } finally {
     await gateway.stop();

@@ -3,13 +3,12 @@
 // event stream carrying a call's progress) by a server made for it from the key's grants, so any worker or replica can
 // answer any request and no session is pinned to one process. GET (a server-initiated stream) and DELETE (ending a
 // session) have nothing to serve and answer 405.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, presentedKey, requireScope, type RateLimiter } from '../auth/authenticate.js';
 import { AuthError, NotFoundError } from '../base/errors.js';
 import type { Runtime } from '../engine/runtime.js';
 import type { Db } from '../store/db.js';
-import { createGatewayServer, type McpGatewayDeps } from '../mcp/gateway-server.js';
+import type { McpGatewayDeps } from '../mcp/gateway-server.js';
 import { toolGrants } from '../mcp/grants.js';
 
 /** The scope a key needs for the MCP gateway. */
@@ -53,6 +52,8 @@ async function serve(deps: McpRouteDeps, req: FastifyRequest, reply: FastifyRepl
     const only = (req.params as { server?: string }).server;
     // A server the key may not use is one it cannot see.
     if (only !== undefined && (!config.mcp.servers.has(only) || !grants.has(only))) throw new NotFoundError(`no MCP server "${only.slice(0, 64)}" for this key`, 'mcp_server_not_found');
+    // The MCP SDK's server is loaded on the first call that reaches here (a key checked): unused, it costs no memory.
+    const [{ createGatewayServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../mcp/gateway-server.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
     const server = createGatewayServer(deps.mcp, { auth, key, requestId: req.id, config, grants, only });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);

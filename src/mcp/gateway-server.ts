@@ -26,7 +26,7 @@ export interface McpGatewayDeps {
   limit: CallLimiter;
   metrics: Metrics;
   requestLogs: RequestLogWriter;
-  upstreams: McpUpstreams;
+  upstreams: Pick<McpUpstreams, 'open'>;
   now: () => number;
 }
 
