@@ -5,8 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { chatBody, cpuSeconds, percentile, startBenchGateway, startMock } from './harness.js';
+import { chatBody, cpuMicrosPerRequest, percentile, startBenchGateway, startMock } from './harness.js';
 
 const requests = Number(process.env.GUARDRAIL_REQUESTS ?? 5000);
 const rounds = Number(process.env.GUARDRAIL_ROUNDS ?? 3);
@@ -14,15 +13,8 @@ const rounds = Number(process.env.GUARDRAIL_ROUNDS ?? 3);
 /** About 4 KiB of ordinary prose with numbers in it (nothing any detector confirms). */
 const PROMPT = 'Please summarise the quarterly report: revenue rose 12% to 4,200 units across 37 regions, order 88123 shipped on 2026-11-02, and the team meets at 10:30 in room 4B. '.repeat(26).slice(0, 4096);
 
-async function microsPerRequest(url: string, key: string, model: string, pid: number): Promise<number> {
-  const body = chatBody({ model, messages: [{ role: 'user', content: PROMPT }] });
-  const options = { url: `${url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, connections: 32 };
-  await autocannon({ ...options, amount: 1000 }); // warm-up
-  const before = cpuSeconds(pid);
-  const result = await autocannon({ ...options, amount: requests });
-  if (result.non2xx || result.errors) throw new Error(`${model}: ${result.non2xx} non-2xx and ${result.errors} errors`);
-  return ((cpuSeconds(pid) - before) * 1e6) / requests;
-}
+const microsPerRequest = (url: string, key: string, model: string, pid: number) =>
+  cpuMicrosPerRequest(url, key, chatBody({ model, messages: [{ role: 'user', content: PROMPT }] }), pid, requests, { warmup: 1000 });
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-guardrails-'));
 const detectors = ['email', 'phone', 'payment-card', 'iban', 'secret'];

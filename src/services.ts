@@ -16,12 +16,14 @@ import type { Db, OpenedDatabase } from './store/database.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { Upstreams, type UpstreamLog } from './engine/upstream.js';
 import type { GuardrailEvents } from './pipeline/guard-events.js';
+import { internalCalls } from './flows/internal.js';
+import type { InternalCalls } from './pipeline/deps.js';
 import { webhookGuardrailEvents } from './webhooks/events.js';
 import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
-import type { McpGatewayDeps } from './mcp/gateway-server.js';
+import type { McpGatewayDeps } from './mcp/request.js';
 import { mcpDeps } from './mcp/deps.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';
@@ -84,6 +86,8 @@ export interface Services {
   responseCache: ResponseCache;
   /** guardrail.blocked webhook events (src/webhooks/events.ts). */
   guardrailEvents: GuardrailEvents;
+  /** Calls a guardrail makes to models of the catalogue (a moderation model), billed and logged as the call's (src/flows/internal.ts). */
+  internalCalls: InternalCalls;
   /** What the MCP gateway's calls use (src/mcp/): the meter, limits, request logs, metrics and the upstream connections. */
   mcp: McpGatewayDeps;
   /** Submits, polls and finishes asynchronous tasks (videos, family routes); runs from creation to close. */
@@ -163,7 +167,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
     batches,
     requestLogs,
     responseCache,
-    guardrailEvents: webhookGuardrailEvents(database.db, (err) => upstreamLog.warn({ err }, 'a guardrail.blocked webhook event could not be queued')),
+    ...guardrailDeps(database.db, upstreamLog, () => services.requestLogs),
     mcp: mcpDeps({ meter, metrics, requestLogs, cache, now: overrides.now }, closers),
     dataPath: dataPathFor(config),
     reload: (options) => reloadSnapshot(runtime, config, options, (next) => new Upstreams(next, metrics, overrides.now, cooldowns, upstreamLog)),
@@ -173,6 +177,14 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   watchForMetrics(metrics, runtime, spend);
   await startBackground(services, closers, webhooks);
   return services;
+}
+
+/** What guardrails use: where their blocks are told (webhooks), and the calls they make to the catalogue's models. */
+function guardrailDeps(db: Services['db'], log: UpstreamLog, requestLogs: () => RequestLogWriter): Pick<Services, 'guardrailEvents' | 'internalCalls'> {
+  return {
+    guardrailEvents: webhookGuardrailEvents(db, (err) => log.warn({ err }, 'a guardrail.blocked webhook event could not be queued')),
+    internalCalls: internalCalls(requestLogs),
+  };
 }
 
 /**

@@ -99,6 +99,43 @@ describe('check-config on guardrails', () => {
     const second = configWith(`${pii}- id: loose\n  kind: pattern\n  detectors: [email]\n  action: flag\n  models: [ghost]\n- id: mod-redact\n  kind: moderation\n  action: redact\n  offered: true\n  moderation: { model: mod }\n`);
     const more = await problemsOf(second.file);
     expect(more).toContain(`${second.guardrails}:9:12 /1/models/0 no channel serves model "ghost"`);
-    expect(more).toContain(`${second.guardrails}:12:11 /2/action a moderation guardrail finds no spans to redact; its action is block or flag`);
+    expect(more).toContain(`${second.guardrails}:12:11 /2/action a moderation guardrail's action is block or flag: it finds no spans to redact`);
+  });
+
+  it('refuses a kind at a stage it cannot run at, and a member of another kind', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: late\n  kind: moderation\n  stage: [input, stream]\n  action: block\n  offered: true\n  moderation: { model: mod }\n  detectors: [email]\n`);
+    expect(await problemsOf(file)).toEqual([
+      `${guardrails}:7:10 /1/stage a moderation guardrail runs at input, not stream`,
+      `${guardrails}:11:14 /1/detectors only a pattern guardrail has detectors`,
+    ]);
+  });
+
+  it('refuses an http guard whose signing variable is not set', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: svc\n  kind: http\n  action: redact\n  offered: true\n  http: { url: 'http://127.0.0.1:9/check', secretEnv: GUARD_KEY }\n`);
+    expect(await problemsOf(file)).toEqual([`${guardrails}:9:55 /1/http/secretEnv variable GUARD_KEY is not set: the guard's requests would go unsigned`]);
+    const config = await loadConfig(file, { env: { GUARD_KEY: 'k' } });
+    expect(config.guardrails!.offered.has('svc')).toBe(true);
+  });
+
+  it('refuses a schema guardrail whose JSON Schema is invalid, at the place in the schema, and one at the input stage', async () => {
+    const schema = '  schema:\n    type: object\n    properties:\n      name: { type: strin }\n      age: { typ: integer }\n';
+    const { file, guardrails } = configWith(`${pii}- id: shape\n  kind: schema\n  action: block\n  offered: true\n${schema}- id: early\n  kind: schema\n  stage: input\n  action: block\n  offered: true\n  schema: { type: object }\n`);
+    const problems = await problemsOf(file);
+    expect(problems).toContain(`${guardrails}:12:21 /1/schema/properties/name/type not a valid JSON Schema: must be equal to one of the allowed values`);
+    expect(problems).toContain(`${guardrails}:16:10 /2/stage a schema guardrail runs at output, not input`);
+    const typo = configWith(`${pii}- id: shape\n  kind: schema\n  action: block\n  offered: true\n  schema: { type: object, properties: { age: { typ: integer } } }\n`);
+    expect(await problemsOf(typo.file)).toEqual([expect.stringMatching(new RegExp(`^${typo.guardrails.replace(/[.*+?^\${}()|[\]\\]/g, '\\$&')}:9:11 /1/schema not a usable JSON Schema: strict mode: unknown keyword: "typ"`))]);
+  });
+
+  it('refuses a limits guardrail that sets no limit, and one at the output stage', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: none\n  kind: limits\n  action: block\n  offered: true\n  limits: { forbiddenTools: [] }\n- id: late\n  kind: limits\n  stage: output\n  action: block\n  offered: true\n  limits: { maxImages: 1 }\n`);
+    expect(await problemsOf(file)).toEqual([`${guardrails}:9:11 /1/limits a limits guardrail sets at least one limit`, `${guardrails}:12:10 /2/stage a limits guardrail runs at input, not output`]);
+  });
+
+  it('builds a moderation guardrail naming a route whose targets are moderation models', async () => {
+    const routes = '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii, civil]\n- id: mods\n  targets: [{ model: mod }]\n';
+    const { file } = configWith(`${pii}- id: civil\n  kind: moderation\n  action: block\n  moderation: { model: mods, thresholds: { hate: 0.5 } }\n`, routes);
+    const config = await loadConfig(file, { env: {} });
+    expect(config.guardrails!.chainFor('safe')!.ids).toEqual(['pii', 'civil']);
   });
 });

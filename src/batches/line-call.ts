@@ -2,25 +2,14 @@
 // with no client. Its answer is kept for the output file; it is priced at the models' batch prices; its charge is one the
 // batch's reservation already covers, under an id fixed by the batch and the line, so a line re-run after a crash is
 // billed once (the ledger keeps one row per charge id).
-import type { IncomingHttpHeaders } from 'node:http';
-import type { AuthContext } from '../auth/authenticate.js';
 import type { BeginOptions, Charge, ChargeRef, Meter, SettleObserver, SettleOutcome, Settlement } from '../billing/charge.js';
 import { ValidationError } from '../base/errors.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
-import type { Upstreams } from '../engine/upstream.js';
 import type { PriceConfig } from '../config/types.js';
-import { encodedTextOf } from '../http/json-text.js';
-import type { Call, CallLog, ClientStream } from '../pipeline/call.js';
-import { CallCore } from '../pipeline/core.js';
-import type { PipelineDeps } from '../pipeline/deps.js';
-import type { FormPart } from '../pipeline/form.js';
+import type { ClientStream } from '../pipeline/call.js';
+import { KeptCall } from '../pipeline/kept-call.js';
 import type { LedgerEntry } from '../store/usage-ledger.js';
 
-/** What a line's call answered: the status and the document (a pass-through's own JSON text parsed back). */
-export interface LineAnswer {
-  status: number;
-  body: unknown;
-}
 
 const batchViews = new WeakMap<LoadedConfig, LoadedConfig>();
 
@@ -123,80 +112,9 @@ export function lineMeter(chargeId: string, reservedAt: number, settleEntry: (id
   };
 }
 
-export interface LineCallOptions {
-  services: PipelineDeps;
-  config: LoadedConfig;
-  upstreams: Upstreams;
-  auth: AuthContext;
-  dialect: string;
-  body: Record<string, unknown>;
-  bodyBytes: number;
-  requestId: string;
-  log: CallLog;
-  baseUrl: string;
-  /** Ends the line's upstream work (the runner stopping). */
-  signal?: AbortSignal;
-}
-
-/** A line's call: the answer is kept, not sent; it cannot stream (creation refused `stream: true`). */
-export class LineCall extends CallCore implements Call {
-  readonly services: PipelineDeps;
-  readonly auth: AuthContext;
-  readonly dialect: string;
-  readonly body: Record<string, unknown>;
-  readonly bodyBytes: number;
-  readonly requestId: string;
-  readonly log: CallLog;
-  readonly headers: IncomingHttpHeaders = {};
-  readonly carrier = {};
-  answer?: LineAnswer;
-  /** What the line's charge settled for (its cost), once it did. */
-  entry?: LedgerEntry;
-  private readonly gatewayUrl: string;
-  private readonly parent?: AbortSignal;
-
-  constructor(options: LineCallOptions) {
-    super(options.config, options.upstreams);
-    this.services = options.services;
-    this.auth = options.auth;
-    this.dialect = options.dialect;
-    this.body = options.body;
-    this.bodyBytes = options.bodyBytes;
-    this.requestId = options.requestId;
-    this.log = options.log;
-    this.gatewayUrl = options.baseUrl;
-    this.parent = options.signal;
-    if (this.parent?.aborted) this.abort.abort(this.parent.reason);
-    else this.parent?.addEventListener('abort', this.onParent);
-  }
-
-  private readonly onParent = (): void => this.abort.abort(this.parent?.reason);
-
-  get settlements(): SettleObserver {
-    return { settled: (entry) => void (this.entry = entry) };
-  }
-
-  parts(): AsyncIterable<FormPart> | undefined {
-    return undefined;
-  }
-
-  baseUrl(): string {
-    return this.gatewayUrl;
-  }
-
-  header(): void {}
-
-  respond(answer: unknown, status = 200): void {
-    if (this.answer) return;
-    const text = encodedTextOf(answer);
-    this.answer = { status, body: text === undefined ? answer : JSON.parse(text) };
-  }
-
-  openStream(): ClientStream {
+/** A line's call: its answer kept for the output file; it cannot stream (creation refused `stream: true`). */
+export class LineCall extends KeptCall {
+  override openStream(): ClientStream {
     throw new ValidationError('a batch line cannot stream; drop "stream" from its body', 'stream');
-  }
-
-  protected override ended(): void {
-    this.parent?.removeEventListener('abort', this.onParent);
   }
 }

@@ -8,6 +8,35 @@ export type { GuardrailVerdict };
 /** Where a chain's verdicts go (the call's request-log row and metrics). */
 export type VerdictSink = (verdict: GuardrailVerdict) => void;
 
+/** A call of another endpoint family made for a guardrail (a moderation model's), as the check asks for it. */
+export interface InternalRequest {
+  /** The model kind whose endpoint family serves it (`moderation`). */
+  modelKind: string;
+  body: Record<string, unknown>;
+  /** What its request-log row names as its route (`guardrail:<id>`). */
+  purpose: string;
+}
+
+/** Its answer as the endpoint gave it: the status and the JSON document. */
+export interface InternalAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** What a whole-request check may use of the call it checks. */
+export interface CheckContext {
+  readonly requestId: string;
+  readonly workspaceId: string;
+  /** The name the client asked for (a route, model or alias). */
+  readonly model: string;
+  /** Aborts when the call ends early (the client hung up, its deadline passed). */
+  readonly signal: AbortSignal;
+  /** The call's log: a check that fails says so there (never with the text it checked). */
+  readonly log: { warn(obj: object, message: string): void };
+  /** Runs `request` as a call of the gateway's own catalogue, billed to this call's workspace and key like any call. */
+  internalCall(request: InternalRequest, signal: AbortSignal): Promise<InternalAnswer>;
+}
+
 /** The guardrails of one call, in order; a stage is absent when none of them runs there. */
 export interface GuardrailChain {
   readonly ids: readonly string[];
@@ -15,7 +44,7 @@ export interface GuardrailChain {
    * input: checks the client's body (in its dialect), redacting matched spans in place; true when it changed. Throws a
    * 400 `guardrail_blocked` naming the guardrail when one blocks.
    */
-  input?(body: Record<string, unknown>, dialect: string, sink: VerdictSink): boolean | Promise<boolean>;
+  input?(body: Record<string, unknown>, dialect: string, sink: VerdictSink, context: CheckContext): boolean | Promise<boolean>;
   /** output: the answer as the client will get it: unchanged, redacted (a new object), or ended as filtered. */
   output?(answer: unknown, dialect: string, sink: VerdictSink): unknown;
   /** stream: the client's events checked on a window of text as they pass; a block ends the stream with the dialect's error event. */

@@ -1,15 +1,16 @@
-// A call's guardrails in order, as the pipeline runs them: the input stage over the client's texts (redacting in place),
-// the output stage over the answer's (a redacted copy, or the dialect's filtered ending), the stream stage as a wrapper of
-// the stream's mapper (stream-guard.ts). A verdict per guardrail and stage goes to the sink; matched text goes nowhere.
-import type { GuardrailChain, VerdictSink } from '../engine/guardrails.js';
+// A call's guardrails in order, as the pipeline runs them: the input stage over the client's request (span finders in one
+// walk redacting in place, whole-request checks between them, awaited only when they call out), the output stage over
+// the answer (a redacted copy, or the dialect's filtered ending), the stream stage as a wrapper of the stream's mapper
+// (stream-guard.ts). A verdict per guardrail and stage goes to the sink; matched text goes nowhere.
+import type { CheckContext, GuardrailChain, VerdictSink } from '../engine/guardrails.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { GuardrailVerdict } from '../config/types.js';
 import { filteredAnswer } from './endings.js';
-import { guardrailBlocked, type Guardrail, type Stage } from './guardrail.js';
+import { checksAnswers, checksRequests, findsSpans, guardrailBlocked, type AnswerGuardrail, type Decision, type Guardrail, type RequestGuardrail, type SpanGuardrail, type Stage } from './guardrail.js';
 import { GuardedStream } from './stream-guard.js';
 import { countByDetector, redactSpans, walkTexts } from './text.js';
 
-/** Thrown inside a walk when a guardrail blocks an answer (the answer is then ended as filtered), or after a request's walk. */
+/** Thrown inside an answer's walk when a guardrail blocks it (the answer is then ended as filtered). */
 class Blocked {
   constructor(readonly id: string) {}
 }
@@ -20,20 +21,32 @@ interface Tally {
   blocked: boolean;
 }
 
+/** One step of a stage: span finders that share one walk of the body, or one guardrail that judges it whole. */
+type Step<Whole> = { spans: SpanGuardrail[] } | { whole: Whole };
+
+/** The stage's guardrails as steps, consecutive span finders grouped into one. */
+function stepsOf<Whole extends Guardrail>(guardrails: readonly Guardrail[], isWhole: (g: Guardrail) => g is Whole): Step<Whole>[] {
+  const steps: Step<Whole>[] = [];
+  for (const guardrail of guardrails) {
+    const last = steps[steps.length - 1];
+    if (findsSpans(guardrail)) {
+      if (last && 'spans' in last) last.spans.push(guardrail);
+      else steps.push({ spans: [guardrail] });
+    } else if (isWhole(guardrail)) steps.push({ whole: guardrail });
+  }
+  return steps;
+}
+
 /**
- * Runs the guardrails over every text of `node` in one walk, each text through them in order (a guardrail sees what
- * the ones before it redacted); one verdict per guardrail goes to `sink`. Returns the node, redacted where they said so.
- * A block ends an answer's walk at once; a request's walk goes on, its blocked matches redacted in place, so no later
- * reader of the body (a captured request-log body) holds what a guardrail refused, and throws at its end.
+ * Runs span finders over every text of `node` in one walk, each text through them in order (a guardrail sees what the
+ * ones before it redacted); one verdict per guardrail goes to `sink`. Returns the node, redacted where they said so, and
+ * the first that blocked. With `copy` (an answer) a block ends the walk at once (throws Blocked); in place (a request)
+ * the walk goes on, its blocked matches redacted too, so no later reader of the body (a captured request-log body)
+ * holds what a guardrail refused.
  */
-function runAll(guardrails: readonly Guardrail[], node: unknown, stage: Stage, copy: boolean, sink: VerdictSink): unknown {
+function runSpans(guardrails: readonly SpanGuardrail[], node: unknown, stage: Stage, copy: boolean, sink: VerdictSink): { node: unknown; blockedBy?: string } {
   const tallies: Tally[] = guardrails.map(() => ({ ms: 0, blocked: false }));
-  let blockedBy: Guardrail | undefined;
-  const report = () =>
-    guardrails.forEach((g, i) => {
-      const { matches, ms, blocked } = tallies[i];
-      sink({ id: g.id, stage, verdict: blocked ? 'block' : matches ? g.action : 'pass', ...(matches ? { matches } : {}), ms } satisfies GuardrailVerdict);
-    });
+  let blockedBy: string | undefined;
   const visit = (text: string): string | undefined => {
     let current = text;
     for (let i = 0; i < guardrails.length; i++) {
@@ -45,7 +58,7 @@ function runAll(guardrails: readonly Guardrail[], node: unknown, stage: Stage, c
       tallies[i].matches = countByDetector(spans, tallies[i].matches);
       if (guardrail.action === 'block') {
         tallies[i].blocked = true;
-        blockedBy ??= guardrail;
+        blockedBy ??= guardrail.id;
         if (copy) throw new Blocked(guardrail.id);
       }
       if (guardrail.action !== 'flag') current = redactSpans(current, spans);
@@ -53,19 +66,37 @@ function runAll(guardrails: readonly Guardrail[], node: unknown, stage: Stage, c
     return current === text ? undefined : current;
   };
   try {
-    const out = walkTexts(node, visit, copy);
-    if (blockedBy) throw new Blocked(blockedBy.id);
-    return out;
+    return { node: walkTexts(node, visit, copy), blockedBy };
   } finally {
-    report();
+    guardrails.forEach((g, i) => {
+      const { matches, ms, blocked } = tallies[i];
+      sink({ id: g.id, stage, verdict: blocked ? 'block' : matches ? g.action : 'pass', ...(matches ? { matches } : {}), ms } satisfies GuardrailVerdict);
+    });
   }
+}
+
+const verdictOf = (id: string, stage: Stage, decision: Decision, ms: number): GuardrailVerdict => ({
+  id,
+  stage,
+  verdict: decision.verdict,
+  ...(decision.matches ? { matches: decision.matches } : {}),
+  ms,
+  ...(decision.failed ? { failed: decision.failed } : {}),
+});
+
+/** Where an input stage stands between its steps: whether the body changed, and the first block with its reason. */
+interface InputState {
+  changed: boolean;
+  blocked?: { id: string; reason?: string };
 }
 
 export class Chain implements GuardrailChain {
   readonly ids: readonly string[];
-  private readonly inputs: Guardrail[];
-  private readonly outputs: Guardrail[];
-  private readonly streams: Guardrail[];
+  private readonly inputs: Step<RequestGuardrail>[];
+  private readonly outputs: Step<AnswerGuardrail>[];
+  private readonly streams: SpanGuardrail[];
+  /** The first output guardrail that must see a whole answer, so refuses a request that asks to stream. */
+  private readonly wholeAnswers?: AnswerGuardrail;
   input?: GuardrailChain['input'];
   output?: GuardrailChain['output'];
   stream?: GuardrailChain['stream'];
@@ -75,37 +106,79 @@ export class Chain implements GuardrailChain {
     private readonly holdChars: number,
   ) {
     this.ids = guardrails.map((g) => g.id);
-    this.inputs = guardrails.filter((g) => g.stages.has('input'));
-    this.outputs = guardrails.filter((g) => g.stages.has('output'));
-    this.streams = guardrails.filter((g) => g.stages.has('stream'));
+    this.inputs = stepsOf(guardrails.filter((g) => g.stages.has('input')), checksRequests);
+    this.outputs = stepsOf(guardrails.filter((g) => g.stages.has('output')), checksAnswers);
+    this.streams = guardrails.filter((g) => g.stages.has('stream')).filter(findsSpans);
+    this.wholeAnswers = guardrails.filter((g) => g.stages.has('output')).filter(checksAnswers).find((g) => g.refusesStreams);
     // A stage none of the guardrails runs at is absent: the pipeline skips it without a call.
-    if (this.inputs.length) this.input = this.checkInput;
+    if (this.inputs.length || this.wholeAnswers) this.input = (body, _dialect, sink, context) => this.runInput(0, body, sink, context, { changed: false, blocked: this.refusedStream(body, sink) });
     if (this.outputs.length) this.output = this.checkOutput;
     if (this.streams.length) this.stream = this.guardStream;
   }
 
-  private checkInput(body: Record<string, unknown>, _dialect: string, sink: VerdictSink): boolean {
-    let changed = false;
-    try {
-      // In place: the upstream sees the redacted body.
-      runAll(this.inputs, body, 'input', false, (verdict) => {
-        if (verdict.verdict === 'redact') changed = true;
-        sink(verdict);
-      });
-    } catch (err) {
-      if (err instanceof Blocked) throw guardrailBlocked(err.id, 'input');
-      throw err;
+  /**
+   * The input steps from `from` on, in place (the upstream sees the redacted body); synchronous until a check calls out.
+   * After a block the span finders still run (so the body holds none of their matches) and no other check does; then
+   * the 400 naming the first guardrail that blocked.
+   */
+  private runInput(from: number, body: Record<string, unknown>, sink: VerdictSink, context: CheckContext, state: InputState): boolean | Promise<boolean> {
+    for (let i = from; i < this.inputs.length; i++) {
+      const step = this.inputs[i];
+      if ('spans' in step) {
+        const { blockedBy } = runSpans(step.spans, body, 'input', false, (verdict) => {
+          if (verdict.verdict === 'redact') state.changed = true;
+          sink(verdict);
+        });
+        if (blockedBy) state.blocked ??= { id: blockedBy };
+        continue;
+      }
+      if (state.blocked) continue;
+      const started = performance.now();
+      const decided = step.whole.checkRequest(body, context);
+      if (decided instanceof Promise) {
+        return decided.then((decision) => {
+          this.noteInput(step.whole, decision, started, sink, state);
+          return this.runInput(i + 1, body, sink, context, state);
+        });
+      }
+      this.noteInput(step.whole, decided, started, sink, state);
     }
-    return changed;
+    if (state.blocked) throw guardrailBlocked(state.blocked.id, 'input', state.blocked.reason);
+    return state.changed;
+  }
+
+  /** A request that asks to stream, refused by a guardrail that must see the whole answer (the block the input steps then end with). */
+  private refusedStream(body: Record<string, unknown>, sink: VerdictSink): InputState['blocked'] {
+    const guardrail = this.wholeAnswers;
+    if (!guardrail || body.stream !== true) return undefined;
+    sink({ id: guardrail.id, stage: 'input', verdict: 'block', matches: { stream: 1 }, ms: 0 });
+    return { id: guardrail.id, reason: 'it checks whole answers; ask without stream' };
+  }
+
+  private noteInput(guardrail: RequestGuardrail, decision: Decision, started: number, sink: VerdictSink, state: InputState): void {
+    sink(verdictOf(guardrail.id, 'input', decision, performance.now() - started));
+    if (decision.verdict === 'redact') state.changed = true;
+    if (decision.verdict === 'block') state.blocked ??= { id: guardrail.id, reason: decision.reason };
   }
 
   private checkOutput(answer: unknown, dialect: string, sink: VerdictSink): unknown {
-    try {
-      return runAll(this.outputs, answer, 'output', true, sink);
-    } catch (err) {
-      if (err instanceof Blocked) return filteredAnswer(answer, dialect);
-      throw err;
+    let current = answer;
+    for (const step of this.outputs) {
+      if ('spans' in step) {
+        try {
+          current = runSpans(step.spans, current, 'output', true, sink).node;
+        } catch (err) {
+          if (err instanceof Blocked) return filteredAnswer(answer, dialect, err.id);
+          throw err;
+        }
+        continue;
+      }
+      const started = performance.now();
+      const decision = step.whole.checkAnswer(current, dialect);
+      sink(verdictOf(step.whole.id, 'output', decision, performance.now() - started));
+      if (decision.verdict === 'block') return filteredAnswer(answer, dialect, step.whole.id);
     }
+    return current;
   }
 
   private guardStream(mapper: StreamMapper, _dialect: string, sink: VerdictSink): StreamMapper {

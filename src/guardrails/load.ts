@@ -1,17 +1,15 @@
-// Guardrail files (guardrails.dir) checked and built at load: each guardrail compiled (its detectors found, its patterns
-// compiled by RE2), the ids routes name resolved, the models it names found, and the chain of every route and model
-// formed once. Every problem at its own file:line:col; none declared, no setup (a call then checks nothing).
+// Guardrail files (guardrails.dir) checked and built at load: each guardrail compiled by its kind (kinds.ts), the ids
+// routes name resolved, the models it names found, and the chain of every route and model formed once. Every problem at its own file:line:col; none declared, no setup (a call then checks nothing).
 import { clientValue } from '../base/errors.js';
 import type { GuardrailSchema as GuardrailGuardrail } from '../config/types.js';
 import type { Problems } from '../config/problems.js';
-import type { ModelRoute, RouteNode, RouteSchema } from '../config/types.js';
+import type { RouteNode, RouteSchema } from '../config/types.js';
 import type { ValidatedFile } from '../config/validate.js';
 import type { YamlSource } from '../config/yaml-source.js';
 import type { GuardrailChain, GuardrailSetup } from '../engine/guardrails.js';
 import { Chain } from './chain.js';
-import { DETECTOR_NAMES, shippedDetector, type Detector } from './detectors.js';
-import { PatternGuardrail, type Guardrail, type Stage } from './guardrail.js';
-import { compilePattern } from './patterns.js';
+import type { Guardrail } from './guardrail.js';
+import { compileGuardrail, type KindInputs } from './kinds.js';
 
 type GuardrailFileValue = GuardrailGuardrail | GuardrailGuardrail[];
 
@@ -21,12 +19,9 @@ interface Declared {
   pointer: string;
 }
 
-export interface GuardrailInputs {
+export interface GuardrailInputs extends KindInputs {
   files: ValidatedFile<GuardrailFileValue>[];
   routeFiles: ValidatedFile<RouteSchema | RouteSchema[]>[];
-  routes: Map<string, RouteNode>;
-  models: Map<string, ModelRoute[]>;
-  aliases: Map<string, string>;
   holdChars: number;
 }
 
@@ -34,46 +29,15 @@ function declared<T>(files: ValidatedFile<T | T[]>[]): { value: T; source: YamlS
   return files.flatMap(({ source, value }) => (value === undefined ? [] : Array.isArray(value) ? value.map((v, i) => ({ value: v, source, pointer: `/${i}` })) : [{ value, source, pointer: '' }]));
 }
 
-/** Kinds this gateway runs; the others are refused by name until they are built (docs/guardrails.md). */
-const BUILT_KINDS = new Set(['pattern']);
-
-/** One guardrail compiled, or undefined when a check failed (its problems fail the load). */
-function compileGuardrail({ spec, source, pointer }: Declared, inputs: GuardrailInputs, problems: Problems): Guardrail | undefined {
+/** One guardrail compiled by its kind, its models found; undefined when a check failed (its problems fail the load). */
+function compileDeclared({ spec, source, pointer }: Declared, inputs: GuardrailInputs, problems: Problems): Guardrail | undefined {
   const before = problems.list.length;
-  const at = (path: string) => `${pointer}${path}`;
-  const stages = new Set<Stage>(Array.isArray(spec.stage) ? spec.stage : [spec.stage]);
-  const detectors: Detector[] = [];
-  if (spec.kind === 'pattern') {
-    if (!spec.detectors?.length && !spec.patterns?.length) problems.add(source, at(''), 'a pattern guardrail names `detectors` or `patterns` (or both)');
-    spec.detectors?.forEach((name, i) => {
-      const detector = shippedDetector(name, spec.phoneRegion);
-      if (detector) detectors.push(detector);
-      else problems.add(source, at(`/detectors/${i}`), `unknown detector ${clientValue(name)} (known: ${DETECTOR_NAMES.join(', ')})`);
-    });
-    spec.patterns?.forEach((pattern, i) => {
-      const compiled = compilePattern(typeof pattern === 'string' ? { name: 'pattern', regex: pattern, caseInsensitive: false } : { name: pattern.name ?? 'pattern', regex: pattern.regex, caseInsensitive: pattern.caseInsensitive ?? false });
-      if ('problem' in compiled) problems.add(source, at(typeof pattern === 'string' ? `/patterns/${i}` : `/patterns/${i}/regex`), compiled.problem);
-      else detectors.push(compiled);
-    });
-  } else if (spec.detectors || spec.patterns) {
-    problems.add(source, at(spec.detectors ? '/detectors' : '/patterns'), `only a pattern guardrail has ${spec.detectors ? 'detectors' : 'patterns'}`);
-  }
-  if (spec.kind === 'moderation') checkModeration(spec, inputs, (path, message) => problems.add(source, at(path), message));
-  if (spec.action === 'redact' && spec.kind !== 'pattern') problems.add(source, at('/action'), `a ${spec.kind} guardrail finds no spans to redact; its action is block or flag`);
+  const add = (path: string, message: string) => problems.add(source, `${pointer}${path}`, message);
   spec.models?.forEach((name, i) => {
-    if (!inputs.models.has(name) && !inputs.aliases.has(name)) problems.add(source, at(`/models/${i}`), `no channel serves model ${clientValue(name)}`);
+    if (!inputs.models.has(name) && !inputs.aliases.has(name)) add(`/models/${i}`, `no channel serves model ${clientValue(name)}`);
   });
-  if (!BUILT_KINDS.has(spec.kind) && problems.list.length === before) problems.add(source, at('/kind'), `${spec.kind} guardrails are not built yet (docs/guardrails.md); this gateway runs pattern guardrails`);
-  if (problems.list.length > before) return undefined;
-  return new PatternGuardrail(spec.id, spec.action, stages, detectors);
-}
-
-function checkModeration(spec: GuardrailGuardrail, inputs: GuardrailInputs, add: (path: string, message: string) => void): void {
-  if (!spec.moderation) return add('', 'a moderation guardrail names its `moderation: { model }`');
-  const name = spec.moderation.model;
-  const routes = inputs.models.get(name) ?? inputs.models.get(inputs.aliases.get(name) ?? '') ?? inputs.routes.get(name)?.reachable;
-  if (!routes?.length) return add('/moderation/model', `no channel serves model ${clientValue(name)}`);
-  if (routes[0].model.kind !== 'moderation') add('/moderation/model', `model ${clientValue(name)} is a ${routes[0].model.kind} model, not a moderation model`);
+  const guardrail = compileGuardrail(spec, inputs, add);
+  return problems.list.length > before ? undefined : guardrail;
 }
 
 /** The ids each route names, its own and those of the routes it leads to; an unknown id is a problem at its place. */
@@ -115,7 +79,7 @@ export function buildGuardrails(inputs: GuardrailInputs, problems: Problems): Gu
   }
   const compiled = new Map<string, Guardrail>();
   for (const entry of seen.values()) {
-    const guardrail = compileGuardrail(entry, inputs, problems);
+    const guardrail = compileDeclared(entry, inputs, problems);
     if (guardrail) compiled.set(entry.spec.id, guardrail);
   }
   if (!seen.size) return undefined;

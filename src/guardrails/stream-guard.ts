@@ -8,7 +8,7 @@ import type { StreamMapper } from '../engine/translator.js';
 import type { GatewayError } from '../base/errors.js';
 import type { VerdictSink } from '../engine/guardrails.js';
 import type { Span } from './detectors.js';
-import { guardrailBlocked, isGuardrailBlock, type Guardrail } from './guardrail.js';
+import { guardrailBlocked, isGuardrailBlock, type SpanGuardrail } from './guardrail.js';
 import { redactSpans, TEXT_KEYS } from './text.js';
 
 type Path = (string | number)[];
@@ -69,7 +69,7 @@ export class GuardedStream implements StreamMapper {
 
   constructor(
     private readonly inner: StreamMapper,
-    private readonly guardrails: readonly Guardrail[],
+    private readonly guardrails: readonly SpanGuardrail[],
     private readonly holdChars: number,
     private readonly sink: VerdictSink,
   ) {

@@ -46,3 +46,16 @@ export function countByDetector(spans: Span[], into: Record<string, number> = {}
   for (const span of spans) into[span.detector] = (into[span.detector] ?? 0) + 1;
   return into;
 }
+
+/** Every text of `node`, in the order a walk visits them (the order `replaceTexts` takes them back in). */
+export function textsOf(node: unknown): string[] {
+  const texts: string[] = [];
+  walkTexts(node, (text) => void texts.push(text), false);
+  return texts;
+}
+
+/** Writes `replace(text, index)` back in place of each text of `node`, in textsOf's order; undefined keeps a text. */
+export function replaceTexts(node: unknown, replace: (text: string, index: number) => string | undefined): void {
+  let index = 0;
+  walkTexts(node, (text) => replace(text, index++), false);
+}

@@ -3,7 +3,7 @@
 import type Keyv from 'keyv';
 import { createCallLimiter } from '../billing/rate-limit.js';
 import { rateStoreFor } from '../billing/rate-store.js';
-import type { McpGatewayDeps } from './gateway-server.js';
+import type { McpGatewayDeps } from './request.js';
 import type { McpUpstreams } from './upstream.js';
 
 /** What the MCP gateway's calls use; its upstream connections (stdio processes) close with the services. */

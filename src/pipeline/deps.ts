@@ -8,6 +8,11 @@ import type { FileStore, ServerConfig } from '../files/file-store.js';
 import type { RemoteFetcher } from '../net/remote-fetch.js';
 import type { SnapshotHold } from '../engine/runtime.js';
 import type { GuardrailEvents } from './guard-events.js';
+import type { BaseLogger } from 'pino';
+import type { AuthContext } from '../auth/authenticate.js';
+import type { InternalAnswer, InternalRequest } from '../engine/guardrails.js';
+import type { LoadedConfig } from '../engine/loaded-config.js';
+import type { Upstreams } from '../engine/upstream.js';
 
 /** Hands out holds on the current runtime snapshot (config, routes, upstream pools). */
 export interface SnapshotSource {
@@ -25,6 +30,23 @@ export interface PipelineDeps extends FileStore, ServerConfig {
   metrics?: Metrics;
   /** Where guardrail blocks are told (webhook event guardrail.blocked); absent where no one listens. */
   guardrailEvents?: GuardrailEvents;
+  /** Runs requests of the catalogue's endpoint families for a call in progress (a moderation guardrail's call). */
+  internalCalls?: InternalCalls;
   /** The clock (Unix milliseconds) models' retirement days are judged by. */
   now(): number;
+}
+
+/** The call an internal call is made for: its services, key and snapshot; the internal call is billed and logged as its. */
+export interface InternalParent {
+  services: PipelineDeps;
+  auth: AuthContext;
+  config: LoadedConfig;
+  upstreams: Upstreams;
+  requestId: string;
+  log: Pick<BaseLogger, 'error' | 'warn' | 'info' | 'debug'>;
+}
+
+/** Runs a request of another endpoint family through the pipeline as a call of its own, on behalf of `parent`. */
+export interface InternalCalls {
+  run(parent: InternalParent, request: InternalRequest, signal: AbortSignal): Promise<InternalAnswer>;
 }

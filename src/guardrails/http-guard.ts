@@ -1,0 +1,72 @@
+// An `http` guardrail: the request's texts POSTed to the operator's guard service, signed as webhooks are (Standard
+// Webhooks, base/signed-request.ts) when a secret is configured, under the guardrail's deadline and fail mode
+// (bounded.ts). The service's verdict (http-verdict.ts) allows, blocks, or redacts spans or whole texts in place;
+// `action: flag` records what it said and changes nothing.
+import { request } from 'undici';
+import { signedHeaders } from '../base/signed-request.js';
+import type { CheckContext } from '../engine/guardrails.js';
+import { readCapped } from '../net/read-capped.js';
+import { bounded, type Bounds } from './bounded.js';
+import type { Action, Decision, RequestGuardrail, Stage } from './guardrail.js';
+import { readServiceVerdict, type ServiceVerdict } from './http-verdict.js';
+import { redactSpans, replaceTexts, textsOf } from './text.js';
+
+export interface HttpGuardSpec {
+  url: string;
+  /** The signing secret (`whsec_` + base64), read from the environment at load; unsigned without one. */
+  secret?: string;
+}
+
+/** The most an answer may hold: its texts back, with room for the JSON around them. */
+const answerLimit = (sentBytes: number) => Math.max(64 * 1024, 2 * sentBytes + 4096);
+
+const counted = (labels: readonly string[], fallback: string): Record<string, number> => {
+  const matches: Record<string, number> = {};
+  for (const label of labels.length ? labels : [fallback]) matches[label] = (matches[label] ?? 0) + 1;
+  return matches;
+};
+
+export class HttpGuardrail implements RequestGuardrail {
+  readonly kind = 'http';
+
+  constructor(
+    readonly id: string,
+    readonly action: Action,
+    readonly stages: ReadonlySet<Stage>,
+    private readonly bounds: Bounds,
+    private readonly spec: HttpGuardSpec,
+  ) {}
+
+  checkRequest(body: Record<string, unknown>, context: CheckContext): Decision | Promise<Decision> {
+    const texts = textsOf(body);
+    if (!texts.length) return { verdict: 'pass' };
+    return bounded(this.bounds, context, async (signal) => this.apply(await this.ask(texts, context, signal), body));
+  }
+
+  /** One signed POST of the texts; the service's verdict, read strictly. */
+  private async ask(texts: string[], context: CheckContext, signal: AbortSignal): Promise<ServiceVerdict> {
+    const payload = JSON.stringify({ guardrail: this.id, stage: 'input', request_id: context.requestId, workspace_id: context.workspaceId, model: context.model, texts });
+    const id = `${context.requestId}.${this.id}`;
+    const headers = this.spec.secret ? signedHeaders(id, payload, [this.spec.secret]) : { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) };
+    const res = await request(this.spec.url, { method: 'POST', headers, body: payload, signal });
+    const raw = await readCapped(res.body, answerLimit(Buffer.byteLength(payload)), () => Object.assign(new Error('the guard service answered too much'), { code: 'guard_answer_too_large' }));
+    if (res.statusCode !== 200) throw Object.assign(new Error('the guard service failed'), { code: `status_${res.statusCode}` });
+    return readServiceVerdict(JSON.parse(raw.toString('utf8')), texts, this.id);
+  }
+
+  /** The verdict applied to the body (in place) as the guardrail's action allows. */
+  private apply(answer: ServiceVerdict, body: Record<string, unknown>): Decision {
+    if (answer.verdict === 'allow') return { verdict: 'pass' };
+    const matches = counted(answer.verdict === 'redact' && !answer.labels.length ? [...answer.spans.values()].flat().map((s) => s.detector) : answer.labels, this.id);
+    if (this.action === 'flag') return { verdict: 'flag', matches };
+    if (answer.verdict === 'block') return { verdict: 'block', matches };
+    // A text the service gave back whole takes its place; else its spans are redacted.
+    replaceTexts(body, (text, i) => {
+      const whole = answer.texts.get(i);
+      if (whole !== undefined) return whole;
+      const spans = answer.spans.get(i);
+      return spans ? redactSpans(text, spans) : undefined;
+    });
+    return { verdict: 'redact', matches };
+  }
+}
