@@ -832,6 +832,10 @@ export interface StorageConfig {
      * PostgreSQL schema for the gateway's tables (created when missing); default the connection's search_path.
      */
     schema?: string;
+    /**
+     * SQLite: how long the key and cap caches trust their change counter without a change signal. A change made through the gateway (admin API, dashboard, admin CLI, any process on the file) applies from the next request everywhere; one made around it (the sqlite3 shell) within this many seconds.
+     */
+    recheckSeconds: number;
   };
   blobs: {
     driver: 'local' | 's3';
