@@ -31,6 +31,7 @@ const unit = [
   'test/size-limits.test.ts',
   'test/model-ids-config.test.ts',
   'test/routes-config.test.ts',
+  'test/routing-strategies.test.ts',
   'test/guardrails-config.test.ts',
   'test/guardrails-detectors.test.ts',
   'test/guardrails-checks.test.ts',
@@ -48,6 +49,7 @@ const processes = [
   'test/startup.test.ts',
   'test/workers.test.ts',
   'test/workers-admin.test.ts',
+  'test/routing-workers.test.ts',
   'test/compiled-start.test.ts',
   'test/billing-processes.test.ts',
   'test/check-config.test.ts',
@@ -69,6 +71,9 @@ const onPostgres = [
   'test/admin-api-model-caps.test.ts',
   'test/auth.test.ts',
   'test/mcp-gateway.test.ts',
+  // The relay secret of Responses mcp tools (settings) and a key read by its id; the keys' grants the MCP page lists.
+  'test/mcp-responses.test.ts',
+  'test/dashboard-mcp.test.ts',
   // The spend store (src/billing/postgres-spend-store.ts, postgres-settle-batch.ts): reservations, settlements, caps,
   // budget periods, the ledger and its overage column, a reservation left by a killed gateway, renewed while a task runs.
   'test/billing-anthropic-sdk.test.ts',
@@ -89,6 +94,8 @@ const onPostgres = [
   'test/routing-cap.test.ts',
   // The response cache's ledger kind (cache_hit), its request-log column and usage's hits.
   'test/cache.test.ts',
+  // The semantic cache's embedding, an internal call billed on the shared spend store.
+  'test/cache-semantic.test.ts',
   // Guardrail verdicts in request-log rows, the workspace and key guardrail columns, the guardrail.blocked outbox rows.
   'test/guardrails.test.ts',
   'test/guardrails-evidence.test.ts',

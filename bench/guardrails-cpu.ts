@@ -2,14 +2,13 @@
 // pattern guardrails on its input (email, phone, payment-card, iban, secret; action flag, so every request is answered
 // and every detector scans the whole prompt) against the same request through a route with none, on one compiled
 // gateway, in alternation. GUARDRAIL_REQUESTS (default 5000) and GUARDRAIL_ROUNDS (default 3). Each request's prompt
-// differs (its order number), so no check answers from the last text's scan. Also what the gateway itself timed of
+// differs (a fresh id in it), so no check answers from the last text's scan. Also what the gateway itself timed of
 // each check (gateway_guardrail_seconds on /metrics) per guarded request, against the plain request's CPU: on a shared
 // machine the end-to-end ratio swings by tens of percent, the checks' own time much less.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { chatBody, cpuSeconds, percentile, startBenchGateway, startMock } from './harness.js';
+import { chatBody, cpuMicrosPerRequest, percentile, startBenchGateway, startMock } from './harness.js';
 
 const requests = Number(process.env.GUARDRAIL_REQUESTS ?? 5000);
 const rounds = Number(process.env.GUARDRAIL_ROUNDS ?? 3);
@@ -17,19 +16,9 @@ const rounds = Number(process.env.GUARDRAIL_ROUNDS ?? 3);
 /** About 4 KiB of ordinary prose with numbers in it (nothing any detector confirms). */
 const PROMPT = 'Please summarise the quarterly report: revenue rose 12% to 4,200 units across 37 regions, order 88123 shipped on 2026-11-02, and the team meets at 10:30 in room 4B. '.repeat(26).slice(0, 4096);
 
-let sent = 0;
-/** A request's body: the prompt with its own order number. */
-const promptBody = (model: string) => chatBody({ model, messages: [{ role: 'user', content: PROMPT.replace('88123', String(10000 + (sent++ % 90000))) }] });
-
-async function microsPerRequest(url: string, key: string, model: string, pid: number): Promise<number> {
-  const setupRequest = (request: autocannon.Request): autocannon.Request => ({ ...request, body: promptBody(model) });
-  const options = { url: `${url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, requests: [{ setupRequest }], connections: 32 };
-  await autocannon({ ...options, amount: 1000 }); // warm-up
-  const before = cpuSeconds(pid);
-  const result = await autocannon({ ...options, amount: requests });
-  if (result.non2xx || result.errors) throw new Error(`${model}: ${result.non2xx} non-2xx and ${result.errors} errors`);
-  return ((cpuSeconds(pid) - before) * 1e6) / requests;
-}
+/** Each request's prompt differs (autocannon puts a fresh id for `[<id>]`), so no check answers from the last text's scan. */
+const microsPerRequest = (url: string, key: string, model: string, pid: number) =>
+  cpuMicrosPerRequest(url, key, chatBody({ model, messages: [{ role: 'user', content: `Request [<id>]. ${PROMPT}` }] }), pid, requests, { warmup: 1000, distinct: true });
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-guardrails-'));
 const detectors = ['email', 'phone', 'payment-card', 'iban', 'secret'];

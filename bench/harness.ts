@@ -88,6 +88,18 @@ function descendants(pid: number): number[] {
   return children.flatMap((c) => [c, ...descendants(c)]);
 }
 
+/** Resident set size of a process and of each of its descendants (cluster workers), MiB, the process first (Linux /proc). */
+export function rssMiB(pid: number): number[] {
+  return [pid, ...descendants(pid)].map((p) => {
+    try {
+      const line = readFileSync(`/proc/${p}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+      return line ? Number(line.split(/\s+/)[1]) / 1024 : 0;
+    } catch {
+      return 0;
+    }
+  });
+}
+
 export interface GatewayOptions {
   /** Extra channel YAML lines (appended to the bench channel's). */
   extraChannels?: string;
@@ -153,7 +165,7 @@ export async function startBenchGateway(upstreamUrl: string, options: GatewayOpt
   };
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -177,6 +189,19 @@ export async function startMock(env: NodeJS.ProcessEnv = {}) {
 }
 
 export const chatBody = (extra: object = {}) => JSON.stringify({ model: 'bench-chat', messages: [{ role: 'user', content: 'Benchmark prompt, short.' }], max_tokens: 16, ...extra });
+
+/**
+ * The gateway's CPU microseconds per chat request (`pid` and its descendants, /proc) over `amount` requests of `body`
+ * at 32 connections after `warmup` more; autocannon's `[<id>]` in the body becomes a fresh id per request (`distinct`).
+ */
+export async function cpuMicrosPerRequest(url: string, key: string, body: string, pid: number, amount: number, { warmup = 2000, distinct = false } = {}): Promise<number> {
+  const options = { url: `${url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, connections: 32, idReplacement: distinct };
+  await autocannon({ ...options, amount: warmup });
+  const before = cpuSeconds(pid);
+  const result = await autocannon({ ...options, amount });
+  if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors`);
+  return ((cpuSeconds(pid) - before) * 1e6) / amount;
+}
 
 /** Requests per second over `seconds` at `connections`, via autocannon. */
 export async function throughput(url: string, headers: Record<string, string>, body: string, connections = 50, seconds = 5): Promise<number> {

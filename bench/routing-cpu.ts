@@ -4,20 +4,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { chatBody, cpuSeconds, percentile, startBenchGateway, startMock } from './harness.js';
+import { chatBody, cpuMicrosPerRequest, percentile, startBenchGateway, startMock } from './harness.js';
 
 const requests = Number(process.env.ROUTING_REQUESTS ?? 10_000);
 const rounds = Number(process.env.ROUTING_ROUNDS ?? 3);
 
-async function microsPerRequest(url: string, key: string, model: string, pid: number): Promise<number> {
-  const options = { url: `${url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: chatBody({ model }), connections: 32 };
-  await autocannon({ ...options, amount: 2000 }); // warm-up
-  const before = cpuSeconds(pid);
-  const result = await autocannon({ ...options, amount: requests });
-  if (result.non2xx || result.errors) throw new Error(`${model}: ${result.non2xx} non-2xx and ${result.errors} errors`);
-  return ((cpuSeconds(pid) - before) * 1e6) / requests;
-}
+const microsPerRequest = (url: string, key: string, model: string, pid: number) => cpuMicrosPerRequest(url, key, chatBody({ model }), pid, requests);
 
 const routes = mkdtempSync(join(tmpdir(), 'bench-routes-'));
 writeFileSync(join(routes, 'bench.yaml'), `id: bench-route\nstrategy: weighted\ntargets:\n  - { model: bench-chat, weight: 60 }\n  - { model: bench-chat-b, weight: 30 }\n  - { model: bench-chat-c, weight: 10 }\n`);

@@ -23,7 +23,7 @@ import { cooldownShareFor } from './engine/routing/cooldown-share.js';
 import { createReservingMeter, type Meter } from './billing/meter.js';
 import { billingConfig, rateLimitsConfig } from './billing/config.js';
 import { createRateLimiter, type RateLimiter } from './billing/rate-limit.js';
-import type { McpGatewayDeps } from './mcp/gateway-server.js';
+import type { McpGatewayDeps } from './mcp/request.js';
 import { mcpDeps } from './mcp/deps.js';
 import { rateStoreFor } from './billing/rate-store.js';
 import { createSqliteSpendStore } from './billing/sqlite-spend-store.js';

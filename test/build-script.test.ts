@@ -1,5 +1,6 @@
-// scripts/build.mjs (npm run build, and --if-stale before npm start and npm run admin) on a small project of its own:
-// a full tsc build the first time, nothing when nothing changed, then only the changed files, and nothing left behind.
+// scripts/build.mjs (npm run build, and --if-stale before npm start and from the admin CLI) on a small project of its
+// own: a full tsc build the first time, nothing when nothing changed, then only the changed files, and nothing left
+// behind; and the bundled admin CLI bringing a stale build up to date itself before it answers.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +37,9 @@ describe('the build script', () => {
     mkdirSync(join(root, 'src', 'views'), { recursive: true });
     // The script bundles the admin CLI (src/cli/admin.ts) into dist/cli/admin.js after each build that compiled something.
     mkdirSync(join(root, 'src', 'cli'), { recursive: true });
-    writeFileSync(join(root, 'src', 'cli', 'admin.ts'), "import { greeting } from '../greet.js';\nconsole.log(greeting('admin'));\n");
+    mkdirSync(join(root, 'src', 'cli', 'admin'), { recursive: true });
+    cpSync(join(repoRoot, 'src', 'cli', 'admin', 'stale-build.ts'), join(root, 'src', 'cli', 'admin', 'stale-build.ts'));
+    writeFileSync(join(root, 'src', 'cli', 'admin.ts'), "import { greeting } from '../greet.js';\nimport { rerunIfStale } from './admin/stale-build.js';\nrerunIfStale(import.meta.url);\nconsole.log(greeting('admin'));\n");
     writeFileSync(join(root, 'src', 'main.ts'), "import { greeting } from './greet.js';\nimport type { Name } from './types.js';\nconst who: Name = 'world';\nconsole.log(greeting(who));\n");
     writeFileSync(join(root, 'src', 'greet.ts'), "export const greeting = (name: string): string => `hello ${name}`;\n");
     writeFileSync(join(root, 'src', 'types.ts'), 'export type Name = string;\n');
@@ -60,5 +63,11 @@ describe('the build script', () => {
     expect(existsSync(join(root, 'dist', 'old.js'))).toBe(false);
     expect(existsSync(join(root, 'dist', 'old.js.map'))).toBe(false);
     expect(build('--if-stale')).toBe('');
+
+    // The CLI run on a build older than src/: it has the build brought up to date, then answers from the new one.
+    buildLongAgo();
+    writeFileSync(join(root, 'src', 'greet.ts'), "export const greeting = (name: string): string => `hey ${name}`;\n");
+    expect(node('cli/admin.js')).toBe('build: 1 changed file(s) of src/ transpiled, 0 copied, 0 removed from dist/\nhey admin\n');
+    expect(node('cli/admin.js')).toBe('hey admin\n');
   }, 120_000);
 });

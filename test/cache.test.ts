@@ -20,6 +20,9 @@ const routes = `
 - id: cached-chat
   cache: { ttlSeconds: 3600 }
   targets: [{ model: alpha }]
+- id: free-past-cap
+  cache: { ttlSeconds: 3600, hitsPastCap: true }
+  targets: [{ model: alpha }]
 - id: half-price
   cache: { ttlSeconds: 3600, hitPrice: 0.5, hitTokens: reported }
   targets: [{ model: alpha }]
@@ -49,7 +52,7 @@ beforeAll(async () => {
   installResponses(fake);
   gw = await startGateway({
     channels: {
-      a: `id: a\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: alpha\n    upstream: up-alpha\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n`,
+      a: `id: a\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: alpha\n    upstream: up-alpha\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n  - id: beta\n    upstream: up-beta\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n    cache: { ttlSeconds: 600 }\n`,
       claude: `id: claude\nprotocol: anthropic-messages\nbaseUrl: ${fake.url}/v1\ncredential:\n  env: FAKE_ANTHROPIC_KEY\nmodels:\n  - id: claude-x\n    upstream: up-claude\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n`,
       emb: `id: emb\nprotocol: openai-chat\nbaseUrl: ${families.url}/v1\nmodels:\n  - id: emb\n    upstream: text-embedding-3-small\n    kind: embedding\n    price: { inputPerMillion: 1000 }\n`,
     },
@@ -156,6 +159,19 @@ describe('exact cache, chat completions', () => {
     expect(upstreamCalls('/chat/completions')).toBe(4);
   });
 
+  it('answers only-if-cached from the store, else 504 without asking the upstream', async () => {
+    const q = question();
+    const missed = await chat('cached-chat', q, { 'cache-control': 'only-if-cached' });
+    expect(missed.statusCode).toBe(504);
+    expect(missed.json().error).toMatchObject({ code: 'cache_miss' });
+    expect(upstreamCalls('/chat/completions')).toBe(0);
+    await chat('cached-chat', q);
+    const hit = await chat('cached-chat', q, { 'cache-control': 'only-if-cached' });
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers['x-cache']).toBe('hit');
+    expect(upstreamCalls('/chat/completions')).toBe(1);
+  });
+
   it('serves no answer older than the client\'s max-age, and no entry past its TTL (or a shorter x-cache-ttl)', async () => {
     const q = question();
     await chat('cached-chat', q);
@@ -174,6 +190,17 @@ describe('exact cache, chat completions', () => {
     await chat('cached-chat', q);
     expect((await chat('cached-chat', q, {}, undefined, other)).headers['x-cache']).toBe('miss');
     expect((await chat('cached-chat', q, {}, undefined, other)).headers['x-cache']).toBe('hit');
+  });
+
+  it('caches a model whose channel entry says cache:, for requests that name it, as a route would', async () => {
+    const q = question();
+    expect((await chat('beta', q)).headers['x-cache']).toBe('miss');
+    const hit = await chat('beta', q);
+    expect(hit.headers['x-cache']).toBe('hit');
+    expect(hit.json().model).toBe('beta');
+    expect(upstreamCalls('/chat/completions')).toBe(1);
+    // A model without cache: is never looked up (no x-cache header at all).
+    expect((await chat('alpha', q)).headers['x-cache']).toBeUndefined();
   });
 
   it('caches on the route the client named, not on one it reaches through another', async () => {
@@ -212,6 +239,21 @@ describe('money and limits', () => {
     expect(hit.json().cost.amount).toBe(Number(hitRow.cost_micros) / 1e6);
   });
 
+  it('says in GET /v1/usage what hits saved: the replayed answers\' cost less what the hits were charged', async () => {
+    const key = await gw.newKey();
+    const q = question();
+    const miss = await chat('half-price', q, {}, undefined, key);
+    await chat('half-price', q, {}, undefined, key);
+    await chat('half-price', q, {}, undefined, key);
+    const [missRow] = await ledgerOf(miss.headers['x-request-id'] as string);
+    const original = Number(missRow.cost_micros);
+    const usage = (await gw.app.inject({ method: 'GET', url: '/v1/usage', headers: { authorization: `Bearer ${key}` } })).json();
+    const keyId = (await gw.services.db.selectFrom('api_keys').select('id').where('id', '=', missRow.key_id).executeTakeFirstOrThrow()).id;
+    const row = usage.data.find((r: { key_id: string; cache_hits: number }) => r.key_id === keyId && r.cache_hits > 0);
+    expect(row).toMatchObject({ cache_hits: 2 });
+    expect(row.cache_saved).toBeCloseTo((2 * (original - Math.round(original / 2))) / 1e6, 9);
+  });
+
   it('says hit or miss on the request-log row, with the hit\'s own cost, and counts hits, bytes and savings in the metrics', async () => {
     const q = question();
     const miss = await chat('cached-chat', q);
@@ -242,6 +284,18 @@ describe('money and limits', () => {
     const capped = await gw.newKey({ spendCapMicros: 0 });
     const refused = await chat('cached-chat', q, {}, undefined, capped);
     expect(refused.statusCode).toBe(402);
+  });
+
+  it('serves a free hit past a spent cap where the route says hitsPastCap, and still refuses that key a miss', async () => {
+    const q = question();
+    await chat('free-past-cap', q);
+    const capped = await gw.newKey({ spendCapMicros: 0 });
+    const hit = await chat('free-past-cap', q, {}, undefined, capped);
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers['x-cache']).toBe('hit');
+    const rows = await ledgerOf(hit.headers['x-request-id'] as string);
+    expect(rows).toMatchObject([{ kind: 'cache_hit', cost_micros: 0 }]);
+    expect((await chat('free-past-cap', question(), {}, undefined, capped)).statusCode).toBe(402);
   });
 });
 

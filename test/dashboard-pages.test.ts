@@ -199,6 +199,20 @@ describe('Usage', () => {
     expect(section).toContain('Periods follow the UTC calendar');
     expect(section).toContain('Workspace spending cap: none.');
   });
+
+  it('shows the requests the response cache answered and what they saved', async () => {
+    const key = await gw.services.db.selectFrom('api_keys').select('id').where('workspace_id', '=', gw.workspace.id).orderBy('created_at').executeTakeFirstOrThrow();
+    // A free hit as the cache books it (src/cache/hit.ts): cost 0, its saving in the price it records.
+    await gw.services.db
+      .insertInto('usage_ledger')
+      .values({ request_id: 'req_hit_1', workspace_id: gw.workspace.id, key_id: key.id, model: 'cached-model', channel: 'c', kind: 'cache_hit', input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, units: 0, cost_micros: 0, currency: 'USD', price: JSON.stringify({ currency: 'USD', savedMicros: 250_000 }), created_at: Math.floor(Date.now() / 1000), reservation_id: 'res_hit_1' })
+      .execute();
+    const page = await (await owner()).get('/dashboard/usage');
+    expect(page.html).toContain('<div id="cache-hits"><span class="big">1</span>');
+    expect(page.html).toContain('<div id="cache-saved"><span class="big">$0.25</span>');
+    expect(page.html).toContain('<td data-label="Model">cached-model</td><td data-label="Requests">1</td>');
+    expect(page.html).toMatch(/<td data-label="Cache hits">1<\/td><td data-label="Saved">0\.25 USD<\/td>/);
+  });
 });
 
 describe('workspaces', () => {

@@ -132,6 +132,16 @@ describe('guardrail evidence', () => {
     expect(Number(logged[4].cost_micros)).toBeGreaterThan(0);
   });
 
+  it('filters the request log by verdict through the admin API (the Logs page and the CLI read the same filter)', async () => {
+    const list = (query: string) => gw.app.inject({ method: 'GET', url: `/admin/v1/workspaces/${gw.workspace.id}/requests?${query}`, headers: { authorization: `Bearer ${admin.token}` } });
+    const blocked = (await list('guardrail=block')).json().data as { request_id: string }[];
+    expect(blocked.map((r) => r.request_id).sort()).toEqual([logged[1].request_id, logged[2].request_id, logged[4].request_id].sort());
+    const redacted = (await list('guardrail=redact')).json().data as { request_id: string }[];
+    expect(redacted.map((r) => r.request_id).sort()).toEqual([logged[0].request_id, logged[3].request_id].sort());
+    const bad = await list('guardrail=pass');
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('counts verdicts per guardrail, stage and verdict on /metrics', async () => {
     const text = await gw.services.metrics.scrape();
     expect(text).toContain('gateway_guardrail_verdicts_total{guardrail="secrets-block",stage="input",verdict="block"} 2');

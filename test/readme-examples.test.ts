@@ -4,8 +4,8 @@
 // and an id a block names as `key_...`, `ws_...`, `whep_...` or `user_...` by the one an earlier command printed (one
 // block also names a model the demo serves, said below). `npm run admin` acts on the database the demo serves through
 // the `export GATEWAY_CONFIG=...` line the demo prints, pasted as the README says (issue 49). `npm run admin -- ...`
-// runs as what npm runs for it, `node dist/cli/admin.js ...`, its build checked once first (npm run admin's own
-// `preadmin` step): thirty-odd npm launches were most of this file's time. The TypeScript and JavaScript
+// runs as what npm runs for it, `node dist/cli/admin.js ...` (which checks its own build against src/ each time):
+// thirty-odd npm launches were most of this file's time. The TypeScript and JavaScript
 // snippets are type-checked and run. Each block is listed below by its first line, run or left out with the reason; a
 // block that is not listed fails the test, so a new example is either run or explained.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -99,7 +99,7 @@ const session: string[] = [];
 const ids = new Map<string, string>();
 
 beforeAll(async () => {
-  // What `npm run admin` does before each command (preadmin): dist/ as src/ says.
+  // dist/ as src/ says, once here rather than in the first command the README runs.
   expect(spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: repoRoot, stdio: 'inherit' }).status).toBe(0);
   dataDir = mkdtempSync(join(tmpdir(), 'readme-demo-'));
   demo = spawn('npm', ['run', 'demo'], { cwd: repoRoot, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA_DIR: dataDir, NO_COLOR: '1' }, detached: true });

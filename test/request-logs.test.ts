@@ -179,6 +179,10 @@ describe('the Logs page', () => {
     expect(page.html).not.toContain(PROMPT);
     const filtered = await client.get(`/dashboard/logs?status=error&key=${a.id}`);
     expect([...filtered.html.matchAll(/<tr id="(log_[0-9a-f]+)"/g)]).toHaveLength(2);
+    // No guardrail ran on these requests: the verdict filter keeps none, and the form shows what it filters by.
+    const guarded = await client.get('/dashboard/logs?guardrail=block');
+    expect([...guarded.html.matchAll(/<tr id="(log_[0-9a-f]+)"/g)]).toHaveLength(0);
+    expect(guarded.html).toContain('<option value="block" selected>blocked</option>');
   });
 
   it("opens a row's detail with its request id, tokens and cost", async () => {

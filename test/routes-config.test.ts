@@ -94,4 +94,20 @@ describe('check-config on routes', () => {
       `${routes}:8:12 /2/targets targets serve different kinds of model (chat, image); a route serves one`,
     ]);
   });
+
+  it('knows content_filter: built on a chat route, refused on an image route and when misspelt', async () => {
+    const { file: sound } = configWith(`- id: careful\n  failover: { on: [connect, 5xx, content_filter] }\n  targets: [{ model: alpha }, { model: beta }]\n`);
+    const config = await loadConfig(sound, { env: {} });
+    expect(config.routes.get('careful')!.contentFilter).toBe(true);
+    const { file, routes } = configWith(`- id: pics\n  failover: { on: [5xx, content_filter] }\n  targets: [{ model: pic }]\n- id: slip\n  failover: { on: [content-filter] }\n  targets: [{ model: alpha }]\n`);
+    expect(await problemsOf(file)).toEqual([
+      `${routes}:5:20 /1/failover/on/0 "content-filter" is not a failover name: a content filter's answer is content_filter`,
+      `${routes}:2:25 /0/failover/on/1 content_filter moves on from a chat answer a content filter stopped; this route serves image models`,
+    ]);
+  });
+
+  it('refuses hitsPastCap on a route whose hits are not free', async () => {
+    const { file, routes } = configWith(`- id: h\n  cache: { ttlSeconds: 60, hitPrice: 0.5, hitsPastCap: true }\n  targets: [{ model: alpha }]\n`);
+    expect(await problemsOf(file)).toEqual([`${routes}:2:56 /0/cache/hitsPastCap hitsPastCap serves hits past a spent cap, so only free ones: set hitPrice: free or drop it`]);
+  });
 });

@@ -101,6 +101,9 @@ describe('npm run admin', () => {
     const bad = await admin('key', 'create', '--workspace', 'acme', '--scopes', 'everything').catch((e) => e);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('unknown scope(s) everything');
+    // A scope only the endpoint catalogue declares: the catalogue is read for it (and only then).
+    const embeddings = JSON.parse((await admin('key', 'create', '--workspace', 'acme', '--scopes', 'llm.chat,llm.embeddings', '--json')).stdout);
+    expect(embeddings.scopes).toEqual(['llm.chat', 'llm.embeddings']);
   }, 90_000); // several processes, one after another
 });
 

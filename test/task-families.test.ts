@@ -11,6 +11,9 @@ import { startGateway, type TestGateway } from './kit/gateway.js';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { acceptedSamples } from './kit/media-samples.js';
 import { tasksConfig, waitFor } from './kit/tasks.js';
+import { newAdminToken } from '../src/admin/auth.js';
+
+const ops = newAdminToken();
 
 /** The operator's files, as docs/endpoints.md writes them ("A task family"). */
 export const musicFamily = {
@@ -106,7 +109,7 @@ beforeAll(async () => {
   });
   gw = await startGateway({
     listen: true,
-    extraConfig: `endpoints:\n  catalogueDir: ./catalogue\n  schemasDir: ./schemas\n${tasksConfig(fake)}`,
+    extraConfig: `endpoints:\n  catalogueDir: ./catalogue\n  schemasDir: ./schemas\nadmin:\n  tokens:\n    - id: ops\n      sha256: ${ops.sha256}\n${tasksConfig(fake).replace('allowHosts: [', 'allowHosts: ["127.0.0.1:9", ')}`,
     files: { 'catalogue/music.yaml': musicFamily.catalogue, 'schemas/music.json': musicFamily.schema },
     protocols: { 'songs.yaml': musicFamily.protocol },
     channels: { songs: musicFamily.channel(fake.url) },
@@ -151,6 +154,22 @@ describe('a task family added by catalogue files alone (music, per second of aud
     expect(file.body).toMatchObject({ purpose: 'music_generation' });
     // The generic task read serves it too, with the family's scope.
     expect((await call('GET', `/v1/tasks/${created.body.id}`)).body).toMatchObject({ object: 'music.task', status: 'completed' });
+  });
+
+  it('sets off its own webhook events: music.completed reaches an endpoint registered without naming events', async () => {
+    const admin = (method: 'GET' | 'POST', url: string, payload?: object) => gw.app.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${ops.token}` }, ...(payload ? { payload } : {}) });
+    const hook = (await admin('POST', `/workspaces/${gw.workspace.id}/webhooks`, { url: 'https://127.0.0.1:9/music' })).json();
+    expect(hook.events).toEqual(expect.arrayContaining(['music.completed', 'music.failed', 'video.completed', 'batch.completed']));
+    expect(hook.events).not.toContain('guardrail.blocked');
+    duration = 12;
+    const created = await compose();
+    expect((await settle(created.body.id)).body.status).toBe('completed');
+    const deliveries = await gw.services.db.selectFrom('webhook_deliveries').selectAll().where('subject_id', '=', created.body.id).execute();
+    expect(deliveries.map((d) => d.event_type)).toEqual(['music.completed']);
+    // A family's event may be named before the catalogue declares it; a malformed one is refused.
+    expect((await admin('POST', `/workspaces/${gw.workspace.id}/webhooks`, { url: 'https://127.0.0.1:9/later', events: ['podcast.completed'] })).statusCode).toBe(201);
+    const bad = await admin('POST', `/workspaces/${gw.workspace.id}/webhooks`, { url: 'https://127.0.0.1:9/bad', events: ['music.done'] });
+    expect(bad.statusCode).toBe(400);
   });
 
   it('reserves the seconds asked for (else the model\'s most) and refuses more than the model makes, leaving no task', async () => {

@@ -59,12 +59,12 @@ describe('GET /v1/usage', () => {
     const body = res.json();
     expect(body.object).toBe('usage');
     expect(body.data).toEqual([
-      { date: day(threeDaysAgo), model: 'fake-chat', key_id: a.id, requests: 1, input_tokens: 100, output_tokens: 10, cached_input_tokens: 0, units: 0, cost: { amount: 0.0003, currency: 'USD' }, cache_hits: 0 },
+      { date: day(threeDaysAgo), model: 'fake-chat', key_id: a.id, requests: 1, input_tokens: 100, output_tokens: 10, cached_input_tokens: 0, units: 0, cost: { amount: 0.0003, currency: 'USD' }, cache_hits: 0, cache_saved: 0 },
       // 12 input at 2.0/M + 7 output at 10.0/M = 94 micro-USD each
-      { date: today, model: 'fake-chat', key_id: a.id, requests: 2, input_tokens: 24, output_tokens: 14, cached_input_tokens: 0, units: 0, cost: { amount: 0.000188, currency: 'USD' }, cache_hits: 0 },
-      { date: today, model: 'flat-chat', key_id: b.id, requests: 1, input_tokens: 12, output_tokens: 7, cached_input_tokens: 0, units: 0, cost: { amount: 0.01, currency: 'USD' }, cache_hits: 0 },
+      { date: today, model: 'fake-chat', key_id: a.id, requests: 2, input_tokens: 24, output_tokens: 14, cached_input_tokens: 0, units: 0, cost: { amount: 0.000188, currency: 'USD' }, cache_hits: 0, cache_saved: 0 },
+      { date: today, model: 'flat-chat', key_id: b.id, requests: 1, input_tokens: 12, output_tokens: 7, cached_input_tokens: 0, units: 0, cost: { amount: 0.01, currency: 'USD' }, cache_hits: 0, cache_saved: 0 },
     ]);
-    expect(body.totals).toEqual([{ currency: 'USD', requests: 4, input_tokens: 136, output_tokens: 31, cost: { amount: 0.010488, currency: 'USD' }, cache_hits: 0 }]);
+    expect(body.totals).toEqual([{ currency: 'USD', requests: 4, input_tokens: 136, output_tokens: 31, cost: { amount: 0.010488, currency: 'USD' }, cache_hits: 0, cache_saved: 0 }]);
   });
 
   it('shows every key of the workspace the same report', async () => {

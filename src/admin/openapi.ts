@@ -242,7 +242,7 @@ export const openApiDocument = {
             type: 'array',
             items: {
               type: 'object',
-              required: ['date', 'model', 'key_id', 'requests', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'cache_hits'],
+              required: ['date', 'model', 'key_id', 'requests', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost', 'cache_hits', 'cache_saved'],
               properties: {
                 date: { type: 'string' },
                 model: { type: 'string' },
@@ -254,6 +254,7 @@ export const openApiDocument = {
                 units: { type: 'number' },
                 cost: { type: 'object', required: ['amount', 'currency'], properties: { amount: { type: 'number' }, currency: { type: 'string' } } },
                 cache_hits: { type: 'integer', description: 'Requests of the group answered from the response cache (ledger kind cache_hit).' },
+                cache_saved: { type: 'number', description: "What those hits saved, in the row's currency: the cost of the answers they replayed less what the hits were charged." },
               },
             },
           },

@@ -11,6 +11,7 @@ export interface RequestLogQuery {
   model?: string;
   key_id?: string;
   route?: string;
+  guardrail?: string;
   since?: string;
   until?: string;
   cursor?: string;
@@ -37,6 +38,8 @@ export function parseRequestLogQuery(workspaceId: string, q: RequestLogQuery, de
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new ValidationError('limit must be an integer from 1 to 500', 'limit');
   const status = optional(q.status);
   if (status !== undefined && status !== 'success' && status !== 'error') throw new ValidationError('status must be "success" or "error"', 'status');
+  const guardrail = optional(q.guardrail);
+  if (guardrail !== undefined && guardrail !== 'block' && guardrail !== 'redact' && guardrail !== 'flag') throw new ValidationError('guardrail must be "block", "redact" or "flag"', 'guardrail');
   const cursor = optional(q.cursor);
   if (cursor !== undefined && !idPattern.test(cursor)) throw new ValidationError('cursor must be the next_cursor of a previous page', 'cursor');
   return {
@@ -45,6 +48,7 @@ export function parseRequestLogQuery(workspaceId: string, q: RequestLogQuery, de
     model: optional(q.model),
     keyId: optional(q.key_id),
     route: optional(q.route),
+    guardrail,
     since: time(q.since, 'since'),
     until: time(q.until, 'until'),
     cursor,

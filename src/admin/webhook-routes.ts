@@ -5,6 +5,7 @@ import type { AdminDeps } from './deps.js';
 import { webhooksOptions } from '../webhooks/options.js';
 import { WebhookAdmin, type EndpointInput } from './webhooks.js';
 import { webhookRequestSchemas } from './webhooks-openapi.js';
+import { eventTypesOfEndpoints } from '../webhooks/events.js';
 
 /** Makes a checker from a schema: `bodies` for request bodies, `queries` for query strings (coerced, with defaults). */
 export interface SchemaCheckers {
@@ -16,7 +17,7 @@ type Params = Record<string, string>;
 
 /** The webhook service as this request's caller may use it, with the current network exceptions. */
 export function webhookAdminFor(services: Pick<AdminDeps, 'config'>, req: FastifyRequest): WebhookAdmin {
-  return new WebhookAdmin(req.admin!, (services.config.gateway.network as { allowHosts: string[] }).allowHosts);
+  return new WebhookAdmin(req.admin!, (services.config.gateway.network as { allowHosts: string[] }).allowHosts, () => eventTypesOfEndpoints(services.config.endpoints));
 }
 
 export function registerWebhookRoutes(api: FastifyInstance, services: Pick<AdminDeps, 'config'>, checkers: SchemaCheckers): void {

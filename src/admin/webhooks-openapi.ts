@@ -1,10 +1,15 @@
 // The task webhooks' part of the admin API's OpenAPI document: paths, request schemas (the routes validate with these)
 // and the endpoint and delivery objects.
-import { EVENT_TYPES } from '../webhooks/events.js';
 import { body, errors, id, json, list, pathId, queryParams, ref } from './openapi-parts.js';
 
 const url = { type: 'string', minLength: 1, maxLength: 2048, description: 'https on the default port, a public address (network.allowHosts lists exceptions).' } as const;
-const events = { type: 'array', minItems: 1, maxItems: 8, items: { enum: [...EVENT_TYPES] }, description: 'The event types sent to this endpoint.' } as const;
+const events = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 32,
+  items: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,31}\\.(completed|failed|blocked)$' },
+  description: "The event types sent to this endpoint: a task family's `<object>.completed` and `<object>.failed` (video.completed), batch.completed, batch.failed, guardrail.blocked.",
+} as const;
 const unixOrNull = { type: ['integer', 'null'] } as const;
 
 export const webhookRequestSchemas = {

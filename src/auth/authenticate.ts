@@ -73,7 +73,15 @@ async function findKey(db: Db, hash: string): Promise<CachedKey | undefined> {
 }
 
 export async function authenticate(db: Db, key: string, now = Date.now()): Promise<AuthContext> {
-  const found = await findKey(db, hashApiKey(key));
+  return admitted(await findKey(db, hashApiKey(key)), now);
+}
+
+/** The key of id `keyId` (a relay token names it, src/mcp/relay-tokens.ts), admitted as a presented key is. */
+export async function authenticateKeyId(db: Db, keyId: string, now = Date.now()): Promise<AuthContext> {
+  return admitted(cachedKey(await findApiKeyForAuth(db, keyId, 'id')), now);
+}
+
+function admitted(found: CachedKey | undefined, now: number): AuthContext {
   if (!found) throw new AuthError('invalid API key');
   const { row, context } = found;
   if (row.revoked_at !== null) throw new AuthError('this API key has been revoked', 'revoked_api_key');

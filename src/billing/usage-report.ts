@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { ValidationError } from '../base/errors.js';
 import type { Db } from '../store/database.js';
+import { isPostgres } from '../store/dialect.js';
 
 export interface UsageRange {
   /** Unix seconds, inclusive. */
@@ -23,9 +24,14 @@ export interface UsageRow {
   cost: { amount: number; currency: string };
   /** How many of `requests` were answered from the response cache (ledger kind cache_hit), not by an upstream call. */
   cache_hits: number;
+  /** What those hits saved: the cost of the answers they replayed less what the hits were charged, in `cost.currency`. */
+  cache_saved: number;
 }
 
 const DAY = 86_400;
+
+/** A cache hit's saving, as its ledger row's price records it (src/cache/hit.ts); SQL's JSON reads differ by engine. */
+const savedMicros = (db: Db) => (isPostgres(db as never) ? sql`coalesce((price::jsonb->>'savedMicros')::bigint, 0)` : sql`coalesce(json_extract(price, '$.savedMicros'), 0)`);
 
 export async function usageReport(db: Db, workspaceId: string, range: UsageRange = {}): Promise<UsageRow[]> {
   // Integer division by a day reads the same on SQLite and PostgreSQL, unlike their date functions.
@@ -44,6 +50,7 @@ export async function usageReport(db: Db, workspaceId: string, range: UsageRange
       eb.fn.sum<number>('units').as('units'),
       eb.fn.sum<number>('cost_micros').as('cost_micros'),
       sql<number>`sum(case when kind = 'cache_hit' then 1 else 0 end)`.as('cache_hits'),
+      sql<number>`sum(case when kind = 'cache_hit' then ${savedMicros(db)} else 0 end)`.as('cache_saved_micros'),
     ])
     .where('workspace_id', '=', workspaceId);
   if (range.since !== undefined) query = query.where('created_at', '>=', range.since);
@@ -60,22 +67,24 @@ export async function usageReport(db: Db, workspaceId: string, range: UsageRange
     units: Number(r.units),
     cost: { amount: Number(r.cost_micros) / 1e6, currency: r.currency },
     cache_hits: Number(r.cache_hits),
+    cache_saved: Number(r.cache_saved_micros) / 1e6,
   }));
 }
 
 /** Sums per currency, so mixed-currency prices never add up into one wrong number. */
 export function usageTotals(rows: UsageRow[]) {
-  const totals = new Map<string, { currency: string; requests: number; input_tokens: number; output_tokens: number; micros: number; cache_hits: number }>();
+  const totals = new Map<string, { currency: string; requests: number; input_tokens: number; output_tokens: number; micros: number; cache_hits: number; savedMicros: number }>();
   for (const r of rows) {
-    const t = totals.get(r.cost.currency) ?? { currency: r.cost.currency, requests: 0, input_tokens: 0, output_tokens: 0, micros: 0, cache_hits: 0 };
+    const t = totals.get(r.cost.currency) ?? { currency: r.cost.currency, requests: 0, input_tokens: 0, output_tokens: 0, micros: 0, cache_hits: 0, savedMicros: 0 };
     t.requests += r.requests;
     t.cache_hits += r.cache_hits;
+    t.savedMicros += Math.round(r.cache_saved * 1e6);
     t.input_tokens += r.input_tokens;
     t.output_tokens += r.output_tokens;
     t.micros += Math.round(r.cost.amount * 1e6);
     totals.set(r.cost.currency, t);
   }
-  return [...totals.values()].map(({ micros, ...t }) => ({ ...t, cost: { amount: micros / 1e6, currency: t.currency } }));
+  return [...totals.values()].map(({ micros, savedMicros, ...t }) => ({ ...t, cost: { amount: micros / 1e6, currency: t.currency }, cache_saved: savedMicros / 1e6 }));
 }
 
 /** Whether YYYY-MM-DD names a day that exists: Date.parse would roll 2025-02-30 over to March 2. */

@@ -1,11 +1,14 @@
 // What a client says about caching its request: RFC 9111's request directives (no-store: neither read nor write;
-// no-cache: ask the upstream again and store the fresh answer; max-age: no answer older than that), and x-cache-ttl,
+// no-cache: ask the upstream again and store the fresh answer; max-age: no answer older than that; only-if-cached: a
+// stored answer or a 504, never the upstream), and x-cache-ttl,
 // a shorter life for the answer it stores (never longer than the route's).
 import type { IncomingHttpHeaders } from 'node:http';
 
 export interface ClientControl {
   noStore: boolean;
   noCache: boolean;
+  /** Only a stored answer will do: anything else is a 504 (RFC 9111 section 5.2.1.7). */
+  onlyIfCached?: boolean;
   /** The oldest answer, in seconds, the client accepts. */
   maxAgeSeconds?: number;
   /** The life, in seconds, of the answer this request stores. */
@@ -32,6 +35,7 @@ export function clientControl(headers: IncomingHttpHeaders): ClientControl {
     const [name, value] = part.trim().toLowerCase().split('=', 2) as [string, string | undefined];
     if (name === 'no-store') control.noStore = true;
     else if (name === 'no-cache') control.noCache = true;
+    else if (name === 'only-if-cached') control.onlyIfCached = true;
     else if (name === 'max-age') control.maxAgeSeconds = deltaSeconds(value?.replace(/^"(.*)"$/, '$1'));
   }
   if (typeof ttl === 'string') control.ttlSeconds = deltaSeconds(ttl.trim());

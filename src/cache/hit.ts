@@ -25,9 +25,13 @@ export const hitCostMicros = (policy: RouteCachePolicy, entry: CacheEntry) => Ma
 /** Charges the hit and sends it; throws the cap's 402 before anything is sent. */
 export async function answerHit(call: Call, policy: RouteCachePolicy, entry: CacheEntry, form: { json?: string; sse?: string }, ageSeconds: number): Promise<number> {
   const costMicros = hitCostMicros(policy, entry);
-  const route = { model: { id: entry.model, kind: CACHE_HIT_KIND, price: { currency: entry.currency } }, channel: { id: entry.channel } };
-  // At least one micro-unit reserved: a cap already spent refuses it, as it would refuse the call upstream.
-  const charge = await call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros: Math.max(1, costMicros), observer: call.settlements });
+  // The row's price says what the hit saved (the original cost less its own): usage reports sum it as `cache_saved`.
+  const price = { currency: entry.currency, savedMicros: Math.max(0, entry.costMicros - costMicros) };
+  const route = { model: { id: entry.model, kind: CACHE_HIT_KIND, price }, channel: { id: entry.channel } };
+  // At least one micro-unit reserved: a cap already spent refuses it, as it would refuse the call upstream; nothing
+  // when the route serves free hits past a spent cap.
+  const estimateMicros = policy.hitsPastCap && costMicros === 0 ? 0 : Math.max(1, costMicros);
+  const charge = await call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros, observer: call.settlements });
   try {
     const tokens = policy.hitTokensReported ? { inputTokens: entry.inputTokens, outputTokens: entry.outputTokens, cachedInputTokens: entry.cachedInputTokens } : {};
     const settling = charge.settle({ costMicros, ...tokens });

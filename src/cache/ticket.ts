@@ -1,6 +1,7 @@
 // One call's way through the response cache: bypass (the request may not be cached, or the client said no-store),
 // hit (answered from the store), or miss (sent upstream; its answer kept once it went out whole and was settled).
 import type { CacheConfig, RouteCachePolicy } from '../config/cache.js';
+import { GatewayError } from '../base/errors.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket } from '../pipeline/cache-stage.js';
 import { recordOf } from '../request-logs/record.js';
@@ -10,6 +11,7 @@ import { answerHit, hitAnswer } from './hit.js';
 import { streamComplete } from './replay.js';
 import type { CacheEntry } from './store.js';
 import type { CacheStats, CacheOutcome } from './stats.js';
+import { embed, singleTurnText, type SemanticIndex } from './semantic.js';
 import type { ResponseStore } from './store.js';
 
 /** What a ticket uses of the cache: its store, its bounds and its counters. */
@@ -17,7 +19,17 @@ export interface TicketDeps {
   readonly store: ResponseStore;
   readonly config: CacheConfig;
   readonly stats: CacheStats;
+  readonly semantic: SemanticIndex;
 }
+
+/** Where a ticket's request stands for the semantic cache: its route and its scope (workspace and dialect). */
+export interface TicketPlace {
+  routeId: string;
+  scope: string;
+}
+
+/** What `Cache-Control: only-if-cached` gets when the cache has no answer for it: a 504, as RFC 9111 says, nothing sent upstream. */
+const notCached = (why: string) => new GatewayError('cache_miss', 504, 'server_error', `Cache-Control: only-if-cached, and ${why}`);
 
 export class Ticket implements CacheTicket {
   constructor(
@@ -26,27 +38,55 @@ export class Ticket implements CacheTicket {
     private readonly control: ClientControl,
     /** The store key; undefined when the request may not be cached (a bypass). */
     private readonly key: string | undefined,
+    private readonly place: TicketPlace,
   ) {}
+
+  /** This request's embedding, once the semantic cache made one: kept beside its answer when the answer is stored. */
+  private vector?: Float32Array;
+  /** Set when the entry served is a semantic match: its similarity, said in the answer's headers. */
+  private similarity?: number;
 
   async serve(call: Call): Promise<boolean> {
     if (this.key === undefined) {
       this.outcome(call, 'bypass');
+      if (this.control.onlyIfCached) throw notCached('this request is not one the cache keeps');
       return false;
     }
-    const entry = this.control.noCache ? undefined : await this.cache.store.read(this.key);
+    let entry = this.control.noCache ? undefined : await this.cache.store.read(this.key);
+    if (!entry && !this.control.noCache) entry = await this.nearest(call);
     const now = call.services.now();
     const ageSeconds = entry ? Math.max(0, Math.floor((now - entry.at) / 1000)) : 0;
     const fresh = entry && (this.control.maxAgeSeconds === undefined || ageSeconds <= this.control.maxAgeSeconds);
-    const form = fresh ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
+    const form = entry && fresh ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
     if (entry && form) {
       this.outcome(call, 'hit');
+      if (this.similarity !== undefined) {
+        call.header('x-cache-match', 'semantic');
+        call.header('x-cache-similarity', this.similarity.toFixed(4));
+      }
       const costMicros = await answerHit(call, this.policy, entry, form, ageSeconds);
       this.cache.stats.hit(Math.max(0, entry.costMicros - costMicros), entry.currency);
       return true;
     }
     this.outcome(call, 'miss');
+    if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
     call.answerTap = new AnswerCapture(this.cache.config.maxEntryBytes, { keepJson: (text) => this.keepJson(call, text), keepStream: (text) => this.keepStream(call, text) });
     return false;
+  }
+
+  /**
+   * The semantic cache's entry for a request whose exact key missed: its nearest earlier request's stored answer (the
+   * answer says `x-cache-match: semantic` and the similarity), or undefined, its embedding kept for its own answer.
+   */
+  private async nearest(call: Call): Promise<CacheEntry | undefined> {
+    const policy = this.policy.semantic;
+    const text = policy ? singleTurnText(call.body) : undefined;
+    if (!policy || text === undefined) return undefined;
+    this.vector = await embed(call, policy, this.place.routeId, text);
+    const near = this.vector && this.cache.semantic.nearest(policy, this.place.scope, this.vector);
+    const entry = near ? await this.cache.store.read(near.key) : undefined;
+    if (near && entry) this.similarity = near.similarity;
+    return entry;
   }
 
   /** A JSON answer that went out with status 200: kept. */
@@ -80,7 +120,10 @@ export class Ticket implements CacheTicket {
     const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity);
     if (ttl <= 0) return;
     try {
-      if (await this.cache.store.write(this.key, text, ttl * 1000)) this.cache.stats.stored(text.length);
+      if (await this.cache.store.write(this.key, text, ttl * 1000)) {
+        this.cache.stats.stored(text.length);
+        if (this.vector && this.policy.semantic) this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key, this.vector);
+      }
     } catch (err) {
       call.log.warn({ err }, 'keeping an answer in the response cache failed');
     }

@@ -39,8 +39,13 @@ function typeOf(s: Schema): string {
     const name = s.$ref.includes('#/$defs/') ? s.$ref.slice(s.$ref.indexOf('#/$defs/') + '#/$defs/'.length) : s.$ref;
     return `see [${name}](#${anchor(name)})`;
   }
-  // One thing or a list of them (a channel's `credential`): if it is an array, its items; else the one.
-  if (s.if && s.then?.items && s.else) return `${typeOf(s.else)}, or an array of them`;
+  // One thing or a list of them (a channel's `credential`): if it is an array, its items; else the one (or, for an MCP
+  // server's, one of two shapes).
+  if (s.if && s.then?.items && s.else) {
+    const [one, other] = [typeOf(s.then.items), typeOf(s.else)];
+    return one === other ? `${one}, or an array of them` : `${other}, or an array of ${one.replace(/^see /, '')}`;
+  }
+  if (s.if && s.then && s.else) return `${typeOf(s.then)} or ${typeOf(s.else)}`;
   if (s.enum) return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
   if (s.oneOf || s.anyOf) return (s.oneOf ?? s.anyOf)!.map(typeOf).join(' or ');
   if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
@@ -165,7 +170,7 @@ function protocolLines(): string[] {
 
 /** The MCP server file (mcp/*.yaml); how the gateway serves them is docs/mcp.md. */
 function mcpLines(): string[] {
-  return ['## MCP servers (`mcp/*.yaml`)', '', section(load('mcp.schema.json'), 'mcp-server'), '', 'How keys are granted tools, and what a call costs and leaves behind: [mcp.md](mcp.md).', ''];
+  return ['## MCP servers (`mcp/*.yaml`)', '', sections(load('mcp.schema.json'), 'mcp-server'), '', 'How keys are granted tools, and what a call costs and leaves behind: [mcp.md](mcp.md).', ''];
 }
 
 /** The guardrail file (guardrails/*.yaml): one guardrail or a list; what each kind does is docs/guardrails.md. */
@@ -175,8 +180,15 @@ function guardrailLines(): string[] {
   return ['## Guardrails (`guardrails/*.yaml`)', '', file.description ?? '', '', section(guardrail, 'guardrail'), '', section(pattern, 'pattern'), '', 'What each kind checks, where and at what cost: [guardrails.md](guardrails.md).', ''];
 }
 
+/** The route file (routes/*.yaml): one route or a list; how routes pick and fail over is docs/routing.md. */
+function routeLines(): string[] {
+  const file = load('route.schema.json');
+  const { route, routeCache } = file.$defs!;
+  return ['## Routes (`routes/*.yaml`)', '', file.description ?? '', '', section(route, 'route'), '', section(routeCache, 'routeCache'), '', 'Strategies, failover and cooldowns: [routing.md](routing.md); the cache: [caching.md](caching.md).', ''];
+}
+
 export function renderConfigDocs(): string {
-  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines(), ...mcpLines(), ...guardrailLines()].join('\n');
+  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines(), ...routeLines(), ...mcpLines(), ...guardrailLines()].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

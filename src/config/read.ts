@@ -109,17 +109,27 @@ function catalogueFiles(operator: { catalogueDir?: string }, overlayDir: string 
  * The scopes the config's endpoint catalogue declares, read without loading channels, protocols or mappings: what the
  * admin CLI needs to give a key a scope. A file that does not parse adds nothing here; check-config names it.
  */
-export function catalogueScopes(file: string, env: NodeJS.ProcessEnv): string[] {
+/** The endpoint catalogue's entries as its files hold them (no checks): for a command that needs a field or two of them. */
+function catalogueEntries(file: string, env: NodeJS.ProcessEnv): unknown[] {
   const root = readYamlSource(file);
-  const scopes = new Set<string>();
-  for (const path of catalogueFiles(operatorFolders(root, dirname(file), env), overlayFolder(root, dirname(file), env))) {
+  return catalogueFiles(operatorFolders(root, dirname(file), env), overlayFolder(root, dirname(file), env)).flatMap((path) => {
     const { value } = readYamlSource(path);
-    for (const entry of Array.isArray(value) ? value : [value]) {
-      const scope = (entry as { scope?: unknown } | null)?.scope;
-      if (typeof scope === 'string') scopes.add(scope);
-    }
-  }
-  return [...scopes];
+    return Array.isArray(value) ? value : [value];
+  });
+}
+
+export function catalogueScopes(file: string, env: NodeJS.ProcessEnv): string[] {
+  const scopes = catalogueEntries(file, env).map((entry) => (entry as { scope?: unknown } | null)?.scope);
+  return [...new Set(scopes.filter((scope): scope is string => typeof scope === 'string'))];
+}
+
+/** The wire objects of the catalogue's task families (`pipeline.task.object` of a `flow: task` entry), from its files. */
+export function catalogueTaskObjects(file: string, env: NodeJS.ProcessEnv): string[] {
+  const objects = catalogueEntries(file, env).map((entry) => {
+    const pipeline = (entry as { pipeline?: { flow?: unknown; task?: { object?: unknown } } } | null)?.pipeline;
+    return pipeline?.flow === 'task' ? pipeline.task?.object : undefined;
+  });
+  return [...new Set(objects.filter((object): object is string => typeof object === 'string'))];
 }
 
 export function readConfigFiles(file: string, processEnv: NodeJS.ProcessEnv, problems: Problems): ConfigSources {

@@ -3,7 +3,7 @@ import type { SchemaRegistry } from './schemas.js';
 
 import type { PoolEntry, ResolvedCredential } from './credentials.js';
 import type { RouteCachePolicy } from './cache.js';
-import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, McpServerSchema, ModelConfig, ProtocolSchema, RouteRoute, GuardrailGuardrail } from './generated/config-types.js';
+import type { AnswerMedia, Catalogue, ChannelCredential, ChannelSchema, EventMedia, GatewayConfigSchema, McpPassthrough, McpServerSchema, ModelConfig, ProtocolSchema, RouteRoute, GuardrailGuardrail } from './generated/config-types.js';
 
 // The shapes of the files, as validated with their defaults filled in, are generated from schemas/ (npm run gen:types).
 export type {
@@ -94,6 +94,8 @@ export interface RouteNode {
   stickyKey?: string;
   /** True when an attempt's failure moves the request on to the next target (`failover.on`, compiled). */
   movesOn(err: unknown): boolean;
+  /** Set when a chat answer a content filter stopped goes on to the next target (`failover.on` lists content_filter). */
+  contentFilter?: true;
   /** Set when a text stream broken after its first byte goes on at the next target (failover.streamAfterFirstByte). */
   streamFailover?: { idleMs: number };
   cooldown?: RouteSchema['cooldown'];
@@ -154,7 +156,9 @@ export interface GuardrailVerdict {
 
 /** One upstream MCP server as the gateway runs it. */
 export interface McpServerConfig extends Omit<McpServerSchema, 'credential'> {
-  credential?: ChannelCredential | ChannelCredential[];
+  credential?: ChannelCredential | ChannelCredential[] | McpPassthrough;
+  /** The user's own token passed through (credential.passthrough): the client's header it comes on, lower case, and how it goes on. */
+  passthrough?: { from: string; header?: string; value?: string };
   /** Where it was declared, for messages. */
   file: string;
   /** Why it cannot serve (a credential variable not set), when it cannot. */
@@ -176,4 +180,6 @@ export interface McpGrant {
 export interface McpSetup {
   servers: Map<string, McpServerConfig>;
   grants: McpGrant[];
+  /** How long a relay token (a Responses upstream calling a gateway server back) stays valid, in seconds. */
+  relayTokenSeconds: number;
 }

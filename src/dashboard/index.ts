@@ -20,6 +20,7 @@ import { registerSsoRoutes } from './routes/sso.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerWebhooksRoutes } from './routes/webhooks.js';
 import { registerLogsRoutes } from './routes/logs.js';
+import { registerMcpRoutes } from './routes/mcp.js';
 import { SESSION_COOKIE, SESSION_SECONDS, sessionKey } from './session.js';
 
 const viewsDir = join(import.meta.dirname, 'views');
@@ -49,6 +50,7 @@ export async function registerDashboard(app: FastifyInstance, services: Dashboar
       registerLogsRoutes(dashboard, services);
       registerAuditRoutes(dashboard, services);
       registerWebhooksRoutes(dashboard, services);
+      registerMcpRoutes(dashboard, services);
     },
     { prefix: '/dashboard' },
   );

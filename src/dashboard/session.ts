@@ -21,6 +21,8 @@ export interface DashboardContext {
   csrfToken: string;
   /** Whether the navigation links the Logs page (members see it unless requestLogs.membersSee is false). */
   logsShown: boolean;
+  /** Whether the navigation links Settings > MCP tools (the gateway serves MCP servers). */
+  mcpShown: boolean;
 }
 
 declare module 'fastify' {
@@ -52,7 +54,7 @@ export class NoWorkspaceError extends GatewayError {
  * role, if the route names some. Every check reads the database, so removing a membership or a session takes effect
  * on the next request.
  */
-export function requireUser(services: { db: Db; readonly config?: Pick<LoadedConfig, 'gateway'> }, roles?: readonly Role[]): preHandlerAsyncHookHandler {
+export function requireUser(services: { db: Db; readonly config?: Pick<LoadedConfig, 'gateway'> & Partial<Pick<LoadedConfig, 'mcp'>> }, roles?: readonly Role[]): preHandlerAsyncHookHandler {
   return async function (req: FastifyRequest, reply: FastifyReply) {
     const user = await sessionUser(services, req);
     if (!user) throw new DashboardAuthError();
@@ -62,7 +64,8 @@ export function requireUser(services: { db: Db; readonly config?: Pick<LoadedCon
     if (!workspace) throw new NoWorkspaceError();
     if (roles && !roles.includes(workspace.role)) throw new RoleError(roles);
     const logsShown = workspace.role !== 'member' || !services.config || requestLogsConfig(services.config).membersSee;
-    req.dashboard = { user, memberships, workspace, csrfToken: reply.generateCsrf(), logsShown };
+    const mcpShown = (services.config?.mcp?.servers.size ?? 0) > 0;
+    req.dashboard = { user, memberships, workspace, csrfToken: reply.generateCsrf(), logsShown, mcpShown };
   };
 }
 
@@ -72,8 +75,10 @@ export function dashboardActor(req: FastifyRequest): Actor {
 }
 
 /** The admin service as a dashboard page uses it: this user, in the workspace the page acts on. */
-export function dashboardAdmin(services: { db: Db; calendar?: BudgetCalendar }, req: FastifyRequest): AdminService {
-  return new AdminService({ db: services.db, calendar: services.calendar }, dashboardActor(req), new Set([req.dashboard!.workspace.workspaceId]));
+export function dashboardAdmin(services: { db: Db; calendar?: BudgetCalendar; readonly config?: Partial<Pick<LoadedConfig, 'mcp'>> }, req: FastifyRequest): AdminService {
+  // A grant must name a server the gateway serves now (as through the admin API).
+  const mcpServers = services.config?.mcp ? () => new Set(services.config!.mcp!.servers.keys()) : undefined;
+  return new AdminService({ db: services.db, calendar: services.calendar, mcpServers }, dashboardActor(req), new Set([req.dashboard!.workspace.workspaceId]));
 }
 
 export const MANAGERS: readonly Role[] = ['owner', 'admin'];

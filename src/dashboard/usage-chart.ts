@@ -33,6 +33,8 @@ interface Totals {
   output: number;
   costMicros: number;
   currency: string;
+  hits: number;
+  savedMicros: number;
 }
 
 const CHART = { width: 640, height: 220, left: 64, bottom: 24, top: 10, right: 8 };
@@ -67,8 +69,10 @@ function totalsBy(rows: UsageRow[], nameOf: (r: UsageRow) => string): Totals[] {
   for (const r of rows) {
     const name = nameOf(r);
     const id = `${name}\u0000${r.cost.currency}`;
-    const t = out.get(id) ?? { name, requests: 0, input: 0, output: 0, costMicros: 0, currency: r.cost.currency };
+    const t = out.get(id) ?? { name, requests: 0, input: 0, output: 0, costMicros: 0, currency: r.cost.currency, hits: 0, savedMicros: 0 };
     t.requests += r.requests;
+    t.hits += r.cache_hits;
+    t.savedMicros += Math.round(r.cache_saved * 1e6);
     t.input += r.input_tokens;
     t.output += r.output_tokens;
     t.costMicros += Math.round(r.cost.amount * 1e6);
@@ -77,7 +81,15 @@ function totalsBy(rows: UsageRow[], nameOf: (r: UsageRow) => string): Totals[] {
   return [...out.values()].sort((a, b) => b.costMicros - a.costMicros || b.requests - a.requests);
 }
 
-const tableRow = (t: Totals) => ({ name: t.name, requests: t.requests, input: formatTokens(t.input), output: formatTokens(t.output), cost: `${formatMoney(t.costMicros)} ${t.currency}` });
+const tableRow = (t: Totals) => ({
+  name: t.name,
+  requests: t.requests,
+  input: formatTokens(t.input),
+  output: formatTokens(t.output),
+  cost: `${formatMoney(t.costMicros)} ${t.currency}`,
+  hits: t.hits,
+  saved: `${formatMoney(t.savedMicros)} ${t.currency}`,
+});
 
 /** Everything the Usage page draws, for the 30 UTC days ending today. */
 export async function usageOverview(db: Db, workspaceId: string, now = Date.now()) {
@@ -104,6 +116,9 @@ export async function usageOverview(db: Db, workspaceId: string, now = Date.now(
     totalCost: formatUsd(totalCost),
     totalTokens: formatTokens(totalTokens),
     totalRequests: rows.reduce((a, r) => a + r.requests, 0),
+    totalHits: rows.reduce((a, r) => a + r.cache_hits, 0),
+    // Like the cost chart, in USD (the currency of caps and of the shipped prices).
+    totalSaved: formatUsd(rows.reduce((a, r) => a + (r.cost.currency === 'USD' ? Math.round(r.cache_saved * 1e6) : 0), 0)),
     costChart: barChart(days, cost, formatUsd),
     tokenChart: barChart(days, tokens, formatTokens),
     byModel: totalsBy(rows, (r) => r.model).map(tableRow),

@@ -3,17 +3,17 @@
 // event stream carrying a call's progress) by a server made for it from the key's grants, so any worker or replica can
 // answer any request and no session is pinned to one process. GET (a server-initiated stream) and DELETE (ending a
 // session) have nothing to serve and answer 405.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, presentedKey, requireScope, type RateLimiter } from '../auth/authenticate.js';
+import { authenticate, authenticateKeyId, presentedKey, requireScope, type AuthContext, type RateLimiter } from '../auth/authenticate.js';
 import { AuthError, NotFoundError } from '../base/errors.js';
+import type { McpServerConfig } from '../config/types.js';
 import type { Runtime } from '../engine/runtime.js';
 import type { Db } from '../store/db.js';
-import { createGatewayServer, type McpGatewayDeps } from '../mcp/gateway-server.js';
-import { toolGrants } from '../mcp/grants.js';
+import type { McpGatewayDeps } from '../mcp/request.js';
+import { MCP_SCOPE, toolGrants } from '../mcp/grants.js';
+import { isRelayToken, keyOfRelayToken } from '../mcp/relay-tokens.js';
 
-/** The scope a key needs for the MCP gateway. */
-export const MCP_SCOPE = 'mcp.tools';
+export { MCP_SCOPE };
 /** The largest JSON-RPC message (or batch) a client may post. */
 const MCP_BODY_LIMIT = 4 * 1024 * 1024;
 
@@ -42,7 +42,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
 async function serve(deps: McpRouteDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const key = presentedKey(req);
   if (!key) throw new AuthError('an API key is required: send "Authorization: Bearer <key>"', 'missing_api_key');
-  const auth = await authenticate(deps.db, key);
+  const only = (req.params as { server?: string }).server;
+  const auth = await authenticated(deps.db, key, only);
   req.auth = auth;
   requireScope(auth, MCP_SCOPE);
   await deps.rateLimits.admit(auth);
@@ -50,10 +51,11 @@ async function serve(deps: McpRouteDeps, req: FastifyRequest, reply: FastifyRepl
   try {
     const config = hold.snapshot.config;
     const grants = await toolGrants(deps.db, config.mcp, auth);
-    const only = (req.params as { server?: string }).server;
     // A server the key may not use is one it cannot see.
     if (only !== undefined && (!config.mcp.servers.has(only) || !grants.has(only))) throw new NotFoundError(`no MCP server "${only.slice(0, 64)}" for this key`, 'mcp_server_not_found');
-    const server = createGatewayServer(deps.mcp, { auth, key, requestId: req.id, config, grants, only });
+    // The MCP SDK's server is loaded on the first call that reaches here (a key checked): unused, it costs no memory.
+    const [{ createGatewayServer }, { StreamableHTTPServerTransport }] = await Promise.all([import('../mcp/gateway-server.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]);
+    const server = createGatewayServer(deps.mcp, { auth, key, requestId: req.id, config, grants, only, userTokens: userTokensOf(req, config.mcp.servers, grants) });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
     reply.hijack();
@@ -69,4 +71,22 @@ async function serve(deps: McpRouteDeps, req: FastifyRequest, reply: FastifyRepl
     hold.release();
     throw err;
   }
+}
+
+/** The key presented, or the key a relay token acts for (a Responses upstream calling back, on its one server only). */
+async function authenticated(db: Db, key: string, server: string | undefined): Promise<AuthContext> {
+  if (!isRelayToken(key)) return authenticate(db, key);
+  return authenticateKeyId(db, await keyOfRelayToken(db, key, server, Date.now()));
+}
+
+/** The user's own tokens the request carries, by server, for the servers in its grants whose credential passes one through. */
+function userTokensOf(req: FastifyRequest, servers: ReadonlyMap<string, McpServerConfig>, grants: ReadonlyMap<string, unknown>): Map<string, string> {
+  const tokens = new Map<string, string>();
+  for (const id of grants.keys()) {
+    const from = servers.get(id)?.passthrough?.from;
+    const value = from ? req.headers[from] : undefined;
+    const token = Array.isArray(value) ? value[0] : value;
+    if (token) tokens.set(id, token);
+  }
+  return tokens;
 }

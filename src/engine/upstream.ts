@@ -181,6 +181,16 @@ export class Upstreams {
     return (this.routerState ??= new RouterState(this.now, this.cooldowns));
   }
 
+  /**
+   * A routed answer broke after its first byte (its connection lost, an error event, no byte for streamIdleMs): a
+   * failure of its target, counted toward its route's cooldown whether or not another target continued it.
+   */
+  answerBroke(route: ModelRoute): void {
+    const via = route.via;
+    if (!via?.route.cooldown) return;
+    if (this.router.failed(via.target, this.router.target(via.target), via.route.cooldown)) this.metrics?.countRouteCooldown(via.route.id, via.target);
+  }
+
   /** The attempts of one request to a route, best first, by its strategy and what this process knows of its targets. */
   routeAttempts(node: RouteNode, request: RoutingRequest | undefined): ModelRoute[] {
     return attemptsOf(node, this.router, request);

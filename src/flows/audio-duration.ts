@@ -1,7 +1,6 @@
 // The duration of an uploaded audio file, read from its own bytes (music-metadata): what a per-minute price falls back to
 // when the vendor's answer reports no seconds, what its reservation is, and what bounds the seconds an upstream may report.
 // A header can lie: uncompressed audio (PCM: WAV, AIFF) is measured by the bytes it carries, not by the length it declares.
-import { parseBuffer } from 'music-metadata';
 
 /** Bytes of a canonical WAV header before its samples. */
 const PCM_HEADER_BYTES = 44;
@@ -11,6 +10,8 @@ const PCM_METADATA_ALLOWANCE = 64 * 1024;
 /** Seconds of audio in `bytes`, or undefined when the format or its duration cannot be read. */
 export async function audioSeconds(bytes: Buffer, filename: string, contentType: string): Promise<number | undefined> {
   try {
+    // Loaded on the first audio upload: a gateway that prices no audio never holds its parsers (some 14 MiB resident).
+    const { parseBuffer } = await import('music-metadata');
     const { format } = await parseBuffer(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), { mimeType: contentType, path: filename, size: bytes.length }, { duration: true, skipCovers: true });
     const declared = format.duration;
     if (typeof declared !== 'number' || !Number.isFinite(declared) || declared < 0) return undefined;

@@ -6,7 +6,7 @@ import type { Charge } from '../billing/meter.js';
 import { clientOutputBound, tokensForBytes } from '../billing/estimate.js';
 import type { ModelRoute } from '../config/types.js';
 import { continuationBody, notContinuable, passthroughMode, type ContinuationMode } from '../engine/routing/continuation.js';
-import { continuing, recording, spliceDialects, StreamTranscript, type PriorUsage } from '../engine/routing/stream-splice.js';
+import { continuing, recording, spliceDialects, transcriptFor, type PriorUsage, type StreamTranscript } from '../engine/routing/stream-splice.js';
 import type { ChatTranslator } from '../engine/translator.js';
 import { isPassthrough } from '../engine/translators.js';
 import type { Call } from '../pipeline/call.js';
@@ -49,7 +49,7 @@ class ChatStreamFailover implements StreamFailover {
     readonly idleMs: number,
     first: ModelRoute,
   ) {
-    this.transcript = new StreamTranscript(call.dialect, notContinuable(call.dialect, call.body));
+    this.transcript = transcriptFor(call.dialect, notContinuable(call.dialect, call.body));
     this.tried = new Set([first]);
     this.inputEstimate = tokensForBytes(call.bodyBytes);
   }
@@ -67,8 +67,9 @@ class ChatStreamFailover implements StreamFailover {
     const { call, plan, transcript } = this;
     const remaining = plan.routes.filter((r) => !this.tried.has(r));
     const channel = attempt.sent.route.channel.id;
-    if (transcript.unsafe || call.timedOut || !remaining.length) {
-      call.log.warn({ err, channel, reason: transcript.unsafe ?? (call.timedOut ? 'deadline' : 'no target left') }, 'a broken stream is not continued');
+    const blocked = transcript.blocked();
+    if (blocked || call.timedOut || !remaining.length) {
+      call.log.warn({ err, channel, reason: blocked ?? (call.timedOut ? 'deadline' : 'no target left') }, 'a broken stream is not continued');
       return undefined;
     }
     // Usage the broken attempt reported (an Anthropic message_start's input), else estimated; a malformed count stops here.
@@ -92,7 +93,9 @@ class ChatStreamFailover implements StreamFailover {
     const usage = usageReaderFor(call.config, sent, sent.operationName, 1, undefined, { bytes: call.bodyBytes + Buffer.byteLength(transcript.text) + 1024, outputTokens: clientOutputBound(call.body) });
     mapped!.ctx.reader = usage;
     const stream = translator.stream(mapped!.ctx, mapped!.body);
-    const mapper = continuing(isPassthrough(translator) ? stream : keepingItems(call, stream), transcript, this.prior, mapped!.trimmed);
+    // A translated Responses answer's items are kept as the client sees them: under its response id, the text whole.
+    const spliced = continuing(stream, transcript, this.prior, mapped!.trimmed);
+    const mapper = isPassthrough(translator) ? spliced : keepingItems(call, spliced);
     return { sent, mapper, usage };
   }
 
@@ -103,7 +106,7 @@ class ChatStreamFailover implements StreamFailover {
     const modes: ContinuationMode[] = passthrough ? [passthroughMode(call.dialect, route, call.body)] : ['prefill', 'instruction'];
     const streamedTokens = this.prior.outputTokens;
     for (let i = 0; ; i++) {
-      const { body, trimmed } = continuationBody(call.body, this.transcript.text, modes[i], streamedTokens, passthrough && call.dialect === 'openai-chat');
+      const { body, trimmed } = continuationBody(call.dialect, call.body, this.transcript.text, modes[i], streamedTokens, passthrough && call.dialect === 'openai-chat');
       const ctx = new ChatContext(call, route, this.charge, body);
       try {
         const document = translator.request(body, ctx);

@@ -7,6 +7,9 @@ import type { Db } from '../store/db.js';
 import { grantsOf, type StoredMcpGrant } from '../store/mcp-grants.js';
 import { findWorkspaceById } from '../store/workspaces.js';
 
+/** The scope a key needs for the MCP gateway (its endpoints, and gateway servers named in Responses tools). */
+export const MCP_SCOPE = 'mcp.tools';
+
 /** A list of names and `*` patterns as one test. */
 export function namesMatcher(patterns: readonly string[]): (name: string) => boolean {
   const exact = new Set(patterns.filter((p) => !p.includes('*')));

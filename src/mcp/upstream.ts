@@ -5,8 +5,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { LimitError, UpstreamError } from '../base/errors.js';
+import { GatewayError, LimitError, UpstreamError } from '../base/errors.js';
 import { MCP_STATIC_AUTH } from '../config/mcp.js';
+import type { ResolvedCredential } from '../config/credentials.js';
 import type { ChannelConfig, McpServerConfig, ProtocolConfig } from '../config/types.js';
 import { authenticatorFor, type Authenticator } from '../engine/credentials/authenticator.js';
 import { TokenCaches } from '../engine/credentials/token-cache.js';
@@ -55,14 +56,21 @@ export class McpUpstreams {
     this.tokenCaches = new TokenCaches(now);
   }
 
-  /** Opens an exchange with `server`; `signal` ends it (the gateway's client went away, or the deadline passed). */
-  async open(server: McpServerConfig, templates: TemplateSet, signal: AbortSignal): Promise<UpstreamSession> {
+  /**
+   * Opens an exchange with `server`; `signal` ends it (the gateway's client went away, or the deadline passed).
+   * `userToken` is the user's own token, for a server whose credential passes one through (and for no other).
+   */
+  async open(server: McpServerConfig, templates: TemplateSet, signal: AbortSignal, userToken?: string): Promise<UpstreamSession> {
     if (server.disabledReason) throw new UpstreamError(`MCP server "${server.id}" is disabled: ${server.disabledReason}`, 503, 'mcp_server_disabled');
-    return server.command ? this.openCommand(server) : this.openHttp(server, templates, signal);
+    if (server.passthrough && !userToken) {
+      throw new GatewayError('mcp_user_token_missing', 401, 'authentication_error', `MCP server "${server.id}" takes your own token: send it in the "${server.passthrough.from}" header`);
+    }
+    return server.command ? this.openCommand(server) : this.openHttp(server, templates, signal, userToken);
   }
 
-  private async openHttp(server: McpServerConfig, templates: TemplateSet, signal: AbortSignal): Promise<UpstreamSession> {
-    const auth = this.authenticator(server, templates);
+  private async openHttp(server: McpServerConfig, templates: TemplateSet, signal: AbortSignal, userToken: string | undefined): Promise<UpstreamSession> {
+    const auth = this.authenticator(server, templates, userToken);
+    const secrets = () => [...server.secretValues, ...(auth?.liveSecrets() ?? []), ...(userToken ? [userToken] : [])];
     let tooLarge = false;
     const cut = new AbortController();
     const both = AbortSignal.any([signal, cut.signal]);
@@ -83,7 +91,7 @@ export class McpUpstreams {
       await client.connect(transport, { signal: both, timeout: server.timeoutSeconds * 1000 });
     } catch (err) {
       await client.close().catch(() => undefined);
-      throw upstreamFailure(server, err, tooLarge, () => [...server.secretValues, ...(auth?.liveSecrets() ?? [])]);
+      throw upstreamFailure(server, err, tooLarge, secrets);
     }
     return {
       client,
@@ -91,7 +99,7 @@ export class McpUpstreams {
       get tooLarge() {
         return tooLarge;
       },
-      secrets: () => [...server.secretValues, ...(auth?.liveSecrets() ?? [])],
+      secrets,
       close: () => client.close().catch(() => undefined),
     };
   }
@@ -117,12 +125,14 @@ export class McpUpstreams {
     return { client, signal: new AbortController().signal, tooLarge: false, secrets: () => [], close: async () => undefined };
   }
 
-  private authenticator(server: McpServerConfig, templates: TemplateSet): Authenticator | undefined {
-    if (!server.auth) return undefined;
+  private authenticator(server: McpServerConfig, templates: TemplateSet, userToken: string | undefined): Authenticator | undefined {
+    // A user's own token is a static key of this exchange alone, in the header the server's file names.
+    const credential: ResolvedCredential | undefined = server.passthrough ? { kind: 'static', credential: userToken!, header: server.passthrough.header, value: server.passthrough.value } : server.auth;
+    if (!credential) return undefined;
     // The credential kinds are the channels'; an MCP server is a channel of one protocol whose static key is a bearer token.
-    const channel = { id: `mcp:${server.id}`, auth: server.auth } as ChannelConfig;
+    const channel = { id: `mcp:${server.id}`, auth: credential } as ChannelConfig;
     const protocol = { auth: MCP_STATIC_AUTH } as unknown as ProtocolConfig;
-    return authenticatorFor({ channel, credential: server.auth, protocol, templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCaches.of(identity, fetchToken) });
+    return authenticatorFor({ channel, credential, protocol, templates, now: this.now, tokenCache: (identity, fetchToken) => this.tokenCaches.of(identity, fetchToken) });
   }
 
   async close(): Promise<void> {

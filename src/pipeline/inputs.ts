@@ -10,6 +10,7 @@ import type { ModelRoute } from '../config/types.js';
 import { operationDialect } from '../engine/translators.js';
 import { forgetSourceText } from '../http/json-text.js';
 import { holdForCall } from './image-form.js';
+import { serveGatewayMcpTools } from '../mcp/responses-tools.js';
 
 /** Inline images and documents a request may carry in all, as file ids resolved to bytes. */
 const INPUT_FILES_LIMIT = 25 * 1024 * 1024;
@@ -135,8 +136,10 @@ function responsesInputs(call: Call, routes: readonly ModelRoute[]): Promise<voi
   const passedThrough = routes.some((route) => operationDialect(route, 'responses') === 'openai-responses');
   // On translated routes an item_reference names an item this gateway answered the workspace with: it is resolved here.
   const references = passedThrough ? undefined : itemReferences(call.body.input);
-  if (!parts && !passedThrough && !references) return undefined;
+  const mcpTools = Array.isArray(call.body.tools) && call.body.tools.some((t) => isObject(t) && t.type === 'mcp') ? (call.body.tools as unknown[]) : undefined;
+  if (!parts && !passedThrough && !references && !mcpTools) return undefined;
   return (async () => {
+    if (mcpTools) await gatewayMcpTools(call, mcpTools);
     if (references) await resolveItemReferences(call, references);
     if (passedThrough) await checkProviderIds(call, responsesParts(call.body.input));
     const files = new InputFiles(call);
@@ -148,6 +151,13 @@ function responsesInputs(call: Call, routes: readonly ModelRoute[]): Promise<voi
       part.image_url = `data:${file.contentType};base64,${file.base64}`;
     }
   })();
+}
+
+/** `mcp` tools naming a gateway MCP server are pointed at the gateway, with a relay token for the key (src/mcp/responses-tools.ts). */
+async function gatewayMcpTools(call: Call, tools: unknown[]): Promise<void> {
+  // The tools may change in place: the body's text no longer says what it holds.
+  forgetSourceText(call.body);
+  await serveGatewayMcpTools({ db: call.services.db, setup: call.config.mcp, auth: call.auth, baseUrl: call.baseUrl(), now: call.services.now() }, tools);
 }
 
 const chatNamed = (p: Part) =>

@@ -42,6 +42,7 @@ export function keepingItems(call: Call, mapper: StreamMapper): StreamMapper {
     push: (event, parse) => watch(mapper.push(event, parse)),
     end: () => watch(mapper.end()),
     fail: (error) => mapper.fail(error),
+    streamedOutputTokens: mapper.streamedOutputTokens && (() => mapper.streamedOutputTokens!()),
     drain() {
       const p = pending;
       pending = undefined;

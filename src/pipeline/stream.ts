@@ -126,7 +126,11 @@ export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper,
         break;
       } catch (err) {
         attempt.sent.response.body.destroy();
-        const next = failover && !call.clientGone && !call.abortSource.aborted ? await continuation(call, failover, err, attempt) : undefined;
+        // The upstream's failure (not the client leaving, the deadline, or a guardrail's block): its target failed, and
+        // the answer may go on elsewhere.
+        const broke = !call.clientGone && !call.abortSource.aborted && upstreamFailure(err, attempt.sent);
+        if (broke) call.upstreams.answerBroke(attempt.sent.route);
+        const next = failover && broke ? await continuation(call, failover, err, attempt) : undefined;
         if (next) {
           // The continuation's text passes the call's guardrails as the first attempt's did (a window of its own).
           attempts.push((attempt = call.guardStream ? { ...next, mapper: call.guardStream(next.mapper) } : next));
@@ -145,6 +149,12 @@ export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper,
   } finally {
     await endStream(call, attempts, charge, out, res, failover);
   }
+}
+
+/** Whether what broke a stream is the upstream's doing (its connection, its events, its silence), not the gateway's. */
+function upstreamFailure(err: unknown, sent: Sent): boolean {
+  const failure = readFailure(err, sent);
+  return failure instanceof GatewayError && failure.statusCode >= 500;
 }
 
 /** The attempt that continues a broken stream; undefined (logged) when none can. */

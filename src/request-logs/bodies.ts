@@ -117,10 +117,10 @@ async function store(blobs: BlobStore, workspaceId: string, rowId: string, docum
  * Stores what a call that is not an HTTP request of its own carried (an MCP tool call: its arguments and its result),
  * redacted as a request's bodies are, when capture is on for its workspace; the blob key, or null.
  */
-export async function captureCallBodies(deps: CaptureDeps, workspaceId: string, rowId: string, call: { method: string; url: string; request: unknown; response: unknown; key?: string }): Promise<string | null> {
+export async function captureCallBodies(deps: CaptureDeps, workspaceId: string, rowId: string, call: { method: string; url: string; request: unknown; response: unknown; secrets?: string[] }): Promise<string | null> {
   if (!(await capturing(deps, workspaceId))) return null;
-  const request = cut(JSON.stringify(redactValue(call.request, call.key)) ?? '', deps.config.maxBodyBytes);
-  const response = cut(JSON.stringify(redactValue(call.response, call.key)) ?? '', deps.config.maxBodyBytes);
+  const request = cut(JSON.stringify(redactValue(call.request, call.secrets)) ?? '', deps.config.maxBodyBytes);
+  const response = cut(JSON.stringify(redactValue(call.response, call.secrets)) ?? '', deps.config.maxBodyBytes);
   return store(deps.blobs, workspaceId, rowId, {
     request: { method: call.method, url: call.url, headers: {}, body: request.text, truncated: request.truncated },
     response: { body: response.text, truncated: response.truncated },

@@ -50,14 +50,17 @@ const BEARER = /\b(bearer)(\s+)[A-Za-z0-9._~+/=-]+/gi;
 const BASIC = /\b(Basic)(\s+)[A-Za-z0-9._~+/=-]+/g;
 
 /** Text with every credential shape, and the presented key, replaced. */
-export function redactText(text: string, key: string | undefined): string {
+export function redactText(text: string, key: Secrets): string {
   let out = text.replace(BEARER, `$1$2${REDACTED}`).replace(BASIC, `$1$2${REDACTED}`).replace(KEY_SHAPE, REDACTED);
-  if (key && key.length >= 8) out = out.split(key).join(REDACTED);
+  for (const secret of typeof key === 'string' ? [key] : (key ?? [])) if (secret.length >= 8) out = out.split(secret).join(REDACTED);
   return out;
 }
 
+/** The key a request presented, or every secret a call may echo (the key, a user's own token): replaced wherever they appear. */
+export type Secrets = string | readonly string[] | undefined;
+
 /** A JSON value with secret-named fields replaced and every string redacted. */
-export function redactValue(value: unknown, key: string | undefined, depth = 0): unknown {
+export function redactValue(value: unknown, key: Secrets, depth = 0): unknown {
   if (typeof value === 'string') return redactText(value, key);
   if (value === null || typeof value !== 'object') return value;
   // Deeper than any request nests: nothing below is kept rather than kept unread.

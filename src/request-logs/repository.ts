@@ -13,6 +13,8 @@ export interface RequestLogFilter {
   model?: string;
   keyId?: string;
   route?: string;
+  /** Only rows on which a guardrail gave this verdict. */
+  guardrail?: 'block' | 'redact' | 'flag';
   /** Unix milliseconds, inclusive. */
   since?: number;
   /** Unix milliseconds, exclusive. */
@@ -48,6 +50,8 @@ export function requestLogPage(db: Db, f: RequestLogFilter) {
   if (f.model !== undefined) query = query.where('r.model', '=', f.model);
   if (f.keyId !== undefined) query = query.where('r.key_id', '=', f.keyId);
   if (f.route !== undefined) query = query.where('r.route', '=', f.route);
+  // The column is the verdicts as JSON.stringify wrote them (no spaces): the same LIKE on SQLite and PostgreSQL.
+  if (f.guardrail !== undefined) query = query.where('r.guardrails', 'like', `%"verdict":"${f.guardrail}"%`);
   if (f.since !== undefined) query = query.where('r.id', '>=', requestLogIdAt(f.since));
   if (f.until !== undefined) query = query.where('r.id', '<', requestLogIdAt(f.until));
   if (f.cursor !== undefined) query = query.where('r.id', '<', f.cursor);

@@ -41,7 +41,8 @@ export interface CapturedCall {
   url: string;
   request: unknown;
   response: unknown;
-  key?: string;
+  /** Values to redact wherever they appear (the key presented, a user's own token). */
+  secrets?: string[];
 }
 
 /** One call that is not an HTTP request of its own (an MCP tool call): its row's fields. */

@@ -15,8 +15,9 @@ export async function findApiKeyByHash(db: Db, hash: string): Promise<ApiKeyRow 
 }
 
 /** A key by its hash, with the guardrails its workspace adds (what a request's authentication needs, in one query). */
-export async function findApiKeyForAuth(db: Db, hash: string): Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined> {
-  return db.selectFrom('api_keys').leftJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id').selectAll('api_keys').select('workspaces.guardrails as workspace_guardrails').where('api_keys.hash', '=', hash).executeTakeFirst() as Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined>;
+/** A key, by its hash or (a relay token names it) by its id, with its workspace's guardrails: what authentication reads. */
+export async function findApiKeyForAuth(db: Db, hash: string, by: 'hash' | 'id' = 'hash'): Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined> {
+  return db.selectFrom('api_keys').leftJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id').selectAll('api_keys').select('workspaces.guardrails as workspace_guardrails').where(by === 'hash' ? 'api_keys.hash' : 'api_keys.id', '=', hash).executeTakeFirst() as Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined>;
 }
 
 export async function findApiKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {

@@ -66,9 +66,10 @@ export interface DatabaseSettings {
   schema?: string;
 }
 
-export async function openDatabase(settings: DatabaseSettings): Promise<OpenedDatabase> {
+/** `shortLived`: a command that opens, writes a row and exits (the admin CLI) starts no checkpointer thread. */
+export async function openDatabase(settings: DatabaseSettings, { shortLived = false } = {}): Promise<OpenedDatabase> {
   if (settings.driver === 'postgres') return openPostgres(settings.url!, settings.schema);
-  return openSqlite(settings.path);
+  return openSqlite(settings.path, { checkpointer: !shortLived });
 }
 
 /** What runs before the connection is handed out; set once the spend store exists. */
@@ -112,7 +113,7 @@ class WaitingSqliteDialect extends SqliteDialect {
   }
 }
 
-export async function openSqlite(path: string): Promise<OpenedDatabase> {
+export async function openSqlite(path: string, { checkpointer: withCheckpointer = true } = {}): Promise<OpenedDatabase> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
@@ -121,7 +122,7 @@ export async function openSqlite(path: string): Promise<OpenedDatabase> {
   sqlite.pragma('foreign_keys = ON');
   sqlite.defaultSafeIntegers(false);
   // A file's WAL is checkpointed by a thread of its own, never inside a commit on the event loop.
-  const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path);
+  const checkpointer = path === ':memory:' || !withCheckpointer ? undefined : startCheckpointer(path);
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
   const hook = new BeforeQuery();
   const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: sqlite }, hook) });

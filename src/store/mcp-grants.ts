@@ -35,3 +35,16 @@ export async function writeGrant(db: Kysely<Database>, scope: McpGrantScope, sub
   if (tools) await db.insertInto('mcp_grants').values({ scope, subject_id: subjectId, server, tools: JSON.stringify(tools), updated_at: Math.floor(now / 1000) }).execute();
   return before;
 }
+
+/** The grants the keys of a workspace have of their own, each with its key's id. */
+export async function keyGrantsInWorkspace(db: Kysely<Database>, workspaceId: string): Promise<(StoredMcpGrant & { keyId: string })[]> {
+  const rows = await db
+    .selectFrom('mcp_grants')
+    .innerJoin('api_keys', 'api_keys.id', 'mcp_grants.subject_id')
+    .select(['mcp_grants.subject_id', 'mcp_grants.server', 'mcp_grants.tools'])
+    .where('mcp_grants.scope', '=', 'key')
+    .where('api_keys.workspace_id', '=', workspaceId)
+    .orderBy('mcp_grants.server')
+    .execute();
+  return rows.map((r) => ({ keyId: r.subject_id, server: r.server, tools: JSON.parse(r.tools) as string[] }));
+}

@@ -3,7 +3,7 @@ import type { CheckedConfig } from '../config/types.js';
 import { dataPathFor } from '../config/locate.js';
 import { openDatabase, type OpenedDatabase } from './database.js';
 
-export function openConfiguredDatabase(config: Pick<CheckedConfig, 'baseDir' | 'gateway'>, env: NodeJS.ProcessEnv = process.env): Promise<OpenedDatabase> {
+export function openConfiguredDatabase(config: Pick<CheckedConfig, 'baseDir' | 'gateway'>, env: NodeJS.ProcessEnv = process.env, options: { shortLived?: boolean } = {}): Promise<OpenedDatabase> {
   const { driver, path, url, schema } = config.gateway.storage.database;
-  return openDatabase({ driver, path: dataPathFor(config)(path), url: url || env.DATABASE_URL, schema });
+  return openDatabase({ driver, path: dataPathFor(config)(path), url: url || env.DATABASE_URL, schema }, options);
 }

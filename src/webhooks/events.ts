@@ -3,7 +3,8 @@
 // `{type, timestamp, data}` with the task as a status request shows it (a signed link to the archived file, valid for
 // files.signing.urlLifetimeSeconds; a status request gives a fresh one).
 import type { TaskEvents } from '../tasks/deps.js';
-import { taskEventOf } from '../tasks/family.js';
+import { taskEventOf, taskFamilies } from '../tasks/family.js';
+import type { EndpointConfig } from '../config/types.js';
 import type { TaskRow } from '../tasks/store.js';
 import { toTaskObjectsAt, type TaskObjectDeps } from '../tasks/wire.js';
 import type { Db } from '../store/db.js';
@@ -14,12 +15,31 @@ import type { BatchRow } from '../batches/store.js';
 import type { GuardrailBlock, GuardrailEvents } from '../pipeline/guard-events.js';
 import { insertDeliveries, newDeliveryId, subscribedEndpoints, type DeliveryRow } from './store.js';
 
-export const EVENT_TYPES = ['video.completed', 'video.failed', 'image.completed', 'image.failed', 'batch.completed', 'batch.failed', 'guardrail.blocked'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-/** What an endpoint registered without `events` takes: the task and batch events (guardrail.blocked is asked for by name). */
-export const DEFAULT_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((type) => type !== 'guardrail.blocked');
+/** The events that are not a task family's. */
+const OTHER_EVENT_TYPES = ['batch.completed', 'batch.failed', 'guardrail.blocked'] as const;
+/** What an endpoint registered without `events` takes: all but guardrail.blocked (asked for by name). */
+const NAMED_ONLY = new Set(['guardrail.blocked']);
+/**
+ * A task family's event: its wire object without `.task`, then `completed` or `failed` (`video.task`: `video.completed`).
+ * An endpoint may name one of a family the catalogue does not declare yet (an operator's family added later).
+ */
+const TASK_EVENT = /^[a-z][a-z0-9_-]{0,31}\.(completed|failed)$/;
 
-export const isEventType = (value: unknown): value is EventType => typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
+export type EventType = string;
+
+export const isEventType = (value: unknown): value is EventType => typeof value === 'string' && ((OTHER_EVENT_TYPES as readonly string[]).includes(value) || TASK_EVENT.test(value));
+
+/** The event types a catalogue's task objects set off, then the batch and guardrail ones: what an endpoint may take. */
+export function eventTypesOf(taskObjects: Iterable<string>): string[] {
+  const tasks = [...new Set(taskObjects)].flatMap((object) => [taskEventOf(object, 'completed'), taskEventOf(object, 'failed')]);
+  return [...tasks.filter(isEventType), ...OTHER_EVENT_TYPES];
+}
+
+/** The event types of a loaded catalogue's task families, then the batch and guardrail ones. */
+export const eventTypesOfEndpoints = (endpoints: readonly EndpointConfig[]): string[] => eventTypesOf(taskFamilies(endpoints).keys());
+
+/** What an endpoint registered without `events` takes, of `eventTypes`. */
+export const defaultEventTypes = (eventTypes: readonly string[]): string[] => eventTypes.filter((type) => !NAMED_ONLY.has(type));
 
 /** The event a finished task sets off, or undefined for a task still running. */
 export function eventTypeOf(task: Pick<TaskRow, 'object' | 'status'>): EventType | undefined {

@@ -1,8 +1,8 @@
 // Fake MCP servers for tests, built with the official SDK's McpServer on 127.0.0.1 (Streamable HTTP, stateless), with an
 // optional bearer token they require and a fake OAuth 2 token endpoint (client credentials) that mints it.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
@@ -10,6 +10,8 @@ export interface FakeMcp {
   url: string;
   /** Authorization headers the server was sent, in order. */
   authorizations: (string | undefined)[];
+  /** Every request's headers, in order. */
+  headers: IncomingHttpHeaders[];
   /** Tool calls it answered, by tool name. */
   calls: string[];
   close(): Promise<void>;
@@ -27,25 +29,31 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** A server with `tools(server, calls)` registered, requiring `Bearer <token>` when a token is given. */
-export async function startFakeMcp(name: string, tools: (server: McpServer, calls: string[]) => void, token?: string): Promise<FakeMcp> {
+/**
+ * A server with `tools(server, calls, req)` registered, requiring `Bearer <token>` in authorization when a token is given
+ * (or the exact `value` in `header`).
+ */
+export async function startFakeMcp(name: string, tools: (server: McpServer, calls: string[], req: IncomingMessage) => void, token?: string | { header: string; value: string }): Promise<FakeMcp> {
   const authorizations: (string | undefined)[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const calls: string[] = [];
+  const required = typeof token === 'string' ? { header: 'authorization', value: `Bearer ${token}` } : token;
   const http = createServer(async (req, res) => {
     authorizations.push(req.headers.authorization);
-    if (token && req.headers.authorization !== `Bearer ${token}`) {
+    headers.push(req.headers);
+    if (required && req.headers[required.header] !== required.value) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
     }
     const mcp = new McpServer({ name, version: '1' });
-    tools(mcp, calls);
+    tools(mcp, calls, req);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => void mcp.close());
     await mcp.connect(transport);
     await transport.handleRequest(req, res, req.method === 'POST' ? await readJson(req) : undefined);
   });
   const url = `${await listen(http)}/mcp`;
-  return { url, authorizations, calls, close: () => new Promise((resolve) => http.close(() => resolve())) };
+  return { url, authorizations, headers, calls, close: () => new Promise((resolve) => http.close(() => resolve())) };
 }
 
 /** A files server: read_file, delete_file, count (reports progress three times) and big (an answer of `bytes` bytes). */
@@ -98,4 +106,32 @@ export async function startTokenEndpoint(clientId: string, clientSecret: string,
   state.url = `${await listen(http)}/token`;
   state.close = () => new Promise((resolve) => http.close(() => resolve()));
   return state;
+}
+
+/** A docs server with resources (one fixed, one template), a prompt and a tool. */
+export function docsCatalog(server: McpServer, calls: string[]): void {
+  server.registerResource('today', 'docs://notes/today', { description: "Today's notes", mimeType: 'text/plain' }, async (uri) => {
+    calls.push(`read ${uri.href}`);
+    return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'ship the gateway' }] };
+  });
+  server.registerResource('day', new ResourceTemplate('docs://notes/{day}', { list: undefined }), { description: 'Notes of a day' }, async (uri, { day }) => {
+    calls.push(`read ${uri.href}`);
+    return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: `notes of ${String(day)}` }] };
+  });
+  server.registerPrompt('summarize', { description: 'Summarizes a topic', argsSchema: { topic: z.string() } }, async ({ topic }) => {
+    calls.push('summarize');
+    return { messages: [{ role: 'user', content: { type: 'text', text: `Summarize ${topic} in three lines.` } }] };
+  });
+  server.registerTool('search', { description: 'Searches the docs', inputSchema: { q: z.string() } }, async ({ q }) => {
+    calls.push('search');
+    return { content: [{ type: 'text', text: `nothing found for ${q}` }] };
+  });
+}
+
+/** A server acting as the user it is sent (whoami answers with the token it saw, as a careless server might). */
+export function userTools(server: McpServer, calls: string[], req: IncomingMessage): void {
+  server.registerTool('whoami', { description: 'Says who the caller is' }, async () => {
+    calls.push('whoami');
+    return { content: [{ type: 'text', text: `you are ${req.headers.authorization ?? req.headers['x-upstream-token']}` }] };
+  });
 }

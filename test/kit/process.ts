@@ -107,6 +107,14 @@ console.log(await app.listen({ host: '127.0.0.1', port: 0 }));
   return { child, url };
 }
 
+/** A gateway of two worker processes on `config` (its server.workers: 2), written as `dir`/config.yaml. Resolves once both workers listen. */
+export async function spawnWorkers(dir: string, config: string): Promise<{ gateway: GatewayProcess; url: string }> {
+  writeFileSync(join(dir, 'config.yaml'), config);
+  const gateway = spawnGateway(process.execPath, [compiled('main')], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
+  const url = (await gateway.waitFor(/listening at (http:\/\/127\.0\.0\.1:\d+) with 2 workers/, 90_000))[1];
+  return { gateway, url };
+}
+
 /**
  * A gateway of two worker processes (server.workers: 2) on a config written in `dir`: one channel `fake` (flat-chat,
  * one cent a request) at `upstreamUrl`, plus `extraConfig`. Resolves once both workers listen.
@@ -114,8 +122,5 @@ console.log(await app.listen({ host: '127.0.0.1', port: 0 }));
 export async function spawnTwoWorkers(dir: string, upstreamUrl: string, extraConfig: string): Promise<{ gateway: GatewayProcess; url: string }> {
   mkdirSync(join(dir, 'channels'));
   writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', upstreamUrl, { models: testModels.flatChat }));
-  writeFileSync(join(dir, 'config.yaml'), `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n${extraConfig}`);
-  const gateway = spawnGateway(process.execPath, [compiled('main')], { cwd: repoRoot, env: { GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: '0', HOST: '127.0.0.1' } });
-  const url = (await gateway.waitFor(/listening at (http:\/\/127\.0\.0\.1:\d+) with 2 workers/, 90_000))[1];
-  return { gateway, url };
+  return spawnWorkers(dir, `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n${extraConfig}`);
 }

@@ -23,13 +23,14 @@ export const commands: AdminCommand[] = [
   },
   {
     name: 'logs',
-    usage: '--workspace NAME [--status success|error] [--model M] [--key KEY_ID] [--route R] [--since ISO] [--until ISO] [--limit 50] [--cursor C] [--json | --csv]  (request log, newest first; --csv: every matching row)',
+    usage: '--workspace NAME [--status success|error] [--model M] [--key KEY_ID] [--route R] [--guardrail block|redact|flag] [--since ISO] [--until ISO] [--limit 50] [--cursor C] [--json | --csv]  (request log, newest first; --csv: every matching row)',
     options: {
       workspace: { type: 'string' },
       status: { type: 'string' },
       model: { type: 'string' },
       key: { type: 'string' },
       route: { type: 'string' },
+      guardrail: { type: 'string' },
       since: { type: 'string' },
       until: { type: 'string' },
       limit: { type: 'string' },
@@ -41,7 +42,7 @@ export const commands: AdminCommand[] = [
       if (typeof ctx.values.workspace !== 'string') throw new ValidationError('--workspace NAME is required', 'workspace');
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);
       const v = ctx.values as Record<string, string | undefined>;
-      const query = { status: v.status, model: v.model, key_id: v.key, route: v.route, since: v.since, until: v.until, cursor: v.cursor, limit: v.limit === undefined ? 50 : Number(v.limit) };
+      const query = { status: v.status, model: v.model, key_id: v.key, route: v.route, guardrail: v.guardrail, since: v.since, until: v.until, cursor: v.cursor, limit: v.limit === undefined ? 50 : Number(v.limit) };
       if (ctx.values.csv) {
         // The export of the dashboard and the admin API: every matching row, the header first.
         for await (const line of await adminOf(ctx).requestsCsv(workspace.id, query)) ctx.print(line.replace(/\r\n$/, ''));

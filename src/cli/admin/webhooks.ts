@@ -5,8 +5,12 @@ import { WebhookAdmin } from '../../admin/webhooks.js';
 import { webhooksOptions } from '../../webhooks/options.js';
 import { adminOf, type AdminCommand, type AdminContext } from './command.js';
 import { parseScopeList, workspaceNamed } from './keys.js';
+import { catalogueTaskObjects } from '../../config/read.js';
+import { eventTypesOf } from '../../webhooks/events.js';
 
-const hooksOf = (ctx: AdminContext) => new WebhookAdmin(adminOf(ctx), (ctx.config.gateway.network as { allowHosts: string[] }).allowHosts);
+/** The webhook service; the event types (for an endpoint registered without --events) read from the catalogue's files. */
+const hooksOf = (ctx: AdminContext) =>
+  new WebhookAdmin(adminOf(ctx), (ctx.config.gateway.network as { allowHosts: string[] }).allowHosts, () => eventTypesOf(catalogueTaskObjects(ctx.config.file, process.env)));
 
 function idOf(ctx: AdminContext, command: string): string {
   const id = ctx.positionals[0];
@@ -30,7 +34,7 @@ const toggle = (enabled: boolean): AdminCommand => ({
 export const commands: AdminCommand[] = [
   {
     name: 'webhook create',
-    usage: '--workspace NAME --url https://... [--events video.completed,video.failed,image.completed,image.failed] [--json]',
+    usage: "--workspace NAME --url https://... [--events video.completed,video.failed,batch.completed,...] [--json]  (default: every task family's and batch event)",
     options: { workspace: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, json: { type: 'boolean' } },
     async run(ctx) {
       const workspace = await workspaceNamed(ctx, ctx.values.workspace);

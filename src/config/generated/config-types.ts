@@ -606,6 +606,10 @@ export interface McpConfig {
    */
   allowCommands: boolean;
   /**
+   * How long the token lasts that a Responses upstream is given to call a gateway MCP server back with, when a Responses request's `mcp` tool names one (docs/mcp.md): long enough for the response to finish.
+   */
+  relayTokenSeconds: number;
+  /**
    * Which workspaces may use which tools, besides the grants made through the admin API. A key sees and calls the tools its workspace is granted (and, when the key has grants of its own, only those among them).
    */
   grants: {
@@ -956,7 +960,7 @@ export interface TelemetryConfig {
   captureContent: boolean;
 }
 /**
- * Task, batch and guardrail webhooks (video.completed, video.failed, image.completed, image.failed, batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
+ * Task, batch and guardrail webhooks (each task family's <family>.completed and <family>.failed, such as video.completed; batch.completed, batch.failed, guardrail.blocked) that workspaces register: how each process looks for due deliveries, its leases, the time one attempt may take and the retry schedule. Endpoints themselves are managed through the admin API, the CLI and the dashboard.
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
  * via the `definition` "config/webhooks".
@@ -1152,6 +1156,7 @@ export interface ModelConfig {
   defaultForKind: boolean;
   enabled: boolean;
   price: PriceConfig;
+  cache?: RouteRouteCache;
   evaluation?: ModelEvaluationConfig;
   media?: ModelMediaConfig;
   /**
@@ -1282,6 +1287,51 @@ export interface PriceConfig {
    * The model costs nothing (moderation). Its calls are still counted in usage.
    */
   free?: true;
+}
+/**
+ * Absent: this route's answers are never cached. Present: an exact response cache (docs/caching.md): a repeated request of one workspace, for the same route and the same canonical body (stream flags left out), is answered from the store config.yaml `cache:` names, with `x-cache: hit`.
+ *
+ * This interface was referenced by `RouteFile`'s JSON-Schema
+ * via the `definition` "routeCache".
+ */
+export interface RouteRouteCache {
+  /**
+   * How long an answer is kept (at most config.yaml cache.maxTtlSeconds). A client's `x-cache-ttl` header may shorten it, never lengthen it.
+   */
+  ttlSeconds: number;
+  /**
+   * What a hit is charged: `free`, or a fraction (0 to 1) of what the answer cost when it was fetched. Booked in the ledger as kind `cache_hit`.
+   */
+  hitPrice: 'free' | number;
+  /**
+   * With `hitPrice: free` only: a hit is served to a key or workspace whose spending cap is spent (it costs nothing, and is still booked as a `cache_hit` row of 0). Default false: a spent cap refuses even a free hit, as it refuses the call upstream.
+   */
+  hitsPastCap: boolean;
+  /**
+   * Opt-in: a one-message request without tools whose exact key missed is embedded by `model` (an internal call billed like any) and answered from the stored answer of the nearest earlier request of the same workspace whose cosine similarity reaches `threshold` (docs/caching.md). Never for conversations of several turns, tools, or anything but text.
+   */
+  semantic?: {
+    /**
+     * An embeddings model this gateway serves (a model id or alias of its channels).
+     */
+    model: string;
+    /**
+     * The least cosine similarity that counts as the same question.
+     */
+    threshold: number;
+    /**
+     * Vectors this route keeps per process, oldest out first.
+     */
+    maxEntries: number;
+  };
+  /**
+   * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
+   */
+  hitTokens: 'zero' | 'reported';
+  /**
+   * Requests cached although their answer may differ from one call to the next: `sampled` (temperature above 0, or absent, with no seed), `tool-results` (a tool's result in the conversation), `image-urls` (an image by URL, whose content may change), `conversation-state` (Responses' previous_response_id or conversation). Without them such requests pass with `x-cache: bypass`.
+   */
+  allow: ('sampled' | 'tool-results' | 'image-urls' | 'conversation-state')[];
 }
 /**
  * Per-model overrides of its protocol's evaluate section (logprobs mode).
@@ -1495,7 +1545,7 @@ export interface McpServerSchema {
     [k: string]: string;
   };
   /**
-   * How the gateway authenticates to the server: one of the channel credential kinds (docs/config.md, "Credentials"), sent on every request to it; a static key goes in `authorization` as `Bearer <key>` unless its `header` and `value` say otherwise. A server whose credential's variables are not set starts disabled. Clients never see it.
+   * How the gateway authenticates to the server: one of the channel credential kinds (docs/config.md, "Credentials"), sent on every request to it; a static key goes in `authorization` as `Bearer <key>` unless its `header` and `value` say otherwise. A server whose credential's variables are not set starts disabled. Clients never see it. Or `{ passthrough: <header> }`: the user's own token, which the client sends on that header (`passthrough` below).
    */
   credential?:
     | {
@@ -1540,6 +1590,26 @@ export interface McpServerSchema {
    * The most bytes an answer of the server may hold; a larger one fails the call with an MCP error (never relayed in part).
    */
   maxResultBytes: number;
+}
+/**
+ * The user's own token for the server, passed through (docs/mcp.md, "The user's own token"): the client sends it to the gateway on the header `passthrough` names, and the gateway forwards it to this server only, in `header` as `value` says, never to another server, never logged. A call without it is refused.
+ *
+ * This interface was referenced by `McpServerSchema`'s JSON-Schema
+ * via the `definition` "passthrough".
+ */
+export interface McpPassthrough {
+  /**
+   * The header the client sends its token on (`x-github-token`); not one the gateway reads itself (authorization, x-api-key, cookie).
+   */
+  passthrough: string;
+  /**
+   * The header the server gets the token in (default `authorization`).
+   */
+  header?: string;
+  /**
+   * The header's value (Liquid, with the token as `credential`; default `Bearer {{ credential }}`).
+   */
+  value?: string;
 }
 /**
  * Where an operation's answer reports usage and how it becomes token counts; the one place usage is read, for pass-through and translated calls alike. An answer without usage, or a stream whose final usage event never arrived, is charged the reservation.
@@ -2070,13 +2140,13 @@ export interface RouteRoute {
   stickyKey?: string;
   failover: {
     /**
-     * What moves a request on to the next target: `connect` (nothing reached the upstream: refused, unreachable, an open circuit), `timeout` (no answer in the channel's timeouts: the upstream may have run the request, and may bill it), `429`, `5xx`, a status code, or an upstream error code or type (`context_length_exceeded`). A failure not listed is answered to the client.
+     * What moves a request on to the next target: `connect` (nothing reached the upstream: refused, unreachable, an open circuit), `timeout` (no answer in the channel's timeouts: the upstream may have run the request, and may bill it), `429`, `5xx`, a status code, `content_filter` (a chat answer a content filter stopped: finish_reason content_filter, stop_reason refusal, a Responses answer incomplete for content_filter; not streamed answers), or an upstream error code or type (`context_length_exceeded`). A failure not listed is answered to the client.
      *
      * @minItems 1
      */
     on: (number | string)[];
     /**
-     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat and Anthropic Messages clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
+     * Continue a text stream that breaks after its first byte (connection lost, an upstream error event, no byte for streamIdleMs) on the next target: the request is sent again with the text already streamed as a final assistant turn (a prefill where the target continues one, else followed by a continuation instruction), and its events are spliced into the same client stream (OpenAI chat, Anthropic Messages and Responses clients). Never for a stream with a tool call or structured output in progress. Each attempt is billed what it used (docs/routing.md, "Stream failover").
      */
     streamAfterFirstByte: boolean;
     /**
@@ -2089,7 +2159,7 @@ export interface RouteRoute {
    */
   cooldown?: {
     /**
-     * Failures (those `failover.on` moves on from) within the window that cool a target.
+     * Failures (those `failover.on` moves on from, content filters aside, and streams broken after their first byte) within the window that cool a target.
      */
     failures: number;
     windowSeconds: number;
@@ -2098,27 +2168,7 @@ export interface RouteRoute {
      */
     seconds: number;
   };
-  /**
-   * Absent: this route's answers are never cached. Present: an exact response cache (docs/caching.md): a repeated request of one workspace, for the same route and the same canonical body (stream flags left out), is answered from the store config.yaml `cache:` names, with `x-cache: hit`.
-   */
-  cache?: {
-    /**
-     * How long an answer is kept (at most config.yaml cache.maxTtlSeconds). A client's `x-cache-ttl` header may shorten it, never lengthen it.
-     */
-    ttlSeconds: number;
-    /**
-     * What a hit is charged: `free`, or a fraction (0 to 1) of what the answer cost when it was fetched. Booked in the ledger as kind `cache_hit`.
-     */
-    hitPrice: 'free' | number;
-    /**
-     * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
-     */
-    hitTokens: 'zero' | 'reported';
-    /**
-     * Requests cached although their answer may differ from one call to the next: `sampled` (temperature above 0, or absent, with no seed), `tool-results` (a tool's result in the conversation), `image-urls` (an image by URL, whose content may change), `conversation-state` (Responses' previous_response_id or conversation). Without them such requests pass with `x-cache: bypass`.
-     */
-    allow: ('sampled' | 'tool-results' | 'image-urls' | 'conversation-state')[];
-  };
+  cache?: RouteRouteCache;
   /**
    * Ids of guardrails (guardrails/ files) every request to this route passes; workspaces and keys may add more, never remove these.
    */

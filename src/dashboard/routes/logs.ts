@@ -1,4 +1,4 @@
-// Logs: the workspace's request log, newest first, a page at a time, filtered by status, model, key, route and time; a
+// Logs: the workspace's request log, newest first, a page at a time, filtered by status, model, key, route, guardrail verdict and time; a
 // row's detail (its captured bodies when capture was on); a CSV export of the filtered rows. Owners and admins, and
 // members unless requestLogs.membersSee is false; only the workspace the page acts on.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -12,7 +12,7 @@ import type { DashboardDeps } from '../deps.js';
 import { MANAGERS, RoleError, requireUser } from '../session.js';
 
 const PAGE = 50;
-const filterNames = ['status', 'model', 'key', 'route', 'since', 'until'] as const;
+const filterNames = ['status', 'model', 'key', 'route', 'guardrail', 'since', 'until'] as const;
 
 type LogsQuery = Partial<Record<(typeof filterNames)[number] | 'cursor', string>>;
 
@@ -24,7 +24,7 @@ function filtersOf(req: FastifyRequest): LogsQuery {
   return out;
 }
 
-const asQuery = (f: LogsQuery, limit: number): RequestLogQuery => ({ status: f.status, model: f.model, key_id: f.key, route: f.route, since: f.since, until: f.until, cursor: f.cursor, limit });
+const asQuery = (f: LogsQuery, limit: number): RequestLogQuery => ({ status: f.status, model: f.model, key_id: f.key, route: f.route, guardrail: f.guardrail, since: f.since, until: f.until, cursor: f.cursor, limit });
 
 /** The page's own link with these filters (and a cursor). */
 function linkTo(path: string, f: LogsQuery, cursor?: string): string {

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../base/errors.js';
 import { WebhookAdmin } from '../../admin/webhooks.js';
-import { EVENT_TYPES } from '../../webhooks/events.js';
+import { eventTypesOfEndpoints } from '../../webhooks/events.js';
 import type { DashboardDeps } from '../deps.js';
 import { keptForm } from '../form-values.js';
 import { dashboardAdmin, MANAGERS, requireUser } from '../session.js';
@@ -18,12 +18,12 @@ function eventsOf(value: unknown): string[] | undefined {
 
 export function registerWebhooksRoutes(app: FastifyInstance, services: DashboardDeps): void {
   const managers = requireUser(services, MANAGERS);
-  const hooks = (req: FastifyRequest) => new WebhookAdmin(dashboardAdmin(services, req), (services.config.gateway.network as { allowHosts: string[] }).allowHosts);
+  const hooks = (req: FastifyRequest) => new WebhookAdmin(dashboardAdmin(services, req), (services.config.gateway.network as { allowHosts: string[] }).allowHosts, () => eventTypesOfEndpoints(services.config.endpoints));
 
   async function page(req: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}) {
     const ctx = req.dashboard!;
     const endpoints = await hooks(req).list(ctx.workspace.workspaceId);
-    return reply.view('webhooks', { title: 'Webhooks', page: 'webhooks', dashboard: ctx, endpoints, eventTypes: EVENT_TYPES, ...extra });
+    return reply.view('webhooks', { title: 'Webhooks', page: 'webhooks', dashboard: ctx, endpoints, eventTypes: eventTypesOfEndpoints(services.config.endpoints), ...extra });
   }
 
   app.get('/settings/webhooks', { preHandler: managers }, async (req, reply) => page(req, reply));

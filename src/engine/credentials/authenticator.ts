@@ -4,7 +4,6 @@
 import { createHash } from 'node:crypto';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { SignJWT } from 'jose';
 import type { ResolvedCredential } from '../../config/credentials.js';
 import type { AbortSource } from '../../net/call-abort.js';
 import type { ChannelConfig, ProtocolConfig } from '../../config/types.js';
@@ -61,6 +60,8 @@ export function authenticatorFor(context: AuthenticatorContext): Authenticator |
     case 'google-service-account':
       return bearer(context, credential, identityOf(credential.kind, credential.tokenUri, credential.clientEmail, credential.privateKeyId ?? '', credential.scope, credential.privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64')), async () => {
         const issuedAt = Math.floor(context.now() / 1000);
+        // jose is loaded with the first service-account token: a gateway without such a channel never holds it.
+        const { SignJWT } = await import('jose');
         const assertion = await new SignJWT({ scope: credential.scope })
           .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(credential.privateKeyId ? { kid: credential.privateKeyId } : {}) })
           .setIssuer(credential.clientEmail)

@@ -14,7 +14,7 @@ export interface AttemptRecord {
   latencyMs: number;
   /** What this attempt was charged, where a call settles several answering attempts (a stream continued on another target). */
   costMicros?: number;
-  /** Why an answering attempt's stream broke, when another target continued it. */
+  /** Why an answering attempt was not the last: its stream broke and another target continued it (an error code), or a content filter stopped it (`content_filter`). */
   broken?: string;
 }
 
@@ -86,7 +86,8 @@ export async function sendRouted(deps: RoutedSendDeps, routes: readonly ModelRou
       lastError = err;
       if (request.signal?.aborted) throw err;
       if (!nothingSent(err) && (request.once || !node.movesOn(err))) throw err;
-      if (node.cooldown && router.failed(target, state, node.cooldown)) metrics?.countRouteCooldown(node.id, target);
+      // A content filter judges the request, not the target: it cools nothing.
+      if (node.cooldown && (err as GatewayError).code !== 'content_filter' && router.failed(target, state, node.cooldown)) metrics?.countRouteCooldown(node.id, target);
     }
   }
   throw lastError;
