@@ -60,7 +60,8 @@ export class ResponseCache implements ResponseCacheStage {
 
   /** The store key of a request that may be cached; undefined for one that may not (a bypass). */
   private keyOf(call: Call, policy: RouteCachePolicy, control: ClientControl, scope: string): string | undefined {
-    if (control.noStore) return undefined;
+    // An answer that gets back what a guardrail redacted from this request would give another request its values.
+    if (control.noStore || call.personalAnswer) return undefined;
     // A form's files are not in the body: a multipart request is never keyed.
     if (String(call.headers['content-type'] ?? '').startsWith('multipart/')) return undefined;
     const canonical = canonicalBody(call.body);

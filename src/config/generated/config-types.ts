@@ -1442,6 +1442,10 @@ export interface GuardrailGuardrail {
    */
   action: 'block' | 'redact' | 'flag';
   /**
+   * pattern, action redact, input stage: each redacted value gets a numbered placeholder (`[REDACTED:email:1]`), and the placeholders the answer carries are put back as the values for that request (whole and streamed answers); such answers are never cached, and a captured answer keeps the placeholders.
+   */
+  restore: boolean;
+  /**
    * http and moderation: past `timeoutMs`, or when the check's call fails, `open` passes the text and `closed` blocks it (a guardrail whose action is flag flags it).
    */
   failMode: 'open' | 'closed';
