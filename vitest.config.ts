@@ -42,6 +42,7 @@ const unit = [
   'test/engines.test.ts',
   'test/operator-setup.test.ts',
   'test/cache-units.test.ts',
+  'test/change-version.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
@@ -49,6 +50,7 @@ const processes = [
   'test/startup.test.ts',
   'test/workers.test.ts',
   'test/workers-admin.test.ts',
+  'test/revocation-signal.test.ts',
   'test/routing-workers.test.ts',
   'test/compiled-start.test.ts',
   'test/billing-processes.test.ts',

@@ -1,14 +1,16 @@
 // npm run bench:cpu: CPU time per request (µs) of the gateway, compiled (dist/, as `npm start` runs it) and under tsx,
-// and of the bare fastify+undici relay, for the same non-streaming chat requests at c=32, measured in alternation.
+// and of the bare fastify+undici relay, for the same non-streaming chat requests (c=32 unless told), measured in alternation.
 // CPU time, unlike req/s, barely moves when the machine is busy with something else, so it compares two builds better
-// on a shared machine. CPU_REQUESTS (default 20000) and CPU_ROUNDS (default 3).
+// on a shared machine. CPU_REQUESTS (default 20000), CPU_ROUNDS (default 3) and CPU_CONNECTIONS (default 32; 1 shows
+// the cost of a request sent alone, which shares no per-turn work with others).
 import autocannon from 'autocannon';
 import { chatBody, cpuSeconds, percentile, spawnUntil, startBenchGateway, startMock } from './harness.js';
 
 const requests = Number(process.env.CPU_REQUESTS ?? 20_000);
 const rounds = Number(process.env.CPU_ROUNDS ?? 3);
+const connections = Number(process.env.CPU_CONNECTIONS ?? 32);
 async function microsPerRequest(url: string, headers: Record<string, string>, pid: number): Promise<number> {
-  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body: chatBody(), connections: 32 };
+  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body: chatBody(), connections };
   await autocannon({ ...options, amount: 3000 }); // warm-up
   const before = cpuSeconds(pid);
   const result = await autocannon({ ...options, amount: requests });

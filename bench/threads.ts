@@ -1,7 +1,8 @@
 // npm run bench:threads: the gateway's CPU per request, its event loop's thread apart from all the others (V8's GC
 // helpers, the spend thread, the checkpointer), this build against an earlier one (THREADS_BASELINE, a git ref; default
-// 35160dd, the build before issue 23), both on one mock, loaded in alternation at c=32. Each round pairs the two
-// builds; the figures are medians over THREADS_ROUNDS (default 8) rounds of THREADS_SECONDS (default 5), with the
+// 35160dd, the build before issue 23), both on one mock, loaded in alternation. Each round pairs the two
+// builds; the figures are medians over THREADS_ROUNDS (default 8) rounds of THREADS_SECONDS (default 5) at
+// THREADS_CONNECTIONS (default 32; 1 for the cost of a request sent alone), with the
 // paired head/baseline ratios' median and range, so a disturbance of the machine weighs on both sides of a pair.
 // THREADS_BASELINE_CONFIG (YAML appended to the baseline's config.yaml) makes the baseline this build configured
 // otherwise, e.g. "requestLogs:\n  enabled: false\n" for what request logging costs.
@@ -14,6 +15,7 @@ const baselineConfig = process.env.THREADS_BASELINE_CONFIG?.replace(/\\n/g, '\n'
 const baselineRef = baselineConfig ? `this build with ${JSON.stringify(baselineConfig)}` : (process.env.THREADS_BASELINE ?? '35160dd');
 const rounds = Number(process.env.THREADS_ROUNDS ?? 8);
 const seconds = Number(process.env.THREADS_SECONDS ?? 5);
+const connections = Number(process.env.THREADS_CONNECTIONS ?? 32);
 const clockTicksPerSecond = 100;
 
 /** CPU seconds of the event loop's thread (the process's main thread) and of all the process's other threads. */
@@ -41,7 +43,7 @@ interface Round {
 
 async function load(gateway: BenchGateway): Promise<Round> {
   const before = threadCpu(gateway.pid);
-  const result = await autocannon({ url: `${gateway.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` }, body: chatBody(), connections: 32, duration: seconds });
+  const result = await autocannon({ url: `${gateway.url}/v1/chat/completions`, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` }, body: chatBody(), connections, duration: seconds });
   if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors`);
   const after = threadCpu(gateway.pid);
   const perRequest = (s: number) => (s * 1e6) / result.requests.total;
@@ -61,7 +63,7 @@ try {
   const measured: [Round[], Round[]] = [[], []];
   for (let i = 0; i < rounds; i++) for (const which of i % 2 ? [1, 0] : [0, 1]) measured[which].push(await load(both[which]));
   for (const g of both) await g.stop();
-  console.log(`head against ${baselineRef}, ${rounds} paired rounds of ${seconds} s at c=32 (alternating which goes first)\n`);
+  console.log(`head against ${baselineRef}, ${rounds} paired rounds of ${seconds} s at c=${connections} (alternating which goes first)\n`);
   console.log('| figure | head (median) | baseline (median) | head/baseline, median of paired rounds (min-max) |\n|---|---|---|---|');
   const fields: [keyof Round, string][] = [['rps', 'req/s'], ['main', 'CPU µs/request, event loop thread'], ['others', 'CPU µs/request, other threads'], ['all', 'CPU µs/request, whole process']];
   for (const [field, label] of fields) {

@@ -52,7 +52,7 @@ beforeAll(async () => {
   installResponses(fake);
   gw = await startGateway({
     channels: {
-      a: `id: a\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: alpha\n    upstream: up-alpha\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n`,
+      a: `id: a\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: alpha\n    upstream: up-alpha\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n  - id: beta\n    upstream: up-beta\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n    cache: { ttlSeconds: 600 }\n`,
       claude: `id: claude\nprotocol: anthropic-messages\nbaseUrl: ${fake.url}/v1\ncredential:\n  env: FAKE_ANTHROPIC_KEY\nmodels:\n  - id: claude-x\n    upstream: up-claude\n    kind: chat\n    price: { inputPerMillion: 1000, outputPerMillion: 2000 }\n`,
       emb: `id: emb\nprotocol: openai-chat\nbaseUrl: ${families.url}/v1\nmodels:\n  - id: emb\n    upstream: text-embedding-3-small\n    kind: embedding\n    price: { inputPerMillion: 1000 }\n`,
     },
@@ -190,6 +190,17 @@ describe('exact cache, chat completions', () => {
     await chat('cached-chat', q);
     expect((await chat('cached-chat', q, {}, undefined, other)).headers['x-cache']).toBe('miss');
     expect((await chat('cached-chat', q, {}, undefined, other)).headers['x-cache']).toBe('hit');
+  });
+
+  it('caches a model whose channel entry says cache:, for requests that name it, as a route would', async () => {
+    const q = question();
+    expect((await chat('beta', q)).headers['x-cache']).toBe('miss');
+    const hit = await chat('beta', q);
+    expect(hit.headers['x-cache']).toBe('hit');
+    expect(hit.json().model).toBe('beta');
+    expect(upstreamCalls('/chat/completions')).toBe(1);
+    // A model without cache: is never looked up (no x-cache header at all).
+    expect((await chat('alpha', q)).headers['x-cache']).toBeUndefined();
   });
 
   it('caches on the route the client named, not on one it reaches through another', async () => {

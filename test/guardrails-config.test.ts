@@ -132,6 +132,11 @@ describe('check-config on guardrails', () => {
     expect(await problemsOf(file)).toEqual([`${guardrails}:9:11 /1/limits a limits guardrail sets at least one limit`, `${guardrails}:12:10 /2/stage a limits guardrail runs at input, not output`]);
   });
 
+  it('refuses restore on a guardrail that does not redact the input', async () => {
+    const { file, guardrails } = configWith(`${pii}- id: back\n  kind: pattern\n  detectors: [email]\n  action: block\n  restore: true\n  offered: true\n`);
+    expect(await problemsOf(file)).toEqual([`${guardrails}:9:12 /1/restore restore puts back what a pattern guardrail redacted from the input: it needs kind pattern, action redact and the input stage`]);
+  });
+
   it('builds a moderation guardrail naming a route whose targets are moderation models', async () => {
     const routes = '- id: safe\n  targets: [{ model: alpha }]\n  guardrails: [pii, civil]\n- id: mods\n  targets: [{ model: mod }]\n';
     const { file } = configWith(`${pii}- id: civil\n  kind: moderation\n  action: block\n  moderation: { model: mods, thresholds: { hate: 0.5 } }\n`, routes);

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { shippedDetector, DETECTOR_NAMES, type Span } from '../src/guardrails/detectors.js';
 import { compilePattern } from '../src/guardrails/patterns.js';
+import { candidatesOf } from '../src/guardrails/candidates.js';
 import type { Detector } from '../src/guardrails/detectors.js';
 
 const found = (name: string, text: string, region = 'US'): string[] => {
@@ -38,6 +39,23 @@ describe('shipped detectors', () => {
     const block = '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----';
     expect(found('private-key', `here ${block} there`)).toEqual([block]);
     expect(found('private-key', 'cut -----BEGIN PRIVATE KEY-----\nMIIE')).toEqual(['-----BEGIN PRIVATE KEY-----\nMIIE']);
+  });
+
+  it('finds each match whole at the very start and end of a text and beside punctuation (the windows of the one candidate scan)', () => {
+    expect(found('phone', '+44 20 7946 0958')).toEqual(['+44 20 7946 0958']);
+    expect(found('phone', 'tel:(415) 555-2671.')).toEqual(['(415) 555-2671']);
+    expect(found('payment-card', '4111-1111-1111-1111')).toEqual(['4111-1111-1111-1111']);
+    expect(found('iban', 'GB82WEST12345698765432')).toEqual(['GB82WEST12345698765432']);
+    expect(found('iban', 'iban:DE89 3704 0044 0532 0130 00.')).toEqual(['DE89 3704 0044 0532 0130 00']);
+    expect(found('secret', 'AKIAIOSFODNN7EXAMPLE')).toEqual(['AKIAIOSFODNN7EXAMPLE']);
+    expect(found('secret', '"sk-proj-Abcdefghijklmnopqrstuvwx0123456789",')).toEqual(['sk-proj-Abcdefghijklmnopqrstuvwx0123456789']);
+    expect(found('secret', 'token=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB')).toEqual(['ghp_0123456789abcdefghijklmnopqrstuvwxyzAB']);
+  });
+
+  it('looks at none of the prose between candidates: a date, an amount and a time start no phone, card or IBAN scan', () => {
+    const prose = 'Revenue rose 12% to 4,200 units; order 88123 shipped on 2026-11-02 at 10:30 in room 4B. ';
+    expect(candidatesOf(prose.repeat(40))).toMatchObject({ upper: [], tokens: [] });
+    expect(candidatesOf(prose.repeat(40)).numbers.every((w) => w.digits < 9 && !w.plus)).toBe(true);
   });
 
   it('no adversarial text of 256 KiB keeps any detector busy for long', () => {

@@ -63,11 +63,15 @@ export async function run(): Promise<Record<string, number | string>> {
     const p50: [number[], number[]] = [[], []];
     const p99: [number[], number[]] = [[], []];
     const ttft: [number[], number[]] = [[], []];
+    // CPU per request sent alone (c=1): what a request costs that shares no per-turn work with others.
+    const cpuAlone: [number[], number[]] = [[], []];
     for (let i = 0; i < 4; i++) {
       // Alternate which goes first here too: the second of a pair runs on a warmer machine.
       const order = i % 2 ? [1, 0] : [0, 1];
       for (const which of order) {
+        const before = cpuSeconds(both[which].pid);
         const times = await sequentialTimes(url(both[which]), auth(both[which]), chatBody(), 1000);
+        cpuAlone[which].push(((cpuSeconds(both[which].pid) - before) * 1e6) / times.length);
         p50[which].push(percentile(times, 50));
         p99[which].push(percentile(times, 99));
       }
@@ -84,6 +88,8 @@ export async function run(): Promise<Record<string, number | string>> {
       head_cpu_us_per_request: round(median(cpu[0]), 0),
       baseline_cpu_us_per_request: round(median(cpu[1]), 0),
       'head/baseline CPU per request (<= 1: no regression)': round(median(cpu[0]) / median(cpu[1])),
+      head_cpu_us_per_request_c1: round(median(cpuAlone[0]), 0),
+      baseline_cpu_us_per_request_c1: round(median(cpuAlone[1]), 0),
       head_p50_ms_c1: round(median(p50[0])),
       baseline_p50_ms_c1: round(median(p50[1])),
       head_p99_ms_c1: round(median(p99[0])),

@@ -40,8 +40,8 @@ interface CachedKey {
 }
 
 /**
- * Keys by hash, kept while the database reports no change to keys or workspaces, so the hot path skips a
- * query and a parse; revocation by any process still applies from the next turn of the event loop on.
+ * Keys by hash, kept while the database reports no change to keys or workspaces, so the hot path skips a query, a parse
+ * and (on SQLite) any read at all; a revocation by any process on the file applies from the next request on.
  */
 const keyCaches = new WeakMap<Db, ChangeCache<CachedKey | undefined>>();
 

@@ -1,7 +1,7 @@
 // The response cache as a stage of the pipeline: a ticket for each call whose route says `cache:` (docs/caching.md),
 // nothing for any other call. The ticket's key is the workspace (unless the operator shares entries), the dialect and
 // the canonical body; a request whose answer may differ from call to call passes as a bypass unless the route allows it.
-import type { CacheConfig, RouteCachePolicy } from '../config/cache.js';
+import { routeCachePolicy, type CacheConfig, type RouteCachePolicy, type RouteCacheSchema } from '../config/cache.js';
 import type { ModelRoute } from '../config/types.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket, ResponseCacheStage } from '../pipeline/cache-stage.js';
@@ -16,6 +16,14 @@ import { Ticket } from './ticket.js';
 /** The dialects whose answers are cached: the chat dialects and the relayed JSON families (embeddings, moderations, rerank). */
 const CACHED_DIALECTS: ReadonlySet<string> = new Set(['openai-chat', 'anthropic-messages', 'openai-responses', 'relay']);
 
+/** A model's own `cache:` (schemas/model.schema.json), compiled once per model object (a reload makes new ones). */
+const modelPolicies = new WeakMap<RouteCacheSchema, RouteCachePolicy>();
+function modelPolicy(schema: RouteCacheSchema): RouteCachePolicy {
+  let policy = modelPolicies.get(schema);
+  if (!policy) modelPolicies.set(schema, (policy = routeCachePolicy(schema)));
+  return policy;
+}
+
 export class ResponseCache implements ResponseCacheStage {
   readonly stats = new CacheStats();
   /** The semantic cache's vectors (routes with `cache.semantic`), this process's. */
@@ -27,21 +35,33 @@ export class ResponseCache implements ResponseCacheStage {
   ) {}
 
   ticket(call: Call, routes: readonly ModelRoute[]): CacheTicket | undefined {
-    // A call that is not routed costs a property read; a routed one, a lookup of the route it named.
-    const via = routes[0]?.via;
-    if (via === undefined) return undefined;
-    const model = call.body.model;
-    const node = via.route.id === model ? via.route : typeof model === 'string' ? call.config.routes.get(model) : undefined;
-    const policy = node?.cache;
+    // A call whose model says no cache: and that is not routed costs two property reads; a routed one, a lookup of the
+    // route it named.
+    const first = routes[0];
+    if (first === undefined) return undefined;
+    const via = first.via;
+    let policy: RouteCachePolicy | undefined;
+    let owner: string;
+    if (via === undefined) {
+      if (first.model.cache === undefined) return undefined;
+      policy = modelPolicy(first.model.cache);
+      owner = first.model.id;
+    } else {
+      const model = call.body.model;
+      const node = via.route.id === model ? via.route : typeof model === 'string' ? call.config.routes.get(model) : undefined;
+      policy = node?.cache;
+      owner = node?.id ?? '';
+    }
     if (!policy || !CACHED_DIALECTS.has(call.dialect)) return undefined;
     const control = clientControl(call.headers);
     const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
-    return new Ticket(this, policy, control, this.keyOf(call, policy, control, scope), { routeId: node!.id, scope: `${scope}\u0000${call.dialect}` });
+    return new Ticket(this, policy, control, this.keyOf(call, policy, control, scope), { routeId: owner, scope: `${scope}\u0000${call.dialect}` });
   }
 
   /** The store key of a request that may be cached; undefined for one that may not (a bypass). */
   private keyOf(call: Call, policy: RouteCachePolicy, control: ClientControl, scope: string): string | undefined {
-    if (control.noStore) return undefined;
+    // An answer that gets back what a guardrail redacted from this request would give another request its values.
+    if (control.noStore || call.personalAnswer) return undefined;
     // A form's files are not in the body: a multipart request is never keyed.
     if (String(call.headers['content-type'] ?? '').startsWith('multipart/')) return undefined;
     const canonical = canonicalBody(call.body);

@@ -182,8 +182,15 @@ function guardrailLines(): string[] {
   return ['## Guardrails (`guardrails/*.yaml`)', '', file.description ?? '', '', section(guardrail, 'guardrail'), '', section(pattern, 'pattern'), '', 'What each kind checks, where and at what cost: [guardrails.md](guardrails.md).', ''];
 }
 
+/** The route file (routes/*.yaml): one route or a list; how routes pick and fail over is docs/routing.md. */
+function routeLines(): string[] {
+  const file = load('route.schema.json');
+  const { route, routeCache } = file.$defs!;
+  return ['## Routes (`routes/*.yaml`)', '', file.description ?? '', '', section(route, 'route'), '', section(routeCache, 'routeCache'), '', 'Strategies, failover and cooldowns: [routing.md](routing.md); the cache: [caching.md](caching.md).', ''];
+}
+
 export function renderConfigDocs(): string {
-  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines(), ...mcpLines(), ...guardrailLines()].join('\n');
+  return [...configFileLines(), ...channelLines(), ...CREDENTIAL_LINES, ...BILLING_LINES, ...protocolLines(), ...routeLines(), ...mcpLines(), ...guardrailLines()].join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -5,7 +5,7 @@ import { clientValue } from '../base/errors.js';
 import { routeCachePolicy } from './cache.js';
 import { failoverRule } from './failover.js';
 import type { Problems } from './problems.js';
-import type { ChannelConfig, ModelRoute, RouteNode, RouteSchema, RouteTarget } from './types.js';
+import type { ChannelConfig, EndpointConfig, ModelRoute, RouteNode, RouteSchema, RouteTarget } from './types.js';
 import type { ValidatedFile } from './validate.js';
 import type { YamlSource } from './yaml-source.js';
 
@@ -22,7 +22,12 @@ interface RoutedModels {
   channels: ChannelConfig[];
   models: Map<string, ModelRoute[]>;
   aliases: Map<string, string>;
+  /** The catalogue's endpoints: which kinds of model the chat flow serves (text a stream continues, a content filter). */
+  endpoints: readonly EndpointConfig[];
 }
+
+/** The model kinds the catalogue serves through the chat flow (its entries of `pipeline.flow: chat`). */
+const chatKindsOf = (endpoints: readonly EndpointConfig[]) => new Set(endpoints.flatMap((e) => (e.pipeline?.flow === 'chat' && e.modelKind ? [e.modelKind] : [])));
 
 /** Every route a file declares, with where it is (a file holds one route or a list). */
 function declared(files: ValidatedFile<RouteSchema | RouteSchema[]>[]): Declared[] {
@@ -116,6 +121,7 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
   const byId = new Map<string, Declared>();
   for (const entry of all) if (!byId.has(entry.route.id)) byId.set(entry.route.id, entry);
   const sound = new Set(all.filter((entry) => checkRoute(entry, byId, routed, problems)).map((e) => e.route));
+  const chatKinds = chatKindsOf(routed.endpoints);
   const nodes = new Map<string, RouteNode>();
   const build = (entry: Declared): RouteNode | undefined => {
     const { route, source, pointer } = entry;
@@ -151,7 +157,7 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
         node.reachable.push(attempt);
       }
     }
-    if (!checkReachable(node, entry, problems)) return undefined;
+    if (!checkReachable(node, entry, chatKinds, problems)) return undefined;
     nodes.set(route.id, node);
     return node;
   };
@@ -164,18 +170,18 @@ export function buildRoutes(files: ValidatedFile<RouteSchema | RouteSchema[]>[],
  * The checks a route's reachable targets answer: they serve one kind of model (the route's, set here), a chat kind where
  * failover moves on from a content filter, and continue a stream where the route continues streams. False when one fails.
  */
-function checkReachable(node: RouteNode, { route, source, pointer }: Declared, problems: Problems): boolean {
+function checkReachable(node: RouteNode, { route, source, pointer }: Declared, chatKinds: ReadonlySet<string>, problems: Problems): boolean {
   const kinds = new Set(node.reachable.map((r) => r.model.kind));
   if (kinds.size > 1) {
     problems.add(source, `${pointer}/targets`, `targets serve different kinds of model (${[...kinds].join(', ')}); a route serves one`);
     return false;
   }
   node.kind = node.reachable[0].model.kind;
-  if (node.contentFilter && node.kind !== 'chat') {
+  if (node.contentFilter && !chatKinds.has(node.kind)) {
     problems.add(source, `${pointer}/failover/on/${route.failover.on.indexOf(CONTENT_FILTER)}`, `${CONTENT_FILTER} moves on from a chat answer a content filter stopped; this route serves ${node.kind} models`);
     return false;
   }
-  const stuck = node.streamFailover && node.reachable.find((r) => !continuesStreams(r));
+  const stuck = node.streamFailover && node.reachable.find((r) => !continuesStreams(r, chatKinds));
   if (stuck) {
     problems.add(source, `${pointer}/failover/streamAfterFirstByte`, `target ${stuck.channel.id}/${stuck.model.id} cannot continue a stream (a chat model on a protocol that streams answers); only a chat route's text streams are continued`);
     return false;
@@ -184,9 +190,9 @@ function checkReachable(node: RouteNode, { route, source, pointer }: Declared, p
 }
 
 /** Whether a route's attempt can continue a broken text stream: a chat model whose channel serves an operation that streams. */
-function continuesStreams(route: ModelRoute): boolean {
+function continuesStreams(route: ModelRoute, chatKinds: ReadonlySet<string>): boolean {
   const served = Object.entries(route.protocol.operations).filter(([name]) => !route.channel.operations || route.channel.operations.includes(name));
-  return route.model.kind === 'chat' && served.some(([, op]) => op.streamFlag !== undefined || op.streamOperation !== undefined || op.response === 'sse' || op.response === 'stream');
+  return chatKinds.has(route.model.kind) && served.some(([, op]) => op.streamFlag !== undefined || op.streamOperation !== undefined || op.response === 'sse' || op.response === 'stream');
 }
 
 /**

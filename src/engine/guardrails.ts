@@ -37,6 +37,14 @@ export interface CheckContext {
   internalCall(request: InternalRequest, signal: AbortSignal): Promise<InternalAnswer>;
 }
 
+/** What a call's restoring guardrails redacted from its request, for that call's answer (src/guardrails/restore.ts). */
+export interface RestoreVault {
+  /** How many values it holds: none, and the answer has nothing to restore. */
+  readonly size: number;
+  /** `text` with every value it holds put back as its placeholder (what a captured answer keeps). */
+  hide(text: string): string;
+}
+
 /** The guardrails of one call, in order; a stage is absent when none of them runs there. */
 export interface GuardrailChain {
   readonly ids: readonly string[];
@@ -44,11 +52,13 @@ export interface GuardrailChain {
    * input: checks the client's body (in its dialect), redacting matched spans in place; true when it changed. Throws a
    * 400 `guardrail_blocked` naming the guardrail when one blocks.
    */
-  input?(body: Record<string, unknown>, dialect: string, sink: VerdictSink, context: CheckContext): boolean | Promise<boolean>;
-  /** output: the answer as the client will get it: unchanged, redacted (a new object), or ended as filtered. */
-  output?(answer: unknown, dialect: string, sink: VerdictSink): unknown;
+  input?(body: Record<string, unknown>, dialect: string, sink: VerdictSink, context: CheckContext, vault?: RestoreVault): boolean | Promise<boolean>;
+  /** output: the answer as the client will get it: unchanged, redacted (a new object), or ended as filtered; the vault's values restored. */
+  output?(answer: unknown, dialect: string, sink: VerdictSink, vault?: RestoreVault): unknown;
   /** stream: the client's events checked on a window of text as they pass; a block ends the stream with the dialect's error event. */
-  stream?(mapper: StreamMapper, dialect: string, sink: VerdictSink): StreamMapper;
+  stream?(mapper: StreamMapper, dialect: string, sink: VerdictSink, vault?: RestoreVault): StreamMapper;
+  /** Present when a guardrail restores what it redacts: a fresh vault for one call, passed to each stage. */
+  vault?(): RestoreVault;
 }
 
 export interface GuardrailSetup {

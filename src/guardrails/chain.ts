@@ -2,11 +2,12 @@
 // walk redacting in place, whole-request checks between them, awaited only when they call out), the output stage over
 // the answer (a redacted copy, or the dialect's filtered ending), the stream stage as a wrapper of the stream's mapper
 // (stream-guard.ts). A verdict per guardrail and stage goes to the sink; matched text goes nowhere.
-import type { CheckContext, GuardrailChain, VerdictSink } from '../engine/guardrails.js';
+import type { CheckContext, GuardrailChain, RestoreVault, VerdictSink } from '../engine/guardrails.js';
 import type { StreamMapper } from '../engine/translator.js';
 import type { GuardrailVerdict } from '../config/types.js';
 import { filteredAnswer } from './endings.js';
 import { checksAnswers, checksRequests, findsSpans, guardrailBlocked, type AnswerGuardrail, type Decision, type Guardrail, type RequestGuardrail, type SpanGuardrail, type Stage } from './guardrail.js';
+import { Vault } from './restore.js';
 import { GuardedStream } from './stream-guard.js';
 import { countByDetector, redactSpans, walkTexts } from './text.js';
 
@@ -42,9 +43,9 @@ function stepsOf<Whole extends Guardrail>(guardrails: readonly Guardrail[], isWh
  * ones before it redacted); one verdict per guardrail goes to `sink`. Returns the node, redacted where they said so, and
  * the first that blocked. With `copy` (an answer) a block ends the walk at once (throws Blocked); in place (a request)
  * the walk goes on, its blocked matches redacted too, so no later reader of the body (a captured request-log body)
- * holds what a guardrail refused.
+ * holds what a guardrail refused. A restoring guardrail's redactions are numbered placeholders kept in `vault`.
  */
-function runSpans(guardrails: readonly SpanGuardrail[], node: unknown, stage: Stage, copy: boolean, sink: VerdictSink): { node: unknown; blockedBy?: string } {
+function runSpans(guardrails: readonly SpanGuardrail[], node: unknown, stage: Stage, copy: boolean, sink: VerdictSink, vault?: Vault): { node: unknown; blockedBy?: string } {
   const tallies: Tally[] = guardrails.map(() => ({ ms: 0, blocked: false }));
   let blockedBy: string | undefined;
   const visit = (text: string): string | undefined => {
@@ -61,7 +62,11 @@ function runSpans(guardrails: readonly SpanGuardrail[], node: unknown, stage: St
         blockedBy ??= guardrail.id;
         if (copy) throw new Blocked(guardrail.id);
       }
-      if (guardrail.action !== 'flag') current = redactSpans(current, spans);
+      if (guardrail.action === 'flag') continue;
+      const text = current;
+      // A restoring guardrail's values get numbered placeholders, kept for the call's answer.
+      if (guardrail.restore && vault) for (const span of spans) span.replacement = vault.placeholder(span.detector, text.slice(span.start, span.end));
+      current = redactSpans(current, spans);
     }
     return current === text ? undefined : current;
   };
@@ -88,6 +93,7 @@ const verdictOf = (id: string, stage: Stage, decision: Decision, ms: number): Gu
 interface InputState {
   changed: boolean;
   blocked?: { id: string; reason?: string };
+  vault?: Vault;
 }
 
 export class Chain implements GuardrailChain {
@@ -100,6 +106,7 @@ export class Chain implements GuardrailChain {
   input?: GuardrailChain['input'];
   output?: GuardrailChain['output'];
   stream?: GuardrailChain['stream'];
+  vault?: GuardrailChain['vault'];
 
   constructor(
     guardrails: readonly Guardrail[],
@@ -110,10 +117,13 @@ export class Chain implements GuardrailChain {
     this.outputs = stepsOf(guardrails.filter((g) => g.stages.has('output')), checksAnswers);
     this.streams = guardrails.filter((g) => g.stages.has('stream')).filter(findsSpans);
     this.wholeAnswers = guardrails.filter((g) => g.stages.has('output')).filter(checksAnswers).find((g) => g.refusesStreams);
-    // A stage none of the guardrails runs at is absent: the pipeline skips it without a call.
-    if (this.inputs.length || this.wholeAnswers) this.input = (body, _dialect, sink, context) => this.runInput(0, body, sink, context, { changed: false, blocked: this.refusedStream(body, sink) });
-    if (this.outputs.length) this.output = this.checkOutput;
-    if (this.streams.length) this.stream = this.guardStream;
+    // A stage none of the guardrails runs at is absent: the pipeline skips it without a call. A restoring guardrail
+    // needs the answer's stages too, to put its values back.
+    const restoring = guardrails.some((g) => findsSpans(g) && g.restore);
+    if (restoring) this.vault = () => new Vault();
+    if (this.inputs.length || this.wholeAnswers) this.input = (body, _dialect, sink, context, vault) => this.runInput(0, body, sink, context, { changed: false, blocked: this.refusedStream(body, sink), vault: vault as Vault | undefined });
+    if (this.outputs.length || restoring) this.output = this.checkOutput;
+    if (this.streams.length || restoring) this.stream = this.guardStream;
   }
 
   /**
@@ -125,10 +135,17 @@ export class Chain implements GuardrailChain {
     for (let i = from; i < this.inputs.length; i++) {
       const step = this.inputs[i];
       if ('spans' in step) {
-        const { blockedBy } = runSpans(step.spans, body, 'input', false, (verdict) => {
-          if (verdict.verdict === 'redact') state.changed = true;
-          sink(verdict);
-        });
+        const { blockedBy } = runSpans(
+          step.spans,
+          body,
+          'input',
+          false,
+          (verdict) => {
+            if (verdict.verdict === 'redact') state.changed = true;
+            sink(verdict);
+          },
+          state.vault,
+        );
         if (blockedBy) state.blocked ??= { id: blockedBy };
         continue;
       }
@@ -161,7 +178,8 @@ export class Chain implements GuardrailChain {
     if (decision.verdict === 'block') state.blocked ??= { id: guardrail.id, reason: decision.reason };
   }
 
-  private checkOutput(answer: unknown, dialect: string, sink: VerdictSink): unknown {
+  /** The answer's checks in order, then the vault's values put back (the checks see placeholders). */
+  private checkOutput(answer: unknown, dialect: string, sink: VerdictSink, vault?: RestoreVault): unknown {
     let current = answer;
     for (const step of this.outputs) {
       if ('spans' in step) {
@@ -178,10 +196,16 @@ export class Chain implements GuardrailChain {
       sink(verdictOf(step.whole.id, 'output', decision, performance.now() - started));
       if (decision.verdict === 'block') return filteredAnswer(answer, dialect, step.whole.id);
     }
-    return current;
+    const restore = vault as Vault | undefined;
+    if (!restore?.size) return current;
+    return walkTexts(current, (text) => {
+      const spans = restore.spans(text);
+      return spans.length ? redactSpans(text, spans) : undefined;
+    }, true);
   }
 
-  private guardStream(mapper: StreamMapper, _dialect: string, sink: VerdictSink): StreamMapper {
-    return new GuardedStream(mapper, this.streams, this.holdChars, sink);
+  private guardStream(mapper: StreamMapper, _dialect: string, sink: VerdictSink, vault?: RestoreVault): StreamMapper {
+    const restore = vault as Vault | undefined;
+    return new GuardedStream(mapper, this.streams, this.holdChars, sink, restore?.size ? restore : undefined);
   }
 }

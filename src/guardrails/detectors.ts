@@ -3,14 +3,18 @@
 // well-kept library where one exists: validator (e-mail, payment cards by Luhn and issuer, IBAN by country format and
 // checksum), libphonenumber-js (phone numbers, by the numbering plan of their country). Secret shapes are a list of
 // vendor prefixes (no maintained library exposes one synchronously; secretlint's rules run inside its own async scanner).
+// The phone, card, IBAN and secret regexes run only inside the windows one shared scan of the text found (candidates.ts).
 import validator from 'validator';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { candidatesOf, type Window } from './candidates.js';
 
 /** A matched span of a text, named by what found it; the text itself is never kept beside it. */
 export interface Span {
   start: number;
   end: number;
   detector: string;
+  /** What takes the span's place, when not `[REDACTED:<detector>]` (a placeholder to restore, a restored value). */
+  replacement?: string;
 }
 
 /** Finds its spans in a text, appending them to `out`. */
@@ -25,13 +29,18 @@ export interface Detector {
  */
 export const CONFIRM_LIMIT = 256;
 
-/** Runs `regex` (global) over `text`, keeping each candidate `confirm` accepts (every one past CONFIRM_LIMIT). */
-function scan(name: string, regex: RegExp, text: string, out: Span[], confirm?: (candidate: string) => boolean): void {
-  regex.lastIndex = 0;
+/** Runs `regex` (global) over `text`, or over each of `windows` only, keeping each candidate `confirm` accepts (every one past CONFIRM_LIMIT). */
+function scan(name: string, regex: RegExp, text: string, out: Span[], confirm?: (candidate: string) => boolean, windows?: readonly Window[]): void {
   let confirmed = 0;
-  for (let m = regex.exec(text); m; m = regex.exec(text)) {
-    if (!confirm || confirmed++ >= CONFIRM_LIMIT || confirm(m[0])) out.push({ start: m.index, end: m.index + m[0].length, detector: name });
-  }
+  const run = (from: number, slice: string) => {
+    regex.lastIndex = 0;
+    for (let m = regex.exec(slice); m; m = regex.exec(slice)) {
+      if (!confirm || confirmed++ >= CONFIRM_LIMIT || confirm(m[0])) out.push({ start: from + m.index, end: from + m.index + m[0].length, detector: name });
+    }
+  };
+  if (!windows) return run(0, text);
+  // One character of context each side: what the regexes' lookarounds and word boundaries read.
+  for (const { start, end } of windows) run(Math.max(0, start - 1), text.slice(Math.max(0, start - 1), end + 1));
 }
 
 const EMAIL = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}/g;
@@ -63,54 +72,31 @@ const SECRET = new RegExp(
 
 const digitsOf = (candidate: string) => candidate.replace(/[ -]/g, '');
 
-/**
- * The most digits in one run of `text` (digits with single separators between them: space, dash, dot, parentheses), read
- * once per text whichever detector asks first: a card needs 13, a phone number 9 (7 with its + code), so prose whose
- * numbers are dates, times and amounts skips both regexes and every library call.
- */
-let lastText: string | undefined;
-let lastRun = 0;
-function longestDigitRun(text: string): number {
-  if (text === lastText) return lastRun;
-  let best = 0;
-  let run = 0;
-  let gap = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x30 && c <= 0x39) {
-      run++;
-      gap = 0;
-      if (run > best) best = run;
-    } else if ((c === 0x20 || c === 0x2d || c === 0x2e || c === 0x28 || c === 0x29 || c === 0x2b) && run && gap === 0) gap = 1;
-    else {
-      run = 0;
-      gap = 0;
-    }
-  }
-  lastText = text;
-  lastRun = best;
-  return best;
-}
-
 function phoneDetector(region: string): Detector {
   return {
     name: 'phone',
     find(text, out) {
-      if (longestDigitRun(text) < 7) return;
-      scan('phone', PHONE, text, out, (candidate) => {
-        const digits = candidate.replace(/\D/g, '').length;
-        // Without its + code a number has its area code too: 9 digits or more (a date, a time, an order number has fewer).
-        return digits >= (candidate.startsWith('+') ? 7 : 9) && digits <= 15 && !!parsePhoneNumberFromString(candidate, region as CountryCode)?.isValid();
-      });
+      // Without its + code a number has its area code too: 9 digits or more (a date, a time, an order number has fewer).
+      // A window with fewer digits and no + holds no candidate that could be confirmed.
+      const windows = candidatesOf(text).numbers.filter((w) => w.digits >= 9 || w.plus);
+      withWindows(windows, (found) =>
+        scan('phone', PHONE, text, out, (candidate) => {
+          const digits = candidate.replace(/\D/g, '').length;
+          return digits >= (candidate.startsWith('+') ? 7 : 9) && digits <= 15 && !!parsePhoneNumberFromString(candidate, region as CountryCode)?.isValid();
+        }, found),
+      );
     },
   };
 }
 
+/** Runs `scan` when the text has windows for it; prose without any costs the one pass that found none. */
+const withWindows = (windows: Window[], scan: (windows: Window[]) => void): void => void (windows.length && scan(windows));
+
 const SHIPPED: Record<string, Detector> = {
   email: { name: 'email', find: (text, out) => text.includes('@') && scan('email', EMAIL, text, out, (c) => validator.isEmail(c)) },
-  'payment-card': { name: 'payment-card', find: (text, out) => longestDigitRun(text) >= 13 && scan('payment-card', CARD, text, out, (c) => validator.isCreditCard(digitsOf(c))) },
-  iban: { name: 'iban', find: (text, out) => scan('iban', IBAN, text, out, (c) => validator.isIBAN(c.replace(/ /g, ''))) },
-  secret: { name: 'secret', find: (text, out) => scan('secret', SECRET, text, out) },
+  'payment-card': { name: 'payment-card', find: (text, out) => withWindows(candidatesOf(text).numbers.filter((w) => w.digits >= 13), (windows) => scan('payment-card', CARD, text, out, (c) => validator.isCreditCard(digitsOf(c)), windows)) },
+  iban: { name: 'iban', find: (text, out) => withWindows(candidatesOf(text).upper, (windows) => scan('iban', IBAN, text, out, (c) => validator.isIBAN(c.replace(/ /g, '')), windows)) },
+  secret: { name: 'secret', find: (text, out) => withWindows(candidatesOf(text).tokens, (windows) => scan('secret', SECRET, text, out, undefined, windows)) },
   'private-key': { name: 'private-key', find: (text, out) => text.includes('-----BEGIN') && scan('private-key', PRIVATE_KEY, text, out) },
 };
 

@@ -31,6 +31,8 @@ export interface Decision {
 export interface SpanGuardrail extends GuardrailBase {
   /** The spans of `text` this guardrail matches, sorted and merged; empty when none. */
   spans(text: string): Span[];
+  /** Redacted input values come back in the answer (restore.ts): numbered placeholders instead of plain redactions. */
+  readonly restore?: boolean;
 }
 
 /** Judges a client's whole request before the upstream sees it (moderation, http, limits); may redact it in place. */
@@ -59,6 +61,7 @@ export class PatternGuardrail implements SpanGuardrail {
     readonly action: Action,
     readonly stages: ReadonlySet<Stage>,
     private readonly detectors: readonly Detector[],
+    readonly restore = false,
   ) {}
 
   spans(text: string): Span[] {

@@ -55,7 +55,7 @@ function compilePatternKind({ spec, stages, add }: Compiling): Guardrail | undef
     refused++;
     add(typeof pattern === 'string' ? `/patterns/${i}` : `/patterns/${i}/regex`, compiled.problem);
   });
-  return refused ? undefined : new PatternGuardrail(spec.id, spec.action, stages, detectors);
+  return refused ? undefined : new PatternGuardrail(spec.id, spec.action, stages, detectors, spec.restore === true);
 }
 
 /** The routes a model name reaches: a model id, an alias, or a route. */
@@ -121,6 +121,7 @@ export function compileGuardrail(spec: GuardrailSchema, inputs: KindInputs, add:
     if (owner !== spec.kind && spec[member as keyof typeof MEMBERS] !== undefined) refuse(`/${member}`, `only a ${owner} guardrail has ${member}`);
   }
   if (kind.member && spec[kind.member] === undefined) refuse('', `a ${spec.kind} guardrail names its \`${kind.member}:\``);
+  if (spec.restore && (spec.kind !== 'pattern' || spec.action !== 'redact' || !stages.has('input'))) refuse('/restore', 'restore puts back what a pattern guardrail redacted from the input: it needs kind pattern, action redact and the input stage');
   if (!sound) return undefined;
   return kind.compile({ spec, stages, inputs, add });
 }

@@ -72,6 +72,8 @@ export class GuardedStream implements StreamMapper {
     private readonly guardrails: readonly SpanGuardrail[],
     private readonly holdChars: number,
     private readonly sink: VerdictSink,
+    /** The call's restored values: their placeholders in the answer's text are put back (held whole like any match). */
+    private readonly restore?: { spans(text: string): Span[] },
   ) {
     for (const g of guardrails) this.tallies.set(g.id, { ms: 0 });
     if (inner.streamedOutputTokens) this.streamedOutputTokens = () => inner.streamedOutputTokens!();
@@ -184,10 +186,13 @@ export class GuardedStream implements StreamMapper {
       }
       for (const span of spans) all.push({ ...span, redact: guardrail.action === 'redact', guardrail: guardrail.id });
     }
+    if (this.restore) for (const span of this.restore.spans(text)) all.push({ ...span, redact: true, guardrail: '' });
     return all;
   }
 
   private count(span: Span & { guardrail: string }): void {
+    // A restored placeholder is no guardrail's match.
+    if (!span.guardrail) return;
     const tally = this.tallies.get(span.guardrail)!;
     (tally.matches ??= {})[span.detector] = (tally.matches[span.detector] ?? 0) + 1;
   }

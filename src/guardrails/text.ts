@@ -30,12 +30,12 @@ export function walkTexts(node: unknown, visit: TextVisitor, copy: boolean, inTe
   return out ?? node;
 }
 
-/** The text with each (merged, sorted) span replaced by `[REDACTED:<detector>]`. */
+/** The text with each (merged, sorted) span replaced by its replacement, else `[REDACTED:<detector>]`. */
 export function redactSpans(text: string, spans: Span[]): string {
   let out = '';
   let at = 0;
   for (const span of spans) {
-    out += text.slice(at, span.start) + `[REDACTED:${span.detector}]`;
+    out += text.slice(at, span.start) + (span.replacement ?? `[REDACTED:${span.detector}]`);
     at = span.end;
   }
   return out + text.slice(at);

@@ -55,6 +55,12 @@ export class LazyChildLogger implements FastifyBaseLogger {
   }
   silent(): void {}
 
+  /** Whether a line at `level` would be written (asked of the parent while no child was made). */
+  isLevelEnabled(level: string): boolean {
+    const logger = (this.#real ?? this.parent) as Parent;
+    return logger.isLevelEnabled ? logger.isLevelEnabled(level) : true;
+  }
+
   private write(level: Level, args: unknown[]): void {
     if (!this.#real && this.parent.isLevelEnabled && !this.parent.isLevelEnabled(level)) return;
     (this.real()[level] as (...a: unknown[]) => void)(...args);

@@ -15,11 +15,15 @@ const PROBES = new Set(['health', 'readiness']);
 
 const isProbe = (req: FastifyRequest) => PROBES.has((req.routeOptions.config as { endpoint?: { handler?: string } } | undefined)?.endpoint?.handler ?? '');
 
+/** Whether the request's logger writes info lines (pino's, or the lazy child's standing for it). */
+const infoEnabled = (reply: FastifyReply) => (reply.log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info') ?? true;
+
 export class RequestLogLines extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
-    if (isProbe(req) && !error) return;
+    // At warn and above (a busy deployment's level) a request that did not fail writes nothing: nothing is built for it.
+    if (!error && (!infoEnabled(reply) || isProbe(req))) return;
     const ms = Math.round(reply.elapsedTime);
     const line = `${req.method} ${redactUrl(req.url.slice(0, LOGGED_URL_LENGTH))} ${reply.statusCode} ${ms} ms`;
     if (error) reply.log.error({ status: reply.statusCode, ms, err: error }, line);

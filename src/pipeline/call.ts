@@ -53,6 +53,8 @@ export interface Call extends UpstreamScope {
   firstEventSent?(): void;
   /** Set by the guardrails stage when the call's guardrails watch a stream: wraps the stream's mapper (relayStream). */
   guardStream?: (mapper: StreamMapper) => StreamMapper;
+  /** Set by the guardrails stage when the answer gets back values its request had redacted: it is this client's alone, never cached. */
+  personalAnswer?: boolean;
   /** Stops listening for the client, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
   dispose(): void;
   /** Told of the answer as it goes out (the response cache keeps it); absent unless a stage set one. */

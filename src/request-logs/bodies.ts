@@ -64,6 +64,14 @@ export function existingTap(req: object): BodyTap | undefined {
   return (req as WithTap)[tapKey];
 }
 
+const hiderKey = Symbol('captureHider');
+type WithHider = { [hiderKey]?: (text: string) => string };
+
+/** Has a request's captured answer stored with `hide` applied (a guardrail's restored values put back as placeholders). */
+export function hideInCapture(req: object, hide: (text: string) => string): void {
+  (req as WithHider)[hiderKey] = hide;
+}
+
 /** Taps a stream's writes (an event stream or relayed bytes) into the request's tap. */
 export function tapWrites(res: { write: (...args: any[]) => boolean; end: (...args: any[]) => unknown }, tap: BodyTap): void {
   const write = res.write.bind(res);
@@ -138,9 +146,11 @@ export async function captureBodies(deps: CaptureDeps, req: FastifyRequest, rowI
   const body = req.body === undefined ? (req.isMultipart?.() ? '(multipart form: not captured)' : '') : JSON.stringify(redactValue(req.body, key));
   const requestBody = cut(body, config.maxBodyBytes);
   const tap = existingTap(req);
+  const hide = (req as WithHider)[hiderKey];
+  const answer = tap?.text() ?? '';
   const document: CapturedBodies = {
     request: { method: req.method, url: redactText(req.url, key).replace(SECRET_QUERY, (pair, start: string, name: string) => (isSecretName(name) ? `${start}${name}=${REDACTED}` : pair)), headers, body: requestBody.text, truncated: requestBody.truncated },
-    response: { body: redactAnswer(tap?.text() ?? '', key), truncated: tap?.truncated ?? false },
+    response: { body: redactAnswer(hide ? hide(answer) : answer, key), truncated: tap?.truncated ?? false },
   };
   return store(deps.blobs, workspaceId, rowId, document);
 }

@@ -10,8 +10,10 @@ import {
   PostgresDialect,
   SqliteDialect,
   SqliteDriver,
+  SelectQueryNode,
   sql,
   type DatabaseConnection,
+  type QueryResult,
   type Driver,
   type Migration,
   type MigrationProvider,
@@ -20,6 +22,7 @@ import {
 import type { Database } from './schema.js';
 import type { Db } from './db.js';
 import { registerChangeDetector } from './change-version.js';
+import { epochFileOf, watchChangeSignal } from './change-signal.js';
 import { isPostgres } from './dialect.js';
 import { startCheckpointer } from './checkpointer.js';
 
@@ -64,35 +67,59 @@ export interface DatabaseSettings {
   url?: string;
   /** PostgreSQL schema to use (created when missing); default the connection's search_path. */
   schema?: string;
+  /** SQLite: how long the auth caches trust the change counter without a change signal (change-version.ts). */
+  recheckMs?: number;
 }
 
 /** `shortLived`: a command that opens, writes a row and exits (the admin CLI) starts no checkpointer thread. */
 export async function openDatabase(settings: DatabaseSettings, { shortLived = false } = {}): Promise<OpenedDatabase> {
   if (settings.driver === 'postgres') return openPostgres(settings.url!, settings.schema);
-  return openSqlite(settings.path, { checkpointer: !shortLived });
+  return openSqlite(settings.path, { checkpointer: !shortLived, recheckMs: settings.recheckMs });
 }
 
-/** What runs before the connection is handed out; set once the spend store exists. */
-class BeforeQuery {
-  run?: () => Promise<void> | void;
+/** What runs around the connection's work: `beforeQuery` once the spend store exists, `committed` once opened. */
+class ConnectionHooks {
+  beforeQuery?: () => Promise<void> | void;
+  /** After each statement that may have written, once nothing of it is left uncommitted. */
+  committed?: () => void;
+}
+
+/** A statement that cannot write: kysely's select, or raw SQL that starts with `select`. */
+const readsOnly = (query: CompiledQuery) => SelectQueryNode.is(query.query) || /^\s*select\b/i.test(query.sql);
+
+/** `connection`, calling `hooks.committed` after each statement that may have written, outside a transaction (a commit). */
+function reportingCommits(connection: DatabaseConnection, sqlite: BetterSqlite3.Database, hooks: ConnectionHooks): DatabaseConnection {
+  return {
+    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+      const result = await connection.executeQuery<R>(query);
+      if (!readsOnly(query) && !sqlite.inTransaction) hooks.committed?.();
+      return result;
+    },
+    streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+  };
 }
 
 /**
- * kysely's SQLite driver, waiting for `hook` each time it hands out its connection, and beginning each transaction
- * IMMEDIATE: it takes the write lock first, waiting (busy_timeout) while another process (a worker, the admin CLI)
- * writes. A deferred one that read first fails with SQLITE_BUSY when it then writes after another process did.
+ * kysely's SQLite driver, waiting for `hooks.beforeQuery` each time it hands out its connection, telling
+ * `hooks.committed` of each commit, and beginning each transaction IMMEDIATE: it takes the write lock first, waiting
+ * (busy_timeout) while another process (a worker, the admin CLI) writes. A deferred one that read first fails with
+ * SQLITE_BUSY when it then writes after another process did.
  */
 class WaitingSqliteDriver extends SqliteDriver {
+  private connection?: DatabaseConnection;
+
   constructor(
-    config: SqliteDialectConfig,
-    private readonly hook: BeforeQuery,
+    private readonly config: SqliteDialectConfig & { database: BetterSqlite3.Database },
+    private readonly hooks: ConnectionHooks,
   ) {
     super(config);
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
-    await this.hook.run?.();
-    return super.acquireConnection();
+    await this.hooks.beforeQuery?.();
+    const connection = await super.acquireConnection();
+    // SQLite has one connection: wrapped once.
+    return (this.connection ??= reportingCommits(connection, this.config.database, this.hooks));
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -102,18 +129,18 @@ class WaitingSqliteDriver extends SqliteDriver {
 
 class WaitingSqliteDialect extends SqliteDialect {
   constructor(
-    private readonly config: SqliteDialectConfig,
-    private readonly hook: BeforeQuery,
+    private readonly config: SqliteDialectConfig & { database: BetterSqlite3.Database },
+    private readonly hooks: ConnectionHooks,
   ) {
     super(config);
   }
 
   override createDriver(): Driver {
-    return new WaitingSqliteDriver(this.config, this.hook);
+    return new WaitingSqliteDriver(this.config, this.hooks);
   }
 }
 
-export async function openSqlite(path: string, { checkpointer: withCheckpointer = true } = {}): Promise<OpenedDatabase> {
+export async function openSqlite(path: string, { checkpointer: withCheckpointer = true, recheckMs }: { checkpointer?: boolean; recheckMs?: number } = {}): Promise<OpenedDatabase> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
@@ -124,16 +151,31 @@ export async function openSqlite(path: string, { checkpointer: withCheckpointer 
   // A file's WAL is checkpointed by a thread of its own, never inside a commit on the event loop.
   const checkpointer = path === ':memory:' || !withCheckpointer ? undefined : startCheckpointer(path);
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
-  const hook = new BeforeQuery();
-  const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: sqlite }, hook) });
+  const hooks = new ConnectionHooks();
+  const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: sqlite }, hooks) });
   await migrate(db);
-  const authVersion = sqlite.prepare("select version from change_counters where name = 'auth'").pluck();
-  registerChangeDetector(db, () => authVersion.get() as number);
+  const signal = watchAuthChanges(db, sqlite, { path, recheckMs }, hooks);
   const close = async () => {
+    signal?.close();
     await checkpointer?.stop();
     await db.destroy();
   };
-  return { db, driver: 'sqlite', sqlite, beforeQuery: (fn) => (hook.run = fn), close };
+  return { db, driver: 'sqlite', sqlite, beforeQuery: (fn) => (hooks.beforeQuery = fn), close };
+}
+
+/**
+ * The auth caches' change counter (change-version.ts), read again only when it may have moved: a commit of this process
+ * that moved it touches the epoch file (change-signal.ts), and every process on the file, this one included, reads it
+ * again on its next request. An in-memory database has no other process: its own commits are all there is to hear.
+ */
+function watchAuthChanges(db: Db, sqlite: BetterSqlite3.Database, { path, recheckMs }: { path: string; recheckMs?: number }, hooks: ConnectionHooks) {
+  const authVersion = sqlite.prepare("select version from change_counters where name = 'auth'").pluck();
+  const detector = registerChangeDetector(db, () => authVersion.get() as number, { recheckMs });
+  const signal = path === ':memory:' ? undefined : watchChangeSignal(epochFileOf(path), () => detector.stale(), () => detector.unwatched());
+  hooks.committed = () => {
+    if (detector.moved()) signal?.announce();
+  };
+  return signal;
 }
 
 /**

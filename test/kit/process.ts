@@ -117,10 +117,11 @@ export async function spawnWorkers(dir: string, config: string): Promise<{ gatew
 
 /**
  * A gateway of two worker processes (server.workers: 2) on a config written in `dir`: one channel `fake` (flat-chat,
- * one cent a request) at `upstreamUrl`, plus `extraConfig`. Resolves once both workers listen.
+ * one cent a request) at `upstreamUrl`, plus `extraConfig` (top-level YAML) and `storageConfig` (lines inside
+ * `storage:`, indented two spaces). Resolves once both workers listen.
  */
-export async function spawnTwoWorkers(dir: string, upstreamUrl: string, extraConfig: string): Promise<{ gateway: GatewayProcess; url: string }> {
+export async function spawnTwoWorkers(dir: string, upstreamUrl: string, extraConfig: string, storageConfig = ''): Promise<{ gateway: GatewayProcess; url: string }> {
   mkdirSync(join(dir, 'channels'));
   writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', upstreamUrl, { models: testModels.flatChat }));
-  return spawnWorkers(dir, `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\nchannels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n${extraConfig}`);
+  return spawnWorkers(dir, `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\n${storageConfig}channels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n${extraConfig}`);
 }

@@ -832,6 +832,10 @@ export interface StorageConfig {
      * PostgreSQL schema for the gateway's tables (created when missing); default the connection's search_path.
      */
     schema?: string;
+    /**
+     * SQLite: how long the key and cap caches trust their change counter without a change signal. A change made through the gateway (admin API, dashboard, admin CLI, any process on the file) applies from the next request everywhere; one made around it (the sqlite3 shell) within this many seconds.
+     */
+    recheckSeconds: number;
   };
   blobs: {
     driver: 'local' | 's3';
@@ -1160,6 +1164,7 @@ export interface ModelConfig {
   defaultForKind: boolean;
   enabled: boolean;
   price: PriceConfig;
+  cache?: RouteRouteCache;
   evaluation?: ModelEvaluationConfig;
   media?: ModelMediaConfig;
   /**
@@ -1292,6 +1297,51 @@ export interface PriceConfig {
   free?: true;
 }
 /**
+ * Absent: this route's answers are never cached. Present: an exact response cache (docs/caching.md): a repeated request of one workspace, for the same route and the same canonical body (stream flags left out), is answered from the store config.yaml `cache:` names, with `x-cache: hit`.
+ *
+ * This interface was referenced by `RouteFile`'s JSON-Schema
+ * via the `definition` "routeCache".
+ */
+export interface RouteRouteCache {
+  /**
+   * How long an answer is kept (at most config.yaml cache.maxTtlSeconds). A client's `x-cache-ttl` header may shorten it, never lengthen it.
+   */
+  ttlSeconds: number;
+  /**
+   * What a hit is charged: `free`, or a fraction (0 to 1) of what the answer cost when it was fetched. Booked in the ledger as kind `cache_hit`.
+   */
+  hitPrice: 'free' | number;
+  /**
+   * With `hitPrice: free` only: a hit is served to a key or workspace whose spending cap is spent (it costs nothing, and is still booked as a `cache_hit` row of 0). Default false: a spent cap refuses even a free hit, as it refuses the call upstream.
+   */
+  hitsPastCap: boolean;
+  /**
+   * Opt-in: a one-message request without tools whose exact key missed is embedded by `model` (an internal call billed like any) and answered from the stored answer of the nearest earlier request of the same workspace whose cosine similarity reaches `threshold` (docs/caching.md). Never for conversations of several turns, tools, or anything but text.
+   */
+  semantic?: {
+    /**
+     * An embeddings model this gateway serves (a model id or alias of its channels).
+     */
+    model: string;
+    /**
+     * The least cosine similarity that counts as the same question.
+     */
+    threshold: number;
+    /**
+     * Vectors this route keeps per process, oldest out first.
+     */
+    maxEntries: number;
+  };
+  /**
+   * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
+   */
+  hitTokens: 'zero' | 'reported';
+  /**
+   * Requests cached although their answer may differ from one call to the next: `sampled` (temperature above 0, or absent, with no seed), `tool-results` (a tool's result in the conversation), `image-urls` (an image by URL, whose content may change), `conversation-state` (Responses' previous_response_id or conversation). Without them such requests pass with `x-cache: bypass`.
+   */
+  allow: ('sampled' | 'tool-results' | 'image-urls' | 'conversation-state')[];
+}
+/**
  * Per-model overrides of its protocol's evaluate section (logprobs mode).
  *
  * This interface was referenced by `GatewayConfigSchema`'s JSON-Schema
@@ -1395,6 +1445,10 @@ export interface GuardrailGuardrail {
    * `block`: input refused with 400 `guardrail_blocked` naming the guardrail, output ended as filtered, a stream cut with an error event; `redact` (pattern, http): the matched spans replaced by `[REDACTED:<name>]`; `flag`: passed, and recorded.
    */
   action: 'block' | 'redact' | 'flag';
+  /**
+   * pattern, action redact, input stage: each redacted value gets a numbered placeholder (`[REDACTED:email:1]`), and the placeholders the answer carries are put back as the values for that request (whole and streamed answers); such answers are never cached, and a captured answer keeps the placeholders.
+   */
+  restore: boolean;
   /**
    * http and moderation: past `timeoutMs`, or when the check's call fails, `open` passes the text and `closed` blocks it (a guardrail whose action is flag flags it).
    */
@@ -2227,48 +2281,7 @@ export interface RouteRoute {
      */
     seconds: number;
   };
-  /**
-   * Absent: this route's answers are never cached. Present: an exact response cache (docs/caching.md): a repeated request of one workspace, for the same route and the same canonical body (stream flags left out), is answered from the store config.yaml `cache:` names, with `x-cache: hit`.
-   */
-  cache?: {
-    /**
-     * How long an answer is kept (at most config.yaml cache.maxTtlSeconds). A client's `x-cache-ttl` header may shorten it, never lengthen it.
-     */
-    ttlSeconds: number;
-    /**
-     * What a hit is charged: `free`, or a fraction (0 to 1) of what the answer cost when it was fetched. Booked in the ledger as kind `cache_hit`.
-     */
-    hitPrice: 'free' | number;
-    /**
-     * With `hitPrice: free` only: a hit is served to a key or workspace whose spending cap is spent (it costs nothing, and is still booked as a `cache_hit` row of 0). Default false: a spent cap refuses even a free hit, as it refuses the call upstream.
-     */
-    hitsPastCap: boolean;
-    /**
-     * Opt-in: a one-message request without tools whose exact key missed is embedded by `model` (an internal call billed like any) and answered from the stored answer of the nearest earlier request of the same workspace whose cosine similarity reaches `threshold` (docs/caching.md). Never for conversations of several turns, tools, or anything but text.
-     */
-    semantic?: {
-      /**
-       * An embeddings model this gateway serves (a model id or alias of its channels).
-       */
-      model: string;
-      /**
-       * The least cosine similarity that counts as the same question.
-       */
-      threshold: number;
-      /**
-       * Vectors this route keeps per process, oldest out first.
-       */
-      maxEntries: number;
-    };
-    /**
-     * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
-     */
-    hitTokens: 'zero' | 'reported';
-    /**
-     * Requests cached although their answer may differ from one call to the next: `sampled` (temperature above 0, or absent, with no seed), `tool-results` (a tool's result in the conversation), `image-urls` (an image by URL, whose content may change), `conversation-state` (Responses' previous_response_id or conversation). Without them such requests pass with `x-cache: bypass`.
-     */
-    allow: ('sampled' | 'tool-results' | 'image-urls' | 'conversation-state')[];
-  };
+  cache?: RouteRouteCache;
   /**
    * Ids of guardrails (guardrails/ files) every request to this route passes; workspaces and keys may add more, never remove these.
    */
