@@ -8,7 +8,7 @@ import { recordOf } from '../request-logs/record.js';
 import { AnswerCapture } from './capture.js';
 import type { ClientControl } from './control.js';
 import { answerHit, hitAnswer } from './hit.js';
-import { streamComplete } from './replay.js';
+import { replays, streamComplete } from './replay.js';
 import type { CacheEntry } from './store.js';
 import type { CacheStats, CacheOutcome } from './stats.js';
 import { embed, singleTurnText, type SemanticIndex } from './semantic.js';
@@ -80,7 +80,8 @@ export class Ticket implements CacheTicket {
    */
   private async nearest(call: Call): Promise<CacheEntry | undefined> {
     const policy = this.policy.semantic;
-    const text = policy ? singleTurnText(call.body) : undefined;
+    // Conversations only (the chat dialects): an embeddings or moderation request's answer is of its exact input.
+    const text = policy && replays(call.dialect) ? singleTurnText(call.body) : undefined;
     if (!policy || text === undefined) return undefined;
     this.vector = await embed(call, policy, this.place.routeId, text);
     const near = this.vector && this.cache.semantic.nearest(policy, this.place.scope, this.vector);
