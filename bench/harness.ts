@@ -196,7 +196,7 @@ export const chatBody = (extra: object = {}) => JSON.stringify({ model: 'bench-c
  */
 export async function cpuMicrosPerRequest(url: string, key: string, body: string, pid: number, amount: number, { warmup = 2000, distinct = false } = {}): Promise<number> {
   const options = { url: `${url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, connections: 32, idReplacement: distinct };
-  await autocannon({ ...options, amount: warmup });
+  if (warmup > 0) await autocannon({ ...options, amount: warmup });
   const before = cpuSeconds(pid);
   const result = await autocannon({ ...options, amount });
   if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors`);
