@@ -110,7 +110,9 @@ export async function embed(call: Call, policy: SemanticPolicy, routeId: string,
     return Float32Array.from(embedding as number[]);
   } catch (err) {
     if (err instanceof GatewayError && err.statusCode === 402) throw err;
-    call.log.warn({ err }, 'the semantic cache could not embed a request: looked up as a miss');
+    // Its code and status only: an upstream's error message may quote the text it was sent.
+    const { code, statusCode } = err as { code?: unknown; statusCode?: unknown };
+    call.log.warn({ code, status: statusCode }, 'the semantic cache could not embed a request: looked up as a miss');
     return undefined;
   }
 }
