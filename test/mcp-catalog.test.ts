@@ -78,8 +78,13 @@ describe('resources and prompts through the gateway', () => {
     const prompt = await client.getPrompt({ name: 'docs__summarize', arguments: { topic: 'the release' } });
     expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Summarize the release in three lines.' } }]);
     await client.close();
-    await gw.services.requestLogs.commitQueued();
-    const rows = await gw.services.db.selectFrom('request_logs').select(['method', 'model', 'channel', 'status']).where('route', '=', 'mcp').where('channel', '=', 'docs').execute();
+    // A call's row is written once its answer has gone out: the client may have it first.
+    let rows: { method: string; model: string; channel: string; status: number }[] = [];
+    for (let i = 0; i < 100 && rows.length < 2; i++) {
+      await gw.services.requestLogs.commitQueued();
+      rows = await gw.services.db.selectFrom('request_logs').select(['method', 'model', 'channel', 'status']).where('route', '=', 'mcp').where('channel', '=', 'docs').execute();
+      if (rows.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     expect(rows).toEqual(expect.arrayContaining([
       { method: 'resources/read', model: 'docs__docs://notes/2026-05-01', channel: 'docs', status: 200 },
       { method: 'prompts/get', model: 'docs__summarize', channel: 'docs', status: 200 },
