@@ -23,6 +23,32 @@ export interface CacheEntry {
   sseOptions?: string;
 }
 
+/** An entry without its answer: what is written as the stored text's first line. */
+export type EntryHead = Omit<CacheEntry, 'json' | 'sse'>;
+
+/**
+ * The stored text of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then the answer's
+ * text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
+ */
+export function encodeEntry(head: EntryHead, form: 'json' | 'sse', answer: string): string {
+  return `${JSON.stringify({ ...head, form })}\n${answer}`;
+}
+
+/** An entry from its stored text (or from a text of the single-JSON form entries had before); undefined when it is neither. */
+export function decodeEntry(text: string): CacheEntry | undefined {
+  try {
+    const end = text.indexOf('\n');
+    if (end < 0) return JSON.parse(text) as CacheEntry;
+    const { form, ...head } = JSON.parse(text.slice(0, end)) as EntryHead & { form?: unknown };
+    const answer = text.slice(end + 1);
+    if (form === 'json') return { ...head, json: answer };
+    if (form === 'sse') return { ...head, sse: answer };
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface StoreLog {
   warn(object: object, message: string): void;
 }
@@ -54,17 +80,12 @@ export class ResponseStore {
   /** The entry under `key`; undefined when there is none, or the store did not answer in time. */
   async read(key: string): Promise<CacheEntry | undefined> {
     const text = this.memory ? this.memory.get(key) : await this.bounded(this.keyv!.get<string>(key));
-    if (typeof text !== 'string') return undefined;
-    try {
-      return JSON.parse(text) as CacheEntry;
-    } catch {
-      return undefined;
-    }
+    return typeof text === 'string' ? decodeEntry(text) : undefined;
   }
 
-  /** Stores `text` (a serialised entry) for `ttlMs`; false when the store did not take it in time. */
-  async write(key: string, text: string, ttlMs: number): Promise<boolean> {
-    if (this.memory) return this.memory.set(key, text, ttlMs);
+  /** Stores `text` (encodeEntry's) for `ttlMs`; false when the store did not take it in time. `bytes`: its UTF-8 length, when known. */
+  async write(key: string, text: string, ttlMs: number, bytes?: number): Promise<boolean> {
+    if (this.memory) return this.memory.set(key, text, ttlMs, bytes);
     return (await this.bounded(this.keyv!.set(key, text, ttlMs))) === true;
   }
 

@@ -9,7 +9,7 @@ import { AnswerCapture } from './capture.js';
 import type { ClientControl } from './control.js';
 import { answerHit, hitAnswer } from './hit.js';
 import { replays, streamComplete } from './replay.js';
-import type { CacheEntry } from './store.js';
+import { encodeEntry, type CacheEntry, type EntryHead } from './store.js';
 import type { CacheStats, CacheOutcome } from './stats.js';
 import { embed, singleTurnText, type SemanticIndex } from './semantic.js';
 import type { ResponseStore } from './store.js';
@@ -53,7 +53,7 @@ export class Ticket implements CacheTicket {
       return false;
     }
     let entry = this.control.noCache ? undefined : await this.cache.store.read(this.key);
-    if (!entry && !this.control.noCache) entry = await this.nearest(call);
+    if (!entry && !this.control.noCache && this.policy.semantic) entry = await this.nearest(call);
     const now = call.services.now();
     const ageSeconds = entry ? Math.max(0, Math.floor((now - entry.at) / 1000)) : 0;
     const fresh = entry && (this.control.maxAgeSeconds === undefined || ageSeconds <= this.control.maxAgeSeconds);
@@ -70,7 +70,7 @@ export class Ticket implements CacheTicket {
     }
     this.outcome(call, 'miss');
     if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
-    call.answerTap = new AnswerCapture(this.cache.config.maxEntryBytes, { keepJson: (text) => this.keepJson(call, text), keepStream: (text) => this.keepStream(call, text) });
+    call.answerTap = new AnswerCapture(this.cache.config.maxEntryBytes, { keepJson: (text, bytes) => this.keepJson(call, text, bytes), keepStream: (text, bytes) => this.keepStream(call, text, bytes) });
     return false;
   }
 
@@ -91,21 +91,25 @@ export class Ticket implements CacheTicket {
   }
 
   /** A JSON answer that went out with status 200: kept. */
-  keepJson(call: Call, text: string): void {
-    void this.keep(call, { json: text });
+  keepJson(call: Call, text: string, bytes: number): void {
+    void this.keep(call, 'json', text, bytes);
   }
 
   /** An event stream that went out whole (ended, with its closing event and no error): kept. */
-  keepStream(call: Call, text: string): void {
-    if (streamComplete(call.dialect, text)) void this.keep(call, { sse: text, sseOptions: streamOptionsOf(call) });
+  keepStream(call: Call, text: string, bytes: number): void {
+    if (streamComplete(call.dialect, text)) void this.keep(call, 'sse', text, bytes);
   }
 
-  /** Stores the answer with what it cost (its charge was recorded before the answer went out); never throws. */
-  private async keep(call: Call, form: Pick<CacheEntry, 'json' | 'sse' | 'sseOptions'>): Promise<void> {
+  /**
+   * Stores the answer with what it cost (its charge was recorded before the answer went out); never throws. What cannot
+   * be stored (an error, a life of 0, too many bytes) is left before anything is serialised.
+   */
+  private async keep(call: Call, form: 'json' | 'sse', answer: string, answerBytes: number): Promise<void> {
     if (this.key === undefined || call.clientGone || call.timedOut) return;
+    const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity);
     const record = recordOf(call.carrier);
-    if (record.errorType !== null || !record.model) return;
-    const entry: CacheEntry = {
+    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > this.cache.config.maxEntryBytes) return;
+    const head: EntryHead = {
       at: call.services.now(),
       model: record.model,
       channel: record.channel,
@@ -114,15 +118,15 @@ export class Ticket implements CacheTicket {
       inputTokens: record.inputTokens,
       outputTokens: record.outputTokens,
       cachedInputTokens: record.cachedInputTokens,
-      ...form,
+      ...(form === 'sse' ? { sseOptions: streamOptionsOf(call) } : {}),
     };
-    const text = JSON.stringify(entry);
-    if (Buffer.byteLength(text) > this.cache.config.maxEntryBytes) return;
-    const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity);
-    if (ttl <= 0) return;
+    const text = encodeEntry(head, form, answer);
+    // The head is the only part not yet counted: its UTF-8 length is its length unless a name in it is not ASCII.
+    const bytes = answerBytes + Buffer.byteLength(text.slice(0, text.length - answer.length));
+    if (bytes > this.cache.config.maxEntryBytes) return;
     try {
-      if (await this.cache.store.write(this.key, text, ttl * 1000)) {
-        this.cache.stats.stored(text.length);
+      if (await this.cache.store.write(this.key, text, ttl * 1000, bytes)) {
+        this.cache.stats.stored(bytes);
         if (this.vector && this.policy.semantic) this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key, this.vector);
       }
     } catch (err) {
