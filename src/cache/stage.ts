@@ -1,7 +1,7 @@
 // The response cache as a stage of the pipeline: a ticket for each call whose route says `cache:` (docs/caching.md),
 // nothing for any other call. The ticket's key is the workspace (unless the operator shares entries), the dialect and
 // the canonical body; a request whose answer may differ from call to call passes as a bypass unless the route allows it.
-import { routeCachePolicy, type CacheConfig, type RouteCachePolicy, type RouteCacheSchema } from '../config/cache.js';
+import { routeCachePolicy, type CacheConfig, type CacheLimits, type RouteCachePolicy, type RouteCacheSchema } from '../config/cache.js';
 import type { ModelRoute } from '../config/types.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket, ResponseCacheStage } from '../pipeline/cache-stage.js';
@@ -23,6 +23,9 @@ function modelPolicy(schema: RouteCacheSchema): RouteCachePolicy {
   if (!policy) modelPolicies.set(schema, (policy = routeCachePolicy(schema)));
   return policy;
 }
+
+/** Whether the key or workspace turned the cache off for this call: all of it, or its endpoint family (a bypass). */
+const refuses = (limits: CacheLimits, call: Call) => limits.off || (limits.families !== undefined && !limits.families.has(call.operation ?? ''));
 
 export class ResponseCache implements ResponseCacheStage {
   readonly stats = new CacheStats();
@@ -55,7 +58,9 @@ export class ResponseCache implements ResponseCacheStage {
     if (!policy || !CACHED_DIALECTS.has(call.dialect)) return undefined;
     const control = clientControl(call.headers);
     const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
-    return new Ticket(this, policy, control, this.keyOf(call, policy, control, scope), { routeId: owner, scope: `${scope}\u0000${call.dialect}` });
+    const limits = call.auth.cache;
+    const key = limits && refuses(limits, call) ? undefined : this.keyOf(call, policy, control, scope);
+    return new Ticket(this, policy, control, key, { routeId: owner, scope: `${scope}\u0000${call.dialect}` }, limits);
   }
 
   /** The store key of a request that may be cached; undefined for one that may not (a bypass). */

@@ -1,11 +1,11 @@
 // One call's way through the response cache: bypass (the request may not be cached, or the client said no-store),
 // hit (answered from the store), or miss (sent upstream; its answer kept once it went out whole and was settled).
-import type { CacheConfig, RouteCachePolicy } from '../config/cache.js';
+import type { CacheConfig, CacheLimits, RouteCachePolicy } from '../config/cache.js';
 import { GatewayError } from '../base/errors.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket } from '../pipeline/cache-stage.js';
 import { recordOf } from '../request-logs/record.js';
-import { AnswerCapture } from './capture.js';
+import { AnswerCapture, type AnswerKeeper } from './capture.js';
 import type { ClientControl } from './control.js';
 import { answerHit, hitAnswer } from './hit.js';
 import { replays, streamComplete } from './replay.js';
@@ -31,7 +31,7 @@ export interface TicketPlace {
 /** What `Cache-Control: only-if-cached` gets when the cache has no answer for it: a 504, as RFC 9111 says, nothing sent upstream. */
 const notCached = (why: string) => new GatewayError('cache_miss', 504, 'server_error', `Cache-Control: only-if-cached, and ${why}`);
 
-export class Ticket implements CacheTicket {
+export class Ticket implements CacheTicket, AnswerKeeper {
   constructor(
     private readonly cache: TicketDeps,
     private readonly policy: RouteCachePolicy,
@@ -39,12 +39,16 @@ export class Ticket implements CacheTicket {
     /** The store key; undefined when the request may not be cached (a bypass). */
     private readonly key: string | undefined,
     private readonly place: TicketPlace,
+    /** How the request's key and workspace narrow the route's cache (a shorter life, smaller entries), if they do. */
+    private readonly limits?: CacheLimits,
   ) {}
 
   /** This request's embedding, once the semantic cache made one: kept beside its answer when the answer is stored. */
   private vector?: Float32Array;
   /** Set when the entry served is a semantic match: its similarity, said in the answer's headers. */
   private similarity?: number;
+  /** The call whose answer is watched, once it missed. */
+  private call?: Call;
 
   async serve(call: Call): Promise<boolean> {
     if (this.key === undefined) {
@@ -56,7 +60,9 @@ export class Ticket implements CacheTicket {
     if (!entry && !this.control.noCache && this.policy.semantic) entry = await this.nearest(call);
     const now = call.services.now();
     const ageSeconds = entry ? Math.max(0, Math.floor((now - entry.at) / 1000)) : 0;
-    const fresh = entry && (this.control.maxAgeSeconds === undefined || ageSeconds <= this.control.maxAgeSeconds);
+    // A key or workspace with a shorter life for answers takes none older than that, whoever stored it.
+    const maxAge = Math.min(this.control.maxAgeSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
+    const fresh = entry && ageSeconds <= maxAge;
     const form = entry && fresh ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
     if (entry && form) {
       this.outcome(call, 'hit');
@@ -70,7 +76,9 @@ export class Ticket implements CacheTicket {
     }
     this.outcome(call, 'miss');
     if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
-    call.answerTap = new AnswerCapture(this.cache.config.maxEntryBytes, { keepJson: (text, bytes) => this.keepJson(call, text, bytes), keepStream: (text, bytes) => this.keepStream(call, text, bytes) });
+    // The ticket keeps what the capture hands on: no closures made per call.
+    this.call = call;
+    call.answerTap = new AnswerCapture(Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity), this);
     return false;
   }
 
@@ -91,13 +99,13 @@ export class Ticket implements CacheTicket {
   }
 
   /** A JSON answer that went out with status 200: kept. */
-  keepJson(call: Call, text: string, bytes: number): void {
-    void this.keep(call, 'json', text, bytes);
+  keepJson(text: string, bytes: number): void {
+    if (this.call) void this.keep(this.call, 'json', text, bytes);
   }
 
   /** An event stream that went out whole (ended, with its closing event and no error): kept. */
-  keepStream(call: Call, text: string, bytes: number): void {
-    if (streamComplete(call.dialect, text)) void this.keep(call, 'sse', text, bytes);
+  keepStream(text: string, bytes: number): void {
+    if (this.call && streamComplete(this.call.dialect, text)) void this.keep(this.call, 'sse', text, bytes);
   }
 
   /**
@@ -106,9 +114,10 @@ export class Ticket implements CacheTicket {
    */
   private async keep(call: Call, form: 'json' | 'sse', answer: string, answerBytes: number): Promise<void> {
     if (this.key === undefined || call.clientGone || call.timedOut) return;
-    const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity);
+    const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
     const record = recordOf(call.carrier);
-    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > this.cache.config.maxEntryBytes) return;
+    const maxBytes = Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity);
+    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > maxBytes) return;
     const head: EntryHead = {
       at: call.services.now(),
       model: record.model,
@@ -123,7 +132,7 @@ export class Ticket implements CacheTicket {
     const text = encodeEntry(head, form, answer);
     // The head is the only part not yet counted: its UTF-8 length is its length unless a name in it is not ASCII.
     const bytes = answerBytes + Buffer.byteLength(text.slice(0, text.length - answer.length));
-    if (bytes > this.cache.config.maxEntryBytes) return;
+    if (bytes > maxBytes) return;
     try {
       if (await this.cache.store.write(this.key, text, ttl * 1000, bytes)) {
         this.cache.stats.stored(bytes);

@@ -32,6 +32,7 @@ class HttpCall extends CallCore implements Call {
     private readonly req: FastifyRequest,
     private readonly reply: FastifyReply,
     readonly dialect: string,
+    readonly operation: string | undefined,
     private readonly snapshotHold: SnapshotHold = services.runtime.hold(),
   ) {
     super(snapshotHold.snapshot.config, snapshotHold.snapshot.upstreams);
@@ -148,6 +149,6 @@ function clientClosed(this: CallResponse): void {
  * async: runCall is the one async frame of a call, and ends the call itself (fastify waits for its promise, which
  * resolves once the answer is out or the stream relayed).
  */
-export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Flow<any, any>): RouteHandler {
-  return (req, reply) => runCall(new HttpCall(services, req, reply, dialectName), dialect);
+export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Flow<any, any>, operation?: string): RouteHandler {
+  return (req, reply) => runCall(new HttpCall(services, req, reply, dialectName, operation), dialect);
 }
