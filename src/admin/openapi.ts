@@ -5,6 +5,7 @@ import { webhookPaths, webhookSchemas } from './webhooks-openapi.js';
 import { requestLogPaths, requestLogSchemas, requestsQuery } from './request-logs-openapi.js';
 import { mcpGrantPaths, mcpGrantSchemas, setMcpGrant } from './mcp-grants-openapi.js';
 import { guardrailPaths, setGuardrails } from './guardrails-openapi.js';
+import { cacheSettingsPaths, setCacheSettings } from './cache-settings-openapi.js';
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
@@ -75,6 +76,7 @@ export const requestSchemas = {
   requestsQuery,
   setMcpGrant,
   setGuardrails,
+  setCacheSettings,
 } as const;
 
 /** Spend in the cap's current period, beside every cap shown. */
@@ -188,6 +190,7 @@ export const openApiDocument = {
     ...requestLogPaths,
     ...mcpGrantPaths,
     ...guardrailPaths,
+    ...cacheSettingsPaths,
     '/audit': {
       get: { operationId: 'listAudit', summary: 'The audit log, newest first', parameters: queryParams(requestSchemas.auditQuery), responses: { 200: json(ref('AuditPage')), ...errors(400, 401, 403, 404) } },
     },
