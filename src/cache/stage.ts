@@ -9,6 +9,7 @@ import { clientControl, type ClientControl } from './control.js';
 import { cacheKey, canonicalBody, samples } from './key.js';
 import { replays } from './replay.js';
 import { SemanticIndex } from './semantic.js';
+import { SharedVectors, type SharedVectorsLog } from './shared-vectors.js';
 import { CacheStats } from './stats.js';
 import type { ResponseStore } from './store.js';
 import { Ticket } from './ticket.js';
@@ -31,11 +32,17 @@ export class ResponseCache implements ResponseCacheStage {
   readonly stats = new CacheStats();
   /** The semantic cache's vectors (routes with `cache.semantic`), this process's. */
   readonly semantic = new SemanticIndex();
+  /** On Redis: the vectors every process keeps, shared through it (absent for the memory store). */
+  readonly sharedVectors?: SharedVectors;
 
   constructor(
     readonly store: ResponseStore,
     readonly config: CacheConfig,
-  ) {}
+    log: SharedVectorsLog = { warn() {} },
+  ) {
+    const redis = store.redisCommands();
+    if (redis) this.sharedVectors = new SharedVectors(redis, config.namespace, config.timeoutMs, log);
+  }
 
   ticket(call: Call, routes: readonly ModelRoute[]): CacheTicket | undefined {
     // A call whose model says no cache: and that is not routed costs two property reads; a routed one, a lookup of the

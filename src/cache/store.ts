@@ -4,6 +4,7 @@
 import Keyv from 'keyv';
 import type { CacheConfig } from '../config/cache.js';
 import { ByteBoundedLru } from './lru.js';
+import type { RedisCommands } from './shared-vectors.js';
 
 /** One cached answer and what it cost when it was fetched. */
 export interface CacheEntry {
@@ -90,6 +91,13 @@ export class ResponseStore {
     if (this.memory) return this.memory.set(key, text, ttlMs, bytes);
     return (await this.bounded(this.keyv!.set(key, text, ttlMs))) === true;
   }
+
+  /** The Redis client under the store (connected on first use), for what keyv has no commands for; undefined for the memory store. */
+  redisCommands(): (() => Promise<RedisCommands>) | undefined {
+    const store = this.keyv?.store as { getClient?: () => Promise<RedisCommands> } | undefined;
+    return typeof store?.getClient === 'function' ? () => store.getClient!() : undefined;
+  }
+
 
   async close(): Promise<void> {
     await this.keyv?.disconnect().catch(() => undefined);

@@ -13,6 +13,7 @@ import { encodeEntry, type CacheEntry, type EntryHead } from './store.js';
 import type { CacheStats, CacheOutcome } from './stats.js';
 import { embed, singleTurnText, type SemanticIndex } from './semantic.js';
 import type { ResponseStore } from './store.js';
+import type { SharedVectors } from './shared-vectors.js';
 
 /** What a ticket uses of the cache: its store, its bounds and its counters. */
 export interface TicketDeps {
@@ -20,6 +21,8 @@ export interface TicketDeps {
   readonly config: CacheConfig;
   readonly stats: CacheStats;
   readonly semantic: SemanticIndex;
+  /** On Redis: the vectors other processes kept, pulled before a semantic lookup, and this one's pushed. */
+  readonly sharedVectors?: SharedVectors;
 }
 
 /** Where a ticket's request stands for the semantic cache: its route and its scope (workspace and dialect). */
@@ -92,6 +95,7 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     const text = policy && replays(call.dialect) ? singleTurnText(call.body) : undefined;
     if (!policy || text === undefined) return undefined;
     this.vector = await embed(call, policy, this.place.routeId, text);
+    if (this.vector) await this.cache.sharedVectors?.pull(policy, this.place, this.cache.semantic);
     const near = this.vector && this.cache.semantic.nearest(policy, this.place.scope, this.vector);
     const entry = near ? await this.cache.store.read(near.key) : undefined;
     if (near && entry) this.similarity = near.similarity;
@@ -136,7 +140,10 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     try {
       if (await this.cache.store.write(this.key, text, ttl * 1000, bytes)) {
         this.cache.stats.stored(bytes);
-        if (this.vector && this.policy.semantic) this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key, this.vector);
+        if (this.vector && this.policy.semantic) {
+          this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key, this.vector);
+          this.cache.sharedVectors?.push(this.policy.semantic, this.place, this.key, this.vector, ttl * 1000);
+        }
       }
     } catch (err) {
       call.log.warn({ err }, 'keeping an answer in the response cache failed');
