@@ -6,6 +6,7 @@ import { canonicalBody, samples } from '../src/cache/key.js';
 import { ByteBoundedLru } from '../src/cache/lru.js';
 import { replayEvents, streamComplete } from '../src/cache/replay.js';
 import { decodeEntry, encodeEntry } from '../src/cache/store.js';
+import { cacheLimits } from '../src/config/cache.js';
 
 describe('the memory store', () => {
   it('drops the least recently used entries once the bytes held pass the bound, and counts them', () => {
@@ -47,6 +48,23 @@ describe('the memory store', () => {
     expect(lru.size + lru.evictions).toBe(100_000);
     expect(lru.get('key-0')).toBeUndefined();
     expect(lru.get('key-99999')).toBeDefined();
+  });
+});
+
+describe("a workspace's and a key's cache settings together", () => {
+  const set = (settings: object) => JSON.stringify(settings);
+
+  it('are nothing when neither narrows the cache, and the narrower of the two otherwise', () => {
+    expect(cacheLimits(null, undefined)).toBeUndefined();
+    const limits = cacheLimits(set({ enabled: true, ttlSeconds: 600, families: ['chat', 'embeddings'], maxEntryBytes: null }), set({ enabled: true, ttlSeconds: 3600, families: ['embeddings', 'rerank'], maxEntryBytes: 1000 }));
+    expect(limits).toEqual({ off: false, ttlSeconds: 600, families: new Set(['embeddings']), maxEntryBytes: 1000 });
+  });
+
+  it('are off when either is off, and a key cannot name a family its workspace left out', () => {
+    expect(cacheLimits(set({ enabled: false }), set({ enabled: true }))!.off).toBe(true);
+    expect(cacheLimits(null, set({ enabled: false }))!.off).toBe(true);
+    expect([...cacheLimits(set({ families: [] }), set({ families: ['chat'] }))!.families!]).toEqual([]);
+    expect([...cacheLimits(null, set({ families: ['chat'] }))!.families!]).toEqual(['chat']);
   });
 });
 
