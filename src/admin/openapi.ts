@@ -43,12 +43,7 @@ export const requestSchemas = {
       spend_cap_period: period,
     },
   },
-  setMember: {
-    type: 'object',
-    required: ['email', 'role'],
-    additionalProperties: false,
-    properties: { email: { type: 'string', maxLength: 254 }, role: { enum: ['owner', 'admin', 'member'] } },
-  },
+  setMember: { type: 'object', required: ['email', 'role'], additionalProperties: false, properties: { email: { type: 'string', maxLength: 254 }, role: { enum: ['owner', 'admin', 'member'] } } },
   setModelCap: {
     type: 'object',
     required: ['model', 'spend_cap'],
