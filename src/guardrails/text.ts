@@ -3,7 +3,7 @@
 // in any of the chat dialects; ids, roles, model names, URLs and base64 media are not text. Generic: no dialect named.
 import type { Span } from './detectors.js';
 
-export const TEXT_KEYS = new Set(['content', 'text', 'input', 'instructions', 'system', 'prompt', 'query', 'documents', 'arguments', 'output', 'output_text', 'refusal', 'thinking', 'delta', 'partial_json', 'transcript']);
+export const TEXT_KEYS = new Set(['content', 'text', 'input', 'instructions', 'system', 'prompt', 'query', 'documents', 'arguments', 'output', 'output_text', 'refusal', 'thinking', 'delta', 'partial_json', 'transcript', 'word']);
 /** Deeper than any request the dialects define; a body nested further is not walked past it. */
 const MAX_DEPTH = 24;
 
