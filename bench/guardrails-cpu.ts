@@ -16,6 +16,7 @@ import { chatBody, cpuMicrosPerRequest, percentile, startBenchGateway, startMock
 
 const requests = Number(process.env.GUARDRAIL_REQUESTS ?? 5000);
 const rounds = Number(process.env.GUARDRAIL_ROUNDS ?? 3);
+const warmup = Number(process.env.GUARDRAIL_WARMUP ?? 1000);
 
 /** About 4 KiB of ordinary prose with numbers in it (nothing any detector confirms). */
 const PROMPT = 'Please summarise the quarterly report: revenue rose 12% to 4,200 units across 37 regions, order 88123 shipped on 2026-11-02, and the team meets at 10:30 in room 4B. '.repeat(26).slice(0, 4096);
@@ -29,9 +30,9 @@ const lettersOf = (n: number): string => (n < 26 ? '' : lettersOf(Math.floor(n /
 /** Each request's prompt differs (a fresh marker), so no check answers from the last text's scan. */
 function microsPerRequest(url: string, key: string, model: string, pid: number, marker: Marker): Promise<number> {
   const body = (mark: string) => chatBody({ model, messages: [{ role: 'user', content: `Request ${mark}. ${PROMPT}` }] });
-  if (marker === 'digits') return cpuMicrosPerRequest(url, key, body('[<id>]'), pid, requests, { warmup: 1000, distinct: true });
+  if (marker === 'digits') return cpuMicrosPerRequest(url, key, body('[<id>]'), pid, requests, { warmup, distinct: true });
   const run = lettersOf(Math.floor(Math.random() * 1e9));
-  return cpuMicrosPerRequest(url, key, body('x'), pid, requests, { warmup: 1000, bodyOf: (n) => body(`${run}q${lettersOf(n)}`) });
+  return cpuMicrosPerRequest(url, key, body('x'), pid, requests, { warmup, bodyOf: (n) => body(`${run}q${lettersOf(n)}`) });
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-guardrails-'));
@@ -65,7 +66,8 @@ try {
   }
   for (const [marker, f] of figures) {
     const ratios = f.guarded.map((g, i) => g / f.plain[i]);
-    console.log(`${marker}: median guarded/plain ${percentile(ratios, 50).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)})`);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    console.log(`${marker}: median guarded/plain ${percentile(ratios, 50).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}), all rounds' CPU guarded/plain ${(sum(f.guarded) / sum(f.plain)).toFixed(3)}`);
   }
   const each = await checksMicrosPerRequest();
   const checks = [...each.values()].reduce((a, b) => a + b, 0);
