@@ -31,7 +31,7 @@ export async function mapLine(runner: LineRunner, row: BatchRow, line: BatchLine
     if (index < 0) return { notRelayable: `line ${line.line} no longer goes to channel "${channel}"` };
     const inputs = flow.inputs?.(call, plan);
     if (inputs) await inputs;
-    const guarded = call.config.guardrails && guardCall(call, plan.routes);
+    const guarded = call.config.guardrails && guardCall(call, plan);
     if (guarded) await guarded;
     const route: ModelRoute = plan.routes[index];
     const charge = await call.services.meter.begin({ auth: call.auth, route, requestId: call.requestId, estimateMicros: 0 });
