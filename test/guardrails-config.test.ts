@@ -81,7 +81,7 @@ describe('check-config on guardrails', () => {
 
   it('refuses a moderation guard naming a model that is not a moderation model', async () => {
     const { file, guardrails } = configWith(`${pii}- id: mod-check\n  kind: moderation\n  action: block\n  offered: true\n  moderation: { model: alpha }\n`);
-    expect(await problemsOf(file)).toEqual([`${guardrails}:9:24 /1/moderation/model model "alpha" is a chat model, not a moderation model`]);
+    expect(await problemsOf(file)).toEqual([`${guardrails}:9:24 /1/moderation/model model "alpha" is a chat model, not a moderation model (a model of kind moderation)`]);
   });
 
   it('refuses a guardrail attached to nothing, and an id a route names that no file declares', async () => {

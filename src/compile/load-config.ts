@@ -56,7 +56,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   // An MCP server's static key goes in as a bearer token unless its credential says otherwise.
   templates.compile(MCP_STATIC_AUTH.value);
   const routeNodes = buildRoutes(valid.routes, routes, problems);
-  const guardrails = buildGuardrails({ files: valid.guardrails, routeFiles: valid.routes, routes: routeNodes, models: routes.models, aliases: routes.aliases, env, holdChars: checked.gateway?.guardrails.streamHoldChars ?? 256 }, problems);
+  const guardrails = buildGuardrails({ files: valid.guardrails, routeFiles: valid.routes, routes: routeNodes, models: routes.models, aliases: routes.aliases, env, endpoints: routes.endpoints, holdChars: checked.gateway?.guardrails.streamHoldChars ?? 256 }, problems);
 
   if (problems.list.length || !checked.gateway) throw new ConfigError(problems.list);
   // A scope the catalogue declares can be given to keys once a config declaring it has loaded.

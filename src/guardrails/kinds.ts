@@ -2,7 +2,7 @@
 // member of the file that configures it, and how it compiles from its file. load.ts checks a file against this table
 // (every problem at its own place) and keeps what compiled.
 import { clientValue } from '../base/errors.js';
-import type { GuardrailSchema, ModelRoute, RouteNode } from '../config/types.js';
+import type { EndpointConfig, GuardrailSchema, ModelRoute, RouteNode } from '../config/types.js';
 import { SECRET_PREFIX } from '../base/signed-request.js';
 import type { Bounds } from './bounded.js';
 import { HttpGuardrail } from './http-guard.js';
@@ -20,6 +20,8 @@ export interface KindInputs {
   aliases: Map<string, string>;
   /** The environment the config loads with (an http guard's signing key). */
   env: NodeJS.ProcessEnv;
+  /** The catalogue's entries: which model kinds a guardrail kind may call (their `guardrailKind`). */
+  endpoints: readonly EndpointConfig[];
 }
 
 /** One guardrail being compiled: its file's value, its stages, and where its problems go (a pointer under the guardrail). */
@@ -69,9 +71,11 @@ function compileModerationKind({ spec, stages, inputs, add }: Compiling): Guardr
   const moderation = spec.moderation!;
   const routes = routesNamed(moderation.model, inputs);
   if (!routes?.length) return void add('/moderation/model', `no channel serves model ${clientValue(moderation.model)}`);
-  const wrong = routes.find((route) => route.model.kind !== 'moderation');
-  if (wrong) return void add('/moderation/model', `model ${clientValue(moderation.model)} is a ${wrong.model.kind} model, not a moderation model`);
-  return new ModerationGuardrail(spec.id, spec.action, stages, boundsOf(spec), { model: moderation.model, thresholds: moderation.thresholds ?? {}, threshold: moderation.threshold });
+  // The kinds this guardrail kind may call: the catalogue entries that say so (`guardrailKind`), not a name in code.
+  const callable = new Set(inputs.endpoints.flatMap((e) => (e.guardrailKind === spec.kind && e.modelKind ? [e.modelKind] : [])));
+  const wrong = routes.find((route) => !callable.has(route.model.kind));
+  if (wrong) return void add('/moderation/model', `model ${clientValue(moderation.model)} is a ${wrong.model.kind} model, not a moderation model (${callable.size ? `a model of kind ${[...callable].join(' or ')}` : `no catalogue entry declares guardrailKind: ${spec.kind}`})`);
+  return new ModerationGuardrail(spec.id, spec.action, stages, boundsOf(spec), { model: moderation.model, modelKind: routes[0].model.kind, thresholds: moderation.thresholds ?? {}, threshold: moderation.threshold });
 }
 
 function compileHttpKind({ spec, stages, inputs, add }: Compiling): Guardrail | undefined {

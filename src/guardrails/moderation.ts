@@ -10,6 +10,8 @@ import { textsOf } from './text.js';
 
 export interface ModerationSpec {
   model: string;
+  /** The kind of the model (one the catalogue lets moderation guardrails call): the internal call's endpoint family. */
+  modelKind: string;
   /** Category to the score at or above which it matches; `*` for any category not named. */
   thresholds: Readonly<Record<string, number>>;
   /** The score for every category `thresholds` does not name. */
@@ -19,7 +21,7 @@ export interface ModerationSpec {
 type Result = { categories?: Record<string, unknown>; category_scores?: Record<string, unknown> };
 
 /** The categories of a moderation answer (OpenAI's shape: `results[]` with `categories` and `category_scores`) that match `spec`. */
-export function matchedCategories(answer: unknown, spec: ModerationSpec): Record<string, number> | undefined {
+export function matchedCategories(answer: unknown, spec: Omit<ModerationSpec, 'modelKind'>): Record<string, number> | undefined {
   const results = (answer as { results?: unknown } | null)?.results;
   if (!Array.isArray(results) || !results.length) throw new Error('the moderation answer has no results');
   const judged = Object.keys(spec.thresholds).length > 0 || spec.threshold !== undefined;
@@ -63,7 +65,7 @@ export class ModerationGuardrail implements RequestGuardrail, CallingAnswerGuard
   private judge(texts: string[], context: CheckContext): Decision | Promise<Decision> {
     if (!texts.length) return { verdict: 'pass' };
     return bounded(this.bounds, context, async (signal) => {
-      const request = { modelKind: 'moderation', body: { model: this.spec.model, input: texts.join('\n\n') }, purpose: `guardrail:${this.id}` };
+      const request = { modelKind: this.spec.modelKind, body: { model: this.spec.model, input: texts.join('\n\n') }, purpose: `guardrail:${this.id}` };
       const answer = await context.internalCall(request, signal);
       if (answer.status !== 200) throw Object.assign(new Error('the moderation call failed'), { code: `status_${answer.status}` });
       const matches = matchedCategories(answer.body, this.spec);

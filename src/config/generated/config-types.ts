@@ -56,6 +56,10 @@ export type Catalogue = {
    */
   modelKind?: string;
   /**
+   * The guardrail kind whose checks call models of this entry's `modelKind` through this entry, in its wire shape (docs/guardrails.md): the moderations entry declares `moderation`, so a moderation guardrail must name a model of that kind, and check-config refuses any other.
+   */
+  guardrailKind?: string;
+  /**
    * The error code a request gets when it names a model of this entry's `modelKind` on an endpoint of another kind (default `wrong_model_kind`; the first entry of the kind that declares one wins). The evaluate entry declares `evaluation_model_not_supported`, the code SPEC.md gives an evaluation model sent to chat.
    */
   wrongKindCode?: string;
