@@ -18,6 +18,7 @@ import { renderer } from './translate/render.js';
 import type { CircuitState } from './resilience.js';
 import { commonErrorMessage, upstreamHttpError, upstreamTransportError } from './upstream-errors.js';
 import type { UpstreamRequest, UpstreamResponse } from './upstream-request.js';
+import { callUpstream } from './upstream-call.js';
 
 export { sanitizeUpstreamMessage, upstreamErrorOf, upstreamHttpError, upstreamTransportError } from './upstream-errors.js';
 export type { UpstreamRequest, UpstreamResponse } from './upstream-request.js';
@@ -131,13 +132,7 @@ export class Upstreams {
     const started = performance.now();
     let response: UpstreamResponse;
     try {
-      response = await (request.once ? key.pool : key.dispatcher).request<unknown>({
-        method: method as Dispatcher.HttpMethod,
-        path,
-        headers,
-        body,
-        signal: request.signal as Dispatcher.RequestOptions['signal'],
-      });
+      response = await callUpstream(request.once ? key.pool : key.dispatcher, { method: method as Dispatcher.HttpMethod, path, headers, body, signal: request.signal });
     } catch (err) {
       if (request.signal?.aborted) client.breaker.abandon();
       else client.breaker.failure();

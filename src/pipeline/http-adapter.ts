@@ -94,8 +94,12 @@ class HttpCall extends CallCore implements Call {
     // Capture on (requestLogs.captureBodies): the answer is kept, up to the cap, for the request-log row.
     responseTap(this.req, requestLogsConfig(this.config))?.add(text ?? JSON.stringify(answer));
     this.answerTap?.answered(text ?? JSON.stringify(answer), status);
-    if (text === undefined) reply.send(answer);
-    else reply.header('content-type', 'application/json; charset=utf-8').send(text);
+    if (this.services.tracing?.readsAnswers) {
+      if (text === undefined) reply.send(answer);
+      else reply.header('content-type', 'application/json; charset=utf-8').send(text);
+      return;
+    }
+    writeJson(reply, status, text ?? JSON.stringify(answer));
   }
 
   openStream(head: Record<string, string>, flush: boolean): ClientStream {
@@ -123,6 +127,23 @@ class HttpCall extends CallCore implements Call {
     this.reply.raw.off('close', clientClosed);
     this.snapshotHold.release();
   }
+}
+
+/**
+ * A JSON answer written on node's response itself: the head is the headers the request's hooks set on the reply
+ * (x-request-id, a rate limit's) and those set on the response, then the text in one end(). fastify's send would run
+ * the route's onSend hooks (none here: only a tracing that reads answers adds one, and then send is used), its
+ * serializer check and its header bookkeeping; its onResponse hooks (metrics, the request log) still run, on the
+ * response's finish, as for a stream.
+ */
+function writeJson(reply: FastifyReply, status: number, text: string): void {
+  const res = reply.raw;
+  const head = reply.getHeaders() as Record<string, string | string[] | number>;
+  head['content-type'] = 'application/json; charset=utf-8';
+  head['content-length'] = Buffer.byteLength(text);
+  reply.hijack();
+  res.writeHead(status, head);
+  res.end(text);
 }
 
 /** Calls `call.firstEventSent()` at the stream's first write, then writes as before. */
