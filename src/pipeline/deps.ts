@@ -1,6 +1,5 @@
 // What the pipeline's stages use, named apart from the code that assembles it: the runtime snapshot, the meter, the
 // file store, the remote fetcher and the request schemas.
-import type { Tracing } from './tracing.js';
 import type { Meter } from '../billing/charge.js';
 import type { Metrics } from '../base/metrics.js';
 import type { SpendStore } from '../billing/spend-store.js';
@@ -34,7 +33,7 @@ export interface PipelineDeps extends FileStore, ServerConfig {
   /** Runs requests of the catalogue's endpoint families for a call in progress (a moderation guardrail's call). */
   internalCalls?: InternalCalls;
   /** Tracing, when on: whether it reads answers' text (then JSON answers go out through fastify's send). */
-  tracing?: Pick<Tracing, 'readsAnswers'>;
+  tracing?: { readonly readsAnswers: boolean };
   /** The clock (Unix milliseconds) models' retirement days are judged by. */
   now(): number;
 }
