@@ -103,7 +103,9 @@ export class Upstreams {
       // hanging token endpoint is the call's 504 at its deadline.
       let outgoing: Outgoing;
       try {
-        outgoing = await authenticated(key.auth, new URL(fullPath, key.origin), method, { ...key.headers, ...request.headers }, request.body ?? undefined, request.signal);
+        const origin = key.origin;
+        const pending = authenticated(key.auth, () => new URL(fullPath, origin), method, { ...key.headers, ...request.headers }, request.body ?? undefined, request.signal);
+        outgoing = pending instanceof Promise ? await pending : pending;
       } catch (err) {
         const next: KeyClient | undefined = moves && err instanceof UpstreamError && err.code === 'upstream_auth_failed' ? moves.untokened(key, !!request.signal?.aborted) : undefined;
         if (!next) throw err;
