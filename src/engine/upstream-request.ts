@@ -21,4 +21,8 @@ export interface UpstreamRequest {
   stream?: boolean;
 }
 
-export type UpstreamResponse = Dispatcher.ResponseData<unknown>;
+/**
+ * undici's response; an answer of a channel (upstream-call.ts) can also give its body whole as text, from its chunks,
+ * without making the stream (`readText`: refused with `tooLarge()` past `limit` bytes).
+ */
+export type UpstreamResponse = Dispatcher.ResponseData<unknown> & { readText?(limit: number, tooLarge: () => Error): Promise<string> };

@@ -18,6 +18,7 @@ import { renderer } from './translate/render.js';
 import type { CircuitState } from './resilience.js';
 import { commonErrorMessage, upstreamHttpError, upstreamTransportError } from './upstream-errors.js';
 import type { UpstreamRequest, UpstreamResponse } from './upstream-request.js';
+import { callUpstream } from './upstream-call.js';
 
 export { sanitizeUpstreamMessage, upstreamErrorOf, upstreamHttpError, upstreamTransportError } from './upstream-errors.js';
 export type { UpstreamRequest, UpstreamResponse } from './upstream-request.js';
@@ -102,7 +103,9 @@ export class Upstreams {
       // hanging token endpoint is the call's 504 at its deadline.
       let outgoing: Outgoing;
       try {
-        outgoing = await authenticated(key.auth, new URL(fullPath, key.origin), method, { ...key.headers, ...request.headers }, request.body ?? undefined, request.signal);
+        const origin = key.origin;
+        const pending = authenticated(key.auth, () => new URL(fullPath, origin), method, { ...key.headers, ...request.headers }, request.body ?? undefined, request.signal);
+        outgoing = pending instanceof Promise ? await pending : pending;
       } catch (err) {
         const next: KeyClient | undefined = moves && err instanceof UpstreamError && err.code === 'upstream_auth_failed' ? moves.untokened(key, !!request.signal?.aborted) : undefined;
         if (!next) throw err;
@@ -131,13 +134,7 @@ export class Upstreams {
     const started = performance.now();
     let response: UpstreamResponse;
     try {
-      response = await (request.once ? key.pool : key.dispatcher).request<unknown>({
-        method: method as Dispatcher.HttpMethod,
-        path,
-        headers,
-        body,
-        signal: request.signal as Dispatcher.RequestOptions['signal'],
-      });
+      response = await callUpstream(request.once ? key.pool : key.dispatcher, { method: method as Dispatcher.HttpMethod, path, headers, body, signal: request.signal });
     } catch (err) {
       if (request.signal?.aborted) client.breaker.abandon();
       else client.breaker.failure();

@@ -23,16 +23,28 @@ export function chatUsageReader(call: Call, plan: ChatPlan, sent: Sent): UsageRe
   return usage;
 }
 
+/** Whether the answer's usage reads without a fault (reportedCounts settles and throws the fault when it does not). */
+function countsSound(usage: UsageReader): boolean {
+  try {
+    usage.counts();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The answer, decoded and mapped for the client; its usage read, its outputs archived, its charge not settled yet. */
 export async function decodedAnswer(call: Call, plan: ChatPlan, sent: Sent, charge: Charge): Promise<{ mapped: unknown; usage: UsageReader }> {
   const translator = plan.translators[plan.routes.indexOf(sent.route)];
   const usage = chatUsageReader(call, plan, sent);
   const answer = await readJsonObject(sent);
-  await recordResponseId(call, answer);
+  // Each step below that has nothing to do for this answer is skipped, not awaited: no promise, no turn of the event loop.
+  if (call.dialect === 'openai-responses') await recordResponseId(call, answer);
   usage.fromAnswer(answer);
-  await reportedCounts(call, charge, sent.route, usage);
+  if (!countsSound(usage)) await reportedCounts(call, charge, sent.route, usage);
   // outputs: media the answer carries are archived before it is mapped and sent.
-  await archiveOutputs(call, sent.operation.outputs?.answer, answer);
+  const outputs = sent.operation.outputs?.answer;
+  if (outputs) await archiveOutputs(call, outputs, answer);
   return { mapped: translator.response(answer, plan.mapped!.ctx), usage };
 }
 

@@ -18,14 +18,16 @@ export function readFailure(err: unknown, sent: Sent): Error {
 
 /** The answer's text, read while it arrives and refused once it passes the configured limit (never buffered whole). */
 export async function readBounded(sent: Sent): Promise<string> {
-  const body = sent.response.body;
   const limit = sent.answerLimit;
   const declared = Number(sent.response.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    body.destroy();
+    sent.response.body.destroy();
     throw upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`);
   }
-  return (await readCapped(body, limit, () => upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`))).toString('utf8');
+  const tooLarge = () => upstreamMalformed(sent.route.channel.id, `its answer is over the ${limit}-byte limit`);
+  // A channel's answer joins its own chunks (no stream made); any other response is read as its stream.
+  if (sent.response.readText) return sent.response.readText(limit, tooLarge);
+  return (await readCapped(sent.response.body, limit, tooLarge)).toString('utf8');
 }
 
 /** The upstream's JSON answer, which must be an object (an array or a scalar is malformed, never passed on reshaped). */

@@ -32,6 +32,8 @@ export interface PipelineDeps extends FileStore, ServerConfig {
   guardrailEvents?: GuardrailEvents;
   /** Runs requests of the catalogue's endpoint families for a call in progress (a moderation guardrail's call). */
   internalCalls?: InternalCalls;
+  /** Tracing, when on: whether it reads answers' text (then JSON answers go out through fastify's send). */
+  tracing?: { readonly readsAnswers: boolean };
   /** The clock (Unix milliseconds) models' retirement days are judged by. */
   now(): number;
 }

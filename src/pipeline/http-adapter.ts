@@ -99,8 +99,14 @@ class HttpCall extends CallCore implements Call {
       tap?.add(text);
       this.answerTap?.answered(text, status);
     }
-    if (text === undefined) reply.send(answer);
-    else reply.header('content-type', 'application/json; charset=utf-8').send(text);
+    // JSON goes out on node's response (writeJson); anything else, or a tracing that reads answers, through fastify's send.
+    const json = text ?? (typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : undefined);
+    if (json === undefined || this.services.tracing?.readsAnswers) {
+      if (text === undefined) reply.send(answer);
+      else reply.header('content-type', 'application/json; charset=utf-8').send(text);
+      return;
+    }
+    writeJson(reply, status, json);
   }
 
   openStream(head: Record<string, string>, flush: boolean): ClientStream {
@@ -128,6 +134,23 @@ class HttpCall extends CallCore implements Call {
     this.reply.raw.off('close', clientClosed);
     this.snapshotHold.release();
   }
+}
+
+/**
+ * A JSON answer written on node's response itself: the head is the headers the request's hooks set on the reply
+ * (x-request-id, a rate limit's) and those set on the response, then the text in one end(). fastify's send would run
+ * the route's onSend hooks (none here: only a tracing that reads answers adds one, and then send is used), its
+ * serializer check and its header bookkeeping; its onResponse hooks (metrics, the request log) still run, on the
+ * response's finish, as for a stream.
+ */
+function writeJson(reply: FastifyReply, status: number, text: string): void {
+  const res = reply.raw;
+  const head = reply.getHeaders() as Record<string, string | string[] | number>;
+  head['content-type'] = 'application/json; charset=utf-8';
+  head['content-length'] = Buffer.byteLength(text);
+  reply.hijack();
+  res.writeHead(status, head);
+  res.end(text);
 }
 
 /** Calls `call.firstEventSent()` at the stream's first write, then writes as before. */

@@ -18,6 +18,8 @@ export interface Tracing {
   handler(handler: RouteHandler): RouteHandler;
   /** The reservation inside a `reserve` span; the charge it returns settles inside a `settle` span. */
   reserve(call: Call, route: ModelRoute, estimateMicros: number, reservationTtlMs?: number): Promise<Charge>;
+  /** True when an onSend hook reads each answer's text (captureContent): answers then go out through fastify's send. */
+  readonly readsAnswers: boolean;
   /** The trace id of the request's span (the request log keeps it). */
   traceId(req: FastifyRequest): string | undefined;
   /** Exports the spans ended so far. */

@@ -230,6 +230,7 @@ export function createOtelTracing(config: TelemetryConfig): Tracing {
   const { onRequest, onResponse, onError, onSend } = requestHooks(tracer, genAiRequests);
 
   return {
+    readsAnswers: config.captureContent,
     register(app) {
       app.addHook('onRequest', onRequest);
       app.addHook('onResponse', onResponse);

@@ -3,22 +3,46 @@
 import type { Readable } from 'node:stream';
 import { FormData, Response } from 'undici';
 import type { AbortSource } from '../../net/call-abort.js';
-import type { Authenticator } from './authenticator.js';
+import type { Authenticator, OutgoingRequest } from './authenticator.js';
 
 type RequestBody = string | Buffer | Readable | FormData;
 
+type Outgoing = { headers: Record<string, string>; body: RequestBody | undefined };
+
 /**
  * The request's headers with its authentication added, and the body to send (the signed bytes, for a signature).
- * `signal`: the request's deadline, which a token fetch does not outlast.
+ * `signal`: the request's deadline, which a token fetch does not outlast. `url` may be a function that makes it: only an
+ * authenticator that reads it (a signature over the URL) pays for parsing it. Answers at once (no promise, no turn of
+ * the event loop) when nothing needs waiting for: no credential, or headers that are at hand.
  */
-export async function authenticated(auth: Authenticator | undefined, url: URL, method: string, headers: Record<string, string>, body: RequestBody | undefined, signal?: AbortSignal | AbortSource): Promise<{ headers: Record<string, string>; body: RequestBody | undefined }> {
+export function authenticated(auth: Authenticator | undefined, url: URL | (() => URL), method: string, headers: Record<string, string>, body: RequestBody | undefined, signal?: AbortSignal | AbortSource): Outgoing | Promise<Outgoing> {
   if (!auth) return { headers, body };
   if (!auth.signsBody) {
-    const added = auth.headers({ method, url, headers, signal });
-    return { headers: { ...headers, ...(added instanceof Promise ? await added : added) }, body };
+    const added = auth.headers(new HeaderRequest(method, url, headers, signal));
+    return added instanceof Promise ? added.then((more) => ({ headers: { ...headers, ...more }, body })) : { headers: { ...headers, ...added }, body };
   }
+  return signed(auth, typeof url === 'function' ? url() : url, method, headers, body);
+}
+
+async function signed(auth: Authenticator, url: URL, method: string, headers: Record<string, string>, body: RequestBody | undefined): Promise<Outgoing> {
   const bytes = await bytesOf(body, headers);
   return { headers: await auth.headers({ method, url, headers: bytes.headers, body: bytes.body }), body: bytes.body };
+}
+
+/** What a header authenticator is given: the URL made when first read. */
+class HeaderRequest implements OutgoingRequest {
+  private made: URL | undefined;
+
+  constructor(
+    readonly method: string,
+    private readonly at: URL | (() => URL),
+    readonly headers: Record<string, string>,
+    readonly signal: AbortSignal | AbortSource | undefined,
+  ) {}
+
+  get url(): URL {
+    return (this.made ??= typeof this.at === 'function' ? this.at() : this.at);
+  }
 }
 
 /** A body as the exact bytes to send, and the headers that describe them. */
