@@ -43,6 +43,7 @@ const unit = [
   'test/operator-setup.test.ts',
   'test/cache-units.test.ts',
   'test/change-version.test.ts',
+  'test/settle-heap.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [

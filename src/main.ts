@@ -16,6 +16,7 @@ import { answerPrimary, askPrimary } from './base/cluster-ipc.js';
 import { checkPortFree, portInUseMessage } from './net/port-in-use.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { settleHeap } from './base/settle-heap.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -87,6 +88,10 @@ async function serve(config: LoadedConfig, worker: boolean) {
   if (worker) answerPrimary('reload', () => reloadForPrimary(services, app.log));
 
   const address = await listenOrExit(app, config, worker);
+  // What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
+  // process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts).
+  const settling = settleHeap({ rounds: 6 });
+  services.onClose(() => settling.stop());
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));

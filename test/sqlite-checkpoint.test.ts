@@ -5,6 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { startCheckpointer } from '../src/store/checkpointer.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
@@ -39,5 +40,41 @@ describe('SQLite WAL checkpoints', () => {
       expect(res.statusCode).toBe(200);
     }
     await vi.waitFor(() => expect(rowsInMainFile()).toBe(20), { timeout: 10_000, interval: 200 });
+  });
+});
+
+describe('the checkpoint thread', () => {
+  it('runs only while the file is written: it leaves once idle and comes back on the next write, which reaches the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'checkpointer-'));
+    const path = join(dir, 'some.db');
+    const db = new BetterSqlite3(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('create table t (n integer)');
+    const checkpointer = startCheckpointer(path, { intervalMs: 20, idleRounds: 5 });
+    try {
+      const inFile = () => {
+        const copy = join(dir, `copy-${Date.now()}-${Math.random()}.db`);
+        copyFileSync(path, copy);
+        const read = new BetterSqlite3(copy, { readonly: true });
+        try {
+          return (read.prepare('select count(*) as n from t').get() as { n: number }).n;
+        } finally {
+          read.close();
+        }
+      };
+      db.prepare('insert into t values (1)').run();
+      await vi.waitFor(() => expect(checkpointer.running).toBe(true), { timeout: 5_000, interval: 10 });
+      await vi.waitFor(() => expect(checkpointer.running).toBe(false), { timeout: 10_000, interval: 20 });
+      expect(inFile()).toBe(1);
+      db.prepare('insert into t values (2)').run();
+      await vi.waitFor(() => expect(checkpointer.running).toBe(true), { timeout: 5_000, interval: 10 });
+      await vi.waitFor(() => expect(inFile()).toBe(2), { timeout: 10_000, interval: 20 });
+    } finally {
+      await checkpointer.stop();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(checkpointer.running).toBe(false);
   });
 });

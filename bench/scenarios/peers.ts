@@ -18,6 +18,19 @@ interface Target {
   headers: Record<string, string>;
 }
 
+/** A process tree's RSS (MiB) once two readings a second apart differ by under 1 MiB, after 2 s at least and 20 s at most. */
+async function settledRss(pid: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 2000));
+  let last = sum(rssMiB(pid));
+  for (let i = 0; i < 18; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = sum(rssMiB(pid));
+    if (Math.abs(now - last) < 1) return now;
+    last = now;
+  }
+  return last;
+}
+
 const pair = (a: number, b: number) => `${round(a)} / ${round(b)}`;
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
@@ -44,8 +57,9 @@ async function latencyFigures(): Promise<Record<string, number | string>> {
   const bare = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url }, /RELAY_URL=(\S+)/);
   const portkey = await startPortkey(mock.url);
   try {
-    await new Promise((r) => setTimeout(r, 2000));
-    const started = { gateway: sum(rssMiB(gateway.pid)), portkey: sum(rssMiB(portkey.pid)) };
+    // Idle: once the gateway has settled its heap after the start (src/base/settle-heap.ts, a few seconds), read when
+    // its RSS has stopped falling.
+    const started = { gateway: await settledRss(gateway.pid), portkey: sum(rssMiB(portkey.pid)) };
     const targets = {
       direct: { url: mock.url, headers: {} },
       bare: { url: bare.match[1], headers: {} },
@@ -86,6 +100,7 @@ async function capacityFigures(): Promise<Record<string, number | string>> {
   const all = await startBenchGateway(mock.url, { workers: cores });
   const portkey = await startPortkey(mock.url);
   try {
+    await settledRss(all.pid);
     const idleAll = rssMiB(all.pid);
     const g1 = await capacity(`${one.url}/v1/chat/completions`, { authorization: `Bearer ${one.key}` }, () => sum(rssMiB(one.pid)));
     // Cluster workers only (the primary serves nothing): the most resident one at the held rate.

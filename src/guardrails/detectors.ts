@@ -4,9 +4,30 @@
 // checksum), libphonenumber-js (phone numbers, by the numbering plan of their country). Secret shapes are a list of
 // vendor prefixes (no maintained library exposes one synchronously; secretlint's rules run inside its own async scanner).
 // The phone, card, IBAN and secret regexes run only inside the windows one shared scan of the text found (candidates.ts).
-import validator from 'validator';
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+// The three checks alone, not validator's index (its ~110 modules on every start, issue 52's idle RSS).
+import isEmailModule from 'validator/lib/isEmail.js';
+import isCreditCardModule from 'validator/lib/isCreditCard.js';
+import isIBANModule from 'validator/lib/isIBAN.js';
+import { createRequire } from 'node:module';
+import type { CountryCode, parsePhoneNumberFromString as ParsePhone } from 'libphonenumber-js/max';
 import { candidatesOf, type Window } from './candidates.js';
+
+/**
+ * validator's lib files are CommonJS marked __esModule with the function as `default`: Node's import gives the exports
+ * object, a bundler's or vitest's interop the function itself.
+ */
+const own = <F>(mod: { default: F }): F => (typeof mod === 'function' ? (mod as F) : mod.default);
+const validator = { isEmail: own(isEmailModule), isCreditCard: own(isCreditCardModule), isIBAN: own(isIBANModule) };
+
+let parsePhone: typeof ParsePhone | undefined;
+/**
+ * libphonenumber-js with its full metadata (~90 modules and ~150 KiB of numbering plans), loaded when a phone detector
+ * is first made (a config with a phone guardrail loading), never by a gateway without one.
+ */
+function phoneParser(): typeof ParsePhone {
+  parsePhone ??= (createRequire(import.meta.url)('libphonenumber-js/max') as { parsePhoneNumberFromString: typeof ParsePhone }).parsePhoneNumberFromString;
+  return parsePhone;
+}
 
 /** A matched span of a text, named by what found it; the text itself is never kept beside it. */
 export interface Span {
@@ -76,6 +97,7 @@ const digitsOf = (candidate: string) => candidate.replace(/[ -]/g, '');
 const REMEMBERED_PHONES = 4096;
 
 function phoneDetector(region: string): Detector {
+  const parsePhoneNumberFromString = phoneParser();
   // The library's verdict on each candidate seen lately (a parse costs 10 to 50 µs): the same text, the same verdict.
   const verdicts = new Map<string, boolean>();
   const valid = (candidate: string): boolean => {

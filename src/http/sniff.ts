@@ -1,5 +1,4 @@
 // Decides a file's media type from its first bytes (file-type); the client's label is never trusted.
-import { fileTypeFromBuffer } from 'file-type';
 
 /** Bytes read before deciding; enough for every accepted format's signature. */
 export const SNIFF_BYTES = 4100;
@@ -28,6 +27,8 @@ export const JSONL_TYPE = 'application/jsonl';
 
 /** The accepted media type of these leading bytes, or undefined when they are not one of the accepted formats. */
 export async function sniffContentType(head: Uint8Array): Promise<string | undefined> {
+  // file-type and its readers (~30 modules) load with the first file sniffed, not on every start (issue 52's idle RSS).
+  const { fileTypeFromBuffer } = await import('file-type');
   const found = await fileTypeFromBuffer(head);
   if (found) return accepted[found.ext];
   return looksLikeJsonLines(head) ? JSONL_TYPE : undefined;

@@ -1,0 +1,48 @@
+// The heap's settling after a start (src/base/settle-heap.ts): full collections a gap apart, none after a busy gap,
+// and nothing left running once stopped.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { settleHeap } from '../src/base/settle-heap.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('settleHeap', () => {
+  it('collects a gap apart until the young generation has shrunk, at most the rounds asked', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const settling = settleHeap({ rounds: 3, gapMs: 1_000, busyAbove: 1 });
+    await vi.advanceTimersByTimeAsync(3_000);
+    const collections = await settling.done;
+    expect(collections).toBeGreaterThanOrEqual(2);
+    expect(collections).toBeLessThanOrEqual(3);
+    expect(typeof (globalThis as { gc?: unknown }).gc).toBe('undefined');
+  });
+
+  it('collects for real: the old generation holds less after settling, what ran once included', async () => {
+    // Bytecode of a function run once, as a module's top level is: gone after the settling's collections.
+    for (let i = 0; i < 200; i++) new Function(`return ${Array.from({ length: 200 }, (_, j) => `${i} + ${j}`).join(' + ')};`)();
+    const oldUsed = () => getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!.space_used_size;
+    const before = oldUsed();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const settling = settleHeap({ rounds: 3, gapMs: 10, busyAbove: 1 });
+    await vi.advanceTimersByTimeAsync(30);
+    await settling.done;
+    expect(oldUsed()).toBeLessThan(before);
+  });
+
+  it('skips a round whose gap the event loop spent busy, and counts only what it collected', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const settling = settleHeap({ rounds: 2, gapMs: 1_000, busyAbove: -1 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await settling.done).toBe(0);
+  });
+
+  it('stops: no collection after stop(), and done says how many ran', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const settling = settleHeap({ rounds: 5, gapMs: 1_000, busyAbove: 1 });
+    settling.stop();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(await settling.done).toBe(0);
+  });
+});
