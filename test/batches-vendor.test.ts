@@ -6,12 +6,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { FakeUpstream } from './kit/fake-upstream.js';
+import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { FakeBatchApis } from './kit/fake-batch-apis.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
 
 let fake: FakeUpstream;
 let plain: FakeUpstream;
+/** An operator's guard service (docs/guardrails.md, "The http guard protocol"): rewrites a name, counts what it checks. */
+let guard: FakeUpstream;
+const NAME = 'Alice Smith';
 let apis: FakeBatchApis;
 let gw: TestGateway;
 let client: OpenAI;
@@ -37,11 +40,21 @@ beforeAll(async () => {
   fake.route(apis.route);
   // A vendor that speaks the chat API and has no batch API (its upload answers 404).
   plain = await FakeUpstream.start();
+  guard = await FakeUpstream.start();
+  guard.route((req, res) => {
+    const { texts } = req.body as { texts: string[] };
+    json(res, 200, { verdict: 'redact', texts: texts.map((t) => (t.includes(NAME) ? t.replaceAll(NAME, 'a customer') : null)) });
+    return true;
+  });
   gw = await startGateway({
     channels: {
       vendor: chatChannel('vendor', `${fake.url}/v1`, { models: chatModels('fake-chat') }),
       claude: chatChannel('claude', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: claudeModels }),
       plain: chatChannel('plain', `${plain.url}/v1`, { models: chatModels('plain-chat') }),
+    },
+    files: {
+      'guardrails/main.yaml': `- id: names\n  kind: http\n  http: { url: "${guard.url}/check" }\n  action: redact\n`,
+      'routes/main.yaml': '- id: guarded-chat\n  targets: [{ model: fake-chat }]\n  guardrails: [names]\n',
     },
     extraConfig: 'tasks:\n  tickMilliseconds: 3600000\n  batches: { linesPerTick: 100, inFlightPerChannel: 8 }\n',
     listen: true,
@@ -54,6 +67,7 @@ afterAll(async () => {
   await gw?.close();
   await fake?.close();
   await plain?.close();
+  await guard?.close();
 });
 afterEach(() => {
   apis.outcome = 'complete';
@@ -154,6 +168,22 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     expect(done.errors?.data?.[0]).toMatchObject({ code: 'invalid_json_line', message: 'This line is not parseable as valid JSON.' });
     expect((await fileLines(done.error_file_id!)).map((r) => r.error.code)).toEqual(['batch_failed', 'batch_failed']);
     expect(await ledgerOf(created.id)).toHaveLength(0);
+  });
+
+  it("checks each line's input once: when it is sent to the vendor (redacted there), not again when its answer is read back", async () => {
+    const checksBefore = guard.requests.length;
+    const created = await createBatch([chatLine('g0', `a note from ${NAME}`, 'guarded-chat'), chatLine('g1', 'nothing to hide', 'guarded-chat')]);
+    await tick();
+    const [, upload] = [...apis.files].find(([, f]) => f.purpose === 'batch' && f.filename === `${created.id}.jsonl`)!;
+    expect(upload.text.trim().split('\n').map((l) => JSON.parse(l).body.messages[0].content)).toEqual(['a note from a customer', 'nothing to hide']);
+    expect(guard.requests.length - checksBefore).toBe(2);
+    const done = await runToEnd(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    // Two lines, two checks: reading the answers back checked nothing again.
+    expect(guard.requests.length - checksBefore).toBe(2);
+    const results = await fileLines(done.output_file_id!);
+    expect(results.map((r) => r.response.body.choices[0].message.content)).toEqual(['echo a note from a customer', 'echo nothing to hide']);
+    expect(await ledgerOf(created.id)).toHaveLength(2);
   });
 
   it('leaves the lines to the gateway when the vendor has no batch API (its upload answers 404)', async () => {

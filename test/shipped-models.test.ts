@@ -65,7 +65,7 @@ describe('the shipped models', () => {
     const models = channel(file).models.filter((m) => kinds.includes(m.kind));
     expect(models.length).toBeGreaterThan(0);
     for (const model of models) {
-      const { batch, ...list } = model.price as Record<string, unknown> & { batch?: Record<string, unknown> };
+      const { batch, ...list } = model.price as unknown as Record<string, unknown> & { batch?: Record<string, unknown> };
       expect(batch, `${model.id} declares price.batch`).toBeDefined();
       const half = Object.fromEntries(Object.entries(list).map(([k, v]) => [k, typeof v === 'number' ? v / 2 : v]));
       expect(batch, model.id).toEqual(half);

@@ -7,7 +7,7 @@ import type { Snapshot } from '../engine/runtime.js';
 import { readJsonObject } from '../pipeline/decode.js';
 import { writeLineError, type LineRunner } from './line-run.js';
 import { batchEndpoint } from './plan.js';
-import { linesPage, type BatchRow } from './store.js';
+import { linesPage, setPendingLineBody, type BatchRow } from './store.js';
 import { callVendor } from './vendor-calls.js';
 import { mapLine } from './vendor-lines.js';
 import type { CompiledBatchApi } from './vendor-spec.js';
@@ -44,7 +44,8 @@ async function vendorLines(runner: LineRunner, row: BatchRow, snapshot: Snapshot
         await writeLineError(runner, row, line, mapping.refused, { endpointName: endpoint.name, started: Date.now() });
         continue;
       }
-      const { operation, body } = mapping.mapped;
+      const { operation, body, checkedBody } = mapping.mapped;
+      if (checkedBody !== undefined) await setPendingLineBody(runner.services.db, row.id, line.line, checkedBody);
       if (!api.spec.operations.includes(operation) || (out.operation !== undefined && out.operation !== operation)) return { run: `its lines call operation "${operation}", which the channel's batch API does not take with the others` };
       out.operation = operation;
       const method = route.protocol.operations[operation].method ?? 'POST';

@@ -73,7 +73,7 @@ export function guardCall(call: Call, routes: readonly ModelRoute[]): Promise<vo
     const respond = call.respond;
     call.respond = (answer, status = 200) => respond.call(call, status === 200 ? chain.output!(answer, call.dialect, sink, vault) : answer, status);
   }
-  if (!chain.input) return undefined;
+  if (!chain.input || call.inputChecked) return undefined;
   const changed = chain.input(call.body, call.dialect, sink, new CallContext(call, model), vault);
   if (typeof changed !== 'boolean') return changed.then((c) => afterInput(call, c, vault));
   afterInput(call, changed, vault);
