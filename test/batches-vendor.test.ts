@@ -71,6 +71,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   apis.outcome = 'complete';
+  apis.deleteFails = false;
 });
 
 const chatLine = (customId: string, content: string, model = 'fake-chat') =>
@@ -134,6 +135,10 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     const ledger = await ledgerOf(created.id);
     expect(ledger).toHaveLength(100);
     expect(ledger.every((row) => Number(row.cost_micros) === 47)).toBe(true);
+    // Read back, the vendor's copies are deleted (DELETE /v1/files/{id}): the upload and the output file (no error file).
+    const outputAtVendor = vendorBatch.files.output!;
+    expect(apis.deleted.filter((id) => id === fileId || id === outputAtVendor).sort()).toEqual([fileId, outputAtVendor].sort());
+    expect(apis.files.has(fileId) || apis.files.has(outputAtVendor)).toBe(false);
   });
 
   it('writes a line the vendor answered with an error to the error file, unbilled', async () => {
@@ -144,6 +149,20 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     const [error] = await fileLines(done.error_file_id!);
     expect(error).toMatchObject({ custom_id: 'bad', response: { status_code: 400, body: { error: { type: 'invalid_request_error', message: expect.stringContaining('refused by the fake vendor') } } } });
     expect((await ledgerOf(created.id)).map((row) => row.request_id)).toEqual([`${created.id}:0`, `${created.id}:2`]);
+    const vendorBatch = [...apis.batches.values()].find((b) => (b.created.metadata as { gateway_batch?: string })?.gateway_batch === created.id)!;
+    for (const id of [vendorBatch.created.input_file_id as string, vendorBatch.files.output!, vendorBatch.files.errors!]) expect(apis.deleted).toContain(id);
+  });
+
+  it('completes the batch when the vendor cannot delete its files (logged, left there)', async () => {
+    apis.deleteFails = true;
+    const deletedBefore = apis.deleted.length;
+    const created = await createBatch([chatLine('d0', 'keep me')]);
+    const done = await runToEnd(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
+    expect((await fileLines(done.output_file_id!)).map((r) => r.custom_id)).toEqual(['d0']);
+    const vendorBatch = [...apis.batches.values()].find((b) => (b.created.metadata as { gateway_batch?: string })?.gateway_batch === created.id)!;
+    expect(vendorCalls(fake, 'DELETE', new RegExp(`^/v1/files/${vendorBatch.created.input_file_id as string}$`))).toHaveLength(1);
+    expect(apis.deleted.length).toBe(deletedBefore);
   });
 
   it('relays a cancel: what the vendor answered is kept and billed, the rest is batch_cancelled', async () => {
@@ -228,12 +247,18 @@ describe('relayed batches across dialects, and after a crash', () => {
     expect(results.map((r) => r.custom_id)).toEqual(['m0', 'm1', 'm2']);
     for (const r of results) expect((r.result as Anthropic.Messages.MessageBatchSucceededResult).message).toMatchObject({ model: 'fake-claude', content: [{ type: 'text', text: `echo question ${r.custom_id}` }] });
     expect(await ledgerOf(created.id)).toHaveLength(3);
+    // Read back, the vendor's batch and its results are deleted (DELETE /v1/messages/batches/{id}).
+    const vendorId = vendorCalls(fake, 'GET', /^\/v1\/messages\/batches\/[^/]+\/results$/).at(-1)!.path.split('/')[4];
+    expect(apis.deleted).toContain(vendorId);
+    expect(apis.batches.has(vendorId)).toBe(false);
   });
 
   it('reads the results again after a crash mid-way without billing a line twice', async () => {
     const created = await createBatch(['r0', 'r1', 'r2'].map((id) => chatLine(id, id)));
     await runToEnd(created.id);
-    // The crash window: lines 1 and 2 were billed, but their state and the batch's end never landed.
+    // The crash window: lines 1 and 2 were billed, but their state and the batch's end never landed (so nothing was
+    // deleted at the vendor yet: its files are put back).
+    apis.restore();
     const { db } = gw.services;
     await db.updateTable('batch_lines').set({ status: 'pending', result: null, cost_micros: 0 }).where('batch_id', '=', created.id).where('line', '>=', 1).execute();
     await db.updateTable('batches').set({ status: 'in_progress', succeeded: 1, completed_at: null, output_file_id: null, vendor_step: 'polling' }).where('id', '=', created.id).execute();

@@ -10,6 +10,7 @@ import { batchEndpoint } from './plan.js';
 import { linesPage, setPendingLineBody, type BatchRow } from './store.js';
 import { callVendor } from './vendor-calls.js';
 import { mapLine } from './vendor-lines.js';
+import { cleanUpVendor } from './vendor-cleanup.js';
 import type { CompiledBatchApi } from './vendor-spec.js';
 
 /** How a submission ended: the vendor batch made, the lines left to the gateway (and why), or the batch failed. */
@@ -95,7 +96,11 @@ export async function submitBatch(runner: LineRunner, row: BatchRow, snapshot: S
     // Answered 2xx without an id: a batch may exist that cannot be followed.
     return id ? { created: id } : { failed: { code: 'vendor_malformed', message: `channel "${route.channel.id}" answered the batch's creation without an id` } };
   } catch (err) {
-    if (answered(err)) return { run: `the creation was refused: ${(err as Error).message}` };
+    if (answered(err)) {
+      // No vendor batch was made: the upload it would have read is of no use there.
+      if (fileId) await cleanUpVendor(runner, row, snapshot, route, api, { answer: null, file_id: fileId });
+      return { run: `the creation was refused: ${(err as Error).message}` };
+    }
     return { failed: { code: 'vendor_create_unknown', message: `the vendor batch may or may not exist (${(err as Error).message}); it was not created again` } };
   }
 }
