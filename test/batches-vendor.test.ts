@@ -8,7 +8,9 @@ import OpenAI, { toFile } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { FakeBatchApis } from './kit/fake-batch-apis.js';
+import { existsSync } from 'node:fs';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { UploadFile } from '../src/batches/vendor-submit.js';
 
 let fake: FakeUpstream;
 let plain: FakeUpstream;
@@ -139,6 +141,34 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     const outputAtVendor = vendorBatch.files.output!;
     expect(apis.deleted.filter((id) => id === fileId || id === outputAtVendor).sort()).toEqual([fileId, outputAtVendor].sort());
     expect(apis.files.has(fileId) || apis.files.has(outputAtVendor)).toBe(false);
+  });
+
+  it('streams an upload larger than the memory it is built in: written to a file a chunk at a time, sent whole, removed', async () => {
+    const upload = await UploadFile.create();
+    const line = `${JSON.stringify({ custom_id: 'x', body: 'y'.repeat(1000) })}\n`;
+    let most = 0;
+    for (let i = 0; i < 4000; i++) {
+      await upload.add(line);
+      most = Math.max(most, upload.held);
+    }
+    // 4 MB written; memory never held more than one 64 KiB chunk and a line.
+    expect(upload.bytes).toBe(4000 * Buffer.byteLength(line));
+    expect(most).toBeLessThan(64 * 1024 + Buffer.byteLength(line));
+    const file = await upload.file('big.jsonl');
+    expect(file.size).toBe(upload.bytes);
+    expect((await file.slice(0, line.length).text())).toBe(line);
+    await upload.remove();
+    expect(existsSync(upload.path)).toBe(false);
+
+    // Through the gateway: 300 lines of 1 KB, an upload of five chunks, arrive whole and in order.
+    const ids = Array.from({ length: 300 }, (_, i) => `big-${i}`);
+    const created = await createBatch(ids.map((id) => chatLine(id, `${id} ${'z'.repeat(1000)}`)));
+    await tick();
+    const [, sent] = [...apis.files].find(([, f]) => f.purpose === 'batch' && f.filename === `${created.id}.jsonl`)!;
+    expect(sent.text.length).toBeGreaterThan(5 * 64 * 1024);
+    expect(sent.text.trim().split('\n').map((l) => JSON.parse(l).body.messages[0].content.split(' ')[0])).toEqual(ids);
+    const done = await runToEnd(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 300, completed: 300 } });
   });
 
   it('writes a line the vendor answered with an error to the error file, unbilled', async () => {
