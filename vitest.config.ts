@@ -71,6 +71,8 @@ const onPostgres = [
   // Keys, workspaces, users and roles, audit rows, caps on one model, MCP tool grants: the admin API and CLI's tables.
   'test/admin-api.test.ts',
   'test/admin-api-model-caps.test.ts',
+  // How workspaces and keys narrow the response cache (workspaces.cache, api_keys.cache, migration 027), read at authentication.
+  'test/cache-limits.test.ts',
   'test/auth.test.ts',
   'test/mcp-gateway.test.ts',
   // The relay secret of Responses mcp tools (settings) and a key read by its id; the keys' grants the MCP page lists.

@@ -5,6 +5,8 @@ import { clientControl } from '../src/cache/control.js';
 import { canonicalBody, samples } from '../src/cache/key.js';
 import { ByteBoundedLru } from '../src/cache/lru.js';
 import { replayEvents, streamComplete } from '../src/cache/replay.js';
+import { decodeEntry, encodeEntry } from '../src/cache/store.js';
+import { cacheLimits } from '../src/config/cache.js';
 
 describe('the memory store', () => {
   it('drops the least recently used entries once the bytes held pass the bound, and counts them', () => {
@@ -49,12 +51,58 @@ describe('the memory store', () => {
   });
 });
 
+describe("a workspace's and a key's cache settings together", () => {
+  const set = (settings: object) => JSON.stringify(settings);
+
+  it('are nothing when neither narrows the cache, and the narrower of the two otherwise', () => {
+    expect(cacheLimits(null, undefined)).toBeUndefined();
+    const limits = cacheLimits(set({ enabled: true, ttlSeconds: 600, families: ['chat', 'embeddings'], maxEntryBytes: null }), set({ enabled: true, ttlSeconds: 3600, families: ['embeddings', 'rerank'], maxEntryBytes: 1000 }));
+    expect(limits).toEqual({ off: false, ttlSeconds: 600, families: new Set(['embeddings']), maxEntryBytes: 1000 });
+  });
+
+  it('are off when either is off, and a key cannot name a family its workspace left out', () => {
+    expect(cacheLimits(set({ enabled: false }), set({ enabled: true }))!.off).toBe(true);
+    expect(cacheLimits(null, set({ enabled: false }))!.off).toBe(true);
+    expect([...cacheLimits(set({ families: [] }), set({ families: ['chat'] }))!.families!]).toEqual([]);
+    expect([...cacheLimits(null, set({ families: ['chat'] }))!.families!]).toEqual(['chat']);
+  });
+});
+
+describe('stored entries', () => {
+  const head = { at: 1, model: 'm', channel: 'c', costMicros: 5, currency: 'USD', inputTokens: 3, outputTokens: 2, cachedInputTokens: 0 };
+
+  it('keep the answer text as it went out, line breaks and all, behind a one-line head', () => {
+    const sse = 'data: {"a":1}\n\ndata: [DONE]\n\n';
+    expect(decodeEntry(encodeEntry({ ...head, sseOptions: 'null' }, 'sse', sse))).toEqual({ ...head, sseOptions: 'null', sse });
+    expect(decodeEntry(encodeEntry(head, 'json', '{"x":"\u00e9"}'))).toEqual({ ...head, json: '{"x":"\u00e9"}' });
+  });
+
+  it('still read in the single-JSON form written before, and a text of neither form is no entry', () => {
+    expect(decodeEntry(JSON.stringify({ ...head, json: '{}' }))).toEqual({ ...head, json: '{}' });
+    expect(decodeEntry('{"at":1}\n{}')).toBeUndefined();
+    expect(decodeEntry('not json')).toBeUndefined();
+  });
+});
+
 describe('the canonical key', () => {
   it('is the same for members in another order and other whitespace, and leaves the stream flags and user out', () => {
     const a = canonicalBody(JSON.parse('{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0}'));
     const b = canonicalBody(JSON.parse('{ "temperature": 0, "stream": true, "stream_options": {"include_usage": true}, "user": "u",\n "messages": [ {"content": "hi", "role": "user"} ], "model": "m" }'));
     expect(b!.text).toBe(a!.text);
     expect(canonicalBody({ model: 'm', messages: [], temperature: 0.5 })!.text).not.toBe(a!.text);
+  });
+
+  it('tells apart bodies whose values would run together: split strings, a string and a number, null, lone surrogates', () => {
+    const text = (body: Record<string, unknown>) => canonicalBody(body)!.text;
+    expect(text({ a: ['ab', 'c'] })).not.toBe(text({ a: ['a', 'bc'] }));
+    expect(text({ a: 's1:x' })).not.toBe(text({ a: 'x' }));
+    expect(text({ a: '1' })).not.toBe(text({ a: 1 }));
+    expect(text({ a: null })).not.toBe(text({ a: 'z' }));
+    expect(text({ a: true })).not.toBe(text({ a: 't' }));
+    expect(text({ ab: 'c' })).not.toBe(text({ a: 'bc' }));
+    expect(text({ a: '\ud800' })).not.toBe(text({ a: '\ud801' }));
+    expect(text({ a: [1, 2] })).not.toBe(text({ a: [12] }));
+    expect(text({ a: 1.0 })).toBe(text({ a: 1 }));
   });
 
   it('notes tool results, images by URL and server-side conversation state, and refuses a body nested too deep', () => {

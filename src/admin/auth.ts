@@ -63,7 +63,7 @@ function refuseCrossSite(req: FastifyRequest): void {
 
 /** What the API's service reads through: the database, the budget calendar and clock, and the models served now. */
 function adminStore(services: Omit<AdminDeps, 'reload'>): AdminStore {
-  return { db: services.db, calendar: services.calendar, now: () => services.now(), servedModelId: (model) => routesOf(services.config, model)?.[0].model.id, mcpServers: () => new Set(services.config.mcp.servers.keys()), offeredGuardrails: () => services.config.guardrails?.offered ?? new Set<string>() };
+  return { db: services.db, calendar: services.calendar, now: () => services.now(), servedModelId: (model) => routesOf(services.config, model)?.[0].model.id, mcpServers: () => new Set(services.config.mcp.servers.keys()), offeredGuardrails: () => services.config.guardrails?.offered ?? new Set<string>(), cacheFamilies: () => new Set(services.config.endpoints.flatMap((e) => (e.pipeline?.operation ? [e.pipeline.operation] : []))) };
 }
 
 /** The service as this request's caller may use it, or a 401/403. */

@@ -5,6 +5,7 @@ import { webhookPaths, webhookSchemas } from './webhooks-openapi.js';
 import { requestLogPaths, requestLogSchemas, requestsQuery } from './request-logs-openapi.js';
 import { mcpGrantPaths, mcpGrantSchemas, setMcpGrant } from './mcp-grants-openapi.js';
 import { guardrailPaths, setGuardrails } from './guardrails-openapi.js';
+import { cacheSettingsPaths, setCacheSettings } from './cache-settings-openapi.js';
 
 const money = { type: ['number', 'null'], minimum: 0, maximum: 1_000_000, description: 'USD; null for none.' } as const;
 const unix = { type: ['integer', 'null'], description: 'Unix seconds; null for never.' } as const;
@@ -42,12 +43,7 @@ export const requestSchemas = {
       spend_cap_period: period,
     },
   },
-  setMember: {
-    type: 'object',
-    required: ['email', 'role'],
-    additionalProperties: false,
-    properties: { email: { type: 'string', maxLength: 254 }, role: { enum: ['owner', 'admin', 'member'] } },
-  },
+  setMember: { type: 'object', required: ['email', 'role'], additionalProperties: false, properties: { email: { type: 'string', maxLength: 254 }, role: { enum: ['owner', 'admin', 'member'] } } },
   setModelCap: {
     type: 'object',
     required: ['model', 'spend_cap'],
@@ -75,6 +71,7 @@ export const requestSchemas = {
   requestsQuery,
   setMcpGrant,
   setGuardrails,
+  setCacheSettings,
 } as const;
 
 /** Spend in the cap's current period, beside every cap shown. */
@@ -188,6 +185,7 @@ export const openApiDocument = {
     ...requestLogPaths,
     ...mcpGrantPaths,
     ...guardrailPaths,
+    ...cacheSettingsPaths,
     '/audit': {
       get: { operationId: 'listAudit', summary: 'The audit log, newest first', parameters: queryParams(requestSchemas.auditQuery), responses: { 200: json(ref('AuditPage')), ...errors(400, 401, 403, 404) } },
     },

@@ -19,6 +19,7 @@ import { openApiDocument, requestSchemas } from './openapi.js';
 import { ForbiddenError, type AdminService, type ModelCapInput } from './service.js';
 import type { RequestLogQuery } from './request-log-query.js';
 import type { McpGrantInput } from './mcp-grants-service.js';
+import type { CacheSettings } from '../config/cache.js';
 
 const ajvOptions = { strict: true, strictTypes: false, allowUnionTypes: true, allErrors: false } as const;
 const bodies = new Ajv(ajvOptions);
@@ -44,6 +45,7 @@ const check = {
   setModelCap: checker(bodies, requestSchemas.setModelCap),
   setMcpGrant: checker(bodies, requestSchemas.setMcpGrant),
   setGuardrails: checker(bodies, requestSchemas.setGuardrails),
+  setCacheSettings: checker(bodies, requestSchemas.setCacheSettings),
   usageQuery: checker(queries, requestSchemas.usageQuery),
   auditQuery: checker(queries, requestSchemas.auditQuery),
   requestsQuery: checker(queries, requestSchemas.requestsQuery),
@@ -70,6 +72,7 @@ export async function registerAdminApi(app: FastifyInstance, services: AdminDeps
       modelCapRoutes(api);
       mcpGrantRoutes(api);
       guardrailRoutes(api);
+      cacheSettingsRoutes(api);
       memberRoutes(api, services);
       reportRoutes(api, services);
       registerWebhookRoutes(api, services, { bodies: (schema) => checker(bodies, schema), queries: (schema) => checker(queries, schema) });
@@ -155,6 +158,17 @@ function guardrailRoutes(api: FastifyInstance): void {
     api.put(path, async (req) => {
       check.setGuardrails(req.body);
       return admin(req).setGuardrails(scope, param(req, id), (req.body as { guardrails: string[] }).guardrails);
+    });
+  }
+}
+
+/** How a workspace or a key narrows the response cache: read, and set (docs/caching.md). */
+function cacheSettingsRoutes(api: FastifyInstance): void {
+  for (const [scope, path, id] of [['key', '/keys/:key_id/cache', 'key_id'], ['workspace', '/workspaces/:workspace_id/cache', 'workspace_id']] as const) {
+    api.get(path, async (req) => admin(req).getCacheSettings(scope, param(req, id)));
+    api.put(path, async (req) => {
+      check.setCacheSettings(req.body);
+      return admin(req).setCacheSettings(scope, param(req, id), req.body as Partial<CacheSettings>);
     });
   }
 }

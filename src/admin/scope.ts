@@ -24,6 +24,8 @@ export interface AdminStore {
   mcpServers?: () => ReadonlySet<string>;
   /** The guardrail ids the config offers to workspaces and keys now; absent (the CLI): not checked. */
   offeredGuardrails?: () => ReadonlySet<string>;
+  /** The endpoint families a workspace's or key's cache settings may name (the catalogue's pipeline operations). */
+  cacheFamilies?: () => ReadonlySet<string>;
 }
 
 export class ForbiddenError extends GatewayError {
@@ -38,6 +40,7 @@ export class AdminScope {
   readonly servedModelId: ((model: string) => string | undefined) | undefined;
   readonly mcpServers: (() => ReadonlySet<string>) | undefined;
   readonly offeredGuardrails: (() => ReadonlySet<string>) | undefined;
+  readonly cacheFamilies: (() => ReadonlySet<string>) | undefined;
   private readonly clock: () => number;
 
   constructor(
@@ -52,6 +55,7 @@ export class AdminScope {
     this.servedModelId = store.servedModelId;
     this.mcpServers = store.mcpServers;
     this.offeredGuardrails = store.offeredGuardrails;
+    this.cacheFamilies = store.cacheFamilies;
   }
 
   now(): number {

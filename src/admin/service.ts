@@ -11,6 +11,8 @@ import * as members from './members-service.js';
 import * as modelCaps from './model-caps-service.js';
 import * as mcpGrants from './mcp-grants-service.js';
 import * as guardrails from './guardrails-service.js';
+import * as cacheSettings from './cache-settings-service.js';
+import type { CacheSettings } from '../config/cache.js';
 import type { McpGrantInput } from './mcp-grants-service.js';
 import type { McpGrantScope, StoredMcpGrant } from '../store/mcp-grants.js';
 import { AdminScope } from './scope.js';
@@ -97,6 +99,16 @@ export class AdminService extends AdminScope {
 
   setGuardrails(scope: guardrails.GuardrailScope, id: string, ids: string[]): Promise<guardrails.GuardrailsView> {
     return guardrails.setGuardrails(this, scope, id, ids);
+  }
+
+  // ---- how workspaces and keys narrow the response cache
+
+  getCacheSettings(scope: cacheSettings.CacheSettingsScope, id: string): Promise<CacheSettings> {
+    return cacheSettings.getCacheSettings(this, scope, id);
+  }
+
+  setCacheSettings(scope: cacheSettings.CacheSettingsScope, id: string, input: Partial<CacheSettings>): Promise<CacheSettings> {
+    return cacheSettings.setCacheSettings(this, scope, id, input);
   }
 
   // ---- users and roles

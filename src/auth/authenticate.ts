@@ -1,7 +1,8 @@
 // Resolves the API key of a request (Bearer or x-api-key) to its workspace and scopes, and checks the route's scope.
 import type { FastifyRequest } from 'fastify';
 import { AuthError, ScopeError } from '../base/errors.js';
-import { findApiKeyForAuth, type ApiKeyRow } from '../store/api-keys.js';
+import { cacheLimits, type CacheLimits } from '../config/cache.js';
+import { findApiKeyForAuth, type ApiKeyAuthRow } from '../store/api-keys.js';
 import { ChangeCache, changeVersion } from '../store/change-version.js';
 import type { Db } from '../store/database.js';
 import { hashApiKey } from './keys.js';
@@ -14,6 +15,8 @@ export interface AuthContext {
   spendCapMicros: number | null;
   /** Guardrails the key and its workspace add to the operator's (offered ids only); absent when they add none. */
   guardrails?: readonly string[];
+  /** How the key and its workspace narrow the response cache (docs/caching.md); absent when they leave it as the operator set it. */
+  cache?: CacheLimits;
 }
 
 /** Admits a key's request, or refuses it; src/billing/rate-limit.ts builds it (declared here, below billing). */
@@ -35,7 +38,7 @@ export function presentedKey(req: FastifyRequest): string | undefined {
 
 /** A key row with its scopes parsed once, as the cache keeps it. */
 interface CachedKey {
-  row: ApiKeyRow;
+  row: ApiKeyAuthRow;
   context: AuthContext;
 }
 
@@ -46,18 +49,19 @@ interface CachedKey {
 const keyCaches = new WeakMap<Db, ChangeCache<CachedKey | undefined>>();
 
 /** The guardrails a key and its workspace add (docs/guardrails.md), or undefined when they add none. */
-function addedGuardrails(row: ApiKeyRow & { workspace_guardrails?: string | null }): readonly string[] | undefined {
+function addedGuardrails(row: ApiKeyAuthRow): readonly string[] | undefined {
   if (!row.guardrails && !row.workspace_guardrails) return undefined;
   const ids = [...(JSON.parse(row.workspace_guardrails || '[]') as string[]), ...(JSON.parse(row.guardrails || '[]') as string[])];
   return ids.length ? Object.freeze([...new Set(ids)]) : undefined;
 }
 
-function cachedKey(row: (ApiKeyRow & { workspace_guardrails?: string | null }) | undefined): CachedKey | undefined {
+function cachedKey(row: ApiKeyAuthRow | undefined): CachedKey | undefined {
   if (!row) return undefined;
   // Shared by every request with this key until the next change, so nobody may alter it.
   const scopes = Object.freeze(JSON.parse(row.scopes) as string[]) as string[];
   const guardrails = addedGuardrails(row);
-  return { row, context: Object.freeze({ keyId: row.id, workspaceId: row.workspace_id, scopes, spendCapMicros: row.spend_cap_micros, ...(guardrails ? { guardrails } : {}) }) };
+  const cache = cacheLimits(row.workspace_cache, row.cache);
+  return { row, context: Object.freeze({ keyId: row.id, workspaceId: row.workspace_id, scopes, spendCapMicros: row.spend_cap_micros, ...(guardrails ? { guardrails } : {}), ...(cache ? { cache } : {}) }) };
 }
 
 async function findKey(db: Db, hash: string): Promise<CachedKey | undefined> {

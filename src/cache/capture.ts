@@ -3,9 +3,10 @@
 // error event, which the keeper refuses). Past the largest entry the store keeps, nothing is collected.
 import type { AnswerTap, ClientStream } from '../pipeline/call.js';
 
+/** Takes an answer's text with its UTF-8 length (counted once, here). */
 export interface AnswerKeeper {
-  keepJson(text: string): void;
-  keepStream(text: string): void;
+  keepJson(text: string, bytes: number): void;
+  keepStream(text: string, bytes: number): void;
 }
 
 export class AnswerCapture implements AnswerTap {
@@ -18,7 +19,10 @@ export class AnswerCapture implements AnswerTap {
   ) {}
 
   answered(text: string, status: number): void {
-    if (status === 200 && Buffer.byteLength(text) <= this.maxBytes) this.keeper.keepJson(text);
+    // A string's UTF-8 length is at least its length: one too long is left without counting its bytes.
+    if (status !== 200 || text.length > this.maxBytes) return;
+    const bytes = Buffer.byteLength(text);
+    if (bytes <= this.maxBytes) this.keeper.keepJson(text, bytes);
   }
 
   streaming(res: ClientStream, head: Record<string, string>): void {
@@ -38,7 +42,7 @@ export class AnswerCapture implements AnswerTap {
     res.write = ((chunk: unknown, ...rest: unknown[]) => (add(chunk), write(chunk, ...rest))) as ClientStream['write'];
     res.end = ((chunk?: unknown, ...rest: unknown[]) => (add(chunk), end(chunk, ...rest))) as ClientStream['end'];
     res.once('finish', () => {
-      if (!this.overflow) this.keeper.keepStream(chunks.join(''));
+      if (!this.overflow) this.keeper.keepStream(chunks.join(''), this.bytes);
     });
   }
 }

@@ -6,8 +6,8 @@
 /** What one entry costs besides its key and its text: the Map slot, the node and the string's header (a generous guess). */
 const ENTRY_OVERHEAD = 160;
 
-/** Bytes a string takes on the heap, at most: one per character when it is ASCII (a native scan says so), else two. */
-const heapBytes = (text: string) => (Buffer.byteLength(text) === text.length ? 1 : 2) * text.length;
+/** Bytes a string takes on the heap, at most: one per character when it is ASCII (its UTF-8 length says so), else two. */
+const heapBytes = (text: string, utf8Bytes = Buffer.byteLength(text)) => (utf8Bytes === text.length ? 1 : 2) * text.length;
 
 interface Node {
   key: string;
@@ -49,10 +49,10 @@ export class ByteBoundedLru {
     return node.text;
   }
 
-  /** Keeps `text` for `ttlMs`; false when it alone is larger than the bound (then nothing is kept under `key`). */
-  set(key: string, text: string, ttlMs: number): boolean {
+  /** Keeps `text` (of `utf8Bytes`, when the caller knows) for `ttlMs`; false when it alone is larger than the bound (then nothing is kept under `key`). */
+  set(key: string, text: string, ttlMs: number, utf8Bytes?: number): boolean {
     this.delete(key);
-    const size = 2 * key.length + heapBytes(text) + ENTRY_OVERHEAD;
+    const size = 2 * key.length + heapBytes(text, utf8Bytes) + ENTRY_OVERHEAD;
     if (size > this.maxBytes) return false;
     const node: Node = { key, text, size, expires: this.now() + ttlMs };
     this.nodes.set(key, node);

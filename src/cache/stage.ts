@@ -1,7 +1,7 @@
 // The response cache as a stage of the pipeline: a ticket for each call whose route says `cache:` (docs/caching.md),
 // nothing for any other call. The ticket's key is the workspace (unless the operator shares entries), the dialect and
 // the canonical body; a request whose answer may differ from call to call passes as a bypass unless the route allows it.
-import { routeCachePolicy, type CacheConfig, type RouteCachePolicy, type RouteCacheSchema } from '../config/cache.js';
+import { routeCachePolicy, type CacheConfig, type CacheLimits, type RouteCachePolicy, type RouteCacheSchema } from '../config/cache.js';
 import type { ModelRoute } from '../config/types.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket, ResponseCacheStage } from '../pipeline/cache-stage.js';
@@ -9,6 +9,7 @@ import { clientControl, type ClientControl } from './control.js';
 import { cacheKey, canonicalBody, samples } from './key.js';
 import { replays } from './replay.js';
 import { SemanticIndex } from './semantic.js';
+import { SharedVectors, type SharedVectorsLog } from './shared-vectors.js';
 import { CacheStats } from './stats.js';
 import type { ResponseStore } from './store.js';
 import { Ticket } from './ticket.js';
@@ -24,15 +25,24 @@ function modelPolicy(schema: RouteCacheSchema): RouteCachePolicy {
   return policy;
 }
 
+/** Whether the key or workspace turned the cache off for this call: all of it, or its endpoint family (a bypass). */
+const refuses = (limits: CacheLimits, call: Call) => limits.off || (limits.families !== undefined && !limits.families.has(call.operation ?? ''));
+
 export class ResponseCache implements ResponseCacheStage {
   readonly stats = new CacheStats();
   /** The semantic cache's vectors (routes with `cache.semantic`), this process's. */
   readonly semantic = new SemanticIndex();
+  /** On Redis: the vectors every process keeps, shared through it (absent for the memory store). */
+  readonly sharedVectors?: SharedVectors;
 
   constructor(
     readonly store: ResponseStore,
     readonly config: CacheConfig,
-  ) {}
+    log: SharedVectorsLog = { warn() {} },
+  ) {
+    const redis = store.redisCommands();
+    if (redis) this.sharedVectors = new SharedVectors(redis, config.namespace, config.timeoutMs, log);
+  }
 
   ticket(call: Call, routes: readonly ModelRoute[]): CacheTicket | undefined {
     // A call whose model says no cache: and that is not routed costs two property reads; a routed one, a lookup of the
@@ -55,7 +65,9 @@ export class ResponseCache implements ResponseCacheStage {
     if (!policy || !CACHED_DIALECTS.has(call.dialect)) return undefined;
     const control = clientControl(call.headers);
     const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
-    return new Ticket(this, policy, control, this.keyOf(call, policy, control, scope), { routeId: owner, scope: `${scope}\u0000${call.dialect}` });
+    const limits = call.auth.cache;
+    const key = limits && refuses(limits, call) ? undefined : this.keyOf(call, policy, control, scope);
+    return new Ticket(this, policy, control, key, { routeId: owner, scope: `${scope}\u0000${call.dialect}` }, limits);
   }
 
   /** The store key of a request that may be cached; undefined for one that may not (a bypass). */

@@ -4,6 +4,7 @@
 import Keyv from 'keyv';
 import type { CacheConfig } from '../config/cache.js';
 import { ByteBoundedLru } from './lru.js';
+import type { RedisCommands } from './shared-vectors.js';
 
 /** One cached answer and what it cost when it was fetched. */
 export interface CacheEntry {
@@ -21,6 +22,34 @@ export interface CacheEntry {
   /** The event stream as the client got it, and the stream_options it was asked with. */
   sse?: string;
   sseOptions?: string;
+}
+
+/** An entry without its answer: what is written as the stored text's first line. */
+export type EntryHead = Omit<CacheEntry, 'json' | 'sse'>;
+
+/**
+ * The stored text of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then the answer's
+ * text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
+ */
+export function encodeEntry(head: EntryHead, form: 'json' | 'sse', answer: string): string {
+  // One literal of one shape (a spread's copy cost more than the stringify); an absent sseOptions is left out by it.
+  const line = { at: head.at, model: head.model, channel: head.channel, costMicros: head.costMicros, currency: head.currency, inputTokens: head.inputTokens, outputTokens: head.outputTokens, cachedInputTokens: head.cachedInputTokens, sseOptions: head.sseOptions, form };
+  return `${JSON.stringify(line)}\n${answer}`;
+}
+
+/** An entry from its stored text (or from a text of the single-JSON form entries had before); undefined when it is neither. */
+export function decodeEntry(text: string): CacheEntry | undefined {
+  try {
+    const end = text.indexOf('\n');
+    if (end < 0) return JSON.parse(text) as CacheEntry;
+    const { form, ...head } = JSON.parse(text.slice(0, end)) as EntryHead & { form?: unknown };
+    const answer = text.slice(end + 1);
+    if (form === 'json') return { ...head, json: answer };
+    if (form === 'sse') return { ...head, sse: answer };
+    return undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface StoreLog {
@@ -54,19 +83,21 @@ export class ResponseStore {
   /** The entry under `key`; undefined when there is none, or the store did not answer in time. */
   async read(key: string): Promise<CacheEntry | undefined> {
     const text = this.memory ? this.memory.get(key) : await this.bounded(this.keyv!.get<string>(key));
-    if (typeof text !== 'string') return undefined;
-    try {
-      return JSON.parse(text) as CacheEntry;
-    } catch {
-      return undefined;
-    }
+    return typeof text === 'string' ? decodeEntry(text) : undefined;
   }
 
-  /** Stores `text` (a serialised entry) for `ttlMs`; false when the store did not take it in time. */
-  async write(key: string, text: string, ttlMs: number): Promise<boolean> {
-    if (this.memory) return this.memory.set(key, text, ttlMs);
+  /** Stores `text` (encodeEntry's) for `ttlMs`; false when the store did not take it in time. `bytes`: its UTF-8 length, when known. */
+  async write(key: string, text: string, ttlMs: number, bytes?: number): Promise<boolean> {
+    if (this.memory) return this.memory.set(key, text, ttlMs, bytes);
     return (await this.bounded(this.keyv!.set(key, text, ttlMs))) === true;
   }
+
+  /** The Redis client under the store (connected on first use), for what keyv has no commands for; undefined for the memory store. */
+  redisCommands(): (() => Promise<RedisCommands>) | undefined {
+    const store = this.keyv?.store as { getClient?: () => Promise<RedisCommands> } | undefined;
+    return typeof store?.getClient === 'function' ? () => store.getClient!() : undefined;
+  }
+
 
   async close(): Promise<void> {
     await this.keyv?.disconnect().catch(() => undefined);

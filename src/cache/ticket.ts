@@ -1,18 +1,19 @@
 // One call's way through the response cache: bypass (the request may not be cached, or the client said no-store),
 // hit (answered from the store), or miss (sent upstream; its answer kept once it went out whole and was settled).
-import type { CacheConfig, RouteCachePolicy } from '../config/cache.js';
+import type { CacheConfig, CacheLimits, RouteCachePolicy } from '../config/cache.js';
 import { GatewayError } from '../base/errors.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket } from '../pipeline/cache-stage.js';
 import { recordOf } from '../request-logs/record.js';
-import { AnswerCapture } from './capture.js';
+import { AnswerCapture, type AnswerKeeper } from './capture.js';
 import type { ClientControl } from './control.js';
 import { answerHit, hitAnswer } from './hit.js';
 import { replays, streamComplete } from './replay.js';
-import type { CacheEntry } from './store.js';
+import { encodeEntry, type CacheEntry, type EntryHead } from './store.js';
 import type { CacheStats, CacheOutcome } from './stats.js';
 import { embed, singleTurnText, type SemanticIndex } from './semantic.js';
 import type { ResponseStore } from './store.js';
+import type { SharedVectors } from './shared-vectors.js';
 
 /** What a ticket uses of the cache: its store, its bounds and its counters. */
 export interface TicketDeps {
@@ -20,6 +21,8 @@ export interface TicketDeps {
   readonly config: CacheConfig;
   readonly stats: CacheStats;
   readonly semantic: SemanticIndex;
+  /** On Redis: the vectors other processes kept, pulled before a semantic lookup, and this one's pushed. */
+  readonly sharedVectors?: SharedVectors;
 }
 
 /** Where a ticket's request stands for the semantic cache: its route and its scope (workspace and dialect). */
@@ -31,7 +34,7 @@ export interface TicketPlace {
 /** What `Cache-Control: only-if-cached` gets when the cache has no answer for it: a 504, as RFC 9111 says, nothing sent upstream. */
 const notCached = (why: string) => new GatewayError('cache_miss', 504, 'server_error', `Cache-Control: only-if-cached, and ${why}`);
 
-export class Ticket implements CacheTicket {
+export class Ticket implements CacheTicket, AnswerKeeper {
   constructor(
     private readonly cache: TicketDeps,
     private readonly policy: RouteCachePolicy,
@@ -39,12 +42,16 @@ export class Ticket implements CacheTicket {
     /** The store key; undefined when the request may not be cached (a bypass). */
     private readonly key: string | undefined,
     private readonly place: TicketPlace,
+    /** How the request's key and workspace narrow the route's cache (a shorter life, smaller entries), if they do. */
+    private readonly limits?: CacheLimits,
   ) {}
 
   /** This request's embedding, once the semantic cache made one: kept beside its answer when the answer is stored. */
   private vector?: Float32Array;
   /** Set when the entry served is a semantic match: its similarity, said in the answer's headers. */
   private similarity?: number;
+  /** The call whose answer is watched, once it missed. */
+  private call?: Call;
 
   async serve(call: Call): Promise<boolean> {
     if (this.key === undefined) {
@@ -53,10 +60,12 @@ export class Ticket implements CacheTicket {
       return false;
     }
     let entry = this.control.noCache ? undefined : await this.cache.store.read(this.key);
-    if (!entry && !this.control.noCache) entry = await this.nearest(call);
+    if (!entry && !this.control.noCache && this.policy.semantic) entry = await this.nearest(call);
     const now = call.services.now();
     const ageSeconds = entry ? Math.max(0, Math.floor((now - entry.at) / 1000)) : 0;
-    const fresh = entry && (this.control.maxAgeSeconds === undefined || ageSeconds <= this.control.maxAgeSeconds);
+    // A key or workspace with a shorter life for answers takes none older than that, whoever stored it.
+    const maxAge = Math.min(this.control.maxAgeSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
+    const fresh = entry && ageSeconds <= maxAge;
     const form = entry && fresh ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
     if (entry && form) {
       this.outcome(call, 'hit');
@@ -70,7 +79,9 @@ export class Ticket implements CacheTicket {
     }
     this.outcome(call, 'miss');
     if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
-    call.answerTap = new AnswerCapture(this.cache.config.maxEntryBytes, { keepJson: (text) => this.keepJson(call, text), keepStream: (text) => this.keepStream(call, text) });
+    // The ticket keeps what the capture hands on: no closures made per call.
+    this.call = call;
+    call.answerTap = new AnswerCapture(Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity), this);
     return false;
   }
 
@@ -84,6 +95,7 @@ export class Ticket implements CacheTicket {
     const text = policy && replays(call.dialect) ? singleTurnText(call.body) : undefined;
     if (!policy || text === undefined) return undefined;
     this.vector = await embed(call, policy, this.place.routeId, text);
+    if (this.vector) await this.cache.sharedVectors?.pull(policy, this.place, this.cache.semantic);
     const near = this.vector && this.cache.semantic.nearest(policy, this.place.scope, this.vector);
     const entry = near ? await this.cache.store.read(near.key) : undefined;
     if (near && entry) this.similarity = near.similarity;
@@ -91,21 +103,26 @@ export class Ticket implements CacheTicket {
   }
 
   /** A JSON answer that went out with status 200: kept. */
-  keepJson(call: Call, text: string): void {
-    void this.keep(call, { json: text });
+  keepJson(text: string, bytes: number): void {
+    if (this.call) void this.keep(this.call, 'json', text, bytes);
   }
 
   /** An event stream that went out whole (ended, with its closing event and no error): kept. */
-  keepStream(call: Call, text: string): void {
-    if (streamComplete(call.dialect, text)) void this.keep(call, { sse: text, sseOptions: streamOptionsOf(call) });
+  keepStream(text: string, bytes: number): void {
+    if (this.call && streamComplete(this.call.dialect, text)) void this.keep(this.call, 'sse', text, bytes);
   }
 
-  /** Stores the answer with what it cost (its charge was recorded before the answer went out); never throws. */
-  private async keep(call: Call, form: Pick<CacheEntry, 'json' | 'sse' | 'sseOptions'>): Promise<void> {
+  /**
+   * Stores the answer with what it cost (its charge was recorded before the answer went out); never throws. What cannot
+   * be stored (an error, a life of 0, too many bytes) is left before anything is serialised.
+   */
+  private async keep(call: Call, form: 'json' | 'sse', answer: string, answerBytes: number): Promise<void> {
     if (this.key === undefined || call.clientGone || call.timedOut) return;
+    const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
     const record = recordOf(call.carrier);
-    if (record.errorType !== null || !record.model) return;
-    const entry: CacheEntry = {
+    const maxBytes = Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity);
+    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > maxBytes) return;
+    const head: EntryHead = {
       at: call.services.now(),
       model: record.model,
       channel: record.channel,
@@ -114,16 +131,19 @@ export class Ticket implements CacheTicket {
       inputTokens: record.inputTokens,
       outputTokens: record.outputTokens,
       cachedInputTokens: record.cachedInputTokens,
-      ...form,
+      ...(form === 'sse' ? { sseOptions: streamOptionsOf(call) } : {}),
     };
-    const text = JSON.stringify(entry);
-    if (Buffer.byteLength(text) > this.cache.config.maxEntryBytes) return;
-    const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity);
-    if (ttl <= 0) return;
+    const text = encodeEntry(head, form, answer);
+    // The head is the only part not yet counted: its UTF-8 length is its length unless a name in it is not ASCII.
+    const bytes = answerBytes + Buffer.byteLength(text.slice(0, text.length - answer.length));
+    if (bytes > maxBytes) return;
     try {
-      if (await this.cache.store.write(this.key, text, ttl * 1000)) {
-        this.cache.stats.stored(text.length);
-        if (this.vector && this.policy.semantic) this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key, this.vector);
+      if (await this.cache.store.write(this.key, text, ttl * 1000, bytes)) {
+        this.cache.stats.stored(bytes);
+        if (this.vector && this.policy.semantic) {
+          this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key, this.vector);
+          this.cache.sharedVectors?.push(this.policy.semantic, this.place, this.key, this.vector, ttl * 1000);
+        }
       }
     } catch (err) {
       call.log.warn({ err }, 'keeping an answer in the response cache failed');

@@ -4,6 +4,6 @@ import { flowFor } from '../flows/index.js';
 import { httpPipeline } from '../pipeline/http-adapter.js';
 import type { HandlerFactory } from './types.js';
 
-const create: HandlerFactory = ({ services, endpoint }) => httpPipeline(services, endpoint.pipeline!.dialect!, flowFor(endpoint, services));
+const create: HandlerFactory = ({ services, endpoint }) => httpPipeline(services, endpoint.pipeline!.dialect!, flowFor(endpoint, services), endpoint.pipeline!.operation);
 
 export default create;

@@ -9,6 +9,10 @@ export interface KindEndpoints {
   scope: string | null;
   /** `POST /api/v1/...` for each endpoint that serves the kind, in catalogue order. */
   routes: string[];
+  /** The error code of a model of this kind sent to another kind's endpoint (the catalogue's `wrongKindCode`). */
+  wrongKindCode?: string;
+  /** OpenTelemetry's `gen_ai.operation.name` for calls to models of this kind (the catalogue's `genAiOperation`). */
+  genAiOperation?: string;
 }
 
 const kindsCache = new WeakMap<readonly EndpointConfig[], ReadonlyMap<string, KindEndpoints>>();
@@ -26,6 +30,8 @@ export function modelKinds(endpoints: readonly EndpointConfig[]): ReadonlyMap<st
       const kind = made.get(endpoint.modelKind) ?? { scope: endpoint.scope ?? null, routes: [] };
       const path = endpoint.aliases !== false && endpoint.path.startsWith('/v1/') ? `/api${endpoint.path}` : endpoint.path;
       kind.routes.push(`${endpoint.method[0]} ${path}`);
+      kind.wrongKindCode ??= endpoint.wrongKindCode;
+      kind.genAiOperation ??= endpoint.genAiOperation;
       made.set(endpoint.modelKind, kind);
     }
     kinds = made;
@@ -84,10 +90,11 @@ export function resolveModel(config: LoadedConfig, modelId: unknown, kind: Model
 }
 
 function wrongKind(config: LoadedConfig, modelId: string, actual: ModelKind, kind: ModelKind): ValidationError {
+  const served = modelKinds(config.endpoints).get(actual);
   return new ValidationError(
-    `model ${clientValue(modelId)} is ${kindWords(actual)}, not ${kindWords(kind)}; send it to ${modelKinds(config.endpoints).get(actual)?.routes.join(' or ') ?? 'no endpoint'}`,
+    `model ${clientValue(modelId)} is ${kindWords(actual)}, not ${kindWords(kind)}; send it to ${served?.routes.join(' or ') ?? 'no endpoint'}`,
     'model',
-    actual === 'evaluation' ? 'evaluation_model_not_supported' : 'wrong_model_kind',
+    served?.wrongKindCode ?? 'wrong_model_kind',
   );
 }
 

@@ -23,6 +23,8 @@ export interface Call extends UpstreamScope {
   auth: AuthContext;
   /** The client dialect the endpoint speaks (openai-chat, anthropic-messages, evaluate, tasks, ...). */
   readonly dialect: string;
+  /** The endpoint family, as its catalogue entry's `pipeline.operation` names it (chat, responses, embeddings, ...); absent for internal calls. */
+  readonly operation?: string;
   /** The JSON body; empty for a multipart request, whose dialect's read stage returns the form it read. */
   readonly body: Record<string, unknown>;
   /** Size of the whole request body: every byte counts toward the input estimate. */

@@ -32,6 +32,7 @@ class HttpCall extends CallCore implements Call {
     private readonly req: FastifyRequest,
     private readonly reply: FastifyReply,
     readonly dialect: string,
+    readonly operation: string | undefined,
     private readonly snapshotHold: SnapshotHold = services.runtime.hold(),
   ) {
     super(snapshotHold.snapshot.config, snapshotHold.snapshot.upstreams);
@@ -89,11 +90,15 @@ class HttpCall extends CallCore implements Call {
     const reply = this.reply;
     if (reply.sent) return;
     if (status !== 200) reply.code(status);
-    // A pass-through relays the upstream's own JSON text.
-    const text = encodedTextOf(answer);
+    // A pass-through relays the upstream's own JSON text; an answer someone watches (the request log's capture, the
+    // response cache) is serialised once, here, and that text is what goes out.
+    const tap = responseTap(this.req, requestLogsConfig(this.config));
+    const text = encodedTextOf(answer) ?? ((tap || this.answerTap) && typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : undefined);
     // Capture on (requestLogs.captureBodies): the answer is kept, up to the cap, for the request-log row.
-    responseTap(this.req, requestLogsConfig(this.config))?.add(text ?? JSON.stringify(answer));
-    this.answerTap?.answered(text ?? JSON.stringify(answer), status);
+    if (text !== undefined) {
+      tap?.add(text);
+      this.answerTap?.answered(text, status);
+    }
     if (text === undefined) reply.send(answer);
     else reply.header('content-type', 'application/json; charset=utf-8').send(text);
   }
@@ -148,6 +153,6 @@ function clientClosed(this: CallResponse): void {
  * async: runCall is the one async frame of a call, and ends the call itself (fastify waits for its promise, which
  * resolves once the answer is out or the stream relayed).
  */
-export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Flow<any, any>): RouteHandler {
-  return (req, reply) => runCall(new HttpCall(services, req, reply, dialectName), dialect);
+export function httpPipeline(services: PipelineDeps, dialectName: string, dialect: Flow<any, any>, operation?: string): RouteHandler {
+  return (req, reply) => runCall(new HttpCall(services, req, reply, dialectName, operation), dialect);
 }

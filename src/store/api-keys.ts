@@ -14,10 +14,18 @@ export async function findApiKeyByHash(db: Db, hash: string): Promise<ApiKeyRow 
   return db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
 }
 
-/** A key by its hash, with the guardrails its workspace adds (what a request's authentication needs, in one query). */
-/** A key, by its hash or (a relay token names it) by its id, with its workspace's guardrails: what authentication reads. */
-export async function findApiKeyForAuth(db: Db, hash: string, by: 'hash' | 'id' = 'hash'): Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined> {
-  return db.selectFrom('api_keys').leftJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id').selectAll('api_keys').select('workspaces.guardrails as workspace_guardrails').where(by === 'hash' ? 'api_keys.hash' : 'api_keys.id', '=', hash).executeTakeFirst() as Promise<(ApiKeyRow & { workspace_guardrails: string | null }) | undefined>;
+/** A key row with what its workspace adds: its guardrails and how it narrows the response cache. */
+export type ApiKeyAuthRow = ApiKeyRow & { workspace_guardrails: string | null; workspace_cache: string | null };
+
+/** A key, by its hash or (a relay token names it) by its id, with its workspace's guardrails and cache settings: what authentication reads, in one query. */
+export async function findApiKeyForAuth(db: Db, hash: string, by: 'hash' | 'id' = 'hash'): Promise<ApiKeyAuthRow | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .leftJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .selectAll('api_keys')
+    .select(['workspaces.guardrails as workspace_guardrails', 'workspaces.cache as workspace_cache'])
+    .where(by === 'hash' ? 'api_keys.hash' : 'api_keys.id', '=', hash)
+    .executeTakeFirst() as Promise<ApiKeyAuthRow | undefined>;
 }
 
 export async function findApiKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {

@@ -17,6 +17,8 @@ export interface WorkspacesTable {
   created_at: number;
   /** JSON array of the guardrail ids the workspace adds to the operator's (docs/guardrails.md); null when none. */
   guardrails?: string | null;
+  /** JSON of how the workspace narrows the response cache (src/cache/limits.ts); null when it does not. */
+  cache?: string | null;
 }
 
 export interface ApiKeysTable {
@@ -35,6 +37,8 @@ export interface ApiKeysTable {
   created_at: number;
   /** JSON array of the guardrail ids the key adds to its workspace's and the operator's; null when none. */
   guardrails?: string | null;
+  /** JSON of how the key narrows the response cache further than its workspace (src/cache/limits.ts); null when it does not. */
+  cache?: string | null;
 }
 
 export interface UsageLedgerTable {

@@ -10,14 +10,12 @@ import type { Charge, ChargeRef, Settlement, SettleOutcome } from '../billing/me
 import type { ModelRoute } from '../config/types.js';
 import type { RouteHandler } from '../http/route-handler.js';
 import { GatewayError } from '../base/errors.js';
+import { modelKinds } from '../engine/models.js';
 import type { Call } from '../pipeline/call.js';
 import type { TelemetryConfig, Tracing } from './types.js';
 
 /** Longest prompt or completion text a span carries when content capture is on. */
 const CONTENT_LIMIT = 16 * 1024;
-
-/** GenAI operation names (gen_ai.operation.name) by the kind of model a route serves. */
-const operationOfKind: Record<string, string> = { chat: 'chat', evaluation: 'chat', image: 'generate_content', video: 'generate_content' };
 
 /** One traced request: its span, the context its children start in, and what must happen before the span ends. */
 class TracedRequest {
@@ -208,7 +206,7 @@ function traceAuth(tracer: Tracer, hook: onRequestAsyncHookHandler): onRequestAs
 /** Puts the GenAI attributes of a model call on the request's span (and, with content capture, its input). */
 function recordGenAiCall(traced: TracedRequest, call: Call, route: ModelRoute, captureContent: boolean): void {
   const genAi: Record<string, string | number> = {
-    'gen_ai.operation.name': operationOfKind[route.model.kind] ?? route.model.kind,
+    'gen_ai.operation.name': modelKinds(call.config.endpoints).get(route.model.kind)?.genAiOperation ?? route.model.kind,
     'gen_ai.request.model': route.model.id,
     // The operator's name for the provider: the channel's id (channels are data; nothing here knows a vendor).
     'gen_ai.provider.name': route.channel.id,

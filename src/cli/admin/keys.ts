@@ -30,6 +30,36 @@ function capAndSpend(r: Pick<KeyView, 'spend_cap' | 'spend_cap_period' | 'spent_
   return `cap=${cap}  spent=${r.spent_in_period}${r.period_resets_at === null ? '' : ` (resets ${r.period_resets_at})`}`;
 }
 
+const cacheOptions = { off: { type: 'boolean' }, on: { type: 'boolean' }, ttl: { type: 'string' }, families: { type: 'string' }, 'max-entry-bytes': { type: 'string' }, reset: { type: 'boolean' }, json: { type: 'boolean' } } as const;
+const cacheUsage = '[--off | --on] [--ttl SECONDS] [--families chat,embeddings,...] [--max-entry-bytes N] [--reset] [--json]  (no flags: show; --reset: as the operator set it)';
+
+function positiveInteger(text: unknown, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  if (typeof text !== 'string' || !/^[1-9]\d{0,9}$/.test(text)) throw new ValidationError(`--${flag} must be a whole number above 0`, flag);
+  return Number(text);
+}
+
+/** Shows, or changes, how a workspace or key narrows the response cache; flags not given keep what was set. */
+async function cacheCommand(ctx: AdminContext, scope: 'workspace' | 'key', id: string, label: string): Promise<void> {
+  const admin = adminOf(ctx);
+  const v = ctx.values;
+  let settings = await admin.getCacheSettings(scope, id);
+  const changes = v.off || v.on || v.reset || v.ttl !== undefined || v.families !== undefined || v['max-entry-bytes'] !== undefined;
+  if (v.off && v.on) throw new ValidationError('--off and --on together', 'off');
+  if (changes) {
+    const base = v.reset ? { enabled: true, ttlSeconds: null, families: null, maxEntryBytes: null } : settings;
+    settings = await admin.setCacheSettings(scope, id, {
+      enabled: v.off ? false : v.on ? true : base.enabled,
+      ttlSeconds: positiveInteger(v.ttl, 'ttl') ?? base.ttlSeconds,
+      families: v.families !== undefined ? parseScopeList(v.families) : base.families,
+      maxEntryBytes: positiveInteger(v['max-entry-bytes'], 'max-entry-bytes') ?? base.maxEntryBytes,
+    });
+  }
+  if (v.json) return ctx.print(JSON.stringify(settings));
+  const parts = [settings.enabled ? 'on (as the route says)' : 'OFF', settings.ttlSeconds === null ? '' : `ttl<=${settings.ttlSeconds}s`, settings.families === null ? '' : `families=${settings.families.join(',') || 'none'}`, settings.maxEntryBytes === null ? '' : `maxEntryBytes=${settings.maxEntryBytes}`];
+  ctx.print(`cache for ${label}: ${parts.filter(Boolean).join('  ')}`);
+}
+
 export const commands: AdminCommand[] = [
   {
     name: 'workspace list',
@@ -101,6 +131,25 @@ export const commands: AdminCommand[] = [
         ctx.print(`${r.id}  ${r.prefix}…  scopes=${r.scopes.join(',') || 'all'}  expires=${iso(r.expires_at)}  ${capAndSpend(r)}${r.revoked ? '  REVOKED' : ''}`);
       }
       if (!rows.length) ctx.print('no keys');
+    },
+  },
+  {
+    name: 'workspace cache',
+    usage: `--workspace NAME ${cacheUsage}`,
+    options: { workspace: { type: 'string' }, ...cacheOptions },
+    async run(ctx) {
+      const workspace = await workspaceNamed(ctx, ctx.values.workspace);
+      await cacheCommand(ctx, 'workspace', workspace.id, `workspace ${workspace.name}`);
+    },
+  },
+  {
+    name: 'key cache',
+    usage: `ID ${cacheUsage}`,
+    options: cacheOptions,
+    async run(ctx) {
+      const id = ctx.positionals[0];
+      if (!id) throw new ValidationError('key cache needs a key ID', 'id');
+      await cacheCommand(ctx, 'key', id, `key ${id}`);
     },
   },
   {

@@ -56,6 +56,14 @@ export type Catalogue = {
    */
   modelKind?: string;
   /**
+   * The error code a request gets when it names a model of this entry's `modelKind` on an endpoint of another kind (default `wrong_model_kind`; the first entry of the kind that declares one wins). The evaluate entry declares `evaluation_model_not_supported`, the code SPEC.md gives an evaluation model sent to chat.
+   */
+  wrongKindCode?: string;
+  /**
+   * The OpenTelemetry GenAI `gen_ai.operation.name` of calls to models of this entry's `modelKind` (`chat`, `embeddings`, `generate_content`, ...: https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/); default the kind itself. The first entry of the kind that declares one wins.
+   */
+  genAiOperation?: string;
+  /**
    * For `handler: pipeline`: how the pipeline runs the call (docs/endpoints.md): the flow, the client's wire dialect, the operation, and what the flow reads of the entry. It names a flow (or, deprecated, names it in `dialect`); every flow but `task` names an operation, `task` its `task` section (check-config says which is missing).
    */
   pipeline?: {
