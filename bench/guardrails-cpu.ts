@@ -5,20 +5,35 @@
 // differs (a fresh id in it), so no check answers from the last text's scan. Also what the gateway itself timed of
 // each check (gateway_guardrail_seconds on /metrics) per guarded request, against the plain request's CPU: on a shared
 // machine the end-to-end ratio swings by tens of percent, the checks' own time much less.
+//
+// Two prompts (GUARDRAIL_MARKERS, default both): `letters`, each prompt marked with a counter spelled in letters (prose
+// with no candidate any library must confirm), and `digits`, marked with autocannon's id, whose last part is a
+// ten-digit counter: a phone-number candidate in every prompt, so one libphonenumber parse per request (10 to 50 µs).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatBody, cpuMicrosPerRequest, percentile, startBenchGateway, startMock } from './harness.js';
 
 const requests = Number(process.env.GUARDRAIL_REQUESTS ?? 5000);
 const rounds = Number(process.env.GUARDRAIL_ROUNDS ?? 3);
+const warmup = Number(process.env.GUARDRAIL_WARMUP ?? 1000);
 
 /** About 4 KiB of ordinary prose with numbers in it (nothing any detector confirms). */
 const PROMPT = 'Please summarise the quarterly report: revenue rose 12% to 4,200 units across 37 regions, order 88123 shipped on 2026-11-02, and the team meets at 10:30 in room 4B. '.repeat(26).slice(0, 4096);
 
-/** Each request's prompt differs (autocannon puts a fresh id for `[<id>]`), so no check answers from the last text's scan. */
-const microsPerRequest = (url: string, key: string, model: string, pid: number) =>
-  cpuMicrosPerRequest(url, key, chatBody({ model, messages: [{ role: 'user', content: `Request [<id>]. ${PROMPT}` }] }), pid, requests, { warmup: 1000, distinct: true });
+type Marker = 'letters' | 'digits';
+const markers = (process.env.GUARDRAIL_MARKERS ?? 'letters,digits').split(',') as Marker[];
+
+/** `n` spelled in letters (a, b, ..., z, ba, ...): a marker no detector's start matches. */
+const lettersOf = (n: number): string => (n < 26 ? '' : lettersOf(Math.floor(n / 26))) + String.fromCharCode(97 + (n % 26));
+
+/** Each request's prompt differs (a fresh marker), so no check answers from the last text's scan. */
+function microsPerRequest(url: string, key: string, model: string, pid: number, marker: Marker): Promise<number> {
+  const body = (mark: string) => chatBody({ model, messages: [{ role: 'user', content: `Request ${mark}. ${PROMPT}` }] });
+  if (marker === 'digits') return cpuMicrosPerRequest(url, key, body('[<id>]'), pid, requests, { warmup, distinct: true });
+  const run = lettersOf(Math.floor(Math.random() * 1e9));
+  return cpuMicrosPerRequest(url, key, body('x'), pid, requests, { warmup, bodyOf: (n) => body(`${run}q${lettersOf(n)}`) });
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-guardrails-'));
 const detectors = ['email', 'phone', 'payment-card', 'iban', 'secret'];
@@ -37,21 +52,27 @@ async function checksMicrosPerRequest(): Promise<Map<string, number>> {
   const [sums, counts] = [read('gateway_guardrail_seconds_sum'), read('gateway_guardrail_seconds_count')];
   return new Map([...sums].map(([id, seconds]) => [id, (seconds * 1e6) / counts.get(id)!]));
 }
-const figures = { plain: [] as number[], guarded: [] as number[] };
+const figures = new Map(markers.map((m) => [m, { plain: [] as number[], guarded: [] as number[] }]));
 try {
   for (let round = 1; round <= rounds; round++) {
-    for (const which of round % 2 ? (['plain', 'guarded'] as const) : (['guarded', 'plain'] as const)) {
-      figures[which].push(await microsPerRequest(gateway.url, gateway.key, `${which}-route`, gateway.pid));
+    for (const marker of markers) {
+      const f = figures.get(marker)!;
+      for (const which of round % 2 ? (['plain', 'guarded'] as const) : (['guarded', 'plain'] as const)) {
+        f[which].push(await microsPerRequest(gateway.url, gateway.key, `${which}-route`, gateway.pid, marker));
+      }
+      const [p, g] = [f.plain.at(-1)!, f.guarded.at(-1)!];
+      console.log(`round ${round} (${marker}): no guardrails ${p.toFixed(0)} µs CPU/request, five pattern guardrails ${g.toFixed(0)} µs; guarded/plain ${(g / p).toFixed(3)}; load ${loadavg()[0].toFixed(1)}`);
     }
-    const [p, g] = [figures.plain.at(-1)!, figures.guarded.at(-1)!];
-    console.log(`round ${round}: no guardrails ${p.toFixed(0)} µs CPU/request, five pattern guardrails ${g.toFixed(0)} µs; guarded/plain ${(g / p).toFixed(3)}`);
   }
-  const ratios = figures.guarded.map((g, i) => g / figures.plain[i]);
-  console.log(`median guarded/plain ${percentile(ratios, 50).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)})`);
+  for (const [marker, f] of figures) {
+    const ratios = f.guarded.map((g, i) => g / f.plain[i]);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    console.log(`${marker}: median guarded/plain ${percentile(ratios, 50).toFixed(3)} (rounds ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)}), all rounds' CPU guarded/plain ${(sum(f.guarded) / sum(f.plain)).toFixed(3)}`);
+  }
   const each = await checksMicrosPerRequest();
   const checks = [...each.values()].reduce((a, b) => a + b, 0);
-  const plain = percentile(figures.plain, 50);
-  console.log(`the five checks in process: ${checks.toFixed(1)} µs per guarded request (${[...each].map(([id, us]) => `${id} ${us.toFixed(1)}`).join(', ')}), ${((100 * checks) / plain).toFixed(1)} % of the median plain request's ${plain.toFixed(0)} µs CPU`);
+  const plain = percentile([...figures.values()].flatMap((f) => f.plain), 50);
+  console.log(`the five checks in process (both prompts): ${checks.toFixed(1)} µs per guarded request (${[...each].map(([id, us]) => `${id} ${us.toFixed(1)}`).join(', ')}), ${((100 * checks) / plain).toFixed(1)} % of the median plain request's ${plain.toFixed(0)} µs CPU`);
 } finally {
   await gateway.stop();
   await mock.stop();

@@ -218,10 +218,13 @@ export const chatBody = (extra: object = {}) => JSON.stringify({ model: 'bench-c
 
 /**
  * The gateway's CPU microseconds per chat request (`pid` and its descendants, /proc) over `amount` requests of `body`
- * at 32 connections after `warmup` more; autocannon's `[<id>]` in the body becomes a fresh id per request (`distinct`).
+ * at 32 connections after `warmup` more; autocannon's `[<id>]` in the body becomes a fresh id per request (`distinct`),
+ * or each request's body is `bodyOf(n)` for its number n (a marker of the bench's own making).
  */
-export async function cpuMicrosPerRequest(url: string, key: string, body: string, pid: number, amount: number, { warmup = 2000, distinct = false } = {}): Promise<number> {
-  const options = { url: `${url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, connections: 32, idReplacement: distinct };
+export async function cpuMicrosPerRequest(url: string, key: string, body: string, pid: number, amount: number, { warmup = 2000, distinct = false, bodyOf }: { warmup?: number; distinct?: boolean; bodyOf?: (n: number) => string } = {}): Promise<number> {
+  let n = 0;
+  const requests: autocannon.Request[] | undefined = bodyOf ? [{ setupRequest: (req) => ({ ...req, body: bodyOf(n++) }) }] : undefined;
+  const options = { url: `${url}/v1/chat/completions`, method: 'POST' as const, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body, connections: 32, idReplacement: distinct, ...(requests ? { requests } : {}) };
   if (warmup > 0) await autocannon({ ...options, amount: warmup });
   const before = cpuSeconds(pid);
   const result = await autocannon({ ...options, amount });

@@ -123,7 +123,7 @@ export async function createServices(config: LoadedConfig, overrides: ServiceOve
   const metrics = new Metrics();
   const cache = overrides.cache ?? (await createCache(config));
   const closers: (() => Promise<void> | void)[] = [];
-  const responseCache = await openResponseCache(config, metrics.registry, closers);
+  const responseCache = await openResponseCache(config, metrics.registry, closers, overrides.now);
   const cooldowns = cooldownShareFor(cache);
   const upstreamLog = overrides.upstreamLog ?? gatewayLogger({ level: config.gateway.server.logLevel, name: 'upstreams' });
   const runtime = new Runtime({ config, upstreams: new Upstreams(config, metrics, overrides.now, cooldowns, upstreamLog) });

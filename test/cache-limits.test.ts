@@ -116,11 +116,11 @@ describe('a workspace or key narrows the cache', () => {
     // 45 s old: past the short key's 30 s, within the route's hour.
     expect((await chat(short.key, 'cached-chat', content)).headers['x-cache']).toBe('miss');
     expect((await chat(long.key, 'cached-chat', content)).headers['x-cache']).toBe('hit');
-    // What a key of a 1 s life stores lives 1 s (the store's own clock), not the route's hour.
+    // What a key of a 1 s life stores lives 1 s (the memory store judges it by the services' clock), not the route's hour.
     await api('PUT', `/keys/${short.id}/cache`, { body: { ttlSeconds: 1 } });
     const other = question();
     await chat(short.key, 'cached-chat', other);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    clock += 1100;
     expect((await chat(long.key, 'cached-chat', other)).headers['x-cache']).toBe('miss');
   });
 
@@ -129,8 +129,8 @@ describe('a workspace or key narrows the cache', () => {
     await api('PUT', `/workspaces/${workspace.id}/cache`, { body: { ttlSeconds: 86_400, families: ['chat', 'embeddings'] } });
     const content = question();
     await chat(key.key, 'short-chat', content);
-    // Past the route's 1 s life (the store's own clock), within the workspace's day.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // Past the route's 1 s life (the services' clock), within the workspace's day.
+    clock += 1100;
     expect((await chat(key.key, 'short-chat', content)).headers['x-cache']).toBe('miss');
     const plain = await chat(key.key, 'plain-chat', content);
     expect(plain.headers['x-cache']).toBeUndefined();

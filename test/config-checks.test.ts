@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/compile/load-config.js';
 import { ConfigError } from '../src/base/errors.js';
+import { readYamlSource } from '../src/config/yaml-source.js';
 import { repoRoot } from './kit/paths.js';
 
 const fixtures = 'test/fixtures/config-errors';
@@ -47,5 +48,32 @@ describe('check-config where files meet', () => {
     expect(config.warnings).toContain(`${fixtures}/unset-variable/config.yaml:3:14 /server/publicUrl environment variable PUBLIC_URL is not set, and "\${PUBLIC_URL}" has no default: the field is empty`);
     expect(config.channels.find((c) => c.id === 'later')?.disabledReason).toBe('channel "later" is disabled: environment variable LATER_URL is not set');
     expect(config.channels.find((c) => c.id === 'local')?.models[0].upstream).toBe('qwen');
+  });
+});
+
+describe('a YAML text read again (every load reads the shipped files again)', () => {
+  const text = 'id: again\nmodels:\n  - id: m1\n    price: { inputPerMillion: 1 }\n';
+
+  it('gives each read its own copy of the value, equal to the first', () => {
+    const first = readYamlSource('/config/a.yaml', text);
+    const second = readYamlSource('/config/b.yaml', text);
+    expect(second.value).toEqual(first.value);
+    expect(second.value).not.toBe(first.value);
+    (first.value as { models: { id: string }[] }).models[0].id = 'changed';
+    expect((readYamlSource('/config/c.yaml', text).value as { models: { id: string }[] }).models[0].id).toBe('m1');
+  });
+
+  it('still locates a pointer at its own file:line:col on a read answered from the memo', () => {
+    readYamlSource('/config/a.yaml', text);
+    const again = readYamlSource('/config/d.yaml', text);
+    expect(again.locate('/models/0/price')).toBe('/config/d.yaml:4:12');
+    expect(again.locate('/models/0', 'price')).toBe('/config/d.yaml:4:5');
+  });
+
+  it('reports a syntax error on every read, not only the first', () => {
+    const broken = 'id: broken\nmodels: [\n';
+    expect(readYamlSource('/config/e.yaml', broken).syntaxErrors).toHaveLength(1);
+    expect(readYamlSource('/config/e.yaml', broken).syntaxErrors).toHaveLength(1);
+    expect(readYamlSource('/config/e.yaml', broken).value).toBeUndefined();
   });
 });

@@ -105,7 +105,7 @@ describe('check-config on guardrails', () => {
   it('refuses a kind at a stage it cannot run at, and a member of another kind', async () => {
     const { file, guardrails } = configWith(`${pii}- id: late\n  kind: moderation\n  stage: [input, stream]\n  action: block\n  offered: true\n  moderation: { model: mod }\n  detectors: [email]\n`);
     expect(await problemsOf(file)).toEqual([
-      `${guardrails}:7:10 /1/stage a moderation guardrail runs at input, not stream`,
+      `${guardrails}:7:10 /1/stage a moderation guardrail runs at input, output, not stream`,
       `${guardrails}:11:14 /1/detectors only a pattern guardrail has detectors`,
     ]);
   });

@@ -1,12 +1,12 @@
 // What guardrails leave behind: each verdict and its timing on the request-log row, counters per guardrail and verdict on
 // /metrics, a guardrail.blocked webhook event per block; and, searched after the requests, no request-log row, captured
 // body, webhook body, log line or metric holding any value a guardrail matched.
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminToken } from '../src/admin/auth.js';
 import { readBodies } from '../src/request-logs/bodies.js';
-import { FakeUpstream } from './kit/fake-upstream.js';
+import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { startGateway, type TestGateway } from './kit/gateway.js';
 import { captureLogs, type LogCapture } from './kit/log-capture.js';
 import { WebhookReceiver } from './kit/webhook-receiver.js';
@@ -17,6 +17,9 @@ const SECRETS = {
   key: 'sk-proj-Abcdefghijklmnopqrstuvwx0123456789',
   answerKey: 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB',
   forbidden: 'TOP-SECRET-4242',
+  transcriptEmail: 'spoken.address@example.net',
+  transcriptKey: 'sk-proj-Spokenkeyspokenkey0123456789abcd',
+  name: 'Alice Smith',
 };
 
 const GUARDRAILS = `
@@ -33,6 +36,11 @@ const GUARDRAILS = `
   detectors: [secret]
   stage: [output, stream]
   action: redact
+- id: names-out
+  kind: http
+  stage: output
+  http: { url: "{{guard}}/check" }
+  action: redact
 - id: stream-stop
   kind: pattern
   patterns: [{ name: forbidden, regex: 'TOP-SECRET-[0-9]+' }]
@@ -46,25 +54,46 @@ const ROUTES = `
 - id: safe-claude
   targets: [{ model: claude-fake }]
   guardrails: [pii-redact, secrets-block]
+- id: safe-audio
+  targets: [{ model: whisper-fake }]
+  guardrails: [pii-redact, secrets-block]
+- id: safe-names
+  targets: [{ model: gpt-fake }]
+  guardrails: [names-out]
 `;
 
 const admin = newAdminToken();
 let fake: FakeUpstream;
 let claudeFake: FakeUpstream;
 let receiver: WebhookReceiver;
+let guard: FakeUpstream;
+/** What the fake transcription model hears. */
+let transcript = '';
 let gw: TestGateway;
 let logs: LogCapture;
 let openai: OpenAI;
 
 beforeAll(async () => {
-  [fake, claudeFake, receiver] = await Promise.all([FakeUpstream.start(), FakeUpstream.start(), WebhookReceiver.start()]);
+  [fake, claudeFake, receiver, guard] = await Promise.all([FakeUpstream.start(), FakeUpstream.start(), WebhookReceiver.start(), FakeUpstream.start()]);
+  fake.route((req, res) => {
+    if (!req.path.endsWith('/audio/transcriptions')) return false;
+    json(res, 200, { text: transcript, usage: { type: 'duration', seconds: 3 } });
+    return true;
+  });
+  // The operator's guard service: redacts the name wherever it is.
+  guard.route((req, res) => {
+    const { texts } = req.body as { texts: string[] };
+    const at = (text: string) => text.indexOf(SECRETS.name);
+    json(res, 200, { verdict: 'redact', redactions: texts.flatMap((text, index) => (at(text) >= 0 ? [{ text: index, start: at(text), end: at(text) + SECRETS.name.length, label: 'name' }] : [])) });
+    return true;
+  });
   logs = captureLogs('debug');
   gw = await startGateway({
     channels: {
-      gpt: `id: gpt\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: gpt-fake\n    kind: chat\n    price: { inputPerMillion: 1, outputPerMillion: 2 }\n`,
+      gpt: `id: gpt\nprotocol: openai-chat\nbaseUrl: ${fake.url}/v1\nmodels:\n  - id: gpt-fake\n    kind: chat\n    price: { inputPerMillion: 1, outputPerMillion: 2 }\n  - id: whisper-fake\n    kind: transcription\n    media: { maxAudioSeconds: 1800 }\n    price: { perMinute: 0.006 }\n`,
       claude: `id: claude\nprotocol: anthropic-messages\nbaseUrl: ${claudeFake.url}/v1\ncredential:\n  env: FAKE_ANTHROPIC_KEY\nmodels:\n  - id: claude-fake\n    kind: chat\n    price: { inputPerMillion: 3, outputPerMillion: 4 }\n`,
     },
-    files: { 'routes/main.yaml': ROUTES, 'guardrails/main.yaml': GUARDRAILS },
+    files: { 'routes/main.yaml': ROUTES, 'guardrails/main.yaml': GUARDRAILS.replace('{{guard}}', guard.url) },
     env: { FAKE_ANTHROPIC_KEY: 'sk-ant-upstream' },
     extraConfig: [
       'requestLogs:\n  captureBodies: true\n',
@@ -81,10 +110,13 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([fake, claudeFake, receiver].map((f) => f?.close()));
+  await Promise.all([fake, claudeFake, receiver, guard].map((f) => f?.close()));
 });
 
-/** Sends the five requests the checks below read: a redaction, two input blocks, an answer redacted and a stream cut. */
+/**
+ * Sends the eight requests the checks below read: a redaction, two input blocks, an answer redacted and a stream cut;
+ * a transcript redacted and one blocked (input guardrails after the fact); an answer an http guard redacted.
+ */
 async function exercise(): Promise<void> {
   fake.chat = { text: 'Noted.', usage: { prompt_tokens: 10, completion_tokens: 5 } };
   await openai.chat.completions.create({ model: 'safe', messages: [{ role: 'user', content: `Mail ${SECRETS.email}, card ${SECRETS.card}` }] });
@@ -100,6 +132,14 @@ async function exercise(): Promise<void> {
       for await (const chunk of stream) void chunk;
     })(),
   ).rejects.toThrow(/stream-stop/);
+  const audio = () => toFile(Buffer.from('ID3 fake mp3 bytes'), 'meeting.mp3', { type: 'audio/mpeg' });
+  transcript = `Write to ${SECRETS.transcriptEmail} please.`;
+  expect((await openai.audio.transcriptions.create({ model: 'safe-audio', file: await audio() })).text).toBe('Write to [REDACTED:email] please.');
+  transcript = `The key is ${SECRETS.transcriptKey}.`;
+  await expect(openai.audio.transcriptions.create({ model: 'safe-audio', file: await audio() })).rejects.toThrow(/secrets-block/);
+  fake.chat = { text: `Ask ${SECRETS.name} about it.`, usage: { prompt_tokens: 10, completion_tokens: 5 } };
+  const named = await openai.chat.completions.create({ model: 'safe-names', messages: [{ role: 'user', content: 'who?' }] });
+  expect(named.choices[0].message.content).toBe('Ask [REDACTED:name] about it.');
 }
 
 async function rows(count: number): Promise<Record<string, any>[]> {
@@ -117,7 +157,7 @@ describe('guardrail evidence', () => {
 
   beforeAll(async () => {
     await exercise();
-    logged = await rows(5);
+    logged = await rows(8);
   }, 60_000);
 
   it('request-log rows carry each verdict with its timing and what matched, counted by detector', () => {
@@ -135,26 +175,26 @@ describe('guardrail evidence', () => {
   it('filters the request log by verdict through the admin API (the Logs page and the CLI read the same filter)', async () => {
     const list = (query: string) => gw.app.inject({ method: 'GET', url: `/admin/v1/workspaces/${gw.workspace.id}/requests?${query}`, headers: { authorization: `Bearer ${admin.token}` } });
     const blocked = (await list('guardrail=block')).json().data as { request_id: string }[];
-    expect(blocked.map((r) => r.request_id).sort()).toEqual([logged[1].request_id, logged[2].request_id, logged[4].request_id].sort());
+    expect(blocked.map((r) => r.request_id).sort()).toEqual([logged[1].request_id, logged[2].request_id, logged[4].request_id, logged[6].request_id].sort());
     const redacted = (await list('guardrail=redact')).json().data as { request_id: string }[];
-    expect(redacted.map((r) => r.request_id).sort()).toEqual([logged[0].request_id, logged[3].request_id].sort());
+    expect(redacted.map((r) => r.request_id).sort()).toEqual([logged[0].request_id, logged[3].request_id, logged[5].request_id, logged[7].request_id].sort());
     const bad = await list('guardrail=pass');
     expect(bad.statusCode).toBe(400);
   });
 
   it('counts verdicts per guardrail, stage and verdict on /metrics', async () => {
     const text = await gw.services.metrics.scrape();
-    expect(text).toContain('gateway_guardrail_verdicts_total{guardrail="secrets-block",stage="input",verdict="block"} 2');
-    expect(text).toContain('gateway_guardrail_verdicts_total{guardrail="pii-redact",stage="input",verdict="redact"} 1');
+    expect(text).toContain('gateway_guardrail_verdicts_total{guardrail="secrets-block",stage="input",verdict="block"} 3');
+    expect(text).toContain('gateway_guardrail_verdicts_total{guardrail="pii-redact",stage="input",verdict="redact"} 2');
     expect(text).toContain('gateway_guardrail_verdicts_total{guardrail="stream-stop",stage="stream",verdict="block"} 1');
     expect(text).toMatch(/gateway_guardrail_seconds_count\{guardrail="secrets-block",stage="input"\} \d+/);
   });
 
   it('sends a guardrail.blocked webhook event per block, naming the guardrail and the request', async () => {
-    const hooks = await receiver.waitFor(3);
+    const hooks = await receiver.waitFor(4);
     const events = hooks.map((h) => JSON.parse(h.body) as { type: string; data: Record<string, unknown> });
-    expect(events.map((e) => e.type)).toEqual(['guardrail.blocked', 'guardrail.blocked', 'guardrail.blocked']);
-    expect(events.map((e) => `${e.data.guardrail}/${e.data.stage}`).sort()).toEqual(['secrets-block/input', 'secrets-block/input', 'stream-stop/stream']);
+    expect(events.map((e) => e.type)).toEqual(['guardrail.blocked', 'guardrail.blocked', 'guardrail.blocked', 'guardrail.blocked']);
+    expect(events.map((e) => `${e.data.guardrail}/${e.data.stage}`).sort()).toEqual(['secrets-block/input', 'secrets-block/input', 'secrets-block/input', 'stream-stop/stream']);
     expect(events.map((e) => e.data.request_id)).toEqual(expect.arrayContaining([logged[1].request_id, logged[4].request_id]));
   });
 
@@ -162,7 +202,7 @@ describe('guardrail evidence', () => {
     const bodies = await Promise.all(logged.map((r) => readBodies(gw.services.blobs, r.body_key)));
     const deliveries = await gw.services.db.selectFrom('webhook_deliveries').select('payload').execute();
     const everything = [JSON.stringify(logged), JSON.stringify(bodies), JSON.stringify(deliveries), JSON.stringify(receiver.received ?? []), JSON.stringify(logs.lines), await gw.services.metrics.scrape()].join('\n');
-    expect(bodies.filter(Boolean).length).toBe(5);
+    expect(bodies.filter(Boolean).length).toBe(8);
     for (const [name, value] of Object.entries(SECRETS)) expect(everything.includes(value), `${name} found in clear`).toBe(false);
     // What the upstream saw of the redacted request (the one place its text may be): the marks, not the values.
     expect(JSON.stringify(bodies[0])).toContain('[REDACTED:email]');

@@ -38,7 +38,7 @@ export async function mapLine(runner: LineRunner, row: BatchRow, line: BatchLine
     const inputs = flow.inputs?.(call, plan);
     if (inputs) await inputs;
     // The line's one input check: its answer, read back later, is checked on the way out only.
-    const guarded = call.config.guardrails && guardCall(call, plan.routes);
+    const guarded = call.config.guardrails && guardCall(call, plan);
     if (guarded) await guarded;
     // A guardrail that restores what it redacts keeps the values for the call's answer, in memory: not for a vendor batch
     // answered hours later, maybe in another process. The gateway runs such a batch itself.

@@ -37,7 +37,7 @@ export async function answerHit(call: Call, policy: RouteCachePolicy, entry: Cac
     const settling = charge.settle({ costMicros, ...tokens });
     // As for any answer: sent while a batching store commits (the reservation holds the cap), else once committed.
     if (!answerBeforeCommit(call)) await settling;
-    sendHit(call, entry, form, ageSeconds, costMicros);
+    await sendHit(call, entry, form, ageSeconds, costMicros);
     await settling.catch((err: unknown) => call.log.error({ err }, 'a cache hit was sent but its charge could not be recorded'));
   } finally {
     await charge.close();
@@ -45,7 +45,7 @@ export async function answerHit(call: Call, policy: RouteCachePolicy, entry: Cac
   return costMicros;
 }
 
-function sendHit(call: Call, entry: CacheEntry, form: { json?: string; sse?: string }, ageSeconds: number, costMicros: number): void {
+async function sendHit(call: Call, entry: CacheEntry, form: { json?: string; sse?: string }, ageSeconds: number, costMicros: number): Promise<void> {
   call.header('x-cache', 'hit');
   call.header('age', String(ageSeconds));
   const cost = renderCost({ micros: costMicros, currency: entry.currency });
@@ -54,6 +54,8 @@ function sendHit(call: Call, entry: CacheEntry, form: { json?: string; sse?: str
     const res = call.openStream({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': call.requestId }, false);
     res.end(text);
   } else {
-    call.respond(withHitCost(JSON.parse(form.json!), cost));
+    // Output guardrails that call out judge a hit as they judge an answer fetched (the rest run in respond).
+    const answer = withHitCost(JSON.parse(form.json!), cost);
+    call.respond(call.checkAnswer ? await call.checkAnswer(answer) : answer);
   }
 }

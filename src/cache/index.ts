@@ -10,12 +10,15 @@ import { ResponseStore } from './store.js';
 
 export { ResponseCache } from './stage.js';
 
-/** Opens the store (memory, or Redis: config.yaml cache.url, else storage.cache.url) and the stage over it. */
-export async function openResponseCache(config: CheckedConfig, registry: Registry, closers: (() => Promise<void> | void)[]): Promise<ResponseCache> {
+/**
+ * Opens the store (memory, or Redis: config.yaml cache.url, else storage.cache.url) and the stage over it. `now` is the
+ * clock the memory store's TTLs are judged by (the services' clock; Redis keeps its own).
+ */
+export async function openResponseCache(config: CheckedConfig, registry: Registry, closers: (() => Promise<void> | void)[], now: () => number = Date.now): Promise<ResponseCache> {
   const settings = cacheConfig(config);
   const storage = config.gateway.storage.cache as { url?: string };
   const log = gatewayLogger({ level: config.gateway.server.logLevel, name: 'response-cache' });
-  const cache = new ResponseCache(await ResponseStore.open(settings, storage.url, log), settings, log);
+  const cache = new ResponseCache(await ResponseStore.open(settings, storage.url, log, now), settings, log);
   watchResponseCache(registry, cache);
   closers.push(() => cache.store.close());
   return cache;

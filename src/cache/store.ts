@@ -69,7 +69,7 @@ export class ResponseStore {
     keyv?.on('error', (err: unknown) => this.failed(err));
   }
 
-  static async open(config: CacheConfig, redisUrl: string | undefined, log: StoreLog): Promise<ResponseStore> {
+  static async open(config: CacheConfig, redisUrl: string | undefined, log: StoreLog, now: () => number = Date.now): Promise<ResponseStore> {
     if (config.store === 'redis') {
       const { default: KeyvRedis } = await import('@keyv/redis');
       // Commands are not queued while Redis is away: a request waits for the store at most timeoutMs anyway.
@@ -77,7 +77,7 @@ export class ResponseStore {
       const store = new KeyvRedis(client, { throwOnConnectError: false, throwOnErrors: false });
       return new ResponseStore(config.timeoutMs, log, undefined, new Keyv({ store, namespace: config.namespace, useKeyPrefix: false }));
     }
-    return new ResponseStore(config.timeoutMs, log, new ByteBoundedLru(config.maxBytes));
+    return new ResponseStore(config.timeoutMs, log, new ByteBoundedLru(config.maxBytes, now));
   }
 
   /** The entry under `key`; undefined when there is none, or the store did not answer in time. */

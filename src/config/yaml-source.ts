@@ -26,22 +26,61 @@ function pointerSegments(pointer: string): (string | number)[] {
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }
 
-export function readYamlSource(file: string, text = readFileSync(file, 'utf8')): YamlSource {
+/**
+ * Values of YAML texts already parsed, by their text: every load (a start, a reload, each test gateway of a process) reads
+ * the same shipped protocol, catalogue and fixture files again, and parsing them is most of a load's time. Keyed by the
+ * text alone, so an edited file is a new entry; a value is handed out as a copy, never shared between loads. Bounded by
+ * the texts' characters, oldest first out. Only texts that parse without errors are kept; positions (locate) parse the
+ * text again, on the first call, since they are wanted only for a problem.
+ */
+const parsedTexts = new Map<string, unknown>();
+const PARSED_TEXTS_MAX_CHARS = 16 * 1024 * 1024;
+let parsedTextsChars = 0;
+
+function remember(text: string, value: unknown): void {
+  if (text.length > PARSED_TEXTS_MAX_CHARS / 4) return;
+  parsedTexts.set(text, value);
+  parsedTextsChars += text.length;
+  for (const [oldest] of parsedTexts) {
+    if (parsedTextsChars <= PARSED_TEXTS_MAX_CHARS) break;
+    parsedTexts.delete(oldest);
+    parsedTextsChars -= oldest.length;
+  }
+}
+
+function parse(text: string): { doc: Document; lineCounter: LineCounter } {
   const lineCounter = new LineCounter();
-  const doc: Document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  return { doc: parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true }), lineCounter };
+}
+
+export function readYamlSource(file: string, text = readFileSync(file, 'utf8')): YamlSource {
   const shown = displayPath(file);
+  let parsed = parsedTexts.has(text) ? undefined : parse(text);
+  const positions = () => (parsed ??= parse(text));
   const at = (offset: number) => {
-    const { line, col } = lineCounter.linePos(offset);
+    const { line, col } = positions().lineCounter.linePos(offset);
     return `${shown}:${line}:${col}`;
   };
-  const syntaxErrors = [...doc.errors, ...doc.warnings].map(
-    (e) => `${at(e.pos[0])} / YAML ${e.code === 'DUPLICATE_KEY' ? 'duplicate key' : 'syntax error'}: ${e.message.split('\n')[0]}`,
-  );
+  let value: unknown;
+  let syntaxErrors: string[] = [];
+  if (parsed) {
+    const { doc } = parsed;
+    syntaxErrors = [...doc.errors, ...doc.warnings].map(
+      (e) => `${at(e.pos[0])} / YAML ${e.code === 'DUPLICATE_KEY' ? 'duplicate key' : 'syntax error'}: ${e.message.split('\n')[0]}`,
+    );
+    if (!syntaxErrors.length) {
+      value = doc.toJS();
+      remember(text, structuredClone(value));
+    }
+  } else {
+    value = structuredClone(parsedTexts.get(text));
+  }
   return {
     file,
-    value: syntaxErrors.length ? undefined : doc.toJS(),
+    value,
     syntaxErrors,
     locate(pointer, key) {
+      const { doc } = positions();
       const segments = pointerSegments(pointer);
       let node: unknown = segments.length ? doc.getIn(segments, true) : doc.contents;
       // Walk back to the nearest ancestor that exists (a missing property reports its parent).

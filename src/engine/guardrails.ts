@@ -53,10 +53,20 @@ export interface GuardrailChain {
    * 400 `guardrail_blocked` naming the guardrail when one blocks.
    */
   input?(body: Record<string, unknown>, dialect: string, sink: VerdictSink, context: CheckContext, vault?: RestoreVault): boolean | Promise<boolean>;
+  /**
+   * outputCalls: the output checks that call out (moderation, http) over a whole answer, awaited before `output` runs:
+   * the answer, a redacted copy, or the dialect's filtered ending when one blocks.
+   */
+  outputCalls?(answer: unknown, dialect: string, sink: VerdictSink, context: CheckContext): Promise<unknown>;
   /** output: the answer as the client will get it: unchanged, redacted (a new object), or ended as filtered; the vault's values restored. */
   output?(answer: unknown, dialect: string, sink: VerdictSink, vault?: RestoreVault): unknown;
   /** stream: the client's events checked on a window of text as they pass; a block ends the stream with the dialect's error event. */
   stream?(mapper: StreamMapper, dialect: string, sink: VerdictSink, vault?: RestoreVault): StreamMapper;
+  /**
+   * For a call whose answer is its input (a transcript) streamed: throws the 400 `guardrail_blocked` naming the first
+   * input guardrail that blocks or redacts (a streamed transcript goes out before it could be checked); flags pass.
+   */
+  refuseStreamedInput?(sink: VerdictSink): void;
   /** Present when a guardrail restores what it redacts: a fresh vault for one call, passed to each stage. */
   vault?(): RestoreVault;
 }

@@ -18,7 +18,7 @@ import { resolveCallModel } from '../pipeline/resolve.js';
 import { servesOperation } from '../engine/translators.js';
 import { errorBody, ConfigMismatchError, type Envelope } from '../base/errors.js';
 import { schemaError } from '../http/schema-error.js';
-import { replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
+import { forgetSourceText, replaceTopLevel, sendAsText, sourceTextOf } from '../http/json-text.js';
 import type { Call } from '../pipeline/call.js';
 import { readBounded, readJsonObject } from '../pipeline/decode.js';
 import { hasFraming } from '../pipeline/framing.js';
@@ -145,7 +145,12 @@ async function relayBody(call: Call, sent: Sent, plan: RelayPlan, costMicros: nu
     'x-request-id': call.requestId,
   };
   if (plan.answer === 'text') {
-    const text = await readBounded(sent);
+    let text = await readBounded(sent);
+    if (call.checkInputAnswer) {
+      // A transcript as text (text, srt, vtt) checked as the input it is (the call is already charged).
+      const node = { text };
+      if (await call.checkInputAnswer(node)) text = node.text;
+    }
     call.openStream({ ...head, 'content-length': String(Buffer.byteLength(text)) }, false).end(text);
     return;
   }
@@ -192,7 +197,13 @@ async function relayAnswer(call: Call, spec: PipelineSpec, endpoint: EndpointCon
     const counts = settlementCounts(sent.route.model.price, await reportedCounts(call, charge, sent.route, usage), plan.units);
     const costMicros = counts ? tokenCostMicros(sent.route.model.price, counts) : charge.ref.amountMicros;
     const cost = renderCost({ micros: costMicros, currency: sent.route.model.price.currency });
-    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settle(call, charge, sent.route, counts).then(() => undefined), costMicros > charge.ref.amountMicros);
+    const settling = settle(call, charge, sent.route, counts).then(() => undefined);
+    if (call.checkInputAnswer) {
+      // A transcript checked as the input it is, once charged: a block refuses it, the upstream's work paid for.
+      await settling;
+      if (await call.checkInputAnswer(answer)) forgetSourceText(answer);
+    }
+    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settling, costMicros > charge.ref.amountMicros);
   }
   // Text and bytes carry no usage: what the gateway measured, else the reservation.
   const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, plan.units));
@@ -215,6 +226,7 @@ export function relayFlow(spec: PipelineSpec, endpoint: EndpointConfig): Flow<Re
   const kind = endpoint.modelKind;
   if (!kind) throw new Error(`endpoint "${endpoint.name}": a relay needs the modelKind it serves`);
   return {
+    answerIsInput: spec.answerIsInput ? (_call, plan) => (plan.fields.stream === true || plan.fields.stream === 'true' ? 'streamed' : 'whole') : undefined,
     read: endpoint.multipart
       ? async (call) => {
           const form = await readRelayForm(call, spec);

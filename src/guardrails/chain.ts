@@ -6,7 +6,7 @@ import type { CheckContext, GuardrailChain, RestoreVault, VerdictSink } from '..
 import type { StreamMapper } from '../engine/translator.js';
 import type { GuardrailVerdict } from '../config/types.js';
 import { filteredAnswer } from './endings.js';
-import { checksAnswers, checksRequests, findsSpans, guardrailBlocked, type AnswerGuardrail, type Decision, type Guardrail, type RequestGuardrail, type SpanGuardrail, type Stage } from './guardrail.js';
+import { callsOnAnswers, checksAnswers, checksRequests, findsSpans, guardrailBlocked, type AnswerGuardrail, type CallingAnswerGuardrail, type Decision, type Guardrail, type RequestGuardrail, type SpanGuardrail, type Stage } from './guardrail.js';
 import { Vault } from './restore.js';
 import { GuardedStream } from './stream-guard.js';
 import { countByDetector, redactSpans, walkTexts } from './text.js';
@@ -101,12 +101,16 @@ export class Chain implements GuardrailChain {
   private readonly inputs: Step<RequestGuardrail>[];
   private readonly outputs: Step<AnswerGuardrail>[];
   private readonly streams: SpanGuardrail[];
+  /** The output guardrails that call out (moderation, http), in order: awaited before the answer's other checks. */
+  private readonly answerCalls: CallingAnswerGuardrail[];
   /** The first output guardrail that must see a whole answer, so refuses a request that asks to stream. */
-  private readonly wholeAnswers?: AnswerGuardrail;
+  private readonly wholeAnswers?: AnswerGuardrail | CallingAnswerGuardrail;
   input?: GuardrailChain['input'];
   output?: GuardrailChain['output'];
+  outputCalls?: GuardrailChain['outputCalls'];
   stream?: GuardrailChain['stream'];
   vault?: GuardrailChain['vault'];
+  refuseStreamedInput?: GuardrailChain['refuseStreamedInput'];
 
   constructor(
     guardrails: readonly Guardrail[],
@@ -116,13 +120,23 @@ export class Chain implements GuardrailChain {
     this.inputs = stepsOf(guardrails.filter((g) => g.stages.has('input')), checksRequests);
     this.outputs = stepsOf(guardrails.filter((g) => g.stages.has('output')), checksAnswers);
     this.streams = guardrails.filter((g) => g.stages.has('stream')).filter(findsSpans);
-    this.wholeAnswers = guardrails.filter((g) => g.stages.has('output')).filter(checksAnswers).find((g) => g.refusesStreams);
+    const atOutput = guardrails.filter((g) => g.stages.has('output'));
+    this.answerCalls = atOutput.filter(callsOnAnswers);
+    this.wholeAnswers = atOutput.find((g) => (checksAnswers(g) || callsOnAnswers(g)) && g.refusesStreams) as AnswerGuardrail | CallingAnswerGuardrail | undefined;
     // A stage none of the guardrails runs at is absent: the pipeline skips it without a call. A restoring guardrail
     // needs the answer's stages too, to put its values back.
     const restoring = guardrails.some((g) => findsSpans(g) && g.restore);
     if (restoring) this.vault = () => new Vault();
     if (this.inputs.length || this.wholeAnswers) this.input = (body, _dialect, sink, context, vault) => this.runInput(0, body, sink, context, { changed: false, blocked: this.refusedStream(body, sink), vault: vault as Vault | undefined });
     if (this.outputs.length || restoring) this.output = this.checkOutput;
+    if (this.answerCalls.length) this.outputCalls = this.callOnOutput;
+    const acting = guardrails.find((g) => g.stages.has('input') && g.action !== 'flag');
+    if (acting) {
+      this.refuseStreamedInput = (sink) => {
+        sink({ id: acting.id, stage: 'input', verdict: 'block', matches: { stream: 1 }, ms: 0 });
+        throw guardrailBlocked(acting.id, 'input', 'it checks whole transcripts; ask without stream');
+      };
+    }
     if (this.streams.length || restoring) this.stream = this.guardStream;
   }
 
@@ -202,6 +216,19 @@ export class Chain implements GuardrailChain {
       const spans = restore.spans(text);
       return spans.length ? redactSpans(text, spans) : undefined;
     }, true);
+  }
+
+  /** The output checks that call out, one after another (each sees what the one before redacted); a block ends the answer as filtered. */
+  private async callOnOutput(answer: unknown, dialect: string, sink: VerdictSink, context: CheckContext): Promise<unknown> {
+    let current = answer;
+    for (const guardrail of this.answerCalls) {
+      const started = performance.now();
+      const result = await guardrail.checkAnswerByCall(current, context);
+      sink(verdictOf(guardrail.id, 'output', result.decision, performance.now() - started));
+      if (result.decision.verdict === 'block') return filteredAnswer(answer, dialect, guardrail.id);
+      current = result.answer;
+    }
+    return current;
   }
 
   private guardStream(mapper: StreamMapper, _dialect: string, sink: VerdictSink, vault?: RestoreVault): StreamMapper {

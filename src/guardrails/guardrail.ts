@@ -47,11 +47,28 @@ export interface AnswerGuardrail extends GuardrailBase {
   readonly refusesStreams?: boolean;
 }
 
-export type Guardrail = SpanGuardrail | RequestGuardrail | AnswerGuardrail;
+/** What a check that calls out made of a whole answer: its decision, and the answer as it goes on (a redacted copy, or the same). */
+export interface AnswerCallResult {
+  decision: Decision;
+  answer: unknown;
+}
+
+/**
+ * Judges a whole (not streamed) answer by calling out (moderation, http), under its deadline and fail mode; an http
+ * guard's redactions apply to a copy. Its stage's checks are awaited before the answer goes out.
+ */
+export interface CallingAnswerGuardrail extends GuardrailBase {
+  checkAnswerByCall(answer: unknown, context: CheckContext): Promise<AnswerCallResult>;
+  /** True when a streamed answer, which it cannot check before it goes out, must be refused at input (`stream: true`). */
+  readonly refusesStreams?: boolean;
+}
+
+export type Guardrail = SpanGuardrail | RequestGuardrail | AnswerGuardrail | CallingAnswerGuardrail;
 
 export const findsSpans = (g: Guardrail): g is SpanGuardrail => 'spans' in g;
 export const checksRequests = (g: Guardrail): g is RequestGuardrail => 'checkRequest' in g;
 export const checksAnswers = (g: Guardrail): g is AnswerGuardrail => 'checkAnswer' in g;
+export const callsOnAnswers = (g: Guardrail): g is CallingAnswerGuardrail => 'checkAnswerByCall' in g;
 
 /** A pattern guardrail: its detectors, shipped and the operator's, run over the text one after another. */
 export class PatternGuardrail implements SpanGuardrail {

@@ -98,8 +98,8 @@ function compileLimitsKind({ spec, stages, add }: Compiling): Guardrail | undefi
 
 export const KINDS: Readonly<Record<GuardrailSchema['kind'], Kind>> = {
   pattern: { stages: ['input', 'output', 'stream'], actions: ['block', 'redact', 'flag'], compile: compilePatternKind },
-  moderation: { stages: ['input'], actions: ['block', 'flag'], member: 'moderation', compile: compileModerationKind },
-  http: { stages: ['input'], actions: ['block', 'redact', 'flag'], member: 'http', compile: compileHttpKind },
+  moderation: { stages: ['input', 'output'], actions: ['block', 'flag'], member: 'moderation', compile: compileModerationKind },
+  http: { stages: ['input', 'output'], actions: ['block', 'redact', 'flag'], member: 'http', compile: compileHttpKind },
   schema: { stages: ['output'], actions: ['block', 'flag'], member: 'schema', compile: compileSchemaKind },
   limits: { stages: ['input'], actions: ['block', 'flag'], member: 'limits', compile: compileLimitsKind },
 };

@@ -1,10 +1,11 @@
 // A `moderation` guardrail: the request's text sent to a moderation model of the gateway's own catalogue, as an internal
 // call billed to the workspace like any call (charged whatever the verdict), and judged by category: a score at or above
 // the category's threshold (`thresholds`, `"*"` or `threshold` for the rest) matches; with no threshold set, the
-// model's own `flagged` categories do. Input stage only: the check is a call, and the answer's stages never wait for one.
+// model's own `flagged` categories do. At input (the request's texts) and at output (a whole answer's texts, awaited
+// before the answer goes out; a blocking one refuses requests that ask to stream).
 import type { CheckContext } from '../engine/guardrails.js';
 import { bounded, type Bounds } from './bounded.js';
-import type { Action, Decision, RequestGuardrail, Stage } from './guardrail.js';
+import type { Action, AnswerCallResult, CallingAnswerGuardrail, Decision, RequestGuardrail, Stage } from './guardrail.js';
 import { textsOf } from './text.js';
 
 export interface ModerationSpec {
@@ -36,8 +37,9 @@ export function matchedCategories(answer: unknown, spec: ModerationSpec): Record
   return Object.keys(matches).length ? matches : undefined;
 }
 
-export class ModerationGuardrail implements RequestGuardrail {
+export class ModerationGuardrail implements RequestGuardrail, CallingAnswerGuardrail {
   readonly kind = 'moderation';
+  readonly refusesStreams: boolean;
 
   constructor(
     readonly id: string,
@@ -45,10 +47,20 @@ export class ModerationGuardrail implements RequestGuardrail {
     readonly stages: ReadonlySet<Stage>,
     private readonly bounds: Bounds,
     private readonly spec: ModerationSpec,
-  ) {}
+  ) {
+    this.refusesStreams = stages.has('output') && action === 'block';
+  }
 
   checkRequest(body: Record<string, unknown>, context: CheckContext): Decision | Promise<Decision> {
-    const texts = textsOf(body);
+    return this.judge(textsOf(body), context);
+  }
+
+  async checkAnswerByCall(answer: unknown, context: CheckContext): Promise<AnswerCallResult> {
+    return { decision: await this.judge(textsOf(answer), context), answer };
+  }
+
+  /** The texts sent as one input to the moderation model, judged by category. */
+  private judge(texts: string[], context: CheckContext): Decision | Promise<Decision> {
     if (!texts.length) return { verdict: 'pass' };
     return bounded(this.bounds, context, async (signal) => {
       const request = { modelKind: 'moderation', body: { model: this.spec.model, input: texts.join('\n\n') }, purpose: `guardrail:${this.id}` };

@@ -3,7 +3,7 @@
 // in any of the chat dialects; ids, roles, model names, URLs and base64 media are not text. Generic: no dialect named.
 import type { Span } from './detectors.js';
 
-export const TEXT_KEYS = new Set(['content', 'text', 'input', 'instructions', 'system', 'prompt', 'query', 'documents', 'arguments', 'output', 'output_text', 'refusal', 'thinking', 'delta', 'partial_json', 'transcript']);
+export const TEXT_KEYS = new Set(['content', 'text', 'input', 'instructions', 'system', 'prompt', 'query', 'documents', 'arguments', 'output', 'output_text', 'refusal', 'thinking', 'delta', 'partial_json', 'transcript', 'word']);
 /** Deeper than any request the dialects define; a body nested further is not walked past it. */
 const MAX_DEPTH = 24;
 
@@ -17,15 +17,30 @@ export type TextVisitor = (text: string) => string | undefined;
 export function walkTexts(node: unknown, visit: TextVisitor, copy: boolean, inText = false, depth = 0): unknown {
   if (typeof node === 'string') return inText ? (visit(node) ?? node) : node;
   if (!node || typeof node !== 'object' || depth > MAX_DEPTH) return node;
-  let out: Record<string, unknown> | unknown[] | undefined;
-  const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
-  for (const [key, value] of entries) {
-    const text = Array.isArray(node) ? inText : TEXT_KEYS.has(key as string);
+  // Indexes and own keys walked as they are (no list of entries made): a request with nothing to change allocates nothing here.
+  if (Array.isArray(node)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < node.length; i++) {
+      const value: unknown = node[i];
+      if (value === null || (typeof value !== 'object' && (typeof value !== 'string' || !inText))) continue;
+      const next = walkTexts(value, visit, copy, inText, depth + 1);
+      if (next === value) continue;
+      out ??= copy ? [...node] : node;
+      out[i] = next;
+    }
+    return out ?? node;
+  }
+  let out: Record<string, unknown> | undefined;
+  const object = node as Record<string, unknown>;
+  for (const key in object) {
+    if (!Object.hasOwn(object, key)) continue;
+    const value = object[key];
+    const text = TEXT_KEYS.has(key);
     if (value === null || (typeof value !== 'object' && (typeof value !== 'string' || !text))) continue;
     const next = walkTexts(value, visit, copy, text, depth + 1);
     if (next === value) continue;
-    out ??= copy ? (Array.isArray(node) ? [...node] : { ...(node as Record<string, unknown>) }) : (node as Record<string, unknown>);
-    (out as Record<string | number, unknown>)[key] = next;
+    out ??= copy ? { ...object } : object;
+    out[key] = next;
   }
   return out ?? node;
 }

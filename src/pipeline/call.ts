@@ -55,6 +55,16 @@ export interface Call extends UpstreamScope {
   firstEventSent?(): void;
   /** Set by the guardrails stage when the call's guardrails watch a stream: wraps the stream's mapper (relayStream). */
   guardStream?: (mapper: StreamMapper) => StreamMapper;
+  /**
+   * Set by the guardrails stage when output guardrails call out (moderation, http): the answer as it may go out (checked,
+   * redacted or ended as filtered), awaited before respond (which runs the answer's other checks).
+   */
+  checkAnswer?: (answer: unknown) => Promise<unknown>;
+  /**
+   * Set by the guardrails stage for a flow whose answer is the client's input (a transcript): the input guardrails over
+   * `node`'s texts, redacting in place (true when one changed); throws the 400 `guardrail_blocked` when one blocks.
+   */
+  checkInputAnswer?: (node: Record<string, unknown>) => boolean | Promise<boolean>;
   /** Set by the guardrails stage when the answer gets back values its request had redacted: it is this client's alone, never cached. */
   personalAnswer?: boolean;
   /**

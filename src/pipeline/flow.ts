@@ -19,6 +19,11 @@ interface Stages<Plan extends { routes: ModelRoute[] }, Read> {
   inputs?(call: Call, plan: Plan): Promise<void> | void | undefined;
   /** estimate: the worst-case cost in micro-units, a true upper bound for an honest upstream. */
   estimate(call: Call, plan: Plan): number;
+  /**
+   * The answer's text is the client's input told after the fact (a transcript): input guardrails check it, not the
+   * request; `streamed` when this request's answer streams (it cannot be checked before it goes out).
+   */
+  answerIsInput?(call: Call, plan: Plan): 'whole' | 'streamed';
   /** How long the reservation holds if nobody settles it (a task's lifetime); the meter's default when absent. */
   reservationMs?(call: Call, plan: Plan): number;
 }

@@ -9,10 +9,16 @@ import { hideInCapture } from '../request-logs/bodies.js';
 import { recordOf } from '../request-logs/record.js';
 import type { Call } from './call.js';
 
-/** The name a call's guardrails hang on: the route or model the client named, else the model that serves it. */
-function nameOf(call: Call, routes: readonly ModelRoute[]): string {
-  const asked = call.body.model;
-  return typeof asked === 'string' ? asked : routes[0].model.id;
+/** What the guardrails stage reads of a call's plan: its routes, and a form's fields (a multipart request's `model`). */
+export interface GuardedPlan {
+  routes: readonly ModelRoute[];
+  fields?: Record<string, unknown>;
+}
+
+/** The name a call's guardrails hang on: the route or model the client named (in its body or its form), else the model that serves it. */
+function nameOf(call: Call, plan: GuardedPlan): string {
+  const asked = call.body.model ?? plan.fields?.model;
+  return typeof asked === 'string' ? asked : plan.routes[0].model.id;
 }
 
 /**
@@ -56,8 +62,13 @@ function afterInput(call: Call, changed: boolean, vault: RestoreVault | undefine
   hideInCapture(call.carrier, (text) => vault.hide(text));
 }
 
-export function guardCall(call: Call, routes: readonly ModelRoute[]): Promise<void> | undefined {
-  const model = nameOf(call, routes);
+/**
+ * Sets up the call's guardrails. With `answerIsInput` (a transcript: the answer is the client's input told after the
+ * fact) the input stage checks the answer's text when it comes (call.checkInputAnswer; plain redactions, nothing to
+ * restore into) instead of the request; a streamed one is refused when an input guardrail blocks or redacts.
+ */
+export function guardCall(call: Call, plan: GuardedPlan, answerIsInput?: 'whole' | 'streamed'): Promise<void> | undefined {
+  const model = nameOf(call, plan);
   const chain = call.config.guardrails?.chainFor(model, call.auth.guardrails);
   if (!chain) return undefined;
   const record = recordOf(call.carrier);
@@ -68,13 +79,23 @@ export function guardCall(call: Call, routes: readonly ModelRoute[]): Promise<vo
     if (verdict.verdict === 'block') guardrailEvents?.blocked({ workspaceId: call.auth.workspaceId, keyId: call.auth.keyId, requestId: call.requestId, model, verdict });
   };
   const vault = chain.vault?.();
+  let context: CallContext | undefined;
+  const contextOf = () => (context ??= new CallContext(call, model));
+  if (chain.outputCalls) call.checkAnswer = (answer) => chain.outputCalls!(answer, call.dialect, sink, contextOf());
   if (chain.stream) call.guardStream = (mapper) => chain.stream!(mapper, call.dialect, sink, vault);
   if (chain.output) {
     const respond = call.respond;
     call.respond = (answer, status = 200) => respond.call(call, status === 200 ? chain.output!(answer, call.dialect, sink, vault) : answer, status);
   }
-  if (!chain.input || call.inputChecked) return undefined;
-  const changed = chain.input(call.body, call.dialect, sink, new CallContext(call, model), vault);
+  if (!chain.input) return undefined;
+  if (answerIsInput === 'streamed') chain.refuseStreamedInput?.(sink);
+  if (answerIsInput) {
+    call.checkInputAnswer = (node) => chain.input!(node, call.dialect, sink, contextOf());
+    return undefined;
+  }
+  // Checked already (a batch line read back from its vendor, checked when it was sent): the answer's checks only.
+  if (call.inputChecked) return undefined;
+  const changed = chain.input(call.body, call.dialect, sink, contextOf(), vault);
   if (typeof changed !== 'boolean') return changed.then((c) => afterInput(call, c, vault));
   afterInput(call, changed, vault);
   return undefined;

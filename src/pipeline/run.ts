@@ -25,7 +25,7 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
     const plan = dialect.resolve(call, read);
     const inputs = dialect.inputs?.(call, plan);
     if (inputs) await inputs;
-    const guarded = call.config.guardrails && guardCall(call, plan.routes);
+    const guarded = call.config.guardrails && guardCall(call, plan, dialect.answerIsInput?.(call, plan));
     if (guarded) await guarded;
     markStage('resolved');
     const cached = responseCacheOf(call)?.ticket(call, plan.routes);
@@ -46,14 +46,15 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
       }
       if (!(result instanceof SettlingAnswer)) {
         // undefined: the answer was streamed.
-        if (result !== undefined) call.respond(result);
+        if (result !== undefined) call.respond(call.checkAnswer ? await call.checkAnswer(result) : result);
       } else if (!answerBeforeCommit(call) || result.overReservation) {
+        const answer = call.checkAnswer ? await call.checkAnswer(result.answer) : result.answer;
         await result.settled;
-        call.respond(result.answer);
+        call.respond(answer);
       } else {
         // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it lands).
         markStage('decoded');
-        call.respond(result.answer);
+        call.respond(call.checkAnswer ? await call.checkAnswer(result.answer) : result.answer);
         call.dispose();
         await result.settled.catch((err: unknown) => call.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
       }

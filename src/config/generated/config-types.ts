@@ -94,6 +94,10 @@ export type Catalogue = {
       values: string[];
     };
     /**
+     * relay: the answer's text is the client's input, told after the fact (a transcript of its audio). The input guardrails of the route or model check the answer's text instead of the request: `block` refuses the answer with 400 `guardrail_blocked` (the call charged what the upstream did), `redact` sends the client the redacted text, `flag` records the verdict (docs/guardrails.md).
+     */
+    answerIsInput?: boolean;
+    /**
      * relay: the request field whose characters a `perMillionCharacters` price counts (speech: `input`).
      */
     charactersOf?: string;
