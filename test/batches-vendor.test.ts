@@ -6,12 +6,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { FakeUpstream } from './kit/fake-upstream.js';
+import { FakeUpstream, json } from './kit/fake-upstream.js';
 import { FakeBatchApis } from './kit/fake-batch-apis.js';
+import { existsSync } from 'node:fs';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
+import { UploadFile } from '../src/batches/vendor-submit.js';
 
 let fake: FakeUpstream;
 let plain: FakeUpstream;
+/** An operator's guard service (docs/guardrails.md, "The http guard protocol"): rewrites a name, counts what it checks. */
+let guard: FakeUpstream;
+const NAME = 'Alice Smith';
 let apis: FakeBatchApis;
 let gw: TestGateway;
 let client: OpenAI;
@@ -37,11 +42,21 @@ beforeAll(async () => {
   fake.route(apis.route);
   // A vendor that speaks the chat API and has no batch API (its upload answers 404).
   plain = await FakeUpstream.start();
+  guard = await FakeUpstream.start();
+  guard.route((req, res) => {
+    const { texts } = req.body as { texts: string[] };
+    json(res, 200, { verdict: 'redact', texts: texts.map((t) => (t.includes(NAME) ? t.replaceAll(NAME, 'a customer') : null)) });
+    return true;
+  });
   gw = await startGateway({
     channels: {
       vendor: chatChannel('vendor', `${fake.url}/v1`, { models: chatModels('fake-chat') }),
       claude: chatChannel('claude', `${fake.url}/v1`, { protocol: 'anthropic-messages', models: claudeModels }),
       plain: chatChannel('plain', `${plain.url}/v1`, { models: chatModels('plain-chat') }),
+    },
+    files: {
+      'guardrails/main.yaml': `- id: names\n  kind: http\n  http: { url: "${guard.url}/check" }\n  action: redact\n`,
+      'routes/main.yaml': '- id: guarded-chat\n  targets: [{ model: fake-chat }]\n  guardrails: [names]\n',
     },
     extraConfig: 'tasks:\n  tickMilliseconds: 3600000\n  batches: { linesPerTick: 100, inFlightPerChannel: 8 }\n',
     listen: true,
@@ -54,9 +69,11 @@ afterAll(async () => {
   await gw?.close();
   await fake?.close();
   await plain?.close();
+  await guard?.close();
 });
 afterEach(() => {
   apis.outcome = 'complete';
+  apis.deleteFails = false;
 });
 
 const chatLine = (customId: string, content: string, model = 'fake-chat') =>
@@ -120,6 +137,38 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     const ledger = await ledgerOf(created.id);
     expect(ledger).toHaveLength(100);
     expect(ledger.every((row) => Number(row.cost_micros) === 47)).toBe(true);
+    // Read back, the vendor's copies are deleted (DELETE /v1/files/{id}): the upload and the output file (no error file).
+    const outputAtVendor = vendorBatch.files.output!;
+    expect(apis.deleted.filter((id) => id === fileId || id === outputAtVendor).sort()).toEqual([fileId, outputAtVendor].sort());
+    expect(apis.files.has(fileId) || apis.files.has(outputAtVendor)).toBe(false);
+  });
+
+  it('streams an upload larger than the memory it is built in: written to a file a chunk at a time, sent whole, removed', async () => {
+    const upload = await UploadFile.create();
+    const line = `${JSON.stringify({ custom_id: 'x', body: 'y'.repeat(1000) })}\n`;
+    let most = 0;
+    for (let i = 0; i < 4000; i++) {
+      await upload.add(line);
+      most = Math.max(most, upload.held);
+    }
+    // 4 MB written; memory never held more than one 64 KiB chunk and a line.
+    expect(upload.bytes).toBe(4000 * Buffer.byteLength(line));
+    expect(most).toBeLessThan(64 * 1024 + Buffer.byteLength(line));
+    const file = await upload.file('big.jsonl');
+    expect(file.size).toBe(upload.bytes);
+    expect((await file.slice(0, line.length).text())).toBe(line);
+    await upload.remove();
+    expect(existsSync(upload.path)).toBe(false);
+
+    // Through the gateway: 300 lines of 1 KB, an upload of five chunks, arrive whole and in order.
+    const ids = Array.from({ length: 300 }, (_, i) => `big-${i}`);
+    const created = await createBatch(ids.map((id) => chatLine(id, `${id} ${'z'.repeat(1000)}`)));
+    await tick();
+    const [, sent] = [...apis.files].find(([, f]) => f.purpose === 'batch' && f.filename === `${created.id}.jsonl`)!;
+    expect(sent.text.length).toBeGreaterThan(5 * 64 * 1024);
+    expect(sent.text.trim().split('\n').map((l) => JSON.parse(l).body.messages[0].content.split(' ')[0])).toEqual(ids);
+    const done = await runToEnd(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 300, completed: 300 } });
   });
 
   it('writes a line the vendor answered with an error to the error file, unbilled', async () => {
@@ -130,6 +179,20 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     const [error] = await fileLines(done.error_file_id!);
     expect(error).toMatchObject({ custom_id: 'bad', response: { status_code: 400, body: { error: { type: 'invalid_request_error', message: expect.stringContaining('refused by the fake vendor') } } } });
     expect((await ledgerOf(created.id)).map((row) => row.request_id)).toEqual([`${created.id}:0`, `${created.id}:2`]);
+    const vendorBatch = [...apis.batches.values()].find((b) => (b.created.metadata as { gateway_batch?: string })?.gateway_batch === created.id)!;
+    for (const id of [vendorBatch.created.input_file_id as string, vendorBatch.files.output!, vendorBatch.files.errors!]) expect(apis.deleted).toContain(id);
+  });
+
+  it('completes the batch when the vendor cannot delete its files (logged, left there)', async () => {
+    apis.deleteFails = true;
+    const deletedBefore = apis.deleted.length;
+    const created = await createBatch([chatLine('d0', 'keep me')]);
+    const done = await runToEnd(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
+    expect((await fileLines(done.output_file_id!)).map((r) => r.custom_id)).toEqual(['d0']);
+    const vendorBatch = [...apis.batches.values()].find((b) => (b.created.metadata as { gateway_batch?: string })?.gateway_batch === created.id)!;
+    expect(vendorCalls(fake, 'DELETE', new RegExp(`^/v1/files/${vendorBatch.created.input_file_id as string}$`))).toHaveLength(1);
+    expect(apis.deleted.length).toBe(deletedBefore);
   });
 
   it('relays a cancel: what the vendor answered is kept and billed, the rest is batch_cancelled', async () => {
@@ -154,6 +217,22 @@ describe('an OpenAI batch relayed to the vendor\'s Batch API', () => {
     expect(done.errors?.data?.[0]).toMatchObject({ code: 'invalid_json_line', message: 'This line is not parseable as valid JSON.' });
     expect((await fileLines(done.error_file_id!)).map((r) => r.error.code)).toEqual(['batch_failed', 'batch_failed']);
     expect(await ledgerOf(created.id)).toHaveLength(0);
+  });
+
+  it("checks each line's input once: when it is sent to the vendor (redacted there), not again when its answer is read back", async () => {
+    const checksBefore = guard.requests.length;
+    const created = await createBatch([chatLine('g0', `a note from ${NAME}`, 'guarded-chat'), chatLine('g1', 'nothing to hide', 'guarded-chat')]);
+    await tick();
+    const [, upload] = [...apis.files].find(([, f]) => f.purpose === 'batch' && f.filename === `${created.id}.jsonl`)!;
+    expect(upload.text.trim().split('\n').map((l) => JSON.parse(l).body.messages[0].content)).toEqual(['a note from a customer', 'nothing to hide']);
+    expect(guard.requests.length - checksBefore).toBe(2);
+    const done = await runToEnd(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    // Two lines, two checks: reading the answers back checked nothing again.
+    expect(guard.requests.length - checksBefore).toBe(2);
+    const results = await fileLines(done.output_file_id!);
+    expect(results.map((r) => r.response.body.choices[0].message.content)).toEqual(['echo a note from a customer', 'echo nothing to hide']);
+    expect(await ledgerOf(created.id)).toHaveLength(2);
   });
 
   it('leaves the lines to the gateway when the vendor has no batch API (its upload answers 404)', async () => {
@@ -198,12 +277,18 @@ describe('relayed batches across dialects, and after a crash', () => {
     expect(results.map((r) => r.custom_id)).toEqual(['m0', 'm1', 'm2']);
     for (const r of results) expect((r.result as Anthropic.Messages.MessageBatchSucceededResult).message).toMatchObject({ model: 'fake-claude', content: [{ type: 'text', text: `echo question ${r.custom_id}` }] });
     expect(await ledgerOf(created.id)).toHaveLength(3);
+    // Read back, the vendor's batch and its results are deleted (DELETE /v1/messages/batches/{id}).
+    const vendorId = vendorCalls(fake, 'GET', /^\/v1\/messages\/batches\/[^/]+\/results$/).at(-1)!.path.split('/')[4];
+    expect(apis.deleted).toContain(vendorId);
+    expect(apis.batches.has(vendorId)).toBe(false);
   });
 
   it('reads the results again after a crash mid-way without billing a line twice', async () => {
     const created = await createBatch(['r0', 'r1', 'r2'].map((id) => chatLine(id, id)));
     await runToEnd(created.id);
-    // The crash window: lines 1 and 2 were billed, but their state and the batch's end never landed.
+    // The crash window: lines 1 and 2 were billed, but their state and the batch's end never landed (so nothing was
+    // deleted at the vendor yet: its files are put back).
+    apis.restore();
     const { db } = gw.services;
     await db.updateTable('batch_lines').set({ status: 'pending', result: null, cost_micros: 0 }).where('batch_id', '=', created.id).where('line', '>=', 1).execute();
     await db.updateTable('batches').set({ status: 'in_progress', succeeded: 1, completed_at: null, output_file_id: null, vendor_step: 'polling' }).where('id', '=', created.id).execute();

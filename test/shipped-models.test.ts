@@ -55,4 +55,20 @@ describe('the shipped models', () => {
       expect(resolveModel(config, id, 'chat', () => now)[0].channel.id).toBe('anthropic');
     }
   });
+
+  // docs/batches.md: under `tasks.batches.relay: priced` (the default) a batch goes to the vendor's batch API only when
+  // its models declare price.batch; both vendors bill a batch at half the list price (the channel files cite the pages).
+  it.each([
+    ['openai.yaml', ['chat', 'embedding', 'moderation']],
+    ['anthropic.yaml', ['chat']],
+  ])('declare the batch price, half of each list price, on every model %s batches', (file, kinds) => {
+    const models = channel(file).models.filter((m) => kinds.includes(m.kind));
+    expect(models.length).toBeGreaterThan(0);
+    for (const model of models) {
+      const { batch, ...list } = model.price as unknown as Record<string, unknown> & { batch?: Record<string, unknown> };
+      expect(batch, `${model.id} declares price.batch`).toBeDefined();
+      const half = Object.fromEntries(Object.entries(list).map(([k, v]) => [k, typeof v === 'number' ? v / 2 : v]));
+      expect(batch, model.id).toEqual(half);
+    }
+  });
 });

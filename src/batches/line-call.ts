@@ -114,6 +114,9 @@ export function lineMeter(chargeId: string, reservedAt: number, settleEntry: (id
 
 /** A line's call: its answer kept for the output file; it cannot stream (creation refused `stream: true`). */
 export class LineCall extends KeptCall {
+  /** A line read back from its vendor's batch: its input was checked when it was sent (src/pipeline/guard.ts). */
+  inputChecked?: boolean;
+
   override openStream(): ClientStream {
     throw new ValidationError('a batch line cannot stream; drop "stream" from its body', 'stream');
   }

@@ -76,6 +76,8 @@ export async function runLine(runner: LineRunner, row: BatchRow, line: BatchLine
     const endpoint = batchEndpoint(snapshot.config, row.endpoint, 'endpoint');
     endpointName = endpoint.name;
     call = lineCallOf(runner, row, line, snapshot, endpoint, replay ?? snapshot.upstreams);
+    // A vendor's answer: the line's input guardrails ran when it was sent there (src/batches/vendor-lines.ts), once.
+    if (replay) call.inputChecked = true;
     await runCall(call, lineFlow(endpoint));
     const answer = call.answer ?? { status: 500, body: errorBody(new GatewayError('no_answer', 500, 'api_error', 'the line ended without an answer'), envelopeOf(row)) };
     const costMicros = Number(call.entry?.cost_micros ?? 0);

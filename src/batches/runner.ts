@@ -12,7 +12,7 @@ import { chargeOf, runLine, type LineRunner } from './line-run.js';
 import { batchesOptions, type BatchesOptions } from './options.js';
 import { writeResultFile } from './result-files.js';
 import { resultFilesOf, type Unfinished } from './results.js';
-import { claimBatch, countPendingLines, dueBatchIds, duePendingLines, findBatchById, renewBatch, updateLeasedBatch, type BatchLineRow, type BatchRow } from './store.js';
+import { claimBatch, dueBatchIds, duePendingLines, findBatchById, hasPendingLines, renewBatch, updateLeasedBatch, type BatchLineRow, type BatchRow } from './store.js';
 import { VendorRelay } from './vendor-relay.js';
 
 export type { BatchEvents, BatchRunnerDeps } from './deps.js';
@@ -134,7 +134,7 @@ export class BatchRunner {
     await Promise.all(running);
     // Cancelled meanwhile: the next look finishes the cancel.
     const now2 = this.services.now();
-    if ((await countPendingLines(db, row.id)) === 0 && !this.abort.signal.aborted) {
+    if (!(await hasPendingLines(db, row.id)) && !this.abort.signal.aborted) {
       const current = await findBatchById(db, row.id);
       if (current?.status === 'cancelling') return this.finish(current, 'cancelled', 'cancelled');
       if (current) return this.finish(current, 'completed');

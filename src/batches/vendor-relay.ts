@@ -13,6 +13,10 @@ import { callVendor } from './vendor-calls.js';
 import { readVendorResults } from './vendor-results.js';
 import { vendorApiOf, type CompiledBatchApi } from './vendor-spec.js';
 import { submitBatch } from './vendor-submit.js';
+import { cleanUpVendor } from './vendor-cleanup.js';
+
+/** The statuses a batch ends in. */
+const FINAL = new Set<string>(['completed', 'failed', 'cancelled', 'expired']);
 
 /** How long past its window a relayed batch waits for its vendor's own expiry (which started later, at its creation). */
 const VENDOR_GRACE_MS = 3600_000;
@@ -92,11 +96,16 @@ export class VendorRelay {
     const word = api.status({ answer });
     const status = api.spec.poll.statusMap[String(word)] ?? 'in_progress';
     if (status === 'in_progress') return this.later(row, now + this.interval(api, row, now));
-    if (status === 'failed') return this.fail(row, errorOf(api, answer, route));
-    await readVendorResults(this.deps.lines, row, snapshot, route, api, answer);
-    const current = (await findBatchById(this.services.db, row.id)) ?? row;
-    const ended: BatchStatus = current.status === 'cancelling' ? 'cancelled' : status;
-    return this.deps.finish(current, ended, ended === 'completed' ? 'missing' : ended);
+    if (status === 'failed') {
+      await this.fail(row, errorOf(api, answer, route));
+    } else {
+      await readVendorResults(this.deps.lines, row, snapshot, route, api, answer);
+      const current = (await findBatchById(this.services.db, row.id)) ?? row;
+      const ended: BatchStatus = current.status === 'cancelling' ? 'cancelled' : status;
+      await this.deps.finish(current, ended, ended === 'completed' ? 'missing' : ended);
+    }
+    // Deleted at the vendor only once the batch's end is written: a process that died before would read them again.
+    if (FINAL.has((await findBatchById(this.services.db, row.id))?.status ?? '')) await cleanUpVendor(this.deps.lines, row, snapshot, route, api, { answer, file_id: null });
   }
 
   private async relayCancel(row: BatchRow, snapshot: Snapshot, route: ModelRoute, api: CompiledBatchApi): Promise<void> {

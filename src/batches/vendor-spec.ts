@@ -16,6 +16,7 @@ export interface CompiledBatchApi {
   error?: Renderer;
   results: { operation: string; params?: Renderer }[];
   result: Renderer;
+  cleanup: { operation: string; params: Renderer }[];
 }
 
 const compiled = new WeakMap<BatchApiSpec, CompiledBatchApi>();
@@ -33,6 +34,7 @@ function compile(config: LoadedConfig, protocol: ProtocolConfig, spec: BatchApiS
     error: spec.poll.error === undefined ? undefined : renderer(config, spec.poll.error, at('poll/error')),
     results: spec.results.map((r, i) => ({ operation: r.operation, params: r.params === undefined ? undefined : renderer(config, r.params, at(`results/${i}/params`)) })),
     result: renderer(config, spec.result, at('result')),
+    cleanup: (spec.cleanup ?? []).map((c, i) => ({ operation: c.operation, params: renderer(config, c.params, at(`cleanup/${i}/params`)) })),
   };
 }
 

@@ -18,6 +18,8 @@ export function batchOperations(spec: BatchApiSpec): { pointer: string; name: st
 
 export function checkBatchApi(protocol: ProtocolSchema, spec: BatchApiSpec, report: Report): void {
   for (const { pointer, name } of batchOperations(spec)) checkOperation(protocol, pointer, name, report, 'the batches section');
+  // Declared like the others, but not among the steps a channel must serve to relay: a delete is best-effort.
+  spec.cleanup?.forEach((step, i) => checkOperation(protocol, `/batches/cleanup/${i}/operation`, step.operation, report, 'the batches section'));
   spec.results.forEach((result, i) => {
     const operation = protocol.operations[result.operation];
     if (operation && operation.response !== 'binary') report(`/batches/results/${i}/operation`, `the batches section reads results from operation "${result.operation}", which must answer bytes: set its response to binary`);

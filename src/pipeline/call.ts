@@ -67,6 +67,11 @@ export interface Call extends UpstreamScope {
   checkInputAnswer?: (node: Record<string, unknown>) => boolean | Promise<boolean>;
   /** Set by the guardrails stage when the answer gets back values its request had redacted: it is this client's alone, never cached. */
   personalAnswer?: boolean;
+  /**
+   * Set when the body was through the input guardrails already and is what they left (a batch line read back from its
+   * vendor's batch: checked when it was sent there): the stage checks only the answer.
+   */
+  inputChecked?: boolean;
   /** Stops listening for the client, stops the deadline and lets go of the snapshot; once, whoever calls it first. */
   dispose(): void;
   /** Told of the answer as it goes out (the response cache keeps it); absent unless a stage set one. */

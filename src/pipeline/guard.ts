@@ -93,6 +93,8 @@ export function guardCall(call: Call, plan: GuardedPlan, answerIsInput?: 'whole'
     call.checkInputAnswer = (node) => chain.input!(node, call.dialect, sink, contextOf());
     return undefined;
   }
+  // Checked already (a batch line read back from its vendor, checked when it was sent): the answer's checks only.
+  if (call.inputChecked) return undefined;
   const changed = chain.input(call.body, call.dialect, sink, contextOf(), vault);
   if (typeof changed !== 'boolean') return changed.then((c) => afterInput(call, c, vault));
   afterInput(call, changed, vault);

@@ -1,4 +1,4 @@
-// Table types of the batches (migrations 021, 026), kept beside schema.ts so that file stays readable.
+// Table types of the batches (migrations 021, 026, 028), kept beside schema.ts so that file stays readable.
 
 /** Where a relayed batch is (migration 026): nothing sent, the create sent, the vendor batch polled, its cancel relayed. */
 export type VendorStep = 'submit' | 'creating' | 'polling' | 'cancelling';

@@ -1,7 +1,8 @@
 // A fake vendor batch API on the fake upstream, following the vendors' references: OpenAI's Files + Batch API
 // (POST /v1/files multipart purpose=batch, POST /v1/batches, GET /v1/batches/{id} moving validating -> in_progress ->
-// completed, GET /v1/files/{id}/content as JSONL, POST /v1/batches/{id}/cancel) and Anthropic's Message Batches
-// (POST /v1/messages/batches, GET .../{id} in_progress -> ended, GET .../{id}/results, POST .../{id}/cancel).
+// completed, GET /v1/files/{id}/content as JSONL, POST /v1/batches/{id}/cancel, DELETE /v1/files/{id}) and Anthropic's
+// Message Batches (POST /v1/messages/batches, GET .../{id} in_progress -> ended, GET .../{id}/results,
+// POST .../{id}/cancel, DELETE .../{id} of an ended batch).
 // Each request is answered by echoing its last user message, 12 input and 7 output tokens; one whose message contains
 // REFUSE is answered 400 (OpenAI: in the error file; Anthropic: errored).
 import type { RecordedRequest, Route } from './fake-upstream.js';
@@ -43,6 +44,18 @@ export class FakeBatchApis {
   /** Uploaded files by id: their purpose, name and text. */
   readonly files = new Map<string, { purpose: string; filename: string; text: string }>();
   readonly batches = new Map<string, FakeBatch>();
+  /** What was deleted, in order: file ids (OpenAI) and batch ids (Anthropic). */
+  readonly deleted: string[] = [];
+  /** Deleted files, kept so a test that rewinds the gateway to before a batch's end can put them back (restore). */
+  private readonly trash = new Map<string, { purpose: string; filename: string; text: string }>();
+  /** When set, every delete answers 500 (a vendor that cannot delete now). */
+  deleteFails = false;
+
+  /** Puts back every file deleted so far. */
+  restore(): void {
+    for (const [id, file] of this.trash) this.files.set(id, file);
+    this.trash.clear();
+  }
   /** What the next batch made does: completes, or fails as a whole (OpenAI's `failed`). */
   outcome: 'complete' | 'fail' = 'complete';
   private seq = 0;
@@ -74,6 +87,16 @@ export class FakeBatchApis {
       const requests = input.text.trim().split('\n').map((l) => JSON.parse(l));
       return { status: 200, body: this.view(this.make('openai', req.body, requests, 'validating')) };
     }
+    const deleted = /^\/v1\/files\/([^/]+)$/.exec(path);
+    if (method === 'DELETE' && deleted) {
+      // https://platform.openai.com/docs/api-reference/files/delete
+      if (this.deleteFails) return { status: 500, body: { error: { message: 'The server had an error while processing your request.', type: 'server_error' } } };
+      const gone = this.files.get(deleted[1]);
+      if (gone) this.trash.set(deleted[1], gone);
+      if (!this.files.delete(deleted[1])) return { status: 404, body: { error: { message: `No such File object: ${deleted[1]}`, type: 'invalid_request_error', param: 'id', code: null } } };
+      this.deleted.push(deleted[1]);
+      return { status: 200, body: { id: deleted[1], object: 'file', deleted: true } };
+    }
     const file = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
     if (method === 'GET' && file) {
       const text = this.files.get(file[1])?.text;
@@ -96,6 +119,14 @@ export class FakeBatchApis {
     const batch = /^\/v1\/messages\/batches\/([^/]+?)(\/cancel|\/results)?$/.exec(path);
     if (!batch || !this.batches.has(batch[1])) return undefined;
     const found = this.batches.get(batch[1])!;
+    if (method === 'DELETE' && !batch[2]) {
+      // https://docs.anthropic.com/en/api/deleting-message-batches: only a batch that ended.
+      if (this.deleteFails) return { status: 500, body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } };
+      if (found.status !== 'ended') return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'a batch can be deleted once it ended' } } };
+      this.batches.delete(found.id);
+      this.deleted.push(found.id);
+      return { status: 200, body: { id: found.id, type: 'message_batch_deleted' } };
+    }
     if (batch[2] === '/results') return { status: 200, body: found.files.output ?? '' };
     if (batch[2] === '/cancel') found.cancelled = true;
     else this.advance(found);

@@ -1761,6 +1761,19 @@ export interface BatchApiSpec {
    */
   result: unknown;
   /**
+   * What the vendor keeps of a relayed batch, deleted once the gateway no longer needs it (OpenAI's upload, output and error files; Anthropic's batch and its results): after the batch ended with its results read (or failed), and, for an upload whose create the vendor refused, that upload. Best-effort: a failed delete is logged and never fails the batch; an operation the channel does not serve is skipped.
+   */
+  cleanup?: {
+    /**
+     * A delete; its path has `upstream_id` and every value of `params` in scope.
+     */
+    operation: string;
+    /**
+     * Mapping to an object of values for the operation's path; one that is nil skips the call (nothing of that kind). Scope: answer (the last poll's answer; nil when no vendor batch was made), file_id (the upload's id when its create was refused; else nil).
+     */
+    params: unknown;
+  }[];
+  /**
    * Relays a client's cancel; the batch ends cancelled once the vendor's batch has ended, with the answers it had.
    */
   cancel?: {
