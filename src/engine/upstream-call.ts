@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import type { AbortSource } from '../net/call-abort.js';
 import type { UpstreamResponse } from './upstream-request.js';
 
+const noop = () => undefined;
 type BodyReadable = Dispatcher.ResponseData['body'] & Readable;
 interface BodyReadableOptions {
   resume: () => void;
@@ -165,6 +166,9 @@ class UpstreamAnswer implements UpstreamResponse {
       contentType: typeof this.headers['content-type'] === 'string' ? this.headers['content-type'] : '',
       contentLength: Number.isFinite(contentLength) ? contentLength : undefined,
     });
+    // A reader that destroys the stream itself (an answer refused by its length) listens to nothing: its AbortError is
+    // no one's uncaught exception. Whoever reads the stream still gets every error through its own listener.
+    stream.on('error', noop);
     this.stream = stream;
     if (this.reading) this.reading.reject(new Error('the answer was read as text and as a stream at once'));
     for (const chunk of this.chunks.splice(0)) stream.push(chunk);
