@@ -101,7 +101,7 @@ export class ResponseStore {
   write(key: string, entry: CacheEntry, ttlMs: number, answerBytes: number, owner: string): boolean | Promise<boolean> {
     if (this.memory) return this.memory.set(key, entry, ttlMs, heapBytes((entry.json ?? entry.sse)!, answerBytes) + HEAD_BYTES, owner);
     const text = encodeEntry(entry);
-    return this.guard!.run(() => this.redis!.set(key, text, ttlMs)).then((done) => done !== undefined);
+    return this.guard!.run(async () => (await this.redis!.set(key, text, ttlMs), true)).then((done) => done === true);
   }
 
   /** The Redis client under the store (connected on first use), for what keyv has no commands for; undefined for the memory store. */
