@@ -9,13 +9,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { cpuSecondsFine, percentile, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
+import { cpuSecondsFine, percentile, repoRoot, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
+import { missPathMicros } from './cache-miss-path.js';
 
 export const name = 'response cache: hit vs miss, and its cost when nothing hits';
 
-/** Requests per measured block (one route, one round). */
-const count = Number(process.env.BENCH_CACHE_COUNT ?? 1500);
-const rounds = Math.max(6, Number(process.env.BENCH_CACHE_ROUNDS ?? 12));
+/** Requests per gateway per round: long enough that a major GC falling in one round or another weighs a few % at most. */
+const count = Number(process.env.BENCH_CACHE_COUNT ?? 4000);
+const rounds = Math.max(6, Number(process.env.BENCH_CACHE_ROUNDS ?? 10));
 const connections = 8;
 /** Two route names of one length: the bodies of both cases are the same size, byte for byte but the route and counter. */
 const CACHED = 'cache-on';
@@ -94,7 +95,7 @@ async function missCost(dir: string): Promise<Record<string, number | string>> {
     /** Both gateways at once, `model` to each; their CPU ns per request, in order [x, y]. */
     const both = (model: string, tag: string) => Promise.all(gateways.map((g) => cpuPerRequest(g.url, g.key, g.pid, model, tag)));
     // Warm-up: both routes compiled and their paths hot in both before anything counts.
-    for (let w = 0; w < 2; w++) for (const model of [CACHED, UNCACHED]) await both(model, `w${w}`);
+    for (const model of [CACHED, UNCACHED]) await both(model, 'w0');
     const off: number[] = [];
     const on: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -106,7 +107,12 @@ async function missCost(dir: string): Promise<Record<string, number | string>> {
     }
     const added = on.map((v, i) => (v / off[i] - 1) * 100);
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    // The cache's own work on a miss measured in this process (cache-miss-path), against the gateway's CPU per request:
+    // what the miss path adds directly, without the machine's noise (GC of the answers kept is not in it).
+    const [ownMicros] = await missPathMicros(process.env.BENCH_CACHE_ROOT ?? repoRoot, 8);
     return {
+      "the cache's own CPU us per miss, in process (cache-miss-path)": round(ownMicros, 2),
+      "the cache's own work / the gateway's CPU per request without cache, %": round((ownMicros * 1000 * 100) / percentile(off, 50), 2),
       'CPU us per request, no cache (median of rounds)': round(percentile(off, 50) / 1000, 1),
       'CPU us per request, cache on, no hits (median)': round(percentile(on, 50) / 1000, 1),
       'cache on, no hits: CPU added %, median of paired rounds': round(percentile(added, 50), 1),
