@@ -75,6 +75,11 @@ export class SlowBodyGuard {
     if (this.fresh.push({ req, startedAt: this.now(), bytesAtStart: req.socket.bytesRead }) === 1) setImmediate(sortFresh, this);
   }
 
+  /** How many bodies are kept for the check (those still arriving a turn after their headers). */
+  get watching(): number {
+    return this.bodies.size;
+  }
+
   /** Keeps the requests of the last turn whose bodies are still arriving; drops the rest. */
   sortFresh(): void {
     const fresh = this.fresh;
