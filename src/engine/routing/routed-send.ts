@@ -75,7 +75,7 @@ export async function sendRouted(deps: RoutedSendDeps, routes: readonly ModelRou
       metrics?.countRouteAttempt(node.id, target, 'answered');
       const attempt: AttemptRecord = { channel: route.channel.id, model: route.model.id, status: response.statusCode, latencyMs: ms };
       watcher?.attempted?.(attempt);
-      watcher?.holdUntilDone(() => state.inFlight--);
+      watcher?.holdUntilDone(state.release);
       if (!watcher) state.inFlight--;
       return { route, response, attempt };
     } catch (err) {
