@@ -26,8 +26,8 @@ class HttpCall extends CallCore implements Call {
   readonly body: Record<string, unknown>;
   readonly bodyBytes: number;
   answerTap?: AnswerTap;
-  /** Headers the stages set for the answer (the route, the target, the cache's outcome), until its head is written. */
-  private answerHeaders?: Record<string, string>;
+  /** The headers set through header(), for an event stream's head. */
+  private headersSet?: Record<string, string>;
 
   constructor(
     readonly services: PipelineDeps,
@@ -84,9 +84,11 @@ class HttpCall extends CallCore implements Call {
   }
 
   header(name: string, value: string): void {
-    // Kept, and written with the head: a header set on node's response moves every head written after it to node's slow
-    // path (each header of the head set and checked again). A JSON answer, an event stream and an error all carry them.
-    (this.answerHeaders ??= {})[name] = value;
+    // On fastify's reply, which a JSON answer's head (writeJson) and an error's answer are written from, and kept for an
+    // event stream's head (openStream). Not on node's response: a header set there makes writeHead merge two sets of
+    // headers, name by name (checked again), several µs a request.
+    this.reply.header(name, value);
+    (this.headersSet ??= {})[name] = value;
   }
 
   respond(answer: unknown, status = 200): void {
@@ -102,11 +104,10 @@ class HttpCall extends CallCore implements Call {
     // JSON goes out on node's response (writeJson); anything else, or a tracing that reads answers, through fastify's send.
     const json = text ?? (typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : undefined);
     if (json === undefined || this.services.tracing?.readsAnswers) {
-      if (this.answerHeaders) reply.headers(this.answerHeaders);
       if (text === undefined) reply.send(answer);
       else reply.header('content-type', 'application/json; charset=utf-8').send(text);
     } else {
-      writeJson(reply, status, json, this.answerHeaders);
+      writeJson(reply, status, json);
     }
     // The response cache keeps the answer once it is written: the client never waits for the store.
     if (text !== undefined) this.answerTap?.answered(text, status);
@@ -121,7 +122,7 @@ class HttpCall extends CallCore implements Call {
     if (tap) tapWrites(res, tap);
     noteFirstWrite(res, this);
     this.answerTap?.streaming(res, head);
-    res.writeHead(200, this.answerHeaders ? { ...this.answerHeaders, ...head } : head);
+    res.writeHead(200, this.headersSet ? { ...this.headersSet, ...head } : head);
     if (flush) res.flushHeaders();
     return res;
   }
@@ -134,8 +135,6 @@ class HttpCall extends CallCore implements Call {
   }
 
   protected override ended(): void {
-    // An error is answered after the call ended, through fastify: it carries the headers too.
-    if (this.answerHeaders && !this.reply.sent) this.reply.headers(this.answerHeaders);
     this.reply.raw.off('close', clientClosed);
     this.snapshotHold.release();
   }
@@ -148,10 +147,9 @@ class HttpCall extends CallCore implements Call {
  * serializer check and its header bookkeeping; its onResponse hooks (metrics, the request log) still run, on the
  * response's finish, as for a stream.
  */
-function writeJson(reply: FastifyReply, status: number, text: string, answerHeaders?: Record<string, string>): void {
+function writeJson(reply: FastifyReply, status: number, text: string): void {
   const res = reply.raw;
   const head = reply.getHeaders() as Record<string, string | string[] | number>;
-  if (answerHeaders) Object.assign(head, answerHeaders);
   head['content-type'] = 'application/json; charset=utf-8';
   head['content-length'] = Buffer.byteLength(text);
   reply.hijack();
