@@ -90,8 +90,12 @@ async function serve(config: LoadedConfig, worker: boolean) {
   const address = await listenOrExit(app, config, worker);
   // What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
   // process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts).
-  const settling = settleHeap({ rounds: 6 });
-  services.onClose(() => settling.stop());
+  // GATEWAY_SETTLE_HEAP=off leaves the heap as it is: the test suites start gateway after gateway and stop each within
+  // seconds, and those collections (about 0.5 s of CPU a process) gave back memory no one was waiting for.
+  if (process.env.GATEWAY_SETTLE_HEAP !== 'off') {
+    const settling = settleHeap({ rounds: 6 });
+    services.onClose(() => settling.stop());
+  }
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));
