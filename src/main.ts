@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { ConfigError } from './base/errors.js';
 import { resolveConfigPath, startupWarnings, summarize } from './config/load.js';
 import { loadConfig, type LoadedConfig } from './compile/load-config.js';
-import { createServices } from './services.js';
+import { createServices, type Services } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
 import { printPlain } from './http/log-format.js';
@@ -74,6 +74,18 @@ async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: L
   return address;
 }
 
+/**
+ * What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
+ * process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts).
+ * GATEWAY_SETTLE_HEAP=off leaves the heap as it is: the test suites start gateway after gateway and stop each within
+ * seconds, and those collections (about 0.5 s of CPU a process) gave back memory no one was waiting for.
+ */
+function settleAfterListen(services: Services): void {
+  if (process.env.GATEWAY_SETTLE_HEAP === 'off') return;
+  const settling = settleHeap({ rounds: 6 });
+  services.onClose(() => settling.stop());
+}
+
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
 async function serve(config: LoadedConfig, worker: boolean) {
   const services = await createServices(config);
@@ -88,10 +100,7 @@ async function serve(config: LoadedConfig, worker: boolean) {
   if (worker) answerPrimary('reload', () => reloadForPrimary(services, app.log));
 
   const address = await listenOrExit(app, config, worker);
-  // What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
-  // process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts).
-  const settling = settleHeap({ rounds: 6 });
-  services.onClose(() => settling.stop());
+  settleAfterListen(services);
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));
