@@ -30,6 +30,15 @@ const routes = `
 - id: cached-embed
   cache: { ttlSeconds: 3600 }
   targets: [{ model: emb }]
+- id: embeddings-only
+  cache: { ttlSeconds: 3600, families: [embeddings] }
+  targets: [{ model: alpha }]
+- id: chat-listed
+  cache: { ttlSeconds: 3600, families: [chat, embeddings] }
+  targets: [{ model: alpha }]
+- id: small-entries
+  cache: { ttlSeconds: 3600, maxEntryBytes: 64 }
+  targets: [{ model: alpha }]
 `;
 
 beforeAll(async () => {
@@ -178,6 +187,31 @@ describe('a workspace or key narrows the cache', () => {
     expect((await chat(key.key, 'cached-chat', content)).headers['x-cache']).toBe('bypass');
     await run('key cache', [key.id], { reset: true });
     expect(lines.at(-1)).toBe(`cache for key ${key.id}: on (as the route says)`);
+    await chat(key.key, 'cached-chat', content);
+    expect((await chat(key.key, 'cached-chat', content)).headers['x-cache']).toBe('hit');
+  });
+});
+
+describe("the route's own narrowing (routes/*.yaml cache:)", () => {
+  it('caches only the families it names: a chat request on an embeddings-only route is a bypass, each reaching the upstream; on a route naming chat, a hit', async () => {
+    const { key } = await freshWorkspace();
+    const content = question();
+    const answers = [await chat(key.key, 'embeddings-only', content), await chat(key.key, 'embeddings-only', content)];
+    expect(answers.map((a) => [a.statusCode, a.headers['x-cache']])).toEqual([[200, 'bypass'], [200, 'bypass']]);
+    expect(chatCalls()).toBe(2);
+    await chat(key.key, 'chat-listed', content);
+    expect((await chat(key.key, 'chat-listed', content)).headers['x-cache']).toBe('hit');
+    expect(chatCalls()).toBe(3);
+  });
+
+  it('stores no answer larger than its maxEntryBytes (the next request is a miss again), while a route without one does', async () => {
+    const { key } = await freshWorkspace();
+    const content = question();
+    const first = await chat(key.key, 'small-entries', content);
+    expect(first.body.length).toBeGreaterThan(64);
+    const again = await chat(key.key, 'small-entries', content);
+    expect([first.headers['x-cache'], again.headers['x-cache']]).toEqual(['miss', 'miss']);
+    expect(chatCalls()).toBe(2);
     await chat(key.key, 'cached-chat', content);
     expect((await chat(key.key, 'cached-chat', content)).headers['x-cache']).toBe('hit');
   });

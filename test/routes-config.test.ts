@@ -76,6 +76,16 @@ describe('check-config on routes', () => {
     ]);
   });
 
+  it("refuses a cache family no catalogue entry sends, naming the nearest (and builds the route's families and entry bound)", async () => {
+    const { file, routes } = configWith(`- id: c\n  cache: { ttlSeconds: 60, families: [chat, embedings] }\n  targets: [{ model: alpha }]\n`);
+    const [problem, ...rest] = await problemsOf(file);
+    expect(rest).toEqual([]);
+    expect(problem).toMatch(new RegExp(`^${routes.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2:45 /0/cache/families/1 no catalogue entry sends "embedings" \\(the families are the catalogue's pipeline.operation names: .*embeddings.*\\); did you mean "embeddings"\\?$`));
+    const sound = configWith(`- id: c\n  cache: { ttlSeconds: 60, families: [chat, embeddings], maxEntryBytes: 4096 }\n  targets: [{ model: alpha }]\n`);
+    const cache = (await loadConfig(sound.file, { env: {} })).routes.get('c')!.cache!;
+    expect([[...cache.families!], cache.maxEntryBytes]).toEqual([['chat', 'embeddings'], 4096]);
+  });
+
   it('refuses weights that are not positive and a field the schema does not know', async () => {
     const { file, routes } = configWith(`- id: w\n  strategy: weighted\n  targets: [{ model: alpha, weight: 0 }]\n- id: c\n  cached: { ttlSeconds: 60 }\n  targets: [{ model: alpha }]\n`);
     const problems = await problemsOf(file);

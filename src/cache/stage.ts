@@ -65,7 +65,8 @@ export class ResponseCache implements ResponseCacheStage {
     const control = clientControl(call.headers);
     const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
     const limits = call.auth.cache;
-    const key = limits && refuses(limits, call) ? undefined : this.keyOf(call, policy, control, scope);
+    const refused = (limits !== undefined && refuses(limits, call)) || (policy.families !== undefined && !policy.families.has(call.operation ?? ''));
+    const key = refused ? undefined : this.keyOf(call, policy, control, scope);
     return new Ticket(this, policy, control, key, { routeId: owner, scope: `${scope}\u0000${call.dialect}`, workspace: call.auth.workspaceId }, limits);
   }
 

@@ -85,7 +85,7 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
     // The ticket keeps what the capture hands on: no closures made per call.
     this.call = call;
-    call.answerTap = new AnswerCapture(Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity), this);
+    call.answerTap = new AnswerCapture(this.maxEntryBytes(), this);
     return false;
   }
 
@@ -127,6 +127,11 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     if (this.call && streamComplete(this.call.dialect, text)) void this.keep(this.call, 'sse', text, bytes);
   }
 
+  /** The largest answer stored: config.yaml's, the route's and the workspace's or key's, the smallest of them. */
+  private maxEntryBytes(): number {
+    return Math.min(this.cache.config.maxEntryBytes, this.policy.maxEntryBytes ?? Infinity, this.limits?.maxEntryBytes ?? Infinity);
+  }
+
   /**
    * Stores the answer with what it cost (its charge was recorded before the answer went out, and the answer has gone
    * out: the transport hands it on after writing it); never throws. What cannot be stored (an error, a life of 0, too
@@ -136,7 +141,7 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     if (this.key === undefined || call.clientGone || call.timedOut) return;
     const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
     const record = recordOf(call.carrier);
-    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity)) return;
+    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > this.maxEntryBytes()) return;
     // One literal of one shape, whichever form.
     const entry: CacheEntry = {
       at: call.services.now(),

@@ -18,6 +18,10 @@ export interface RouteCachePolicy {
   allowToolResults: boolean;
   allowImageUrls: boolean;
   allowConversationState: boolean;
+  /** The endpoint families (catalogue `pipeline.operation`) cached; absent: all. */
+  families?: ReadonlySet<string>;
+  /** The largest answer stored, when the route sets one below config.yaml's. */
+  maxEntryBytes?: number;
   /** The semantic lookup this route adds to the exact one, if it does. */
   semantic?: SemanticPolicy;
 }
@@ -42,6 +46,8 @@ export function routeCachePolicy(schema: RouteCacheSchema): RouteCachePolicy {
     allowToolResults: allow.has('tool-results'),
     allowImageUrls: allow.has('image-urls'),
     allowConversationState: allow.has('conversation-state'),
+    ...(schema.families ? { families: new Set(schema.families) } : {}),
+    ...(schema.maxEntryBytes !== undefined ? { maxEntryBytes: schema.maxEntryBytes } : {}),
     ...(schema.semantic ? { semantic: Object.freeze({ model: schema.semantic.model, threshold: schema.semantic.threshold ?? 0.95, maxEntries: schema.semantic.maxEntries ?? 10_000 }) } : {}),
   });
 }

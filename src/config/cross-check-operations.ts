@@ -74,3 +74,17 @@ function checkPassthroughOperation(entry: EndpointConfig, index: number, operati
   const near = nearestName(operation, [...declared]);
   problems.add(source, `/${index}/pipeline/operation`, `endpoint "${entry.name}" sends operation "${operation}", which no protocol of its dialect "${dialect}" declares (they declare: ${[...declared].join(', ')})${near ? `; did you mean "${near}"?` : ''}`);
 }
+
+/** A model's own `cache.families` (as a route's, src/config/routes.ts): each a `pipeline.operation` some catalogue entry sends. */
+export function checkModelCacheFamilies(channels: { channel: ChannelConfig; source: YamlSource }[], endpoints: readonly EndpointConfig[], problems: Problems): void {
+  const operations = new Set(endpoints.flatMap((e) => (e.pipeline?.operation ? [e.pipeline.operation] : [])));
+  for (const { channel, source } of channels) {
+    channel.models.forEach((model, index) => {
+      model.cache?.families?.forEach((family, at) => {
+        if (operations.has(family)) return;
+        const near = nearestName(family, [...operations]);
+        problems.add(source, `/models/${index}/cache/families/${at}`, `no catalogue entry sends "${family}" (the families are the catalogue's pipeline.operation names: ${[...operations].join(', ')})${near ? `; did you mean "${near}"?` : ''}`);
+      });
+    });
+  }
+}

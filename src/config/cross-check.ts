@@ -7,7 +7,7 @@ import { isTimeZone } from './periods.js';
 import { clientValue } from '../base/errors.js';
 import { credentialsOf, foreignCredentialFields } from './credentials.js';
 import { batchOperations, checkBatchApi } from './cross-check-batches.js';
-import { checkPipelineOperations } from './cross-check-operations.js';
+import { checkModelCacheFamilies, checkPipelineOperations } from './cross-check-operations.js';
 import { checkUnits } from './cross-check-units.js';
 import type { Problems } from './problems.js';
 import { checkOperation, checkTask, checkTaskKinds, escapePointer as escape, taskOperations, type Report } from './cross-check-tasks.js';
@@ -260,6 +260,7 @@ export function crossCheckConfig(valid: ValidatedConfig, problems: Problems, env
   checkModelOwners(channels, problems);
   checkModelKinds(channels, endpoints, problems);
   checkPipelineOperations(valid.catalogue, channels, known.protocols, problems);
+  checkModelCacheFamilies(channels, endpoints, problems);
   checkTaskKinds(valid.protocols, endpoints, problems);
   const protocolSources = new Map(valid.protocols.flatMap(({ value, source }) => (value ? [[value.id, source] as const] : [])));
   checkUnits({ channels, protocols: known.protocols, endpoints }, protocolSources, problems);

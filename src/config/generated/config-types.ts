@@ -1353,6 +1353,16 @@ export interface RouteRouteCache {
     maxEntries: number;
   };
   /**
+   * Only requests of these endpoint families are cached, by the catalogue's `pipeline.operation` (`chat`, `responses`, `embeddings`, `moderations`, `rerank`, ...); others pass as `x-cache: bypass`. Absent: every family the route serves. check-config refuses a name no catalogue entry sends. Workspaces and keys may narrow it further, never widen it.
+   *
+   * @minItems 1
+   */
+  families?: string[];
+  /**
+   * The largest answer this route stores (bytes): the smaller of this and config.yaml cache.maxEntryBytes (workspaces and keys may set a smaller one). Absent: config.yaml's.
+   */
+  maxEntryBytes?: number;
+  /**
    * The token counts a hit's ledger row carries: `zero` (no tokens were used; usage reports never double-count), or `reported` (the counts of the original answer).
    */
   hitTokens: 'zero' | 'reported';
