@@ -1,5 +1,5 @@
-// The heap's settling after a start (src/base/settle-heap.ts): full collections a gap apart, none after a busy gap,
-// and nothing left running once stopped.
+// The heap's settling after a start (src/base/settle-heap.ts): full collections a gap apart that compact, none after a
+// busy gap, and nothing left running once stopped.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { settleHeap } from '../src/base/settle-heap.js';
@@ -29,6 +29,24 @@ describe('settleHeap', () => {
     await vi.advanceTimersByTimeAsync(30);
     await settling.done;
     expect(oldUsed()).toBeLessThan(before);
+  });
+
+  it('compacts: old-generation pages the garbage left mostly empty are given back', async () => {
+    const oldSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!;
+    const settle = async () => {
+      const settling = settleHeap({ rounds: 2, gapMs: 10, busyAbove: 1 });
+      await vi.advanceTimersByTimeAsync(20);
+      await settling.done;
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    // Objects promoted to the old generation, then one in two dropped: every page keeps some, so none is empty.
+    let kept: { n: number; s: string }[] = Array.from({ length: 300_000 }, (_, n) => ({ n, s: `item ${n}` }));
+    await settle();
+    kept = kept.filter((_, i) => i % 2 === 0);
+    const before = oldSpace().physical_space_size;
+    await settle();
+    expect(kept).toHaveLength(150_000);
+    expect(oldSpace().physical_space_size).toBeLessThan(before - 4 * 1024 * 1024);
   });
 
   it('skips a round whose gap the event loop spent busy, and counts only what it collected', async () => {
