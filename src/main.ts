@@ -17,6 +17,7 @@ import { checkPortFree, portInUseMessage } from './net/port-in-use.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { settleHeap } from './base/settle-heap.js';
+import { keepParsedTexts } from './config/yaml-source.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -91,6 +92,8 @@ async function serve(config: LoadedConfig, worker: boolean) {
   // What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
   // process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts).
   const settling = settleHeap({ rounds: 6 });
+  // The YAML texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
+  keepParsedTexts(false);
   services.onClose(() => settling.stop());
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { ChannelConfig, ModelRoute, ProtocolConfig } from '../config/types.js';
-import { readYamlSource } from '../config/yaml-source.js';
+import { followParsedTexts, keepingParsedTexts, readYamlSource } from '../config/yaml-source.js';
 import { GatewayError, UpstreamError } from '../base/errors.js';
 import type { TemplateSet } from '../engine/liquid.js';
 import { buildTranslator } from '../engine/translate/declared.js';
@@ -51,8 +51,12 @@ export const FIXTURE_CONTEXT = {
   price: { currency: 'USD', inputPerMillion: 1, outputPerMillion: 2, cachedInputPerMillion: 0.5 },
 };
 
-/** Parsed fixture files by path: parsing YAML is most of what running the fixtures costs, and a reload reads them again. */
+/**
+ * Parsed fixture files by path: parsing YAML is most of what running the fixtures costs, and a reload reads them again.
+ * Kept as long as the config's parsed YAML texts are (a server stops keeping them once it listens: src/config/yaml-source.ts).
+ */
 const parsed = new Map<string, { mtimeMs: number; size: number; file: FixtureFile }>();
+followParsedTexts(() => parsed.clear());
 
 export function readFixtureFiles(dir: string): FixtureFile[] {
   if (!existsSync(dir)) return [];
@@ -65,7 +69,7 @@ export function readFixtureFiles(dir: string): FixtureFile[] {
       const cached = parsed.get(path);
       if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.file;
       const file = { path, ...(parse(readFileSync(path, 'utf8')) as Omit<FixtureFile, 'path'>) };
-      parsed.set(path, { mtimeMs, size, file });
+      if (keepingParsedTexts()) parsed.set(path, { mtimeMs, size, file });
       return file;
     });
 }
