@@ -90,8 +90,9 @@ async function serve(config: LoadedConfig, worker: boolean) {
 
   const address = await listenOrExit(app, config, worker);
   // What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
-  // process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts).
-  const settling = settleHeap({ rounds: 6 });
+  // process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
+  // up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine.
+  const settling = settleHeap({ rounds: 12 });
   // The YAML texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
   keepParsedTexts(false);
   services.onClose(() => settling.stop());
