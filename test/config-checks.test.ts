@@ -26,6 +26,12 @@ describe('check-config where files meet', () => {
     ]);
   });
 
+  it('refuses a translated entry whose operation no protocol of its dialect declares (the pass-through would fail as the client\'s fault)', async () => {
+    expect(await problemsOf('translated-operation')).toEqual([
+      `${fixtures}/translated-operation/catalogue/chat.yaml:9:60 /0/pipeline/operation endpoint "talk" sends operation "chatt", which no protocol of its dialect "openai-chat" declares (they declare: chat); did you mean "chat"?`,
+    ]);
+  });
+
   it('locates a JSON syntax error in a request schema, with no stack trace', async () => {
     expect(await problemsOf('schema-syntax')).toEqual([`${fixtures}/schema-syntax/schemas/ocr.json:4:50 / JSON syntax error: property name expected`]);
   });

@@ -251,4 +251,21 @@ describe('generated videos', () => {
     expect(page.html).toContain('fake-video');
     expect(page.html).toContain('video/mp4');
   });
+
+  // An operator's own task family (catalogue `purpose: music_generation`, test/task-families) archives audio: the page
+  // lists whatever a family archived, by media type, not a closed list of families.
+  it("lists an operator family's archived audio under Audio, with a player, and not under images or videos", async () => {
+    const sample = acceptedSamples.find((s) => s.name === 'audio.mp3')!;
+    const row = await storeFile(gw.services, { workspaceId: gw.workspace.id, stream: sample.bytes, filename: 'music-task_def-0', purpose: 'music_generation', source: 'generated', model: 'fake-music', taskId: 'task_def' });
+    const client = await owner();
+    const audio = await client.get('/dashboard/files?kind=audio');
+    expect(tileIds(audio.html)).toEqual([row.id]);
+    expect(audio.html).toMatch(new RegExp(`<audio src="/api/v1/files/${row.id}/content\\?token=[^"]+" preload="none" controls>`));
+    expect(tileIds((await client.get('/dashboard/files?kind=image')).html)).not.toContain(row.id);
+    expect(tileIds((await client.get('/dashboard/files?kind=video')).html)).not.toContain(row.id);
+    expect(tileIds((await client.get('/dashboard/files')).html)).toContain(row.id);
+    const page = await client.get(`/dashboard/files/${row.id}`);
+    expect(page.html).toMatch(/<audio src="[^"]+" controls/);
+    expect(page.html).toContain('audio/mpeg');
+  });
 });

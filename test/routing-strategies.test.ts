@@ -27,9 +27,13 @@ async function splitRoute() {
   return (await loadConfig(join(dir, 'config.yaml'), { env: {} })).routes.get('split')!;
 }
 
+let split: ReturnType<typeof splitRoute> | undefined;
+/** The route, written and loaded once for the file's tests. */
+const splitNode = () => (split ??= splitRoute());
+
 describe('weighted', () => {
   it('3,000 requests to a 60/30/10 route: each share within 3 points (exactly 1,800 / 900 / 300), every request with its failover behind it', async () => {
-    const node = await splitRoute();
+    const node = await splitNode();
     const state = new RouterState(() => 0);
     const first: Record<string, number> = {};
     for (let i = 0; i < 3000; i++) {
@@ -41,5 +45,20 @@ describe('weighted', () => {
     for (const [target, share] of Object.entries(shares)) expect(Math.abs(first[target] / 3000 - share)).toBeLessThanOrEqual(0.03);
     // Smooth weighted round robin is exact over every cycle of the weights (100 requests here).
     expect(first).toEqual({ 'a/alpha': 1800, 'b/beta': 900, 'c/gamma': 300 });
+  });
+});
+
+describe('ranking made once per route', () => {
+  it('a weighted route over models hands every request one of its targets\' orders, made on its first request: nothing is made per request', async () => {
+    const node = await splitNode();
+    const state = new RouterState(() => 0);
+    const orders = new Set(Array.from({ length: 100 }, () => attemptsOf(node, state, undefined)));
+    expect(orders.size).toBe(3);
+    for (const order of orders) {
+      expect(Object.isFrozen(order)).toBe(true);
+      // The first target is the one the weights picked, the others behind it as listed.
+      const targets = order.map((a) => a.via!.target);
+      expect(targets.slice(1)).toEqual(['a/alpha', 'b/beta', 'c/gamma'].filter((t) => t !== targets[0]));
+    }
   });
 });

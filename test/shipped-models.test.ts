@@ -46,10 +46,10 @@ describe('the shipped models', () => {
     for (const id of newer) expect(known.has(id), `${id} is in ChatModel now: drop it from the list above`).toBe(false);
   });
 
-  it("keep Claude Code's default ids reachable, as aliases of the Anthropic models, while Anthropic serves them", async () => {
+  it("keep Claude Code's dated small-model id reachable, as an alias of the Anthropic model, while Anthropic serves it", async () => {
     const config = await loadConfig(join(repoRoot, 'config.example.yaml'), { env: { ANTHROPIC_API_KEY: 'k' } });
     const now = Date.now();
-    for (const id of ['claude-haiku-4-5-20251001', 'claude-sonnet-4-5-20250929']) {
+    for (const id of ['claude-haiku-4-5-20251001']) {
       const model = config.models.get(config.aliases.get(id)!)![0].model;
       if (model.retiresAt && now >= Date.parse(model.retiresAt)) continue;
       expect(resolveModel(config, id, 'chat', () => now)[0].channel.id).toBe('anthropic');

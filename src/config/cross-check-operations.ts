@@ -1,6 +1,8 @@
 // Where the catalogue meets the protocols: a relayed entry's `pipeline.operation` is declared by every protocol that serves
-// its model kind, so a misspelt operation is a config error at load, never a call that fails as the client's fault.
+// its model kind, and a translated entry's (chat, images) by some protocol in the entry's own dialect (its pass-through),
+// so a misspelt operation is a config error at load, never a call that fails as the client's fault.
 import type { Problems } from './problems.js';
+import { nearestName } from './schemas.js';
 import type { ChannelConfig, EndpointConfig, ProtocolConfig } from './types.js';
 import type { ValidatedFile } from './validate.js';
 import { displayPath, type YamlSource } from './yaml-source.js';
@@ -33,6 +35,9 @@ export function checkPipelineOperations(catalogue: ValidatedFile<EndpointConfig[
   for (const { source, value } of catalogue) {
     value?.forEach((entry, index) => {
       const operation = entry.pipeline?.operation;
+      if (operation && entry.pipeline?.dialect && entry.pipeline.flow !== 'relay' && entry.pipeline.flow !== 'task') {
+        return checkPassthroughOperation(entry, index, operation, entry.pipeline.dialect, source, protocols, problems);
+      }
       if (entry.pipeline?.flow !== 'relay' || !operation || !entry.modelKind) return;
       const served = channelsServing(entry.modelKind, channels, protocols);
       const lacking = served.filter(({ protocol }) => !Object.hasOwn(protocol.operations, operation));
@@ -52,4 +57,20 @@ export function checkPipelineOperations(catalogue: ValidatedFile<EndpointConfig[
       }
     });
   }
+}
+
+/**
+ * A translated entry's operation is the one a protocol of the client's own dialect is sent unchanged (the pass-through);
+ * the other protocols get the operation their translation declares. Protocols of that dialect but none declaring it:
+ * every pass-through call would fail as untranslatable, so the entry is wrong, reported with the nearest declared name.
+ * (With no protocol of the dialect loaded, every call is translated and the name is never sent.)
+ */
+function checkPassthroughOperation(entry: EndpointConfig, index: number, operation: string, dialect: string, source: YamlSource, protocols: Map<string, ProtocolConfig>, problems: Problems): void {
+  const declared = new Set<string>();
+  for (const protocol of protocols.values()) {
+    for (const [name, op] of Object.entries(protocol.operations)) if ((op.dialect ?? protocol.dialect) === dialect) declared.add(name);
+  }
+  if (!declared.size || declared.has(operation)) return;
+  const near = nearestName(operation, [...declared]);
+  problems.add(source, `/${index}/pipeline/operation`, `endpoint "${entry.name}" sends operation "${operation}", which no protocol of its dialect "${dialect}" declares (they declare: ${[...declared].join(', ')})${near ? `; did you mean "${near}"?` : ''}`);
 }

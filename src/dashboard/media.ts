@@ -1,4 +1,5 @@
-// The generated media a workspace's Files page shows: archived images and videos only, never uploads.
+// The generated media a workspace's Files page shows: whatever a family archived (images, videos, an operator's music
+// family's audio: any purpose the catalogue names), never uploads. Kinds are the media type's top level, not families.
 import { signContentUrl } from '../files/file-object.js';
 import { isFileId } from '../files/ids.js';
 import { deleteFile, type FileRow } from '../files/repository.js';
@@ -6,12 +7,18 @@ import type { DashboardDeps } from './deps.js';
 import { appendAudit, type Actor } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 
-export const KINDS = { image: 'image_generation', video: 'video_generation' } as const;
-export type MediaKind = keyof typeof KINDS;
+const MEDIA_KINDS = ['image', 'video', 'audio'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
 export const PAGE_SIZE = 24;
 
 export function parseKind(value: unknown): MediaKind | undefined {
-  return value === 'image' || value === 'video' ? value : undefined;
+  return MEDIA_KINDS.find((kind) => kind === value);
+}
+
+/** How a file previews: by its sniffed content type's top level; anything else is offered as a download. */
+export function kindOf(contentType: string): MediaKind | 'other' {
+  const top = contentType.slice(0, contentType.indexOf('/'));
+  return MEDIA_KINDS.find((kind) => kind === top) ?? 'other';
 }
 
 /** One page, newest first; `before` is the last id of the previous page (ids sort in creation order). */
@@ -23,13 +30,13 @@ export async function listGeneratedMedia(db: Db, workspaceId: string, q: { kind?
     .where('workspace_id', '=', workspaceId)
     .where('source', '=', 'generated')
     .where('expires_at', '>', Math.floor(now / 1000));
-  query = q.kind ? query.where('purpose', '=', KINDS[q.kind]) : query.where('purpose', 'in', Object.values(KINDS));
+  if (q.kind) query = query.where('content_type', 'like', `${q.kind}/%`);
   if (q.before && isFileId(q.before)) query = query.where('id', '<', q.before);
   const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-/** A live generated image or video of this workspace; uploads and other workspaces' files read as absent. */
+/** A live generated file of this workspace; uploads and other workspaces' files read as absent. */
 export async function findGeneratedMedia(db: Db, workspaceId: string, id: string, now = Date.now()): Promise<FileRow | undefined> {
   if (!isFileId(id)) return undefined;
   return db
@@ -38,7 +45,6 @@ export async function findGeneratedMedia(db: Db, workspaceId: string, id: string
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
     .where('source', '=', 'generated')
-    .where('purpose', 'in', Object.values(KINDS))
     .where('expires_at', '>', Math.floor(now / 1000))
     .executeTakeFirst();
 }
@@ -64,7 +70,7 @@ export async function deleteGeneratedMedia(services: DashboardDeps, workspaceId:
 
 export interface MediaView {
   id: string;
-  kind: MediaKind;
+  kind: MediaKind | 'other';
   url: string;
   filename: string;
   contentType: string;
@@ -95,7 +101,7 @@ export function formatBytes(bytes: number): string {
 export function mediaView(services: DashboardDeps, row: FileRow): MediaView {
   return {
     id: row.id,
-    kind: row.purpose === KINDS.video ? 'video' : 'image',
+    kind: kindOf(row.content_type),
     url: signContentUrl(services, row.id, '').url,
     filename: row.filename,
     contentType: row.content_type,

@@ -5,7 +5,7 @@ import type { ChannelConfig, ModelRoute, RouteNode } from '../config/types.js';
 import { attemptsOf, type RoutingRequest } from './routing/order.js';
 import { RouterState } from './routing/target-states.js';
 import type { CooldownShare } from './routing/cooldown-share.js';
-import { sendRouted, type AttemptRecord, type AttemptWatcher } from './routing/routed-send.js';
+import { sendRouted, type AttemptRecord, type AttemptWatcher, type RoutedSendDeps } from './routing/routed-send.js';
 import type { LoadedConfig } from './loaded-config.js';
 import { ChannelUnavailableError, channelNotConfigured, GatewayError, UpstreamError } from '../base/errors.js';
 import type { Metrics } from '../base/metrics.js';
@@ -34,6 +34,7 @@ export class Upstreams {
   private readonly tokenCaches: TokenCaches;
   /** What this process knows of route targets (in flight, latency, cooldowns); made for the first routed request. */
   private routerState?: RouterState;
+  private routedDeps?: RoutedSendDeps;
 
   /** `now` (Unix milliseconds) dates tokens and signatures and times key pools' rests; tests inject theirs. */
   constructor(
@@ -146,10 +147,14 @@ export class Upstreams {
 
   /**
    * Tries each route in order until one answers; only failures that happened before any answer
-   * (unreachable, 5xx, 429) move on to the next route of a fallback group.
+   * (unreachable, 5xx, 429) move on to the next route of a fallback group. A route's attempts go to its send loop
+   * (routed-send.ts) directly: no async frame of this one around it.
    */
-  async sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher?: AttemptWatcher): Promise<{ route: ModelRoute; response: UpstreamResponse; attempt?: AttemptRecord }> {
-    if (routes[0]?.via) return sendRouted({ router: this.router, metrics: this.metrics, send: (route, request) => this.send(route, request) }, routes, build, watcher);
+  sendFirst(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest, watcher?: AttemptWatcher): Promise<{ route: ModelRoute; response: UpstreamResponse; attempt?: AttemptRecord }> {
+    return routes[0]?.via ? sendRouted(this.routed, routes, build, watcher) : this.sendInOrder(routes, build);
+  }
+
+  private async sendInOrder(routes: readonly ModelRoute[], build: (route: ModelRoute, index: number) => UpstreamRequest): Promise<{ route: ModelRoute; response: UpstreamResponse }> {
     let lastError: unknown;
     for (let index = 0; index < routes.length; index++) {
       const route = routes[index];
@@ -163,6 +168,11 @@ export class Upstreams {
       }
     }
     throw lastError;
+  }
+
+  /** What the routed send loop takes of this client, made once. */
+  private get routed(): RoutedSendDeps {
+    return (this.routedDeps ??= { router: this.router, metrics: this.metrics, send: (route, request) => this.send(route, request) });
   }
 
   /** How this operation's error bodies name their message: its `errors.message` mapping, else the common shapes. */
@@ -188,9 +198,12 @@ export class Upstreams {
     if (this.router.failed(via.target, this.router.target(via.target), via.route.cooldown)) this.metrics?.countRouteCooldown(via.route.id, via.target);
   }
 
-  /** The attempts of one request to a route, best first, by its strategy and what this process knows of its targets. */
+  /**
+   * The attempts of one request to a route, best first, by its strategy and what this process knows of its targets;
+   * often an array shared by every request to the route (frozen: callers read it, as they read a model's routes).
+   */
   routeAttempts(node: RouteNode, request: RoutingRequest | undefined): ModelRoute[] {
-    return attemptsOf(node, this.router, request);
+    return attemptsOf(node, this.router, request) as ModelRoute[];
   }
 
   /** Each key pool entry's state by channel, for /readyz and /metrics; entries of channels not called yet serve. */

@@ -42,6 +42,7 @@ export function closeIfBodyUnread(req: FastifyRequest, reply: FastifyReply): voi
 const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || (declaredLength(req) ?? 0) > 0;
 
 interface Watched {
+  req: IncomingMessage;
   startedAt: number;
   /** The socket's bytesRead when the request's headers were parsed: what arrives after is this body's. */
   bytesAtStart: number;
@@ -51,9 +52,15 @@ interface Watched {
  * Cuts request bodies that arrive slower than `minBodyBytesPerSecond` on average once `bodyGraceMs` have passed. One
  * check every `checkIntervalMs` for all of them, running only while a body is in flight; a body is measured by its
  * socket's bytesRead, so the stream it is read from is never touched.
+ *
+ * A request is kept for the check only if its body is still arriving a turn of the event loop after its headers: most
+ * bodies come whole with them (a chat request's), and keeping each such request until the next check (up to a second)
+ * carried every one of them past the young generation's collections, a cost on every request of a busy process.
  */
 export class SlowBodyGuard {
   private readonly bodies = new Map<IncomingMessage, Watched>();
+  /** Requests whose headers came this turn, sorted at the next one: gone if their body is whole, else kept in `bodies`. */
+  private fresh: Watched[] = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -65,12 +72,26 @@ export class SlowBodyGuard {
   watch(req: IncomingMessage): void {
     // A request injected without a socket (fastify's inject) has no bytes to count and nothing to cut.
     if (req.complete || !hasBody(req) || typeof req.socket?.bytesRead !== 'number') return;
-    this.bodies.set(req, { startedAt: this.now(), bytesAtStart: req.socket.bytesRead });
-    this.timer ??= setInterval(checkBodies, this.timeouts.checkIntervalMs, this).unref();
+    if (this.fresh.push({ req, startedAt: this.now(), bytesAtStart: req.socket.bytesRead }) === 1) setImmediate(sortFresh, this);
+  }
+
+  /** How many bodies are kept for the check (those still arriving a turn after their headers). */
+  get watching(): number {
+    return this.bodies.size;
+  }
+
+  /** Keeps the requests of the last turn whose bodies are still arriving; drops the rest. */
+  sortFresh(): void {
+    const fresh = this.fresh;
+    if (!fresh.length) return;
+    this.fresh = [];
+    for (const watched of fresh) if (!watched.req.complete && !watched.req.socket.destroyed) this.bodies.set(watched.req, watched);
+    if (this.bodies.size) this.timer ??= setInterval(checkBodies, this.timeouts.checkIntervalMs, this).unref();
   }
 
   /** Drops the bodies that ended, cuts the ones under the floor; stops checking when none is left. */
   check(): void {
+    this.sortFresh();
     const now = this.now();
     const { bodyGraceMs, minBodyBytesPerSecond } = this.timeouts;
     for (const [req, { startedAt, bytesAtStart }] of this.bodies) {
@@ -94,6 +115,10 @@ export class SlowBodyGuard {
     clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+function sortFresh(guard: SlowBodyGuard): void {
+  guard.sortFresh();
 }
 
 function checkBodies(guard: SlowBodyGuard): void {

@@ -67,7 +67,10 @@ export class CallCore implements UpstreamScope {
     this.disposed = true;
     clearTimeout(this.timer);
     this.ended();
-    if (this.held) for (const release of this.held.splice(0)) release();
+    const held = this.held;
+    this.held = undefined;
+    // A release that holds something more is run at once (the call is disposed): nothing joins this list meanwhile.
+    if (held) for (const release of held) release();
   }
 
   /** What a kind of call lets go of when it ends (a snapshot hold, a client listener). */

@@ -26,6 +26,8 @@ class HttpCall extends CallCore implements Call {
   readonly body: Record<string, unknown>;
   readonly bodyBytes: number;
   answerTap?: AnswerTap;
+  /** The headers set through header(), for an event stream's head. */
+  private headersSet?: Record<string, string>;
 
   constructor(
     readonly services: PipelineDeps,
@@ -82,8 +84,11 @@ class HttpCall extends CallCore implements Call {
   }
 
   header(name: string, value: string): void {
-    // On the raw response, so that a hijacked event stream's head and an error's answer carry it too.
-    this.reply.raw.setHeader(name, value);
+    // On fastify's reply, which a JSON answer's head (writeJson) and an error's answer are written from, and kept for an
+    // event stream's head (openStream). Not on node's response: a header set there makes writeHead merge two sets of
+    // headers, name by name (checked again), several µs a request.
+    this.reply.header(name, value);
+    (this.headersSet ??= {})[name] = value;
   }
 
   respond(answer: unknown, status = 200): void {
@@ -118,7 +123,7 @@ class HttpCall extends CallCore implements Call {
     if (tap) tapWrites(res, tap);
     noteFirstWrite(res, this);
     this.answerTap?.streaming(res, head);
-    res.writeHead(200, head);
+    res.writeHead(200, this.headersSet ? { ...this.headersSet, ...head } : head);
     if (flush) res.flushHeaders();
     return res;
   }

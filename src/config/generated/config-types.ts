@@ -2161,7 +2161,10 @@ export interface AnswerMedia {
   when?: {
     [k: string]: string | number | boolean;
   };
-  purpose: 'image_generation' | 'video_generation';
+  /**
+   * The file purpose the archived media is stored under (`image_generation`, `video_generation`, or a family's own, as a catalogue task family's `purpose`).
+   */
+  purpose: string;
 }
 /**
  * A list (or one item) of media in an SSE event's parsed data: as answerMedia, with `list` or `item` a path from `event` (`"{{ event.item }}"`).
@@ -2177,7 +2180,10 @@ export interface EventMedia {
   when?: {
     [k: string]: string | number | boolean;
   };
-  purpose: 'image_generation' | 'video_generation';
+  /**
+   * The file purpose the archived media is stored under (`image_generation`, `video_generation`, or a family's own, as a catalogue task family's `purpose`).
+   */
+  purpose: string;
 }
 /**
  * How one client dialect is spoken to this protocol: structural mappings (YAML trees with Liquid expressions at their leaves; docs/translation.md, Writing a mapping), a table of what happens to client fields, lookup maps, and the per-event mappings the generic SSE state machine runs.

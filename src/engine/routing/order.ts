@@ -70,11 +70,45 @@ const ranks: Record<RouteNode['strategy'], Rank> = {
   },
 };
 
+/** A route's attempts whose order needs nothing of the request or of the targets' state: those of an ordered or cost route over models or such routes. */
+const isFixed = (node: RouteNode): boolean => (node.strategy === 'ordered' || node.strategy === 'cost') && node.targets.every((t) => !t.route || isFixed(t.route));
+
+/**
+ * What a route's ranking makes of the same targets on every request, made on its first: its one order (ordered, cost),
+ * or one order for each target a weighted route may put first; null where the order is the request's own (the other
+ * strategies, or a weighted route over a route that is not fixed). A request to a route then allocates nothing to rank it.
+ */
+interface Precomputed {
+  readonly always?: readonly ModelRoute[];
+  readonly byLead?: readonly (readonly ModelRoute[])[];
+}
+
+const precomputed = new WeakMap<RouteNode, Precomputed | null>();
+
+function precompute(node: RouteNode): Precomputed | null {
+  // The ranks of a fixed route read no state and no request: ranking it once, with none, is every request's ranking.
+  const noState = undefined as unknown as RouterState;
+  if (isFixed(node)) return { always: Object.freeze(expand(ranks[node.strategy](node, noState, undefined), noState, undefined)) };
+  if (node.strategy === 'weighted' && node.targets.every((t) => !t.route || isFixed(t.route))) {
+    return { byLead: Object.freeze(node.targets.map((_, first) => Object.freeze(expand(leading(node.targets, first), noState, undefined)))) };
+  }
+  return null;
+}
+
 /** The attempts of one request to `node`, best first, each target (`channel/model`) once. */
-export function attemptsOf(node: RouteNode, state: RouterState, request: RoutingRequest | undefined): ModelRoute[] {
+export function attemptsOf(node: RouteNode, state: RouterState, request: RoutingRequest | undefined): readonly ModelRoute[] {
+  let known = precomputed.get(node);
+  if (known === undefined) precomputed.set(node, (known = precompute(node)));
+  if (known?.always) return known.always;
+  if (known?.byLead) return known.byLead[state.nextByWeight(node)];
+  return expand(ranks[node.strategy](node, state, request), state, request);
+}
+
+/** Ranked targets as attempts: a route target expanded into its own ranked attempts, each target (`channel/model`) once. */
+function expand(targets: readonly RouteTarget[], state: RouterState, request: RoutingRequest | undefined): ModelRoute[] {
   const attempts: ModelRoute[] = [];
   const seen = new Set<string>();
-  for (const target of ranks[node.strategy](node, state, request)) {
+  for (const target of targets) {
     for (const attempt of target.route ? attemptsOf(target.route, state, request) : target.attempts) {
       if (seen.has(attempt.via!.target)) continue;
       seen.add(attempt.via!.target);

@@ -68,19 +68,21 @@ export async function sendRouted(deps: RoutedSendDeps, routes: readonly ModelRou
     const started = router.now();
     try {
       const response = await deps.send(route, request);
-      const ms = router.now() - started;
-      state.observeLatency(ms, router.now());
+      const answeredAt = router.now();
+      const ms = answeredAt - started;
+      state.observeLatency(ms, answeredAt);
       metrics?.observeRouteTarget(node.id, target, ms / 1000);
       metrics?.countRouteAttempt(node.id, target, 'answered');
       const attempt: AttemptRecord = { channel: route.channel.id, model: route.model.id, status: response.statusCode, latencyMs: ms };
       watcher?.attempted?.(attempt);
-      watcher?.holdUntilDone(() => state.inFlight--);
+      watcher?.holdUntilDone(state.release);
       if (!watcher) state.inFlight--;
       return { route, response, attempt };
     } catch (err) {
       state.inFlight--;
-      const ms = router.now() - started;
-      if ((err as GatewayError).code === 'upstream_timeout') state.observeLatency(ms, router.now());
+      const failedAt = router.now();
+      const ms = failedAt - started;
+      if ((err as GatewayError).code === 'upstream_timeout') state.observeLatency(ms, failedAt);
       metrics?.countRouteAttempt(node.id, target, 'failed');
       watcher?.attempted?.({ channel: route.channel.id, model: route.model.id, status: (err as GatewayError).upstreamStatus ?? (err as GatewayError).statusCode ?? 502, latencyMs: ms });
       lastError = err;

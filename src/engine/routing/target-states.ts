@@ -21,6 +21,8 @@ export class TargetState {
   cooledUntil = 0;
   /** When the shared cooldown was last read (the clock's ms). */
   sharedReadAt = -Infinity;
+  /** Ends one request's hold on this target (made once: a routed call holds its answering target until it ends). */
+  readonly release = (): void => void this.inFlight--;
 
   observeLatency(ms: number, now: number): void {
     // A target answering in under half its average has recovered (a probe found it so): believed at once, where the
