@@ -75,6 +75,18 @@ async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: L
   return address;
 }
 
+/**
+ * What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
+ * process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
+ * up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine. The YAML
+ * texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
+ */
+function giveBackStartMemory(services: { onClose(fn: () => void): void }): void {
+  const settling = settleHeap({ rounds: 12 });
+  keepParsedTexts(false);
+  services.onClose(() => settling.stop());
+}
+
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
 async function serve(config: LoadedConfig, worker: boolean) {
   const services = await createServices(config);
@@ -89,13 +101,7 @@ async function serve(config: LoadedConfig, worker: boolean) {
   if (worker) answerPrimary('reload', () => reloadForPrimary(services, app.log));
 
   const address = await listenOrExit(app, config, worker);
-  // What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
-  // process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
-  // up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine.
-  const settling = settleHeap({ rounds: 12 });
-  // The YAML texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
-  keepParsedTexts(false);
-  services.onClose(() => settling.stop());
+  giveBackStartMemory(services);
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));
