@@ -4,7 +4,7 @@ import cluster from 'node:cluster';
 import { ConfigError } from './base/errors.js';
 import { resolveConfigPath, startupWarnings, summarize } from './config/load.js';
 import { loadConfig, type LoadedConfig } from './compile/load-config.js';
-import { createServices } from './services.js';
+import { createServices, type Services } from './services.js';
 import { buildApp } from './app.js';
 import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
 import { printPlain } from './http/log-format.js';
@@ -80,10 +80,13 @@ async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: L
  * process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
  * up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine. The YAML
  * texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
+ * GATEWAY_SETTLE_HEAP=off leaves the heap as it is: the test suites start gateway after gateway and stop each within
+ * seconds, and those collections (about 0.5 s of CPU a process) gave back memory no one was waiting for.
  */
-function giveBackStartMemory(services: { onClose(fn: () => void): void }): void {
-  const settling = settleHeap({ rounds: 12 });
+function settleAfterListen(services: Services): void {
   keepParsedTexts(false);
+  if (process.env.GATEWAY_SETTLE_HEAP === 'off') return;
+  const settling = settleHeap({ rounds: 12 });
   services.onClose(() => settling.stop());
 }
 
@@ -101,7 +104,7 @@ async function serve(config: LoadedConfig, worker: boolean) {
   if (worker) answerPrimary('reload', () => reloadForPrimary(services, app.log));
 
   const address = await listenOrExit(app, config, worker);
-  giveBackStartMemory(services);
+  settleAfterListen(services);
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
     printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || address));

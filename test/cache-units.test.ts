@@ -1,21 +1,25 @@
 // The response cache's pure parts: the byte-bounded LRU, the canonical key and what makes a request vary, the client's
 // Cache-Control, and the check that a captured stream ended whole.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { clientControl } from '../src/cache/control.js';
 import { canonicalBody, samples } from '../src/cache/key.js';
-import { ByteBoundedLru } from '../src/cache/lru.js';
+import { ByteBoundedLru, heapBytes } from '../src/cache/lru.js';
+import { FIRST_BACKOFF_MS, RedisGuard } from '../src/cache/redis-guard.js';
 import { replayEvents, streamComplete } from '../src/cache/replay.js';
 import { decodeEntry, encodeEntry } from '../src/cache/store.js';
 import { cacheLimits } from '../src/config/cache.js';
+
+/** Keeps a text as the store keeps an entry: its heap bytes counted, to its owner. */
+const put = (lru: ByteBoundedLru, key: string, text: string, ttlMs: number, owner = '') => lru.set(key, text, ttlMs, heapBytes(text), owner);
 
 describe('the memory store', () => {
   it('drops the least recently used entries once the bytes held pass the bound, and counts them', () => {
     const lru = new ByteBoundedLru(1200);
     const text = 'x'.repeat(200);
-    for (const key of ['a', 'b', 'c']) lru.set(key, text, 60_000);
+    for (const key of ['a', 'b', 'c']) put(lru, key, text, 60_000);
     expect(lru.get('a')).toBe(text);
-    lru.set('d', text, 60_000);
-    lru.set('e', text, 60_000);
+    put(lru, 'd', text, 60_000);
+    put(lru, 'e', text, 60_000);
     expect(lru.bytes).toBeLessThanOrEqual(1200);
     expect(lru.get('b')).toBeUndefined();
     expect(lru.get('a')).toBe(text);
@@ -24,16 +28,16 @@ describe('the memory store', () => {
 
   it('keeps nothing larger than the bound, and counts a text past ASCII at two bytes a character', () => {
     const lru = new ByteBoundedLru(1000);
-    expect(lru.set('big', 'x'.repeat(1000), 60_000)).toBe(false);
+    expect(put(lru, 'big', 'x'.repeat(1000), 60_000)).toBe(false);
     expect(lru.size).toBe(0);
-    lru.set('wide', '\u4e2d'.repeat(100), 60_000);
+    put(lru, 'wide', '\u4e2d'.repeat(100), 60_000);
     expect(lru.bytes).toBeGreaterThanOrEqual(200);
   });
 
   it('forgets an entry past its TTL on its own clock, and gives its bytes back', () => {
     let now = 0;
     const lru = new ByteBoundedLru(10_000, () => now);
-    lru.set('a', 'hello', 1000);
+    put(lru, 'a', 'hello', 1000);
     now = 999;
     expect(lru.get('a')).toBe('hello');
     now = 1000;
@@ -43,11 +47,98 @@ describe('the memory store', () => {
 
   it('holds 100,000 distinct answers in a 64 MiB bound at 64 MiB, evicting the oldest', () => {
     const lru = new ByteBoundedLru(64 * 2 ** 20);
-    for (let i = 0; i < 100_000; i++) lru.set(`key-${i}`, JSON.stringify({ i, text: 'lorem ipsum '.repeat(90) }), 60_000);
+    for (let i = 0; i < 100_000; i++) put(lru, `key-${i}`, JSON.stringify({ i, text: 'lorem ipsum '.repeat(90) }), 60_000);
     expect(lru.bytes).toBeLessThanOrEqual(64 * 2 ** 20);
     expect(lru.size + lru.evictions).toBe(100_000);
     expect(lru.get('key-0')).toBeUndefined();
     expect(lru.get('key-99999')).toBeDefined();
+  });
+
+  it("holds each owner to its share: one owner's flood evicts its own oldest, never another's entries", () => {
+    const lru = new ByteBoundedLru(10_000, Date.now, 5_000);
+    const text = 'x'.repeat(300);
+    put(lru, 'quiet-1', text, 60_000, 'quiet');
+    put(lru, 'quiet-2', text, 60_000, 'quiet');
+    for (let i = 0; i < 100; i++) put(lru, `loud-${i}`, text, 60_000, 'loud');
+    expect(lru.get('quiet-1')).toBe(text);
+    expect(lru.get('quiet-2')).toBe(text);
+    expect(lru.ownerBytes('loud')).toBeLessThanOrEqual(5_000);
+    expect(lru.get('loud-99')).toBe(text);
+    expect(lru.get('loud-0')).toBeUndefined();
+    expect(lru.bytes).toBe(lru.ownerBytes('loud') + lru.ownerBytes('quiet'));
+  });
+
+  it("evicts an owner's least recently read entry first, and forgets an owner whose entries are all gone", () => {
+    const lru = new ByteBoundedLru(100_000, Date.now, 1_500);
+    const text = 'x'.repeat(300);
+    for (const key of ['a', 'b', 'c']) put(lru, key, text, 60_000, 'w');
+    lru.get('a');
+    put(lru, 'd', text, 60_000, 'w');
+    expect(lru.get('b')).toBeUndefined();
+    expect(lru.get('a')).toBe(text);
+    for (const key of ['a', 'c', 'd']) lru.delete(key);
+    expect(lru.ownerBytes('w')).toBe(0);
+    expect(lru.bytes).toBe(0);
+  });
+});
+
+describe("the guard around Redis's commands", () => {
+  const never = () => new Promise<string>(() => undefined);
+  const quiet = { warn() {} };
+
+  it('answers undefined past the timeout, every command in flight by one timer', async () => {
+    vi.useFakeTimers();
+    try {
+      const guard = new RedisGuard(50, quiet);
+      const pending = [guard.run(never), guard.run(never), guard.run(async () => 'yes')];
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(50);
+      expect(await Promise.all(pending)).toEqual([undefined, undefined, 'yes']);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('sends nothing for a back-off after a failure, then one probe, whose answer closes the circuit', async () => {
+    let now = 0;
+    const guard = new RedisGuard(50, quiet, () => now);
+    let sent = 0;
+    const failing = async () => {
+      sent++;
+      throw new Error('down');
+    };
+    expect(await guard.run(failing)).toBeUndefined();
+    expect(guard.open).toBe(true);
+    for (let i = 0; i < 5; i++) expect(await guard.run(failing)).toBeUndefined();
+    expect(sent).toBe(1);
+    expect(guard.skipped).toBe(5);
+    now += FIRST_BACKOFF_MS;
+    // The probe fails: the back-off doubles.
+    expect(await guard.run(failing)).toBeUndefined();
+    expect(sent).toBe(2);
+    now += FIRST_BACKOFF_MS;
+    expect(await guard.run(failing)).toBeUndefined();
+    expect(sent).toBe(2);
+    now += FIRST_BACKOFF_MS;
+    expect(await guard.run(async () => 'back')).toBe('back');
+    expect(guard.open).toBe(false);
+    expect(await guard.run(async () => 'again')).toBe('again');
+  });
+
+  it('lets only one probe out at a time: the others are skipped while it is in flight', async () => {
+    let now = 0;
+    const guard = new RedisGuard(50, quiet, () => now);
+    await guard.run(async () => Promise.reject(new Error('down')));
+    now += FIRST_BACKOFF_MS;
+    let release!: (value: string) => void;
+    const probe = guard.run(() => new Promise<string>((resolve) => (release = resolve)));
+    let sent = 0;
+    expect(await guard.run(async () => (sent++, 'x'))).toBeUndefined();
+    expect(sent).toBe(0);
+    release('ok');
+    expect(await probe).toBe('ok');
+    expect(await guard.run(async () => 'x')).toBe('x');
   });
 });
 
@@ -73,13 +164,14 @@ describe('stored entries', () => {
 
   it('keep the answer text as it went out, line breaks and all, behind a one-line head', () => {
     const sse = 'data: {"a":1}\n\ndata: [DONE]\n\n';
-    expect(decodeEntry(encodeEntry({ ...head, sseOptions: 'null' }, 'sse', sse))).toEqual({ ...head, sseOptions: 'null', sse });
-    expect(decodeEntry(encodeEntry(head, 'json', '{"x":"\u00e9"}'))).toEqual({ ...head, json: '{"x":"\u00e9"}' });
+    expect(decodeEntry(encodeEntry({ ...head, sseOptions: 'null', sse }))).toEqual({ ...head, sseOptions: 'null', sse });
+    expect(decodeEntry(encodeEntry({ ...head, json: '{"x":"\u00e9"}' }))).toEqual({ ...head, json: '{"x":"\u00e9"}' });
   });
 
   it('still read in the single-JSON form written before, and a text of neither form is no entry', () => {
     expect(decodeEntry(JSON.stringify({ ...head, json: '{}' }))).toEqual({ ...head, json: '{}' });
     expect(decodeEntry('{"at":1}\n{}')).toBeUndefined();
+    expect(decodeEntry(JSON.stringify({ value: 'keyv wrapped', expires: null }))).toBeUndefined();
     expect(decodeEntry('not json')).toBeUndefined();
   });
 });

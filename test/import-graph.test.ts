@@ -9,5 +9,6 @@ describe('import graph', () => {
   it('has no circular import in src or test', async () => {
     const graph = await madge([join(root, 'src'), join(root, 'test')], { fileExtensions: ['ts'], baseDir: root });
     expect(graph.circular()).toEqual([]);
-  });
+    // madge parses every file of src/ and test/ with TypeScript: CPU alone, 15 s idle and over 30 s on a busy machine.
+  }, 120_000);
 });

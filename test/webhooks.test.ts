@@ -1,16 +1,19 @@
 // Task webhooks through HTTP: video tasks driven to completion and to failure against the fake upstream deliver signed
 // Standard Webhooks events to a receiver on 127.0.0.1, verified with the `standardwebhooks` package (an independent
 // implementation); retries with back-off; the SSRF guard at delivery; a restart resumes pending deliveries; two apps on
-// one database send each attempt once.
+// one database send each attempt once. One gateway, fake upstream and receiver serve the tests on the default webhook
+// config, each test in a workspace of its own (its endpoints, tasks and deliveries) and over only once its deliveries
+// are; a test of another webhook config, or of a second app on the database, starts a gateway of its own.
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newAdminToken } from '../src/admin/auth.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/compile/load-config.js';
 import { createServices } from '../src/services.js';
+import type { Workspace } from '../src/store/workspaces.js';
 import { dueDeliveryIds } from '../src/webhooks/store.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { installOpenAIVideos, installRunwayTasks, type FakeTasks, type TaskScript } from './kit/fake-tasks.js';
@@ -19,44 +22,97 @@ import { openaiVideoChannel, runwayChannel, waitFor } from './kit/tasks.js';
 import { WebhookReceiver } from './kit/webhook-receiver.js';
 
 const admin = newAdminToken();
-let fake: FakeUpstream | undefined;
-let receiver: WebhookReceiver | undefined;
-let gw: TestGateway | undefined;
-const extraApps: FastifyInstance[] = [];
-afterEach(async () => {
-  for (const app of extraApps.splice(0)) await app.close();
-  await gw?.close();
-  await fake?.close();
-  await receiver?.close();
-  gw = fake = receiver = undefined;
-});
+/** Fast ticks and a short retry schedule: the webhook config of the shared gateway. */
+const DEFAULT_WEBHOOKS = '  tickMilliseconds: 10\n  retrySeconds: [0.2, 0.3]\n  maxAttempts: 3\n';
 
-interface Setup {
+interface Rig {
   gw: TestGateway;
-  tasks: FakeTasks;
+  fake: FakeUpstream;
   receiver: WebhookReceiver;
+  openai: FakeTasks;
+  runway: FakeTasks;
 }
 
-/** A gateway with a fake video upstream and a receiver both allowed on loopback; fast ticks and a short retry schedule. */
-async function start(script: Partial<TaskScript> = {}, webhooks = '  tickMilliseconds: 10\n  retrySeconds: [0.2, 0.3]\n  maxAttempts: 3\n', protocol: 'openai' | 'runway' = 'openai'): Promise<Setup> {
-  fake = await FakeUpstream.start();
-  receiver = await WebhookReceiver.start();
-  const tasks = protocol === 'openai' ? installOpenAIVideos(fake, script) : installRunwayTasks(fake, script);
+/** A gateway with a fake upstream (both task protocols) and a receiver, both allowed on loopback, on the webhook config `webhooks`. */
+async function startRig(webhooks: string): Promise<Rig> {
+  const fake = await FakeUpstream.start();
+  const receiver = await WebhookReceiver.start();
+  const openai = installOpenAIVideos(fake);
+  const runway = installRunwayTasks(fake);
   const extraConfig = [
     'tasks:\n  tickMilliseconds: 10\n  leaseSeconds: 1\n  poll: { firstSeconds: 0.01, maxSeconds: 0.03 }\n',
     `network:\n  allowHosts: ["${new URL(fake.url).host}", "${receiver.host}"]\n`,
     `webhooks:\n${webhooks}`,
     `admin:\n  tokens:\n    - id: ops\n      sha256: ${admin.sha256}\n`,
   ].join('');
-  gw = await startGateway({ channels: { tasks: protocol === 'openai' ? openaiVideoChannel(fake.url) : runwayChannel(fake.url) }, extraConfig, serverConfig: '  publicUrl: https://gateway.example.com\n' });
-  return { gw, tasks, receiver };
+  const gw = await startGateway({ channels: { openai: openaiVideoChannel(fake.url), runway: runwayChannel(fake.url) }, extraConfig, serverConfig: '  publicUrl: https://gateway.example.com\n' });
+  return { gw, fake, receiver, openai, runway };
+}
+
+async function closeRig(rig: Rig | undefined): Promise<void> {
+  await rig?.gw.close();
+  await rig?.fake.close();
+  await rig?.receiver.close();
+}
+
+let shared: Rig;
+/** A gateway a test started for a config of its own, and apps it added on the same database. */
+let own: Rig | undefined;
+const extraApps: FastifyInstance[] = [];
+/** The workspaces the current test made on the shared gateway. */
+let workspaces: string[] = [];
+
+beforeAll(async () => {
+  shared = await startRig(DEFAULT_WEBHOOKS);
+});
+afterAll(() => closeRig(shared));
+beforeEach(() => {
+  shared.fake.reset();
+  shared.receiver.reset();
+  workspaces = [];
+});
+afterEach(async () => {
+  // A test is over once its tasks and deliveries are: nothing of it is sent during the next one.
+  if (workspaces.length) {
+    const db = shared.gw.services.db;
+    await waitFor(() => db.selectFrom('tasks').select('status').where('workspace_id', 'in', workspaces).execute(), (rows) => rows.every((t) => t.status === 'completed' || t.status === 'failed'));
+    await waitFor(() => db.selectFrom('webhook_deliveries').select('status').where('workspace_id', 'in', workspaces).execute(), (rows) => rows.every((d) => d.status !== 'pending'));
+  }
+  for (const app of extraApps.splice(0)) await app.close();
+  await closeRig(own);
+  own = undefined;
+});
+
+interface Setup {
+  gw: TestGateway;
+  tasks: FakeTasks;
+  receiver: WebhookReceiver;
+  /** The test's workspace and a key of it. */
+  workspace: Workspace;
+  key: string;
+}
+
+let named = 0;
+/** A workspace and key of the test's own on the shared gateway, the fake's `protocol` tasks following `script`. */
+async function start(script: Partial<TaskScript> = {}, protocol: 'openai' | 'runway' = 'openai'): Promise<Setup> {
+  const tasks = protocol === 'openai' ? shared.openai : shared.runway;
+  tasks.rescript(script);
+  const workspace = await shared.gw.newWorkspace(`workspace-${++named}`);
+  workspaces.push(workspace.id);
+  return { gw: shared.gw, tasks, receiver: shared.receiver, workspace, key: await shared.gw.newKey({ workspace }) };
+}
+
+/** A gateway of the test's own on the webhook config `webhooks` (OpenAI's videos, default script). */
+async function startOwn(webhooks: string): Promise<Setup> {
+  own = await startRig(webhooks);
+  return { gw: own.gw, tasks: own.openai, receiver: own.receiver, workspace: own.gw.workspace, key: own.gw.key };
 }
 
 const adminCall = (app: FastifyInstance, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
   app.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${admin.token}` }, ...(payload ? { payload } : {}) });
 
-async function register(gw: TestGateway, url: string, events?: string[]): Promise<{ id: string; secret: string }> {
-  const res = await adminCall(gw.app, 'POST', `/workspaces/${gw.workspace.id}/webhooks`, { url, ...(events ? { events } : {}) });
+async function register({ gw, workspace }: Setup, url: string, events?: string[]): Promise<{ id: string; secret: string }> {
+  const res = await adminCall(gw.app, 'POST', `/workspaces/${workspace.id}/webhooks`, { url, ...(events ? { events } : {}) });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -85,10 +141,11 @@ function verified(secret: string, hook: { headers: Record<string, unknown>; body
 
 describe('task webhooks', () => {
   it('deliver a signed video.completed event with the task as a status request shows it', async () => {
-    const { gw, receiver } = await start({ seconds: '4' });
-    const endpoint = await register(gw, `${receiver.url}/hooks/tasks`);
+    const s = await start({ seconds: '4' });
+    const { gw, receiver } = s;
+    const endpoint = await register(s, `${receiver.url}/hooks/tasks`);
     expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    const id = await createVideo(gw.app, gw.key);
+    const id = await createVideo(gw.app, s.key);
     const [hook] = await receiver.waitFor(1);
     expect(hook.path).toBe('/hooks/tasks');
     expect(hook.headers['content-type']).toBe('application/json');
@@ -99,7 +156,7 @@ describe('task webhooks', () => {
     expect(Date.parse(event.timestamp)).toBeGreaterThan(0);
     expect(event.data.url).toMatch(/^https:\/\/gateway\.example\.com\/api\/v1\/files\/file_[0-9a-f]+\/content\?token=/);
     // The same object a status request answers (its signed link aside).
-    const status = (await gw.app.inject({ method: 'GET', url: `/api/v1/videos/${id}`, headers: { authorization: `Bearer ${gw.key}` } })).json();
+    const status = (await gw.app.inject({ method: 'GET', url: `/api/v1/videos/${id}`, headers: { authorization: `Bearer ${s.key}` } })).json();
     expect({ ...event.data, url: null }).toEqual({ ...status, url: null });
     // Another key's secret, or a body changed on the way, does not verify.
     expect(() => new Webhook('whsec_' + Buffer.alloc(32, 1).toString('base64')).verify(hook.body, hook.headers as Record<string, string>)).toThrow();
@@ -110,10 +167,11 @@ describe('task webhooks', () => {
   });
 
   it('deliver video.failed with the reason, only to endpoints that take it', async () => {
-    const { gw, receiver } = await start({ outcome: 'failed' });
-    const failures = await register(gw, `${receiver.url}/failed`, ['video.failed']);
-    const completions = await register(gw, `${receiver.url}/completed`, ['video.completed', 'image.completed']);
-    const id = await createVideo(gw.app, gw.key, 'Something refused');
+    const s = await start({ outcome: 'failed' });
+    const { gw, receiver } = s;
+    const failures = await register(s, `${receiver.url}/failed`, ['video.failed']);
+    const completions = await register(s, `${receiver.url}/completed`, ['video.completed', 'image.completed']);
+    const id = await createVideo(gw.app, s.key, 'Something refused');
     const [hook] = await receiver.waitFor(1);
     expect(hook.path).toBe('/failed');
     expect(verified(failures.secret, hook)).toMatchObject({ type: 'video.failed', data: { id, status: 'failed', error: { code: 'moderation_blocked', message: 'The prompt was refused.' } } });
@@ -124,9 +182,10 @@ describe('task webhooks', () => {
   });
 
   it('deliver image.completed and image.failed for a family-route image task', async () => {
-    const { gw, receiver, tasks } = await start({}, undefined, 'runway');
-    const endpoint = await register(gw, `${receiver.url}/images`, ['image.completed', 'image.failed']);
-    const create = () => gw.app.inject({ method: 'POST', url: '/api/v1/runway/text_to_image', headers: { authorization: `Bearer ${gw.key}` }, payload: { model: 'gen4-image', prompt: 'A lighthouse', size: '1920x1080' } });
+    const s = await start({}, 'runway');
+    const { gw, receiver, tasks } = s;
+    const endpoint = await register(s, `${receiver.url}/images`, ['image.completed', 'image.failed']);
+    const create = () => gw.app.inject({ method: 'POST', url: '/api/v1/runway/text_to_image', headers: { authorization: `Bearer ${s.key}` }, payload: { model: 'gen4-image', prompt: 'A lighthouse', size: '1920x1080' } });
     const done = (await create()).json().id;
     expect(verified(endpoint.secret, (await receiver.waitFor(1))[0])).toMatchObject({ type: 'image.completed', data: { id: done, object: 'image.task', status: 'completed', archive_status: 'archived' } });
     tasks.script.outcome = 'failed';
@@ -135,11 +194,12 @@ describe('task webhooks', () => {
   });
 
   it('try a 500 again after the back-off, under the same webhook-id, and count it delivered once a 2xx comes', async () => {
-    const { gw, receiver } = await start();
+    const s = await start();
+    const { gw, receiver } = s;
     receiver.statuses = [500];
     receiver.errorBody = 'temporarily broken';
-    const endpoint = await register(gw, `${receiver.url}/hooks`);
-    await createVideo(gw.app, gw.key);
+    const endpoint = await register(s, `${receiver.url}/hooks`);
+    await createVideo(gw.app, s.key);
     const [first, second] = await receiver.waitFor(2);
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
     // retrySeconds[0] is 0.2 s (plus up to 10% jitter).
@@ -153,10 +213,11 @@ describe('task webhooks', () => {
   });
 
   it('count an answer slower than webhooks.timeoutSeconds as a failed attempt, and try again', async () => {
-    const { gw, receiver } = await start({}, '  tickMilliseconds: 10\n  timeoutSeconds: 0.5\n  retrySeconds: [0.1]\n  maxAttempts: 3\n');
+    const s = await startOwn('  tickMilliseconds: 10\n  timeoutSeconds: 0.5\n  retrySeconds: [0.1]\n  maxAttempts: 3\n');
+    const { gw, receiver } = s;
     receiver.decide = (_hook, before) => (before.length ? 204 : 0);
-    const endpoint = await register(gw, `${receiver.url}/slow`);
-    await createVideo(gw.app, gw.key);
+    const endpoint = await register(s, `${receiver.url}/slow`);
+    await createVideo(gw.app, s.key);
     const [first, second] = await receiver.waitFor(2);
     expect(second.at - first.at).toBeGreaterThanOrEqual(500);
     const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status === 'delivered');
@@ -164,11 +225,12 @@ describe('task webhooks', () => {
   });
 
   it('give up after webhooks.maxAttempts, keeping a bounded reason', async () => {
-    const { gw, receiver } = await start();
+    const s = await start();
+    const { gw, receiver } = s;
     receiver.statuses = [503, 500, 502, 200];
     receiver.errorBody = 'x'.repeat(20_000);
-    const endpoint = await register(gw, `${receiver.url}/hooks`);
-    await createVideo(gw.app, gw.key);
+    const endpoint = await register(s, `${receiver.url}/hooks`);
+    await createVideo(gw.app, s.key);
     await receiver.waitFor(3);
     const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status !== 'pending');
     expect(row).toMatchObject({ status: 'failed', attempts: 3, last_status: 502, next_attempt_at: null });
@@ -179,10 +241,11 @@ describe('task webhooks', () => {
   });
 
   it('refuse at delivery a name that resolves to a private address, without connecting', async () => {
-    const { gw, receiver } = await start();
+    const s = await start();
+    const { gw, receiver } = s;
     // An https URL on the default port with a host name passes registration; its address is checked when it connects.
-    const endpoint = await register(gw, 'https://localhost/hooks');
-    await createVideo(gw.app, gw.key);
+    const endpoint = await register(s, 'https://localhost/hooks');
+    await createVideo(gw.app, s.key);
     const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status === 'failed');
     expect(row).toMatchObject({ status: 'failed', attempts: 1, last_status: null });
     expect(row.last_error).toMatch(/loopback address, not a public one/);
@@ -190,11 +253,12 @@ describe('task webhooks', () => {
   });
 
   it('sign with the old secret as well as the new one for the grace period after a rotation', async () => {
-    const { gw, receiver } = await start();
-    const endpoint = await register(gw, `${receiver.url}/hooks`);
+    const s = await start();
+    const { gw, receiver } = s;
+    const endpoint = await register(s, `${receiver.url}/hooks`);
     const rotated = await adminCall(gw.app, 'POST', `/webhooks/${endpoint.id}/rotate-secret`);
     const secret = rotated.json().secret as string;
-    await createVideo(gw.app, gw.key);
+    await createVideo(gw.app, s.key);
     const [hook] = await receiver.waitFor(1);
     expect(String(hook.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verified(secret, hook).type).toBe('video.completed');
@@ -202,26 +266,28 @@ describe('task webhooks', () => {
   });
 
   it('a 410 Gone fails the delivery at once and disables the endpoint, with an audit row naming the gateway', async () => {
-    const { gw, receiver } = await start();
+    const s = await start();
+    const { gw, receiver } = s;
     receiver.statuses = [410];
-    const endpoint = await register(gw, `${receiver.url}/gone`);
-    await createVideo(gw.app, gw.key);
+    const endpoint = await register(s, `${receiver.url}/gone`);
+    await createVideo(gw.app, s.key);
     const [row] = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows[0]?.status === 'failed');
     expect(row).toMatchObject({ attempts: 1, last_status: 410 });
     // The attempt is recorded first, the endpoint disabled just after.
     const shown = await waitFor(async () => (await adminCall(gw.app, 'GET', `/webhooks/${endpoint.id}`)).json(), (e) => e.enabled === false);
     expect(shown.enabled).toBe(false);
     expect(receiver.received).toHaveLength(1);
-    const audit = (await adminCall(gw.app, 'GET', `/audit?workspace_id=${gw.workspace.id}`)).json().data.filter((r: { target_id: string }) => r.target_id === endpoint.id);
+    const audit = (await adminCall(gw.app, 'GET', `/audit?workspace_id=${s.workspace.id}`)).json().data.filter((r: { target_id: string }) => r.target_id === endpoint.id);
     expect(audit.map((r: { action: string }) => r.action)).toEqual(['webhook.disable', 'webhook.create']);
     expect(audit[0]).toMatchObject({ actor: { kind: 'gateway', id: gw.services.instanceId }, before: { enabled: true }, after: { enabled: false, reason: expect.stringContaining('410 Gone') } });
   });
 
   it('a new app on the same database sends the deliveries the last one left pending', async () => {
     // The first app never looks for deliveries: its task completes and the event waits in the database.
-    const { gw, receiver } = await start({}, '  tickMilliseconds: 600000\n');
-    const endpoint = await register(gw, `${receiver.url}/hooks`);
-    const id = await createVideo(gw.app, gw.key);
+    const s = await startOwn('  tickMilliseconds: 600000\n');
+    const { gw, receiver } = s;
+    const endpoint = await register(s, `${receiver.url}/hooks`);
+    const id = await createVideo(gw.app, s.key);
     await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows.length === 1);
     await gw.app.close();
     expect(receiver.received).toHaveLength(0);
@@ -236,14 +302,15 @@ describe('task webhooks', () => {
   });
 
   it('two apps on one database send each attempt once', async () => {
-    const { gw, receiver } = await start({}, '  tickMilliseconds: 5\n  retrySeconds: [0.05]\n  maxAttempts: 3\n');
+    const s = await startOwn('  tickMilliseconds: 5\n  retrySeconds: [0.05]\n  maxAttempts: 3\n');
+    const { gw, receiver } = s;
     const other = await buildApp(await createServices(await loadConfig(join(gw.dir, 'config.yaml'))), { logger: false });
     extraApps.push(other);
     await other.ready();
     // Every first attempt fails, every second succeeds: each event arrives exactly twice.
     receiver.decide = (hook, before) => (before.some((b) => b.headers['webhook-id'] === hook.headers['webhook-id']) ? 200 : 500);
-    const endpoint = await register(gw, `${receiver.url}/hooks`);
-    const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => createVideo(i % 2 ? other : gw.app, gw.key, `video ${i}`)));
+    const endpoint = await register(s, `${receiver.url}/hooks`);
+    const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => createVideo(i % 2 ? other : gw.app, s.key, `video ${i}`)));
     await receiver.waitFor(16, 20_000);
     const rows = await waitFor(() => deliveries(gw, endpoint.id), (rows) => rows.every((r) => r.status !== 'pending'));
     await nothingDue(gw);

@@ -40,9 +40,12 @@ async function metric(url: string, name: string): Promise<number> {
   return line ? Number(line.split(' ').at(-1)) : Number.NaN;
 }
 
-/** RSS before and after `total` distinct requests to `model` on a fresh one-worker gateway, and the cache's gauges. */
+/**
+ * RSS before and after `total` distinct requests to `model` on a fresh one-worker gateway, and the cache's gauges. One
+ * workspace sends them all: its share (maxWorkspaceBytes) is the whole store, so the store fills the 64 MiB issue 47 names.
+ */
 async function measure(mockUrl: string, routes: string, model: string) {
-  const gateway = await startBenchGateway(mockUrl, { extraConfig: `routes:\n  dir: ${routes}\ncache:\n  store: memory\n  maxBytes: 67108864\nmetrics:\n  token: ${metricsToken}\n` });
+  const gateway = await startBenchGateway(mockUrl, { extraConfig: `routes:\n  dir: ${routes}\ncache:\n  store: memory\n  maxBytes: 67108864\n  maxWorkspaceBytes: 67108864\nmetrics:\n  token: ${metricsToken}\n` });
   try {
     await send(gateway.url, gateway.key, model, -2000, 0);
     const before = rssMiB(gateway.pid)[0];

@@ -20,6 +20,28 @@ interface Build {
   miss(body: Record<string, unknown>): Promise<void>;
 }
 
+/**
+ * The same call objects made and the stage asked for a ticket on a route without cache: (it has none to give): what
+ * the loop costs without the cache, taken from each round's figure to leave the cache's own.
+ */
+async function none(root: string): Promise<Build> {
+  const { ResponseCache } = await import(pathToFileURL(join(root, 'src', 'cache/stage.ts')).href);
+  const { ResponseStore } = await import(pathToFileURL(join(root, 'src', 'cache/store.ts')).href);
+  const config = { store: 'memory', namespace: 'bench', maxBytes: 64 * 2 ** 20, maxEntryBytes: 2 ** 20, maxTtlSeconds: 86_400, timeoutMs: 100, sharedAcrossWorkspaces: false };
+  const cache = new ResponseCache(await ResponseStore.open(config, undefined, { warn() {} }), config);
+  const routes = [{ model: { id: 'bench-chat' } }];
+  const services = { now: () => Date.now() };
+  const headers = { 'content-type': 'application/json' };
+  return {
+    label: 'none',
+    async miss(body) {
+      const call = { body, headers, dialect: 'openai-chat', auth: { workspaceId: 'ws_bench', keyId: 'key_bench' }, config: { routes: new Map() }, services, carrier: {}, header() {}, log: { warn() {} } } as Record<string, unknown>;
+      if (cache.ticket(call, routes) !== undefined) throw new Error('a route without cache: had a ticket');
+      await new Promise<void>((resolve) => queueMicrotask(resolve));
+    },
+  };
+}
+
 async function build(root: string, label: string): Promise<Build> {
   const load = (file: string) => import(pathToFileURL(join(root, 'src', file)).href);
   const { ResponseCache } = await load('cache/stage.ts');
@@ -37,7 +59,8 @@ async function build(root: string, label: string): Promise<Build> {
       const carrier = {};
       const call = { body, headers, dialect: 'openai-chat', auth: { workspaceId: 'ws_bench', keyId: 'key_bench' }, config: { routes: new Map() }, services, carrier, header() {}, log: { warn() {} } } as Record<string, unknown>;
       const ticket = cache.ticket(call, routes);
-      if (await ticket.serve(call)) throw new Error('a miss was a hit');
+      const served = ticket.serve(call);
+      if (served === true || (served !== false && (await served))) throw new Error('a miss was a hit');
       Object.assign(recordOf(carrier), { model: 'bench-chat', channel: 'mock', costMicros: 12, currency: 'USD', inputTokens: 20, outputTokens: 9 });
       (call.answerTap as { answered(text: string, status: number): void }).answered(answer, 200);
       await new Promise<void>((resolve) => queueMicrotask(resolve));
@@ -53,18 +76,44 @@ async function cpuPerMiss(b: Build, round: number): Promise<number> {
   return (used.user + used.system) / perRound;
 }
 
+/** The cache's own CPU microseconds per miss, this build's (or `root`'s), each round less the loop without a cache: [median, each round]. */
+export async function missPathMicros(root = repoRoot, rounds = 8): Promise<[number, number[]]> {
+  const [withCache, without] = [await build(root, 'this'), await none(root)];
+  await cpuPerMiss(withCache, rounds + 1);
+  await cpuPerMiss(without, rounds + 1);
+  const own: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    let cached: number;
+    let plain: number;
+    if (r % 2) {
+      plain = await cpuPerMiss(without, r);
+      cached = await cpuPerMiss(withCache, r);
+    } else {
+      cached = await cpuPerMiss(withCache, r);
+      plain = await cpuPerMiss(without, r);
+    }
+    own.push(cached - plain);
+  }
+  return [percentile(own, 50), own];
+}
+
 export async function run(): Promise<Record<string, number | string>> {
   const builds = [await build(repoRoot, 'this')];
   if (process.env.BENCH_CACHE_ROOT) builds.push(await build(process.env.BENCH_CACHE_ROOT, 'other'));
+  builds.push(await none(repoRoot));
   for (const b of builds) await cpuPerMiss(b, rounds + 1); // warm-up
   const us = new Map<string, number[]>(builds.map((b) => [b.label, []]));
   for (let r = 0; r < rounds; r++) {
     for (const b of r % 2 ? [...builds].reverse() : builds) us.get(b.label)!.push(await cpuPerMiss(b, r));
   }
   const figures: Record<string, number | string> = {};
+  const without = us.get('none')!;
   for (const [label, values] of us) {
+    if (label === 'none') continue;
     figures[`CPU us per miss, ${label} build (median)`] = round(percentile(values, 50), 2);
     figures[`CPU us per miss, ${label} build (each round)`] = values.map((v) => round(v, 2)).join(' ');
+    figures[`the cache's own, ${label} build: less the loop on a route without cache: (median of rounds)`] = round(percentile(values.map((v, i) => v - without[i]), 50), 2);
   }
+  figures['CPU us per call, route without cache: (the loop alone, median)'] = round(percentile(without, 50), 2);
   return figures;
 }

@@ -1,91 +1,139 @@
-// The response cache (docs/caching.md) against a 20 ms upstream: a hit's time beside a miss's (sequential, one
-// connection), and the gateway's CPU per request on a route with cache: whose requests never hit (each one distinct)
-// beside the same route without cache:, in rounds that alternate which goes first (the machine's drift weighs on
-// both), each round's ratio its own figure; CPU read per thread in nanoseconds (cpuSecondsFine).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The response cache (docs/caching.md): a hit's time beside a miss's against a 20 ms upstream (sequential, one
+// connection), then what the cache costs when nothing hits: the gateway's CPU per request on a route with cache: whose
+// requests all miss (each body distinct) beside the same route without it, against an upstream that answers at once
+// (the gateway's own work is then most of what a round costs, no idle wake-ups thin the figure). Paired rounds: two
+// gateways loaded at the same moment, one caching and one not, which one swapped each round (missCost says how); each
+// round's ratio is its own figure, and the figure is their median, with their spread and the pooled ratio beside it. CPU is the gateway's every thread, read in ns
+// (/proc/<pid>/task/*/schedstat), so GC helpers and the thread pool count; the client and the mock are not counted.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { cpuSecondsFine, percentile, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
+import { cpuSecondsFine, percentile, repoRoot, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
+import { missPathMicros } from './cache-miss-path.js';
 
 export const name = 'response cache: hit vs miss, and its cost when nothing hits';
 
-const count = Number(process.env.BENCH_CACHE_COUNT ?? 2000);
-const rounds = Number(process.env.BENCH_CACHE_ROUNDS ?? 8);
-/** Requests in flight while CPU is measured: enough that a round takes seconds, not minutes, against a 20 ms upstream. */
+/** Requests per gateway per round: long enough that a major GC falling in one round or another weighs a few % at most. */
+const count = Number(process.env.BENCH_CACHE_COUNT ?? 4000);
+const rounds = Math.max(6, Number(process.env.BENCH_CACHE_ROUNDS ?? 10));
 const connections = 8;
+/** Two route names of one length: the bodies of both cases are the same size, byte for byte but the route and counter. */
+const CACHED = 'cache-on';
+const UNCACHED = 'cache-no';
 const body = (model: string, content: string) => JSON.stringify({ model, temperature: 0, max_tokens: 16, messages: [{ role: 'user', content }] });
 
-/** The gateway's CPU seconds per request over `n` distinct requests to `model`, `connections` at a time. */
+/** The gateway's CPU nanoseconds per request over `n` distinct requests to `model`, `connections` at a time. */
 async function cpuPerRequest(url: string, key: string, pid: number, model: string, tag: string, n = count): Promise<number> {
   const target = new URL(`${url}/v1/chat/completions`);
   const pool = new Pool(target.origin, { connections });
   let next = 0;
   const send = async () => {
     for (let i = next++; i < n; i = next++) {
-      const res = await pool.request({ method: 'POST', path: target.pathname, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: body(model, `${tag} question ${i}`) });
+      const res = await pool.request({ method: 'POST', path: target.pathname, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: body(model, `${tag} question ${String(i).padStart(6, '0')}`) });
       if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${await res.body.text()}`);
       await res.body.text();
     }
   };
+  // Connections opened before the clock starts: both cases pay the same (none).
+  await Promise.all(Array.from({ length: connections }, async () => (await pool.request({ method: 'GET', path: '/healthz' })).body.text()));
   const before = cpuSecondsFine(pid);
   try {
     await Promise.all(Array.from({ length: connections }, send));
   } finally {
     await pool.close();
   }
-  return (cpuSecondsFine(pid) - before) / n;
+  return ((cpuSecondsFine(pid) - before) * 1e9) / n;
 }
 
-export async function run(): Promise<Record<string, number | string>> {
+/** Hit vs miss p50 against an upstream that takes 20 ms. */
+async function hitAndMiss(routes: string): Promise<Record<string, number>> {
   const mock = await startMock({ MOCK_DELAY_MS: '20' });
-  const routes = mkdtempSync(join(tmpdir(), 'bench-routes-'));
-  writeFileSync(join(routes, 'cache.yaml'), '- id: cached\n  cache: { ttlSeconds: 3600 }\n  targets: [{ model: bench-chat }]\n- id: uncached\n  targets: [{ model: bench-chat }]\n');
-  const gateway = await startBenchGateway(mock.url, { runner: 'tsx', extraConfig: `routes:\n  dir: ${routes}\n` });
-  const headers = { authorization: `Bearer ${gateway.key}` };
-  const url = `${gateway.url}/v1/chat/completions`;
-  const loadBefore = loadavg()[0];
+  const gateway = await startBenchGateway(mock.url, { extraConfig: `routes:\n  dir: ${routes}\n` });
   try {
-    // Warm-up: both routes, and the entry the hits read.
-    await cpuPerRequest(gateway.url, gateway.key, gateway.pid, 'uncached', 'warm', count);
-    await cpuPerRequest(gateway.url, gateway.key, gateway.pid, 'cached', 'warm', count);
-    const hits = await sequentialTimes(url, headers, body('cached', 'the same question'), 400);
-    const misses = await sequentialTimes(url, { ...headers, 'cache-control': 'no-cache' }, body('cached', 'the same question'), 100);
-    const off: number[] = [];
-    const on: number[] = [];
-    const ratios: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      const measure = (model: string) => cpuPerRequest(gateway.url, gateway.key, gateway.pid, model, `${model}-${r}`);
-      let a: number;
-      let b: number;
-      if (r % 2 === 0) {
-        a = await measure('uncached');
-        b = await measure('cached');
-      } else {
-        b = await measure('cached');
-        a = await measure('uncached');
-      }
-      off.push(a);
-      on.push(b);
-      ratios.push(b / a);
-    }
+    const headers = { authorization: `Bearer ${gateway.key}` };
+    const url = `${gateway.url}/v1/chat/completions`;
+    await sequentialTimes(url, headers, body(UNCACHED, 'warm'), 100);
+    const hits = await sequentialTimes(url, headers, body(CACHED, 'the same question'), 400);
+    const misses = await sequentialTimes(url, { ...headers, 'cache-control': 'no-cache' }, body(CACHED, 'the same question'), 100);
     const hit = percentile(hits.slice(1), 50);
     const miss = percentile(misses, 50);
-    const added = ratios.map((r) => round((r - 1) * 100, 1));
-    return {
-      'hit p50 ms': round(hit),
-      'miss p50 ms (20 ms upstream)': round(miss),
-      'miss / hit': round(miss / hit, 1),
-      'CPU us per request, no cache (median of rounds)': round(percentile(off, 50) * 1e6, 1),
-      'CPU us per request, cache on, no hits (median)': round(percentile(on, 50) * 1e6, 1),
-      'cache on, no hits: CPU added %, median of rounds': round((percentile(ratios, 50) - 1) * 100, 1),
-      'CPU added % per round (min / max)': `${Math.min(...added)} / ${Math.max(...added)}`,
-      'CPU added % each round': added.join(' '),
-      'load average (1 min) before / after': `${round(loadBefore, 2)} / ${round(loadavg()[0], 2)}`,
-    };
+    return { 'hit p50 ms': round(hit), 'miss p50 ms (20 ms upstream)': round(miss), 'miss / hit': round(miss / hit, 1) };
   } finally {
     await gateway.stop();
     await mock.stop();
-    rmSync(routes, { recursive: true, force: true });
+  }
+}
+
+/** A routes folder of its own under `dir`, holding `yaml`. */
+function routesDir(dir: string, name: string, yaml: string): string {
+  const path = join(dir, name);
+  mkdirSync(path);
+  writeFileSync(join(path, 'cache.yaml'), yaml);
+  return path;
+}
+
+/** Routes of one gateway: `cached` with cache:, the other name the same target without it. */
+const routesOf = (cached: string, plain: string) => `- id: ${cached}\n  cache: { ttlSeconds: 3600 }\n  targets: [{ model: bench-chat }]\n- id: ${plain}\n  targets: [{ model: bench-chat }]\n`;
+
+/**
+ * CPU per request, cache on (all misses) and off, in paired rounds against an upstream that answers at once. Two
+ * gateways run side by side, loaded at the same moment, so whatever else the machine does weighs on both alike: in one,
+ * route ROUTE_A caches and ROUTE_B does not; in the other the reverse. Each round sends one of the two names to both
+ * (the other name the next round), so the gateway caching changes every round and neither process's luck is the cache's.
+ */
+async function missCost(dir: string): Promise<Record<string, number | string>> {
+  const mock = await startMock();
+  // BENCH_CACHE_ROOT: another checkout's gateway (an earlier build) measured the same way.
+  const root = process.env.BENCH_CACHE_ROOT ? { root: process.env.BENCH_CACHE_ROOT } : {};
+  const gateways = await Promise.all([
+    startBenchGateway(mock.url, { extraConfig: `routes:\n  dir: ${routesDir(dir, 'x', routesOf(CACHED, UNCACHED))}\n`, ...root }),
+    startBenchGateway(mock.url, { extraConfig: `routes:\n  dir: ${routesDir(dir, 'y', routesOf(UNCACHED, CACHED))}\n`, ...root }),
+  ]);
+  const loadBefore = loadavg()[0];
+  try {
+    /** Both gateways at once, `model` to each; their CPU ns per request, in order [x, y]. */
+    const both = (model: string, tag: string) => Promise.all(gateways.map((g) => cpuPerRequest(g.url, g.key, g.pid, model, tag)));
+    // Warm-up: both routes compiled and their paths hot in both before anything counts.
+    for (const model of [CACHED, UNCACHED]) await both(model, 'w0');
+    const off: number[] = [];
+    const on: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const model = r % 2 === 0 ? CACHED : UNCACHED;
+      const [x, y] = await both(model, `r${String(r).padStart(2, '0')}`);
+      // Gateway x caches CACHED; gateway y caches UNCACHED.
+      on.push(model === CACHED ? x : y);
+      off.push(model === CACHED ? y : x);
+    }
+    const added = on.map((v, i) => (v / off[i] - 1) * 100);
+    const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    // The cache's own work on a miss measured in this process (cache-miss-path), against the gateway's CPU per request:
+    // what the miss path adds directly, without the machine's noise (GC of the answers kept is not in it).
+    const [ownMicros] = await missPathMicros(process.env.BENCH_CACHE_ROOT ?? repoRoot, 8);
+    return {
+      "the cache's own CPU us per miss, in process (cache-miss-path)": round(ownMicros, 2),
+      "the cache's own work / the gateway's CPU per request without cache, %": round((ownMicros * 1000 * 100) / percentile(off, 50), 2),
+      'CPU us per request, no cache (median of rounds)': round(percentile(off, 50) / 1000, 1),
+      'CPU us per request, cache on, no hits (median)': round(percentile(on, 50) / 1000, 1),
+      'cache on, no hits: CPU added %, median of paired rounds': round(percentile(added, 50), 1),
+      'CPU added %, rounds pooled (all on / all off)': round((sum(on) / sum(off) - 1) * 100, 1),
+      'CPU added %, quartiles of rounds (25th / 75th)': `${round(percentile(added, 25), 1)} / ${round(percentile(added, 75), 1)}`,
+      'CPU added %, rounds min / max': `${round(Math.min(...added), 1)} / ${round(Math.max(...added), 1)}`,
+      'CPU added % each round': added.map((a) => round(a, 1)).join(' '),
+      rounds: `${rounds} paired (two gateways loaded at once, the caching one swapped each round), ${count} requests each, c=${connections} each, upstream answering at once`,
+      'load average (1 min) before / after': `${round(loadBefore, 2)} / ${round(loadavg()[0], 2)}`,
+    };
+  } finally {
+    await Promise.all(gateways.map((g) => g.stop()));
+    await mock.stop();
+  }
+}
+
+export async function run(): Promise<Record<string, number | string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-routes-'));
+  try {
+    return { ...(await hitAndMiss(routesDir(dir, 'latency', routesOf(CACHED, UNCACHED)))), ...(await missCost(dir)) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }

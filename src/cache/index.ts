@@ -18,7 +18,7 @@ export async function openResponseCache(config: CheckedConfig, registry: Registr
   const settings = cacheConfig(config);
   const storage = config.gateway.storage.cache as { url?: string };
   const log = gatewayLogger({ level: config.gateway.server.logLevel, name: 'response-cache' });
-  const cache = new ResponseCache(await ResponseStore.open(settings, storage.url, log, now), settings, log);
+  const cache = new ResponseCache(await ResponseStore.open(settings, storage.url, log, now), settings);
   watchResponseCache(registry, cache);
   closers.push(() => cache.store.close());
   return cache;

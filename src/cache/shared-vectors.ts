@@ -2,18 +2,16 @@
 // a process keeps is also appended to a Redis stream of its route and scope (bounded to the route's maxEntries, living
 // as long as the route's answers); before a semantic lookup, a process reads what the others appended since it last
 // looked (one XRANGE from the last id it saw) into its own index, then searches that as before. Redis slow or away: the
-// lookup uses what this process holds (a timeout is a plain local search, never an error), as the memory store does.
+// lookup uses what this process holds (a timeout is a plain local search, never an error), as the memory store does,
+// and after a failure no lookup waits for Redis until the store's circuit probes it again (redis-guard.ts).
 import { hash } from 'node:crypto';
 import type { SemanticPolicy } from '../config/cache.js';
+import type { RedisGuard } from './redis-guard.js';
 import type { SemanticIndex } from './semantic.js';
 
 /** What the shared vectors need of a Redis client: raw commands (streams are not part of keyv). */
 export interface RedisCommands {
   sendCommand(args: string[]): Promise<unknown>;
-}
-
-export interface SharedVectorsLog {
-  warn(object: object, message: string): void;
 }
 
 /** Where a request's vectors live: its route and scope (workspace and dialect). */
@@ -30,13 +28,11 @@ const MAX_DIMENSIONS = 16_384;
 export class SharedVectors {
   /** The last stream id this process read, by stream. */
   private readonly seen = new Map<string, string>();
-  private lastError = 0;
-
   constructor(
     private readonly client: () => Promise<RedisCommands>,
     private readonly namespace: string,
-    private readonly timeoutMs: number,
-    private readonly log: SharedVectorsLog,
+    /** The store's: the same deadline for each command, and the same circuit (Redis failing for the store is skipped here too). */
+    private readonly guard: RedisGuard,
   ) {}
 
   private stream(policy: SemanticPolicy, place: VectorPlace): string {
@@ -47,7 +43,7 @@ export class SharedVectors {
   async pull(policy: SemanticPolicy, place: VectorPlace, index: SemanticIndex): Promise<void> {
     const stream = this.stream(policy, place);
     const from = this.seen.get(stream);
-    const reply = await this.bounded(async () => (await this.client()).sendCommand(['XRANGE', stream, from === undefined ? '-' : `(${from}`, '+', 'COUNT', String(Math.min(MAX_READ, policy.maxEntries))]));
+    const reply = await this.guard.run(async () => (await this.client()).sendCommand(['XRANGE', stream, from === undefined ? '-' : `(${from}`, '+', 'COUNT', String(Math.min(MAX_READ, policy.maxEntries))]));
     if (!Array.isArray(reply) || !reply.length) return;
     for (const item of reply as [string, string[]][]) {
       const [id, fields] = item;
@@ -62,27 +58,12 @@ export class SharedVectors {
   push(policy: SemanticPolicy, place: VectorPlace, key: string, vector: Float32Array, ttlMs: number): void {
     const stream = this.stream(policy, place);
     const data = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64');
-    void this.bounded(async () => {
+    void this.guard.run(async () => {
       const client = await this.client();
       await client.sendCommand(['XADD', stream, 'MAXLEN', '~', String(policy.maxEntries), '*', 'k', key, 'v', data]);
       // The stream lives as long as its newest answer: a route nobody asks again leaves nothing behind.
       await client.sendCommand(['PEXPIRE', stream, String(Math.max(1, Math.round(ttlMs)))]);
     });
-  }
-
-  /** The work's result, or undefined past the timeout or on an error (logged at most once a minute). */
-  private bounded<T>(work: () => Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, this.timeoutMs, undefined)));
-    const answer = work().catch((err: unknown) => {
-      const now = Date.now();
-      if (now - this.lastError >= 60_000) {
-        this.lastError = now;
-        this.log.warn({ err }, 'the semantic cache could not reach the shared vectors on Redis; each process searches its own until it answers');
-      }
-      return undefined;
-    });
-    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
   }
 }
 

@@ -9,7 +9,7 @@ import { clientControl, type ClientControl } from './control.js';
 import { cacheKey, canonicalBody, samples } from './key.js';
 import { replays } from './replay.js';
 import { SemanticIndex } from './semantic.js';
-import { SharedVectors, type SharedVectorsLog } from './shared-vectors.js';
+import { SharedVectors } from './shared-vectors.js';
 import { CacheStats } from './stats.js';
 import type { ResponseStore } from './store.js';
 import { Ticket } from './ticket.js';
@@ -38,10 +38,9 @@ export class ResponseCache implements ResponseCacheStage {
   constructor(
     readonly store: ResponseStore,
     readonly config: CacheConfig,
-    log: SharedVectorsLog = { warn() {} },
   ) {
     const redis = store.redisCommands();
-    if (redis) this.sharedVectors = new SharedVectors(redis, config.namespace, config.timeoutMs, log);
+    if (redis && store.guard) this.sharedVectors = new SharedVectors(redis, config.namespace, store.guard);
   }
 
   ticket(call: Call, routes: readonly ModelRoute[]): CacheTicket | undefined {
@@ -67,7 +66,7 @@ export class ResponseCache implements ResponseCacheStage {
     const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
     const limits = call.auth.cache;
     const key = limits && refuses(limits, call) ? undefined : this.keyOf(call, policy, control, scope);
-    return new Ticket(this, policy, control, key, { routeId: owner, scope: `${scope}\u0000${call.dialect}` }, limits);
+    return new Ticket(this, policy, control, key, { routeId: owner, scope: `${scope}\u0000${call.dialect}`, workspace: call.auth.workspaceId }, limits);
   }
 
   /** The store key of a request that may be cached; undefined for one that may not (a bypass). */
@@ -76,9 +75,10 @@ export class ResponseCache implements ResponseCacheStage {
     if (control.noStore || call.personalAnswer) return undefined;
     // A form's files are not in the body: a multipart request is never keyed.
     if (String(call.headers['content-type'] ?? '').startsWith('multipart/')) return undefined;
+    // A sampled chat request is a bypass before its body is walked.
+    if (!policy.allowSampled && replays(call.dialect) && samples(call.body)) return undefined;
     const canonical = canonicalBody(call.body);
     if (!canonical) return undefined;
-    if (replays(call.dialect) && samples(call.body) && !policy.allowSampled) return undefined;
     if (canonical.toolResults && !policy.allowToolResults) return undefined;
     if (canonical.imageUrls && !policy.allowImageUrls) return undefined;
     if (canonical.conversationState && !policy.allowConversationState) return undefined;

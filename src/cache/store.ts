@@ -1,9 +1,11 @@
-// Where cached answers live: a byte-bounded LRU map (each process its own; lru.ts says why not keyv's memory path) or
-// keyv over Redis (every worker and replica sharing one). A slow or failed store never fails a request: a read past the
-// timeout is a miss, a write past it is dropped, an error is logged at most once a minute.
-import Keyv from 'keyv';
+// Where cached answers live: a byte-bounded LRU map of entries (each process its own; lru.ts says why not keyv's memory
+// path) or @keyv/redis (every worker and replica sharing one). A slow or failed store never fails a request: a read past
+// the timeout is a miss, a write past it is dropped, a failure skips Redis for a back-off (redis-guard.ts), an error is
+// logged at most once a minute.
+import type KeyvRedis from '@keyv/redis';
 import type { CacheConfig } from '../config/cache.js';
-import { ByteBoundedLru } from './lru.js';
+import { ByteBoundedLru, heapBytes } from './lru.js';
+import { RedisGuard, type GuardLog } from './redis-guard.js';
 import type { RedisCommands } from './shared-vectors.js';
 
 /** One cached answer and what it cost when it was fetched. */
@@ -24,25 +26,27 @@ export interface CacheEntry {
   sseOptions?: string;
 }
 
-/** An entry without its answer: what is written as the stored text's first line. */
-export type EntryHead = Omit<CacheEntry, 'json' | 'sse'>;
-
 /**
- * The stored text of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then the answer's
- * text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
+ * The text Redis keeps of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then the
+ * answer's text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
+ * (The memory store keeps the entry itself.)
  */
-export function encodeEntry(head: EntryHead, form: 'json' | 'sse', answer: string): string {
+export function encodeEntry(entry: CacheEntry): string {
+  const form = entry.json !== undefined ? 'json' : 'sse';
   // One literal of one shape (a spread's copy cost more than the stringify); an absent sseOptions is left out by it.
-  const line = { at: head.at, model: head.model, channel: head.channel, costMicros: head.costMicros, currency: head.currency, inputTokens: head.inputTokens, outputTokens: head.outputTokens, cachedInputTokens: head.cachedInputTokens, sseOptions: head.sseOptions, form };
-  return `${JSON.stringify(line)}\n${answer}`;
+  const line = { at: entry.at, model: entry.model, channel: entry.channel, costMicros: entry.costMicros, currency: entry.currency, inputTokens: entry.inputTokens, outputTokens: entry.outputTokens, cachedInputTokens: entry.cachedInputTokens, sseOptions: entry.sseOptions, form };
+  return `${JSON.stringify(line)}\n${entry.json ?? entry.sse}`;
 }
 
 /** An entry from its stored text (or from a text of the single-JSON form entries had before); undefined when it is neither. */
 export function decodeEntry(text: string): CacheEntry | undefined {
   try {
     const end = text.indexOf('\n');
-    if (end < 0) return JSON.parse(text) as CacheEntry;
-    const { form, ...head } = JSON.parse(text.slice(0, end)) as EntryHead & { form?: unknown };
+    if (end < 0) {
+      const entry = JSON.parse(text) as CacheEntry;
+      return typeof entry.json === 'string' || typeof entry.sse === 'string' ? entry : undefined;
+    }
+    const { form, ...head } = JSON.parse(text.slice(0, end)) as Omit<CacheEntry, 'json' | 'sse'> & { form?: unknown };
     const answer = text.slice(end + 1);
     if (form === 'json') return { ...head, json: answer };
     if (form === 'sse') return { ...head, sse: answer };
@@ -52,69 +56,62 @@ export function decodeEntry(text: string): CacheEntry | undefined {
   }
 }
 
-export interface StoreLog {
-  warn(object: object, message: string): void;
-}
+export type StoreLog = GuardLog;
+
+/** What an entry's head and the node holding it take on the heap besides the answer (a generous guess). */
+const HEAD_BYTES = 240;
 
 export class ResponseStore {
-  private lastError = 0;
-
   private constructor(
-    private readonly timeoutMs: number,
-    private readonly log: StoreLog,
     /** The memory store (bytes held, evictions); absent on Redis. */
-    readonly memory?: ByteBoundedLru,
-    private readonly keyv?: Keyv,
-  ) {
-    keyv?.on('error', (err: unknown) => this.failed(err));
-  }
+    readonly memory?: ByteBoundedLru<CacheEntry>,
+    private readonly redis?: KeyvRedis<string>,
+    /** On Redis: every command's deadline and the circuit that skips Redis for a back-off after a failure. */
+    readonly guard?: RedisGuard,
+  ) {}
 
+  /**
+   * The memory store, bounded per workspace too (config.yaml cache.maxWorkspaceBytes, else half of maxBytes); or Redis
+   * (@keyv/redis's store, without keyv's own serialisation of each value: the entry's text is what Redis keeps).
+   */
   static async open(config: CacheConfig, redisUrl: string | undefined, log: StoreLog, now: () => number = Date.now): Promise<ResponseStore> {
     if (config.store === 'redis') {
-      const { default: KeyvRedis } = await import('@keyv/redis');
+      const { default: KeyvRedisStore } = await import('@keyv/redis');
       // Commands are not queued while Redis is away: a request waits for the store at most timeoutMs anyway.
       const client = { url: config.url ?? redisUrl ?? 'redis://127.0.0.1:6379', disableOfflineQueue: true, socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) } };
-      const store = new KeyvRedis(client, { throwOnConnectError: false, throwOnErrors: false });
-      return new ResponseStore(config.timeoutMs, log, undefined, new Keyv({ store, namespace: config.namespace, useKeyPrefix: false }));
+      // Errors reject (the guard counts them and opens its circuit); they are logged by the guard, at most once a minute.
+      const store = new KeyvRedisStore<string>(client, { throwOnConnectError: true, throwOnErrors: true });
+      store.on('error', () => undefined);
+      return new ResponseStore(undefined, store, new RedisGuard(config.timeoutMs, log, now));
     }
-    return new ResponseStore(config.timeoutMs, log, new ByteBoundedLru(config.maxBytes, now));
+    const perWorkspace = Math.min(config.maxWorkspaceBytes ?? Math.floor(config.maxBytes / 2), config.maxBytes);
+    return new ResponseStore(new ByteBoundedLru<CacheEntry>(config.maxBytes, now, perWorkspace));
   }
 
-  /** The entry under `key`; undefined when there is none, or the store did not answer in time. */
-  async read(key: string): Promise<CacheEntry | undefined> {
-    const text = this.memory ? this.memory.get(key) : await this.bounded(this.keyv!.get<string>(key));
-    return typeof text === 'string' ? decodeEntry(text) : undefined;
+  /** The entry under `key`; undefined when there is none, or the store did not answer in time. The memory store answers at once. */
+  read(key: string): CacheEntry | undefined | Promise<CacheEntry | undefined> {
+    if (this.memory) return this.memory.get(key);
+    return this.guard!.run(() => this.redis!.get(key)).then((text) => (typeof text === 'string' ? decodeEntry(text) : undefined));
   }
 
-  /** Stores `text` (encodeEntry's) for `ttlMs`; false when the store did not take it in time. `bytes`: its UTF-8 length, when known. */
-  async write(key: string, text: string, ttlMs: number, bytes?: number): Promise<boolean> {
-    if (this.memory) return this.memory.set(key, text, ttlMs, bytes);
-    return (await this.bounded(this.keyv!.set(key, text, ttlMs))) === true;
+  /**
+   * Keeps `entry` (its answer `answerBytes` long in UTF-8) for `ttlMs`, counted to `owner` (its workspace); false when
+   * the store did not take it (too large for its bounds, or Redis not in time).
+   */
+  write(key: string, entry: CacheEntry, ttlMs: number, answerBytes: number, owner: string): boolean | Promise<boolean> {
+    if (this.memory) return this.memory.set(key, entry, ttlMs, heapBytes((entry.json ?? entry.sse)!, answerBytes) + HEAD_BYTES, owner);
+    const text = encodeEntry(entry);
+    return this.guard!.run(async () => (await this.redis!.set(key, text, ttlMs), true)).then((done) => done === true);
   }
 
   /** The Redis client under the store (connected on first use), for what keyv has no commands for; undefined for the memory store. */
   redisCommands(): (() => Promise<RedisCommands>) | undefined {
-    const store = this.keyv?.store as { getClient?: () => Promise<RedisCommands> } | undefined;
+    const store = this.redis as { getClient?: () => Promise<RedisCommands> } | undefined;
     return typeof store?.getClient === 'function' ? () => store.getClient!() : undefined;
   }
 
-
   async close(): Promise<void> {
-    await this.keyv?.disconnect().catch(() => undefined);
-  }
-
-  /** The store's answer, or undefined past the timeout or on an error. */
-  private bounded<T>(work: Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, this.timeoutMs, undefined)));
-    const answer = work.catch((err: unknown) => (this.failed(err), undefined));
-    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
-  }
-
-  private failed(err: unknown): void {
-    const now = Date.now();
-    if (now - this.lastError < 60_000) return;
-    this.lastError = now;
-    this.log.warn({ err }, 'the response cache store failed; requests go upstream (misses) until it answers');
+    this.guard?.close();
+    await this.redis?.disconnect().catch(() => undefined);
   }
 }

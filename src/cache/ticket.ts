@@ -9,7 +9,7 @@ import { AnswerCapture, type AnswerKeeper } from './capture.js';
 import type { ClientControl } from './control.js';
 import { answerHit, hitAnswer } from './hit.js';
 import { replays, streamComplete } from './replay.js';
-import { encodeEntry, type CacheEntry, type EntryHead } from './store.js';
+import type { CacheEntry } from './store.js';
 import type { CacheStats, CacheOutcome } from './stats.js';
 import { embed, singleTurnText, type SemanticIndex } from './semantic.js';
 import type { ResponseStore } from './store.js';
@@ -29,6 +29,8 @@ export interface TicketDeps {
 export interface TicketPlace {
   routeId: string;
   scope: string;
+  /** The workspace that asked: the memory store counts what it stores to it (cache.maxWorkspaceBytes). */
+  workspace: string;
 }
 
 /** What `Cache-Control: only-if-cached` gets when the cache has no answer for it: a 504, as RFC 9111 says, nothing sent upstream. */
@@ -53,29 +55,31 @@ export class Ticket implements CacheTicket, AnswerKeeper {
   /** The call whose answer is watched, once it missed. */
   private call?: Call;
 
-  async serve(call: Call): Promise<boolean> {
+  /** Answers at once (no turn of the event loop) unless the store or the semantic lookup has to be waited for. */
+  serve(call: Call): boolean | Promise<boolean> {
     if (this.key === undefined) {
       this.outcome(call, 'bypass');
       if (this.control.onlyIfCached) throw notCached('this request is not one the cache keeps');
       return false;
     }
-    let entry = this.control.noCache ? undefined : await this.cache.store.read(this.key);
-    if (!entry && !this.control.noCache && this.policy.semantic) entry = await this.nearest(call);
-    const now = call.services.now();
-    const ageSeconds = entry ? Math.max(0, Math.floor((now - entry.at) / 1000)) : 0;
-    // A key or workspace with a shorter life for answers takes none older than that, whoever stored it.
-    const maxAge = Math.min(this.control.maxAgeSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
-    const fresh = entry && ageSeconds <= maxAge;
-    const form = entry && fresh ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
-    if (entry && form) {
-      this.outcome(call, 'hit');
-      if (this.similarity !== undefined) {
-        call.header('x-cache-match', 'semantic');
-        call.header('x-cache-similarity', this.similarity.toFixed(4));
-      }
-      const costMicros = await answerHit(call, this.policy, entry, form, ageSeconds);
-      this.cache.stats.hit(Math.max(0, entry.costMicros - costMicros), entry.currency);
-      return true;
+    if (this.control.noCache) return this.answer(call, undefined);
+    const read = this.cache.store.read(this.key);
+    return read instanceof Promise ? read.then((entry) => this.found(call, entry)) : this.found(call, read);
+  }
+
+  /** The exact key's entry, or else (on a route with cache.semantic) its nearest earlier request's. */
+  private found(call: Call, entry: CacheEntry | undefined): boolean | Promise<boolean> {
+    if (!entry && this.policy.semantic) return this.nearest(call).then((near) => this.answer(call, near));
+    return this.answer(call, entry);
+  }
+
+  private answer(call: Call, entry: CacheEntry | undefined): boolean | Promise<boolean> {
+    if (entry) {
+      const ageSeconds = Math.max(0, Math.floor((call.services.now() - entry.at) / 1000));
+      // A key or workspace with a shorter life for answers takes none older than that, whoever stored it.
+      const maxAge = Math.min(this.control.maxAgeSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
+      const form = ageSeconds <= maxAge ? hitAnswer(call, entry, streamOptionsOf(call)) : undefined;
+      if (form) return this.hit(call, entry, form, ageSeconds);
     }
     this.outcome(call, 'miss');
     if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
@@ -83,6 +87,17 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     this.call = call;
     call.answerTap = new AnswerCapture(Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity), this);
     return false;
+  }
+
+  private async hit(call: Call, entry: CacheEntry, form: { json?: string; sse?: string }, ageSeconds: number): Promise<boolean> {
+    this.outcome(call, 'hit');
+    if (this.similarity !== undefined) {
+      call.header('x-cache-match', 'semantic');
+      call.header('x-cache-similarity', this.similarity.toFixed(4));
+    }
+    const costMicros = await answerHit(call, this.policy, entry, form, ageSeconds);
+    this.cache.stats.hit(Math.max(0, entry.costMicros - costMicros), entry.currency);
+    return true;
   }
 
   /**
@@ -113,16 +128,17 @@ export class Ticket implements CacheTicket, AnswerKeeper {
   }
 
   /**
-   * Stores the answer with what it cost (its charge was recorded before the answer went out); never throws. What cannot
-   * be stored (an error, a life of 0, too many bytes) is left before anything is serialised.
+   * Stores the answer with what it cost (its charge was recorded before the answer went out, and the answer has gone
+   * out: the transport hands it on after writing it); never throws. What cannot be stored (an error, a life of 0, too
+   * many bytes) is left before anything is made. The memory store takes the entry at once; Redis's write is not waited for.
    */
-  private async keep(call: Call, form: 'json' | 'sse', answer: string, answerBytes: number): Promise<void> {
+  private keep(call: Call, form: 'json' | 'sse', answer: string, answerBytes: number): void {
     if (this.key === undefined || call.clientGone || call.timedOut) return;
     const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
     const record = recordOf(call.carrier);
-    const maxBytes = Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity);
-    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > maxBytes) return;
-    const head: EntryHead = {
+    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > Math.min(this.cache.config.maxEntryBytes, this.limits?.maxEntryBytes ?? Infinity)) return;
+    // One literal of one shape, whichever form.
+    const entry: CacheEntry = {
       at: call.services.now(),
       model: record.model,
       channel: record.channel,
@@ -131,22 +147,21 @@ export class Ticket implements CacheTicket, AnswerKeeper {
       inputTokens: record.inputTokens,
       outputTokens: record.outputTokens,
       cachedInputTokens: record.cachedInputTokens,
-      ...(form === 'sse' ? { sseOptions: streamOptionsOf(call) } : {}),
+      json: form === 'json' ? answer : undefined,
+      sse: form === 'sse' ? answer : undefined,
+      sseOptions: form === 'sse' ? streamOptionsOf(call) : undefined,
     };
-    const text = encodeEntry(head, form, answer);
-    // The head is the only part not yet counted: its UTF-8 length is its length unless a name in it is not ASCII.
-    const bytes = answerBytes + Buffer.byteLength(text.slice(0, text.length - answer.length));
-    if (bytes > maxBytes) return;
-    try {
-      if (await this.cache.store.write(this.key, text, ttl * 1000, bytes)) {
-        this.cache.stats.stored(bytes);
-        if (this.vector && this.policy.semantic) {
-          this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key, this.vector);
-          this.cache.sharedVectors?.push(this.policy.semantic, this.place, this.key, this.vector, ttl * 1000);
-        }
-      }
-    } catch (err) {
-      call.log.warn({ err }, 'keeping an answer in the response cache failed');
+    const stored = this.cache.store.write(this.key, entry, ttl * 1000, answerBytes, this.place.workspace);
+    if (stored === true) this.stored(answerBytes, ttl);
+    else if (stored !== false) void stored.then((done) => done && this.stored(answerBytes, ttl));
+  }
+
+  /** Counts an answer the store took, and keeps its request's embedding beside it (here, and on Redis for the others). */
+  private stored(bytes: number, ttl: number): void {
+    this.cache.stats.stored(bytes);
+    if (this.vector && this.policy.semantic) {
+      this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key!, this.vector);
+      this.cache.sharedVectors?.push(this.policy.semantic, this.place, this.key!, this.vector, ttl * 1000);
     }
   }
 

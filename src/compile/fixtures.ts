@@ -53,10 +53,19 @@ export const FIXTURE_CONTEXT = {
 
 /**
  * Parsed fixture files by path: parsing YAML is most of what running the fixtures costs, and a reload reads them again.
- * Kept as long as the config's parsed YAML texts are (a server stops keeping them once it listens: src/config/yaml-source.ts).
+ * A path not seen yet (another config folder holding the same files: each test gateway's copy of the shipped protocols)
+ * is read and answered from the memo of parsed YAML texts (src/config/yaml-source.ts), parsed only when its text is new.
+ * Kept as long as that memo keeps texts (a server stops keeping them once it listens).
  */
 const parsed = new Map<string, { mtimeMs: number; size: number; file: FixtureFile }>();
 followParsedTexts(() => parsed.clear());
+
+/** The fixture file's value; a text that does not parse throws as the YAML parser does. */
+function fixtureValue(path: string): Omit<FixtureFile, 'path'> {
+  const text = readFileSync(path, 'utf8');
+  const source = readYamlSource(path, text);
+  return (source.syntaxErrors.length ? parse(text) : source.value) as Omit<FixtureFile, 'path'>;
+}
 
 export function readFixtureFiles(dir: string): FixtureFile[] {
   if (!existsSync(dir)) return [];
@@ -68,7 +77,7 @@ export function readFixtureFiles(dir: string): FixtureFile[] {
       const { mtimeMs, size } = statSync(path);
       const cached = parsed.get(path);
       if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.file;
-      const file = { path, ...(parse(readFileSync(path, 'utf8')) as Omit<FixtureFile, 'path'>) };
+      const file = { path, ...fixtureValue(path) };
       if (keepingParsedTexts()) parsed.set(path, { mtimeMs, size, file });
       return file;
     });

@@ -10,8 +10,11 @@ export interface ResponseCacheStage {
 }
 
 export interface CacheTicket {
-  /** True when the call was answered from the store (and its hit charged); else the call goes on, its answer watched. */
-  serve(call: Call): Promise<boolean>;
+  /**
+   * True when the call was answered from the store (and its hit charged); else the call goes on, its answer watched. A
+   * plain boolean when nothing had to be waited for (the memory store's miss costs no turn of the event loop).
+   */
+  serve(call: Call): boolean | Promise<boolean>;
 }
 
 /** The services' response cache, when they carry one. */

@@ -100,18 +100,17 @@ class HttpCall extends CallCore implements Call {
     const tap = responseTap(this.req, requestLogsConfig(this.config));
     const text = encodedTextOf(answer) ?? ((tap || this.answerTap) && typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : undefined);
     // Capture on (requestLogs.captureBodies): the answer is kept, up to the cap, for the request-log row.
-    if (text !== undefined) {
-      tap?.add(text);
-      this.answerTap?.answered(text, status);
-    }
+    if (text !== undefined) tap?.add(text);
     // JSON goes out on node's response (writeJson); anything else, or a tracing that reads answers, through fastify's send.
     const json = text ?? (typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : undefined);
     if (json === undefined || this.services.tracing?.readsAnswers) {
       if (text === undefined) reply.send(answer);
       else reply.header('content-type', 'application/json; charset=utf-8').send(text);
-      return;
+    } else {
+      writeJson(reply, status, json);
     }
-    writeJson(reply, status, json);
+    // The response cache keeps the answer once it is written: the client never waits for the store.
+    if (text !== undefined) this.answerTap?.answered(text, status);
   }
 
   openStream(head: Record<string, string>, flush: boolean): ClientStream {

@@ -29,7 +29,8 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
     if (guarded) await guarded;
     markStage('resolved');
     const cached = responseCacheOf(call)?.ticket(call, plan.routes);
-    if (cached && (await cached.serve(call))) return;
+    const served = cached?.serve(call);
+    if (served === true || (served !== undefined && served !== false && (await served))) return;
     const charge = await reserve(call, plan.routes[0], dialect.estimate(call, plan), dialect.reservationMs?.(call, plan));
     markStage('reserved');
     let handedOver = false;

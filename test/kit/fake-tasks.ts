@@ -35,6 +35,11 @@ export interface FakeTasks {
   creates: number;
   /** Times a result was downloaded. */
   downloads: number;
+  /**
+   * Starts over on `script` (over the install's defaults), with no polls, creates or downloads counted: the next test on
+   * a fake upstream that several tests share. Tasks created before are still answered, under the new script.
+   */
+  rescript(script?: Partial<TaskScript>): void;
 }
 
 const mp4Header = () => {
@@ -63,15 +68,25 @@ async function streamResult(res: ServerResponse, header: Buffer, total: number, 
   res.end();
 }
 
-function tracker(script: Partial<TaskScript>): FakeTasks & { inFlight: Map<string, number> } {
-  return {
-    script: { steps: [30, 70], outcome: 'completed', resultBytes: 4096, notFound: 0, rateLimited: 0, pollDelayMs: 0, ...script },
-    polls: new Map(),
-    inFlight: new Map(),
+/** A task API's state; `defaults` are the protocol's, `script` the test's. */
+function tracker(defaults: Partial<TaskScript>, script: Partial<TaskScript>): FakeTasks & { inFlight: Map<string, number> } {
+  const scripted = (s: Partial<TaskScript>): TaskScript => ({ steps: [30, 70], outcome: 'completed', resultBytes: 4096, notFound: 0, rateLimited: 0, pollDelayMs: 0, ...defaults, ...s });
+  const fake = {
+    script: scripted(script),
+    polls: new Map<string, number>(),
+    inFlight: new Map<string, number>(),
     maxConcurrentPolls: 0,
     creates: 0,
     downloads: 0,
+    rescript(next: Partial<TaskScript> = {}) {
+      fake.script = scripted(next);
+      fake.polls.clear();
+      fake.maxConcurrentPolls = 0;
+      fake.creates = 0;
+      fake.downloads = 0;
+    },
   };
+  return fake;
 }
 
 /** Answers one poll of `id` with `answer(step)` after the scripted faults; returns false once a fault answered instead. */
@@ -93,7 +108,7 @@ async function poll(fake: FakeTasks & { inFlight: Map<string, number> }, id: str
 
 /** POST .../videos, GET .../videos/{id}, GET .../videos/{id}/content, shaped as OpenAI's video API. */
 export function installOpenAIVideos(upstream: FakeUpstream, script: Partial<TaskScript> = {}): FakeTasks {
-  const fake = tracker(script);
+  const fake = tracker({}, script);
   let next = 0;
   upstream.route(async (req, res) => {
     if (req.method === 'POST' && /\/videos$/.test(req.path)) {
@@ -128,7 +143,7 @@ export function installOpenAIVideos(upstream: FakeUpstream, script: Partial<Task
 
 /** POST .../text_to_image, .../text_to_video and .../image_to_video, GET .../tasks/{id}, and GET /outputs/{id} serving the results. */
 export function installRunwayTasks(upstream: FakeUpstream, script: Partial<TaskScript> = {}): FakeTasks {
-  const fake = tracker({ resultBytes: 2048, ...script });
+  const fake = tracker({ resultBytes: 2048 }, script);
   const kinds = new Map<string, 'image' | 'video'>();
   let next = 0;
   upstream.route(async (req, res) => {

@@ -45,6 +45,14 @@ export class WebhookReceiver {
     return receiver;
   }
 
+  /** Forgets what arrived and what to answer: the next test on a receiver that several tests share. */
+  reset(): void {
+    this.received.length = 0;
+    this.statuses = [];
+    this.decide = undefined;
+    this.errorBody = '';
+  }
+
   /** host:port, for network.allowHosts. */
   get host(): string {
     return new URL(this.url).host;

@@ -403,6 +403,10 @@ export interface CacheConfig {
    */
   maxBytes: number;
   /**
+   * The most bytes one workspace's answers hold in the memory store (at most maxBytes); past it, that workspace's own least recently used go first, so no workspace evicts every other's. Absent: half of maxBytes.
+   */
+  maxWorkspaceBytes?: number;
+  /**
    * The largest answer kept; a larger one is answered and not stored.
    */
   maxEntryBytes: number;
