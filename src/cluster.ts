@@ -14,6 +14,8 @@ import { AggregatorRegistry } from 'prom-client';
 import { askWorker, type FleetReload, type PrimaryReply, type PrimaryRequest } from './base/cluster-ipc.js';
 import type { LoadedConfig } from './engine/loaded-config.js';
 import { dataPathFor, startupWarnings, summarize } from './config/load.js';
+import { keepParsedTexts } from './config/yaml-source.js';
+import { settleHeap } from './base/settle-heap.js';
 import { openConfiguredDatabase } from './store/open.js';
 import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
 import { KeyvRateStore, type RateSlot } from './billing/rate-store.js';
@@ -67,9 +69,13 @@ function serveWorker(worker: Worker, handlers: Record<string, Handler>): void {
 /** The first-start bootstrap's result: the key and owner link shown once, or nothing when already set up. */
 type Issued = Awaited<ReturnType<typeof bootstrapDefaultWorkspace>>;
 
-/** What the primary's pieces share: its config, its workers, what each has done, and whether it is stopping. */
+/**
+ * What the primary's pieces share: what it says of its config once all listen, its workers, what each has done, and
+ * whether it is stopping. Not the loaded config itself: the workers serve it, and the primary would hold its compiled
+ * mappings, validators and fixtures for its life (issue 52).
+ */
 interface PrimaryState {
-  config: LoadedConfig;
+  said: { publicUrl: string; warnings: string[]; summary: string };
   count: number;
   log: Logger;
   issued: Issued;
@@ -104,18 +110,20 @@ function writePidFile(config: LoadedConfig): string {
 
 /** The one-time startup output, printed once every worker listens. */
 function announce(state: PrimaryState, address: Address): void {
-  const { config, count, log, issued, pidFile } = state;
+  const { said, count, log, issued, pidFile } = state;
   const host = address.address && address.address !== '::' && address.address !== '0.0.0.0' ? address.address : '127.0.0.1';
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   log.info(`listening at ${url} with ${count} workers`);
   // The first start's key and owner link come first, then what the config says (its channels), so neither is lost.
   if (issued) {
-    printPlain(firstStartBanner(issued, config.gateway.server.publicUrl || url));
+    printPlain(firstStartBanner(issued, said.publicUrl || url));
     log.info({ workspace: issued.workspace, keyId: issued.id }, 'first start: printed the key and the owner link above');
   }
-  for (const warning of startupWarnings(config)) log.warn(warning);
-  log.info(`config ${config.file}: ${summarize(config)}; ${count} worker processes`);
+  for (const warning of said.warnings) log.warn(warning);
+  log.info(`${said.summary}; ${count} worker processes`);
   log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
+  // What the start needed (the config's load, the migrations) is given back: the primary only forwards messages from now on.
+  if (process.env.GATEWAY_SETTLE_HEAP !== 'off') settleHeap({ rounds: 12 });
 }
 
 /** Forks one worker, serves its requests, and records when it listens (announcing once all do). */
@@ -217,8 +225,9 @@ export async function runPrimary(config: LoadedConfig, count: number): Promise<v
 
   const issued = await prepareDatabase(config);
   const pidFile = writePidFile(config);
+  keepParsedTexts(false);
   const state: PrimaryState = {
-    config,
+    said: { publicUrl: config.gateway.server.publicUrl, warnings: startupWarnings(config), summary: `config ${config.file}: ${summarize(config)}` },
     count,
     log,
     issued,

@@ -17,6 +17,7 @@ import { checkPortFree, portInUseMessage } from './net/port-in-use.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { settleHeap } from './base/settle-heap.js';
+import { keepParsedTexts } from './config/yaml-source.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -76,13 +77,16 @@ async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: L
 
 /**
  * What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
- * process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts).
+ * process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
+ * up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine. The YAML
+ * texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
  * GATEWAY_SETTLE_HEAP=off leaves the heap as it is: the test suites start gateway after gateway and stop each within
  * seconds, and those collections (about 0.5 s of CPU a process) gave back memory no one was waiting for.
  */
 function settleAfterListen(services: Services): void {
+  keepParsedTexts(false);
   if (process.env.GATEWAY_SETTLE_HEAP === 'off') return;
-  const settling = settleHeap({ rounds: 6 });
+  const settling = settleHeap({ rounds: 12 });
   services.onClose(() => settling.stop());
 }
 

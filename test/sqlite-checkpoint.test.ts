@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
 import { chatChannel, startGateway, type TestGateway } from './kit/gateway.js';
-import { startCheckpointer } from '../src/store/checkpointer.js';
+import { framesAwaitingCheckpoint, startCheckpointer } from '../src/store/checkpointer.js';
 
 let fake: FakeUpstream;
 let gw: TestGateway;
@@ -51,7 +51,7 @@ describe('the checkpoint thread', () => {
     db.pragma('journal_mode = WAL');
     db.pragma('wal_autocheckpoint = 0');
     db.exec('create table t (n integer)');
-    const checkpointer = startCheckpointer(path, { intervalMs: 20, idleRounds: 5 });
+    const checkpointer = startCheckpointer(path, { intervalMs: 20, idleRounds: 5, startFrames: 1 });
     try {
       const inFile = () => {
         const copy = join(dir, `copy-${Date.now()}-${Math.random()}.db`);
@@ -76,5 +76,37 @@ describe('the checkpoint thread', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(checkpointer.running).toBe(false);
+  });
+
+  it('is not woken by a few small writes (a heartbeat): only once startFrames of WAL frames await a checkpoint', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'checkpointer-'));
+    const path = join(dir, 'some.db');
+    const db = new BetterSqlite3(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('create table t (n integer)');
+    const checkpointer = startCheckpointer(path, { intervalMs: 20, idleRounds: 5, startFrames: 16 });
+    const insert = db.prepare('insert into t values (?)');
+    try {
+      // One frame a commit: the table's page. The create table wrote two.
+      for (let n = 0; n < 10; n++) insert.run(n);
+      expect(framesAwaitingCheckpoint(`${path}-shm`)).toBe(12);
+      // Ten looks at the WAL, none starting the thread.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(checkpointer.running).toBe(false);
+      for (let n = 10; n < 14; n++) insert.run(n);
+      await vi.waitFor(() => expect(checkpointer.running).toBe(true), { timeout: 5_000, interval: 10 });
+      await vi.waitFor(() => expect(framesAwaitingCheckpoint(`${path}-shm`)).toBe(0), { timeout: 10_000, interval: 20 });
+      // Small writes more often than its idle time (5 rounds of 20 ms) do not keep it: it leaves while they go on.
+      for (let n = 14; n < 200 && checkpointer.running; n++) {
+        insert.run(n);
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+      expect(checkpointer.running).toBe(false);
+    } finally {
+      await checkpointer.stop();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { renderCost, tokenCostMicros } from '../billing/cost.js';
 import type { ChannelConfig, ModelRoute, ProtocolConfig } from '../config/types.js';
-import { readYamlSource } from '../config/yaml-source.js';
+import { followParsedTexts, keepingParsedTexts, readYamlSource } from '../config/yaml-source.js';
 import { GatewayError, UpstreamError } from '../base/errors.js';
 import type { TemplateSet } from '../engine/liquid.js';
 import { buildTranslator } from '../engine/translate/declared.js';
@@ -55,8 +55,10 @@ export const FIXTURE_CONTEXT = {
  * Parsed fixture files by path: parsing YAML is most of what running the fixtures costs, and a reload reads them again.
  * A path not seen yet (another config folder holding the same files: each test gateway's copy of the shipped protocols)
  * is read and answered from the memo of parsed YAML texts (src/config/yaml-source.ts), parsed only when its text is new.
+ * Kept as long as that memo keeps texts (a server stops keeping them once it listens).
  */
 const parsed = new Map<string, { mtimeMs: number; size: number; file: FixtureFile }>();
+followParsedTexts(() => parsed.clear());
 
 /** The fixture file's value; a text that does not parse throws as the YAML parser does. */
 function fixtureValue(path: string): Omit<FixtureFile, 'path'> {
@@ -76,7 +78,7 @@ export function readFixtureFiles(dir: string): FixtureFile[] {
       const cached = parsed.get(path);
       if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.file;
       const file = { path, ...fixtureValue(path) };
-      parsed.set(path, { mtimeMs, size, file });
+      if (keepingParsedTexts()) parsed.set(path, { mtimeMs, size, file });
       return file;
     });
 }

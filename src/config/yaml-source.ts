@@ -30,15 +30,37 @@ function pointerSegments(pointer: string): (string | number)[] {
  * Values of YAML texts already parsed, by their text: every load (a start, a reload, each test gateway of a process) reads
  * the same shipped protocol, catalogue and fixture files again, and parsing them is most of a load's time. Keyed by the
  * text alone, so an edited file is a new entry; a value is handed out as a copy, never shared between loads. Bounded by
- * the texts' characters, oldest first out. Only texts that parse without errors are kept; positions (locate) parse the
- * text again, on the first call, since they are wanted only for a problem.
+ * the texts' characters, oldest first out (the shipped files are about 0.3 M characters). Only texts that parse without
+ * errors are kept; positions (locate) parse the text again, on the first call, since they are wanted only for a problem.
+ * A serving process stops keeping them once it listens (keepParsedTexts(false)): a reload, rare, parses again rather
+ * than every worker holding the texts and their values for its life (issue 52).
  */
 const parsedTexts = new Map<string, unknown>();
-const PARSED_TEXTS_MAX_CHARS = 16 * 1024 * 1024;
+const PARSED_TEXTS_MAX_CHARS = 4 * 1024 * 1024;
 let parsedTextsChars = 0;
+let keeping = true;
+/** Other caches of parsed YAML (the mapping fixtures' files) that follow the same switch. */
+const followers: { forget(): void }[] = [];
+
+/** Whether texts parsed from now on are kept (the default); false also forgets those kept so far, here and in followers. */
+export function keepParsedTexts(keep: boolean): void {
+  keeping = keep;
+  if (keep) return;
+  parsedTexts.clear();
+  parsedTextsChars = 0;
+  for (const follower of followers) follower.forget();
+}
+
+/** Whether parsed texts are being kept (a follower keeps its own only then). */
+export const keepingParsedTexts = (): boolean => keeping;
+
+/** Registers a cache of parsed YAML to empty when keepParsedTexts(false) is called. */
+export function followParsedTexts(forget: () => void): void {
+  followers.push({ forget });
+}
 
 function remember(text: string, value: unknown): void {
-  if (text.length > PARSED_TEXTS_MAX_CHARS / 4) return;
+  if (!keeping || text.length > PARSED_TEXTS_MAX_CHARS / 4) return;
   parsedTexts.set(text, value);
   parsedTextsChars += text.length;
   for (const [oldest] of parsedTexts) {
@@ -70,7 +92,7 @@ export function readYamlSource(file: string, text = readFileSync(file, 'utf8')):
     );
     if (!syntaxErrors.length) {
       value = doc.toJS();
-      remember(text, structuredClone(value));
+      if (keeping) remember(text, structuredClone(value));
     }
   } else {
     value = structuredClone(parsedTexts.get(text));
