@@ -16,7 +16,7 @@ import { answerPrimary, askPrimary } from './base/cluster-ipc.js';
 import { checkPortFree, portInUseMessage } from './net/port-in-use.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { settleHeap } from './base/settle-heap.js';
+import { resettleWhenIdle, settleHeap } from './base/settle-heap.js';
 import { keepParsedTexts } from './config/yaml-source.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -78,7 +78,8 @@ async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: L
 /**
  * What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
  * process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
- * up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine. The YAML
+ * up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine; and a few
+ * again whenever it goes quiet after serving (resettleWhenIdle: load regrows the young generation). The YAML
  * texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
  * GATEWAY_SETTLE_HEAP=off leaves the heap as it is: the test suites start gateway after gateway and stop each within
  * seconds, and those collections (about 0.5 s of CPU a process) gave back memory no one was waiting for.
@@ -87,7 +88,12 @@ function settleAfterListen(services: Services): void {
   keepParsedTexts(false);
   if (process.env.GATEWAY_SETTLE_HEAP === 'off') return;
   const settling = settleHeap({ rounds: 12 });
-  services.onClose(() => settling.stop());
+  // And again each time it goes quiet after serving (30 s without requests): load regrows what the start gave back.
+  const resettling = resettleWhenIdle();
+  services.onClose(() => {
+    settling.stop();
+    resettling.stop();
+  });
 }
 
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */

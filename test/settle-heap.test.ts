@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { settleHeap } from '../src/base/settle-heap.js';
+import { resettleWhenIdle, settleHeap } from '../src/base/settle-heap.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -98,5 +98,32 @@ describe('settleHeap', () => {
     settling.stop();
     expect(vi.getTimerCount()).toBe(0);
     expect(await settling.done).toBe(0);
+  });
+});
+
+describe('resettleWhenIdle', () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** Looks at a scripted event loop: each look reads the next busy share. */
+  function watch(shares: number[]) {
+    vi.useFakeTimers();
+    const settled: number[] = [];
+    let look = 0;
+    const watcher = resettleWhenIdle({ checkMs: 1_000, idleLooks: 3, utilization: () => shares[look++] ?? 0, settle: () => settled.push(look) });
+    vi.advanceTimersByTime(shares.length * 1_000);
+    watcher.stop();
+    return settled;
+  }
+
+  it('settles once the process is idle for the looks after serving, and not again until it has served again', () => {
+    expect(watch([0.5, 0.3, 0, 0, 0, 0, 0, 0, 0.4, 0, 0, 0])).toEqual([5, 12]);
+  });
+
+  it('never settles a process that has not served since it settled (or since it started: the start has its own)', () => {
+    expect(watch([0, 0, 0, 0, 0, 0, 0.02, 0.03, 0, 0, 0])).toEqual([]);
+  });
+
+  it('waits while requests still trickle in (a look above the idle share starts the count again)', () => {
+    expect(watch([0.6, 0, 0, 0.02, 0, 0, 0, 0.3, 0, 0, 0])).toEqual([7, 11]);
   });
 });
