@@ -75,16 +75,20 @@ function checkPassthroughOperation(entry: EndpointConfig, index: number, operati
   problems.add(source, `/${index}/pipeline/operation`, `endpoint "${entry.name}" sends operation "${operation}", which no protocol of its dialect "${dialect}" declares (they declare: ${[...declared].join(', ')})${near ? `; did you mean "${near}"?` : ''}`);
 }
 
-/** A model's own `cache.families` (as a route's, src/config/routes.ts): each a `pipeline.operation` some catalogue entry sends. */
+/** The endpoint families a cache may name: every `pipeline.operation` of the catalogue. */
+export const catalogueOperations = (endpoints: readonly EndpointConfig[]): Set<string> => new Set(endpoints.flatMap((e) => (e.pipeline?.operation ? [e.pipeline.operation] : [])));
+
+/** A `cache.families` list (a route's or a model's) against the catalogue's operations: each unknown one at its place, with the nearest name. */
+export function checkCacheFamilies(families: readonly string[] | undefined, operations: ReadonlySet<string>, source: YamlSource, pointer: string, problems: Problems): void {
+  families?.forEach((family, index) => {
+    if (operations.has(family)) return;
+    const near = nearestName(family, [...operations]);
+    problems.add(source, `${pointer}/${index}`, `no catalogue entry sends "${family}" (the families are the catalogue's pipeline.operation names: ${[...operations].join(', ')})${near ? `; did you mean "${near}"?` : ''}`);
+  });
+}
+
+/** Each model's own `cache.families` (as a route's, src/config/routes.ts). */
 export function checkModelCacheFamilies(channels: { channel: ChannelConfig; source: YamlSource }[], endpoints: readonly EndpointConfig[], problems: Problems): void {
-  const operations = new Set(endpoints.flatMap((e) => (e.pipeline?.operation ? [e.pipeline.operation] : [])));
-  for (const { channel, source } of channels) {
-    channel.models.forEach((model, index) => {
-      model.cache?.families?.forEach((family, at) => {
-        if (operations.has(family)) return;
-        const near = nearestName(family, [...operations]);
-        problems.add(source, `/models/${index}/cache/families/${at}`, `no catalogue entry sends "${family}" (the families are the catalogue's pipeline.operation names: ${[...operations].join(', ')})${near ? `; did you mean "${near}"?` : ''}`);
-      });
-    });
-  }
+  const operations = catalogueOperations(endpoints);
+  for (const { channel, source } of channels) channel.models.forEach((model, index) => checkCacheFamilies(model.cache?.families, operations, source, `/models/${index}/cache/families`, problems));
 }

@@ -3,7 +3,7 @@
 // route and target it came through). Every problem is reported at its own file:line:col.
 import { clientValue } from '../base/errors.js';
 import { routeCachePolicy } from './cache.js';
-import { nearestName } from './schemas.js';
+import { catalogueOperations, checkCacheFamilies } from './cross-check-operations.js';
 import { failoverRule } from './failover.js';
 import type { Problems } from './problems.js';
 import type { ChannelConfig, EndpointConfig, ModelRoute, RouteNode, RouteSchema, RouteTarget } from './types.js';
@@ -77,12 +77,7 @@ function checkRoute(entry: Declared, byId: Map<string, Declared>, routed: Routed
   if (route.stickyKey && route.strategy !== 'sticky') problems.add(source, `${pointer}/stickyKey`, 'stickyKey is read only by strategy: sticky');
   const semantic = route.cache?.semantic?.model;
   if (semantic !== undefined && !routed.models.has(semantic) && !routed.aliases.has(semantic)) problems.add(source, `${pointer}/cache/semantic/model`, `no channel serves model ${clientValue(semantic)}: the semantic cache needs an embeddings model of this gateway`);
-  const operations = new Set(routed.endpoints.flatMap((e) => (e.pipeline?.operation ? [e.pipeline.operation] : [])));
-  route.cache?.families?.forEach((family, index) => {
-    if (operations.has(family)) return;
-    const near = nearestName(family, [...operations]);
-    problems.add(source, `${pointer}/cache/families/${index}`, `no catalogue entry sends ${clientValue(family)} (the families are the catalogue's pipeline.operation names: ${[...operations].join(', ')})${near ? `; did you mean "${near}"?` : ''}`);
-  });
+  checkCacheFamilies(route.cache?.families, catalogueOperations(routed.endpoints), source, `${pointer}/cache/families`, problems);
   if (route.cache?.hitsPastCap && (route.cache.hitPrice ?? 'free') !== 'free') problems.add(source, `${pointer}/cache/hitsPastCap`, 'hitsPastCap serves hits past a spent cap, so only free ones: set hitPrice: free or drop it');
   route.failover.on.forEach((rule, index) => {
     if (typeof rule === 'number' && rule < 400) problems.add(source, `${pointer}/failover/on/${index}`, `${rule} is not an error status`);
