@@ -98,7 +98,11 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
     join(dir, 'config.yaml'),
     `server:\n  logLevel: silent\n${options.serverConfig ?? ''}storage:\n  dataDir: ./data\n${database}${options.storageConfig ?? ''}channels:\n  dir: ./channels\n${options.extraConfig ?? ''}`,
   );
-  const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } });
+  // A config the test expects refused leaves no folder behind (three a run did: a short metrics token, a bad time zone).
+  const config = await loadConfig(join(dir, 'config.yaml'), { env: { ...process.env, ...options.env } }).catch((err: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
   const services = await createServicesOnSharedDatabase(config, options.overrides);
   const app = await buildApp(services, { logger: options.logger ?? false });
   const workspace = await createWorkspace(services.db, 'test');
