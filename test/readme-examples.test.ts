@@ -120,10 +120,15 @@ beforeAll(async () => {
   expect(out).toMatch(new RegExp(`Dashboard: ${url}/dashboard \\(.*${url}/dashboard/setup\\?token=`));
 }, 120_000);
 
-afterAll(() => {
-  if (demo?.pid && demo.exitCode === null) process.kill(-demo.pid, 'SIGTERM');
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => {
+  // The demo writes its database as it stops: its folder is removed once it has exited (it raced the removal: ENOTEMPTY).
+  if (demo?.pid && demo.exitCode === null) {
+    const exited = new Promise((resolve) => demo!.once('exit', resolve));
+    process.kill(-demo.pid, 'SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  }
+  rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
+}, 20_000);
 
 /** The environment without what says which gateway to act on: only the demo's pasted export line says it. */
 function withoutGatewayEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
