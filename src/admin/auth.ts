@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { KEY_PREFIX } from '../auth/keys.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
+import { catalogueOperations } from '../config/cross-check-operations.js';
 import { AuthError, GatewayError } from '../base/errors.js';
 import type { AdminDeps } from './deps.js';
 import { membershipsOf } from '../store/users.js';
@@ -63,7 +64,7 @@ function refuseCrossSite(req: FastifyRequest): void {
 
 /** What the API's service reads through: the database, the budget calendar and clock, and the models served now. */
 function adminStore(services: Omit<AdminDeps, 'reload'>): AdminStore {
-  return { db: services.db, calendar: services.calendar, now: () => services.now(), servedModelId: (model) => routesOf(services.config, model)?.[0].model.id, mcpServers: () => new Set(services.config.mcp.servers.keys()), offeredGuardrails: () => services.config.guardrails?.offered ?? new Set<string>(), cacheFamilies: () => new Set(services.config.endpoints.flatMap((e) => (e.pipeline?.operation ? [e.pipeline.operation] : []))) };
+  return { db: services.db, calendar: services.calendar, now: () => services.now(), servedModelId: (model) => routesOf(services.config, model)?.[0].model.id, mcpServers: () => new Set(services.config.mcp.servers.keys()), offeredGuardrails: () => services.config.guardrails?.offered ?? new Set<string>(), cacheFamilies: () => catalogueOperations(services.config.endpoints) };
 }
 
 /** The service as this request's caller may use it, or a 401/403. */

@@ -25,8 +25,10 @@ function modelPolicy(schema: RouteCacheSchema): RouteCachePolicy {
   return policy;
 }
 
+/** Whether a families list (the route's, the workspace's or key's) leaves out this call's endpoint family. */
+const leavesOut = (families: ReadonlySet<string> | undefined, call: Call) => families !== undefined && !families.has(call.operation ?? '');
 /** Whether the key or workspace turned the cache off for this call: all of it, or its endpoint family (a bypass). */
-const refuses = (limits: CacheLimits, call: Call) => limits.off || (limits.families !== undefined && !limits.families.has(call.operation ?? ''));
+const refuses = (limits: CacheLimits, call: Call) => limits.off || leavesOut(limits.families, call);
 
 export class ResponseCache implements ResponseCacheStage {
   readonly stats = new CacheStats();
@@ -65,7 +67,7 @@ export class ResponseCache implements ResponseCacheStage {
     const control = clientControl(call.headers);
     const scope = this.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
     const limits = call.auth.cache;
-    const refused = (limits !== undefined && refuses(limits, call)) || (policy.families !== undefined && !policy.families.has(call.operation ?? ''));
+    const refused = (limits !== undefined && refuses(limits, call)) || leavesOut(policy.families, call);
     const key = refused ? undefined : this.keyOf(call, policy, control, scope);
     return new Ticket(this, policy, control, key, { routeId: owner, scope: `${scope}\u0000${call.dialect}`, workspace: call.auth.workspaceId }, limits);
   }
