@@ -67,20 +67,22 @@ function fixtureValue(path: string): Omit<FixtureFile, 'path'> {
   return (source.syntaxErrors.length ? parse(text) : source.value) as Omit<FixtureFile, 'path'>;
 }
 
-export function readFixtureFiles(dir: string): FixtureFile[] {
+/** The fixture files' names in `dir`, in the order they run (none when it does not exist). */
+export function fixtureFileNames(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.yaml'))
-    .sort()
-    .map((f) => {
-      const path = join(dir, f);
-      const { mtimeMs, size } = statSync(path);
-      const cached = parsed.get(path);
-      if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.file;
-      const file = { path, ...fixtureValue(path) };
-      if (keepingParsedTexts()) parsed.set(path, { mtimeMs, size, file });
-      return file;
-    });
+  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+}
+
+export function readFixtureFiles(dir: string): FixtureFile[] {
+  return fixtureFileNames(dir).map((f) => {
+    const path = join(dir, f);
+    const { mtimeMs, size } = statSync(path);
+    const cached = parsed.get(path);
+    if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.file;
+    const file = { path, ...fixtureValue(path) };
+    if (keepingParsedTexts()) parsed.set(path, { mtimeMs, size, file });
+    return file;
+  });
 }
 
 export const kindOf = (c: FixtureCase): CaseKind => (c.request ? 'request' : c.response ? 'response' : c.stream ? 'stream' : 'mapping');

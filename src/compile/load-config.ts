@@ -1,5 +1,7 @@
 // The one config loader, five stages: read -> validate -> cross-check (src/config) -> compile (mappings and their fixtures,
 // here) -> route (src/config); then the config is frozen. check-config, startup and reload all run exactly this.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { declareScopes } from '../auth/scopes.js';
 import { crossCheckConfig } from '../config/cross-check.js';
@@ -15,7 +17,7 @@ import { createSchemaRegistry } from '../config/schemas.js';
 import { validateConfig, type ValidatedConfig } from '../config/validate.js';
 import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
 import { ConfigError } from '../base/errors.js';
-import { runMappingFixtures } from './fixtures.js';
+import { fixtureFileNames, runMappingFixtures } from './fixtures.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
 
 export type { LoadedConfig };
@@ -26,15 +28,42 @@ export interface LoadOptions {
   now?: number;
 }
 
+/**
+ * Fixture runs that passed whole (no failure, every mapping rendered), by what they depend on: the protocols as validated
+ * (their files' places aside), the fixtures' texts, the protocols refused and whether leaves are verified. A load that
+ * finds its inputs here need not render every fixture again: a reload with the protocols unchanged, or each test gateway
+ * of a process (the fixtures were most of a load's time). A run with any failure is never kept, so every problem is
+ * still found and located by a run of its own. Bounded: the newest few are kept.
+ */
+const passedFixtureRuns: string[] = [];
+const PASSED_FIXTURE_RUNS_KEPT = 8;
+
+function fixtureRunKey(templates: TemplateSet, protocols: LoadedConfig['protocols'], fixtureDirs: string[], rejected: ReadonlySet<string>): string {
+  const hash = createHash('sha256');
+  hash.update(`verify ${templates.verify}\nrejected ${JSON.stringify([...rejected].sort())}\n`);
+  for (const id of [...protocols.keys()].sort()) hash.update(JSON.stringify({ ...protocols.get(id), file: undefined })).update('\n');
+  // The fixtures by their texts: reading them is enough, parsing them is what a run would do.
+  for (const dir of fixtureDirs) for (const file of fixtureFileNames(dir)) hash.update(`${file}\n${readFileSync(join(dir, file), 'utf8')}\n`);
+  return hash.digest('hex');
+}
+
 /** The compile stage: every mapping a protocol file holds, then every fixture under protocols/tests/ rendered against them. */
 function compileMappings(templates: TemplateSet, valid: ValidatedConfig, protocols: LoadedConfig['protocols'], rejected: Set<string>, problems: Problems, warnings: string[]): void {
+  const before = problems.list.length;
   for (const { source, mappings } of valid.protocols) {
     for (const { pointer, tree, roots } of mappings) templates.collect(pointer, tree, roots);
     problems.list.push(...templates.compilePending(source.file));
   }
-  const fixtureDirs = [valid.sources.protocolsDir, ...(valid.sources.overlayDir ? [join(valid.sources.overlayDir, 'channels', 'protocols')] : [])];
-  for (const dir of fixtureDirs) problems.list.push(...runMappingFixtures({ templates }, protocols, join(dir, 'tests'), rejected));
-  warnings.push(...templates.unrendered());
+  const fixtureDirs = [valid.sources.protocolsDir, ...(valid.sources.overlayDir ? [join(valid.sources.overlayDir, 'channels', 'protocols')] : [])].map((dir) => join(dir, 'tests'));
+  const key = problems.list.length === before ? fixtureRunKey(templates, protocols, fixtureDirs, rejected) : undefined;
+  if (key && passedFixtureRuns.includes(key)) return;
+  const failures = fixtureDirs.flatMap((dir) => runMappingFixtures({ templates }, protocols, dir, rejected));
+  const unrendered = templates.unrendered();
+  problems.list.push(...failures);
+  warnings.push(...unrendered);
+  if (!key || failures.length || unrendered.length || templates.verification.mismatches.length) return;
+  passedFixtureRuns.push(key);
+  if (passedFixtureRuns.length > PASSED_FIXTURE_RUNS_KEPT) passedFixtureRuns.shift();
 }
 
 export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {

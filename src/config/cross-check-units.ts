@@ -83,12 +83,15 @@ export function checkUnits(checked: PricedFiles, protocolSources: ReadonlyMap<st
       // Each unit is reported once per model, naming every operation where it goes wrong.
       const unread = new Map<string, string[]>();
       const unpriced = new Map<string, string[]>();
-      const note = (map: Map<string, string[]>, name: string, where: string) => map.set(name, [...(map.get(name) ?? []), where]);
+      const note = (map: Map<string, string[]>, name: string, where: () => string) => map.set(name, [...(map.get(name) ?? []), where()]);
       for (const { entry, operation } of servingsOf(model, channel, protocol, checked.endpoints)) {
         const read = unitsRead(protocol, operation);
         const known = new Set([...read, ...unitsMeasured(entry)]);
-        const mapping = protocolSources.get(protocol.id)?.locate(`/operations/${escape(operation)}/usage`) ?? displayPath(protocol.file);
-        const where = `operation "${operation}" of protocol "${protocol.id}" (${mapping}) for endpoint "${entry.name}"`;
+        // Located only for a message: locating parses the protocol's file again, with positions.
+        const where = () => {
+          const mapping = protocolSources.get(protocol.id)?.locate(`/operations/${escape(operation)}/usage`) ?? displayPath(protocol.file);
+          return `operation "${operation}" of protocol "${protocol.id}" (${mapping}) for endpoint "${entry.name}"`;
+        };
         for (const unit of priced) {
           if (!unit.priced) continue;
           if (!known.has(unit.name)) note(unread, unit.name, where);
