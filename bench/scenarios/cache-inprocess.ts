@@ -5,6 +5,7 @@
 // alternating which goes first, their CPU read with process.cpuUsage; many short paired rounds, so the machine's drift
 // weighs on both sides of each pair alike. Reports the median of the rounds' ratios, their quartiles and the pooled ratio.
 import { loadavg } from 'node:os';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { startGateway } from '../../test/kit/gateway.js';
 import { percentile, round, startMock } from '../harness.js';
 
@@ -23,8 +24,21 @@ export async function run(): Promise<Record<string, number | string>> {
   });
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` };
   let n = 0;
+  // GC pauses (the main thread's share of collection) per block: what keeping the answers costs the collector.
+  const gc = { ms: 0, major: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.ms += entry.duration;
+      if (((entry as { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) gc.major++;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const gcOn = { ms: 0, major: 0 };
+  const gcOff = { ms: 0, major: 0 };
   /** CPU microseconds per request of one block to `model`. */
   const measure = async (model: string): Promise<number> => {
+    const gcBefore = { ...gc };
+    const into = model === 'cache-on' ? gcOn : gcOff;
     const before = process.cpuUsage();
     for (let i = 0; i < block; i += inFlight) {
       await Promise.all(
@@ -36,11 +50,16 @@ export async function run(): Promise<Record<string, number | string>> {
       );
     }
     const used = process.cpuUsage(before);
+    // The observer's entries arrive on a later turn: what they report is counted to the block that follows, alike for both.
+    into.ms += gc.ms - gcBefore.ms;
+    into.major += gc.major - gcBefore.major;
     return (used.user + used.system) / block;
   };
   const loadBefore = loadavg()[0];
   try {
     for (let w = 0; w < 3; w++) (await measure('cache-on'), await measure('cache-no'));
+    Object.assign(gcOn, { ms: 0, major: 0 });
+    Object.assign(gcOff, { ms: 0, major: 0 });
     const on: number[] = [];
     const off: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -60,10 +79,14 @@ export async function run(): Promise<Record<string, number | string>> {
       'CPU added %, median of paired rounds': round(percentile(added, 50), 1),
       'CPU added %, rounds pooled': round((sum(on) / sum(off) - 1) * 100, 1),
       'CPU added %, quartiles of rounds (25th / 75th)': `${round(percentile(added, 25), 1)} / ${round(percentile(added, 75), 1)}`,
+      'GC pause us per request, cache on / off': `${round((gcOn.ms * 1000) / (rounds * block), 2)} / ${round((gcOff.ms * 1000) / (rounds * block), 2)}`,
+      'major GCs, cache on / off': `${gcOn.major} / ${gcOff.major}`,
+      'heap used MiB at the end': round(process.memoryUsage().heapUsed / 2 ** 20, 1),
       rounds: `${rounds} paired blocks of ${block} requests, ${inFlight} in flight, through inject`,
       'load average (1 min) before / after': `${round(loadBefore, 2)} / ${round(loadavg()[0], 2)}`,
     };
   } finally {
+    observer.disconnect();
     await gw.close();
     await mock.stop();
   }
