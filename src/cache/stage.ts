@@ -1,13 +1,12 @@
 // The response cache as a stage of the pipeline: a ticket for each call whose route says `cache:` (docs/caching.md),
 // nothing for any other call. The ticket's key is the workspace (unless the operator shares entries), the dialect and
-// the body (its JSON text less what does not change the answer, key.ts); a request whose answer may differ from call to call passes as a bypass unless the route allows it.
+// the canonical body; a request whose answer may differ from call to call passes as a bypass unless the route allows it.
 import { routeCachePolicy, type CacheConfig, type CacheLimits, type RouteCachePolicy, type RouteCacheSchema } from '../config/cache.js';
 import type { ModelRoute } from '../config/types.js';
 import type { Call } from '../pipeline/call.js';
 import type { CacheTicket, ResponseCacheStage } from '../pipeline/cache-stage.js';
 import { clientControl, type ClientControl } from './control.js';
-import { sourceTextOf } from '../http/json-text.js';
-import { cacheKey, keyText, samples } from './key.js';
+import { cacheKey, canonicalBody, samples } from './key.js';
 import { replays } from './replay.js';
 import { SemanticIndex } from './semantic.js';
 import { SharedVectors } from './shared-vectors.js';
@@ -81,12 +80,11 @@ export class ResponseCache implements ResponseCacheStage {
     if (String(call.headers['content-type'] ?? '').startsWith('multipart/')) return undefined;
     // A sampled chat request is a bypass before its body is walked.
     if (!policy.allowSampled && replays(call.dialect) && samples(call.body)) return undefined;
-    // The body's own JSON text when the gateway still has it (no stage changed the body), else its canonical form.
-    const keyed = keyText(call.body, sourceTextOf(call.body));
-    if (!keyed) return undefined;
-    if (keyed.toolResults && !policy.allowToolResults) return undefined;
-    if (keyed.imageUrls && !policy.allowImageUrls) return undefined;
-    if (keyed.conversationState && !policy.allowConversationState) return undefined;
-    return cacheKey(this.config.namespace, scope, call.dialect, keyed.text);
+    const canonical = canonicalBody(call.body);
+    if (!canonical) return undefined;
+    if (canonical.toolResults && !policy.allowToolResults) return undefined;
+    if (canonical.imageUrls && !policy.allowImageUrls) return undefined;
+    if (canonical.conversationState && !policy.allowConversationState) return undefined;
+    return cacheKey(this.config.namespace, scope, call.dialect, canonical.text);
   }
 }

@@ -165,36 +165,3 @@ export function editTopLevel(text: string, values: Record<string, string>, remov
   });
   return `{${members.join(',')}}`;
 }
-
-/**
- * `text` (a JSON object) without its top-level members named in `names`; each kept member's text, and what parted it
- * from the next, as they were, so that an object sent without those members in the first place reads the same (the
- * response cache's key leaves them out this way). Undefined when the text is not an object.
- */
-export function withoutTopLevel(text: string, names: readonly string[]): string | undefined {
-  let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== 0x7b) return undefined;
-  i = skipSpace(text, i + 1);
-  let out = text.slice(0, i);
-  let between = '';
-  let kept = 0;
-  let end = i;
-  while (i < text.length && text.charCodeAt(i) !== 0x7d) {
-    if (text.charCodeAt(i) !== 0x22) return undefined;
-    const keyStart = i;
-    const keyEnd = skipString(text, i);
-    if (keyEnd < 0) return undefined;
-    i = skipSpace(text, keyEnd);
-    if (text.charCodeAt(i) !== 0x3a) return undefined;
-    end = skipValue(text, skipSpace(text, i + 1));
-    if (end < 0) return undefined;
-    i = skipSpace(text, end);
-    if (text.charCodeAt(i) === 0x2c) i = skipSpace(text, i + 1);
-    if (memberIndex(text, keyStart, keyEnd, names as string[]) < 0) {
-      out += (kept++ === 0 ? '' : between) + text.slice(keyStart, end);
-      between = text.slice(end, i);
-    }
-  }
-  if (i >= text.length) return undefined;
-  return out + text.slice(end);
-}
