@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { clientControl } from '../src/cache/control.js';
 import { canonicalBody, samples } from '../src/cache/key.js';
-import { ByteBoundedLru, heapBytes } from '../src/cache/lru.js';
+import { ByteBoundedLru, ENTRY_OVERHEAD, heapBytes } from '../src/cache/lru.js';
 import { FIRST_BACKOFF_MS, RedisGuard } from '../src/cache/redis-guard.js';
 import { replayEvents, streamComplete } from '../src/cache/replay.js';
 import { decodeEntry, encodeEntry } from '../src/cache/store.js';
@@ -52,6 +52,30 @@ describe('the memory store', () => {
     expect(lru.size + lru.evictions).toBe(100_000);
     expect(lru.get('key-0')).toBeUndefined();
     expect(lru.get('key-99999')).toBeDefined();
+  });
+
+  it('gives the slot of an entry gone to the next one, its recency its own: the oldest still goes first', () => {
+    const text = 'x'.repeat(200);
+    const size = 2 + 200 + ENTRY_OVERHEAD;
+    const lru = new ByteBoundedLru(3 * size);
+    for (const key of ['a', 'b', 'c']) put(lru, key, text, 60_000);
+    lru.delete('b');
+    put(lru, 'd', text, 60_000);
+    expect(lru.get('a')).toBe(text);
+    put(lru, 'e', text, 60_000);
+    expect(lru.get('c')).toBeUndefined();
+    put(lru, 'f', text, 60_000);
+    expect(lru.get('d')).toBeUndefined();
+    expect([lru.get('a'), lru.get('e'), lru.get('f')]).toEqual([text, text, text]);
+    expect(lru.size).toBe(3);
+    expect(lru.bytes).toBe(3 * size);
+  });
+
+  it('grows past the slots it began with and keeps each value under its own key', () => {
+    const lru = new ByteBoundedLru(64 * 2 ** 20);
+    for (let i = 0; i < 5000; i++) put(lru, `k${i}`, `v${i}`, 60_000);
+    for (let i = 0; i < 5000; i += 499) expect(lru.get(`k${i}`)).toBe(`v${i}`);
+    expect(lru.size).toBe(5000);
   });
 
   it("holds each owner to its share: one owner's flood evicts its own oldest, never another's entries", () => {

@@ -1,41 +1,46 @@
 // The memory store: values least recently used out once the bytes held pass a bound, each until its TTL, and each
 // owner (a workspace) held to a share of that bound, so that no workspace evicts every other's answers. Keyv's own
 // memory path serialises every value again (about 150 us a write, and twice the bytes held); the store keeps its
-// entries as the objects they are. Recency is a linked list (one for all, one per owner): a Map's first key is found
-// past every key deleted before it, so evicting from its front slows down.
+// entries as the objects they are. Recency is two doubly linked lists (one for all, one per owner) kept in typed arrays
+// indexed by slot, as lru-cache keeps its own: an entry costs the map's slot, its key and its value, and no node object
+// for the collector to copy and trace (a Map's first key is found past every key deleted before it, so evicting from
+// its front would slow down).
 
-/** What one entry costs besides its key and its value: the Map slot, the node and the value's headers (a generous guess). */
+/** What one entry costs besides its key and its value: the map's slot, the slot's arrays, the value's headers (a generous guess). */
 export const ENTRY_OVERHEAD = 160;
 
 /** Bytes a string takes on the heap, at most: one per character when it is ASCII (its UTF-8 length says so), else two. */
 export const heapBytes = (text: string, utf8Bytes = Buffer.byteLength(text)) => (utf8Bytes === text.length ? 1 : 2) * text.length;
 
-interface Node<V> {
-  key: string;
-  value: V;
-  size: number;
-  /** Unix milliseconds it expires at. */
-  expires: number;
-  owner: Owner<V>;
-  older?: Node<V>;
-  newer?: Node<V>;
-  ownerOlder?: Node<V>;
-  ownerNewer?: Node<V>;
-}
+/** No slot: the end of a list. */
+const NONE = -1;
 
-/** One owner's entries: their bytes and their own recency list. */
-interface Owner<V> {
+/** One owner's entries: their bytes and their own recency list (slots). */
+interface Owner {
   name: string;
   bytes: number;
-  oldest?: Node<V>;
-  newest?: Node<V>;
+  oldest: number;
+  newest: number;
 }
 
 export class ByteBoundedLru<V = string> {
-  private readonly nodes = new Map<string, Node<V>>();
-  private readonly owners = new Map<string, Owner<V>>();
-  private oldest?: Node<V>;
-  private newest?: Node<V>;
+  private readonly slots = new Map<string, number>();
+  private readonly owners = new Map<string, Owner>();
+  private keys: (string | undefined)[] = [];
+  private values: (V | undefined)[] = [];
+  private ownerOf: (Owner | undefined)[] = [];
+  private sizes = new Float64Array(256);
+  private expires = new Float64Array(256);
+  private older = new Int32Array(256);
+  private newer = new Int32Array(256);
+  private ownerOlder = new Int32Array(256);
+  private ownerNewer = new Int32Array(256);
+  /** Slots freed, taken again before a new one. */
+  private readonly free: number[] = [];
+  /** Slots ever used. */
+  private used = 0;
+  private oldest = NONE;
+  private newest = NONE;
   /** Bytes held now, keys and overheads counted. */
   bytes = 0;
   /** Entries dropped to make room (for all, or within their owner's share), since the map was made. */
@@ -49,7 +54,7 @@ export class ByteBoundedLru<V = string> {
   ) {}
 
   get size(): number {
-    return this.nodes.size;
+    return this.slots.size;
   }
 
   /** Bytes held by one owner's entries. */
@@ -58,17 +63,22 @@ export class ByteBoundedLru<V = string> {
   }
 
   get(key: string): V | undefined {
-    const node = this.nodes.get(key);
-    if (!node) return undefined;
-    if (node.expires <= this.now()) {
-      this.remove(node);
+    const slot = this.slots.get(key);
+    if (slot === undefined) return undefined;
+    if (this.expires[slot] <= this.now()) {
+      this.remove(slot);
       return undefined;
     }
-    this.unlink(node);
-    this.append(node);
-    this.ownerUnlink(node);
-    this.ownerAppend(node);
-    return node.value;
+    if (slot !== this.newest) {
+      this.unlink(slot);
+      this.append(slot);
+    }
+    const owner = this.ownerOf[slot]!;
+    if (slot !== owner.newest) {
+      this.ownerUnlink(slot, owner);
+      this.ownerAppend(slot, owner);
+    }
+    return this.values[slot];
   }
 
   /**
@@ -80,69 +90,97 @@ export class ByteBoundedLru<V = string> {
     const size = 2 * key.length + valueBytes + ENTRY_OVERHEAD;
     if (size > this.maxBytes || size > this.maxOwnerBytes) return false;
     let held = this.owners.get(owner);
-    if (!held) this.owners.set(owner, (held = { name: owner, bytes: 0 }));
-    const node: Node<V> = { key, value, size, expires: this.now() + ttlMs, owner: held };
-    this.nodes.set(key, node);
-    this.append(node);
-    this.ownerAppend(node);
+    if (!held) this.owners.set(owner, (held = { name: owner, bytes: 0, oldest: NONE, newest: NONE }));
+    const slot = this.free.length ? this.free.pop()! : this.newSlot();
+    this.slots.set(key, slot);
+    this.keys[slot] = key;
+    this.values[slot] = value;
+    this.ownerOf[slot] = held;
+    this.sizes[slot] = size;
+    this.expires[slot] = this.now() + ttlMs;
+    this.append(slot);
+    this.ownerAppend(slot, held);
     held.bytes += size;
     this.bytes += size;
-    while (held.bytes > this.maxOwnerBytes && held.oldest) this.evict(held.oldest);
-    while (this.bytes > this.maxBytes && this.oldest) this.evict(this.oldest);
+    while (held.bytes > this.maxOwnerBytes && held.oldest !== NONE) this.evict(held.oldest);
+    while (this.bytes > this.maxBytes && this.oldest !== NONE) this.evict(this.oldest);
     return true;
   }
 
   delete(key: string): boolean {
-    const node = this.nodes.get(key);
-    if (node) this.remove(node);
-    return node !== undefined;
+    const slot = this.slots.get(key);
+    if (slot !== undefined) this.remove(slot);
+    return slot !== undefined;
   }
 
-  private evict(node: Node<V>): void {
-    this.remove(node);
+  /** A slot never used before; the arrays doubled when full. */
+  private newSlot(): number {
+    if (this.used === this.sizes.length) {
+      const grow = <T extends Float64Array | Int32Array>(from: T): T => {
+        const to = new (from.constructor as new (n: number) => T)(from.length * 2);
+        to.set(from);
+        return to;
+      };
+      this.sizes = grow(this.sizes);
+      this.expires = grow(this.expires);
+      this.older = grow(this.older);
+      this.newer = grow(this.newer);
+      this.ownerOlder = grow(this.ownerOlder);
+      this.ownerNewer = grow(this.ownerNewer);
+    }
+    return this.used++;
+  }
+
+  private evict(slot: number): void {
+    this.remove(slot);
     this.evictions++;
   }
 
-  private remove(node: Node<V>): void {
-    this.nodes.delete(node.key);
-    this.unlink(node);
-    this.bytes -= node.size;
-    node.owner.bytes -= node.size;
-    this.ownerUnlink(node);
-    if (node.owner.oldest === undefined) this.owners.delete(node.owner.name);
+  private remove(slot: number): void {
+    const owner = this.ownerOf[slot]!;
+    this.slots.delete(this.keys[slot]!);
+    this.unlink(slot);
+    this.ownerUnlink(slot, owner);
+    this.bytes -= this.sizes[slot];
+    owner.bytes -= this.sizes[slot];
+    if (owner.oldest === NONE) this.owners.delete(owner.name);
+    this.keys[slot] = undefined;
+    this.values[slot] = undefined;
+    this.ownerOf[slot] = undefined;
+    this.free.push(slot);
   }
 
-  private ownerAppend(node: Node<V>): void {
-    const owner = node.owner;
-    node.ownerOlder = owner.newest;
-    node.ownerNewer = undefined;
-    if (owner.newest) owner.newest.ownerNewer = node;
-    owner.newest = node;
-    owner.oldest ??= node;
+  private append(slot: number): void {
+    this.older[slot] = this.newest;
+    this.newer[slot] = NONE;
+    if (this.newest !== NONE) this.newer[this.newest] = slot;
+    this.newest = slot;
+    if (this.oldest === NONE) this.oldest = slot;
   }
 
-  private ownerUnlink(node: Node<V>): void {
-    const owner = node.owner;
-    if (node.ownerOlder) node.ownerOlder.ownerNewer = node.ownerNewer;
-    else owner.oldest = node.ownerNewer;
-    if (node.ownerNewer) node.ownerNewer.ownerOlder = node.ownerOlder;
-    else owner.newest = node.ownerOlder;
-    node.ownerOlder = node.ownerNewer = undefined;
+  private unlink(slot: number): void {
+    const older = this.older[slot];
+    const newer = this.newer[slot];
+    if (older !== NONE) this.newer[older] = newer;
+    else this.oldest = newer;
+    if (newer !== NONE) this.older[newer] = older;
+    else this.newest = older;
   }
 
-  private append(node: Node<V>): void {
-    node.older = this.newest;
-    node.newer = undefined;
-    if (this.newest) this.newest.newer = node;
-    this.newest = node;
-    this.oldest ??= node;
+  private ownerAppend(slot: number, owner: Owner): void {
+    this.ownerOlder[slot] = owner.newest;
+    this.ownerNewer[slot] = NONE;
+    if (owner.newest !== NONE) this.ownerNewer[owner.newest] = slot;
+    owner.newest = slot;
+    if (owner.oldest === NONE) owner.oldest = slot;
   }
 
-  private unlink(node: Node<V>): void {
-    if (node.older) node.older.newer = node.newer;
-    else this.oldest = node.newer;
-    if (node.newer) node.newer.older = node.older;
-    else this.newest = node.older;
-    node.older = node.newer = undefined;
+  private ownerUnlink(slot: number, owner: Owner): void {
+    const older = this.ownerOlder[slot];
+    const newer = this.ownerNewer[slot];
+    if (older !== NONE) this.ownerNewer[older] = newer;
+    else owner.oldest = newer;
+    if (newer !== NONE) this.ownerOlder[newer] = older;
+    else owner.newest = older;
   }
 }
