@@ -265,7 +265,8 @@ function addDrained(out: SseWriter, mapper: StreamMapper, events: SseEvent[]): P
 
 /**
  * Settles and ends the response. The settlement is queued before the response ends (so it is committed before anything
- * can read the ledger after the stream), and nothing in it may keep the response from ending.
+ * can read the ledger after the stream), and nothing in it may keep the response from ending; on a store that batches
+ * commits, the relay does not wait for the commit.
  */
 async function endStream(call: Call, attempts: readonly StreamAttempt[], charge: Charge, out: SseWriter, res: ClientStream, failover: StreamFailover | undefined): Promise<void> {
   const { log } = call;
@@ -275,7 +276,7 @@ async function endStream(call: Call, attempts: readonly StreamAttempt[], charge:
   // An overage is booked before the stream ends: the reservation no longer holds the cap for it.
   if (!answerBeforeCommit(call) || attempts.length > 1 || exceedsReservation(charge, sent.route, usage)) await settling;
   if (!res.writableEnded) out.end();
-  // The answer is complete: the runtime snapshot may go while the settlement commits.
+  // The answer is complete: the runtime snapshot may go while the settlement commits, and the call with it (the charge
+  // ended when its settlement was queued; `settling` logs a failure itself), so nothing here waits for the commit.
   call.dispose();
-  await settling;
 }
