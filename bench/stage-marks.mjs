@@ -1,8 +1,9 @@
 // Loaded into a relay process with `node --import ./bench/stage-marks.mjs` (the gateway and the bare relay alike): it
 // subscribes to the diagnostics channels a request passes (node's http server, undici's upstream client and the
-// gateway's own `relay-gateway:stage`, and a response's first body write) and keeps, per request, when each stage was reached (process.hrtime, ns). At
-// exit each process writes its records to `${BENCH_STAGES_DIR}/stages-<pid>.json`. Requests are told apart by order:
-// it is meant for concurrency 1, where one request is in flight at a time (bench/scenarios/latency.ts).
+// gateway's own `relay-gateway:stage`), marks a response's first body write, and keeps, per request, when each stage
+// was reached (process.hrtime, ns). At exit each process writes its records to `${BENCH_STAGES_DIR}/stages-<pid>.json`.
+// Requests are told apart by order: it is meant for concurrency 1, where one request is in flight at a time
+// (bench/scenarios/latency.ts).
 import diagnostics from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
