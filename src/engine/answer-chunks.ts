@@ -131,10 +131,13 @@ export class AnswerChunks implements AsyncIterableIterator<Buffer> {
     return Promise.resolve(finished);
   }
 
+  /** Every chunk that came meanwhile, as one (as a Readable's read() gives them): events that arrived together go out in one write. */
   private take(): Buffer {
-    const chunk = this.queue.shift()!;
-    this.bytes -= chunk.length;
-    if (this.paused && this.bytes < PAUSE_AT) this.resumeSocket();
+    const queue = this.queue;
+    const chunk = queue.length === 1 ? queue[0] : Buffer.concat(queue, this.bytes);
+    this.queue = [];
+    this.bytes = 0;
+    this.resumeSocket();
     return chunk;
   }
 
