@@ -20,6 +20,7 @@ const unit = [
   'test/config-checks.test.ts',
   'test/sigv4-reference.test.ts',
   'test/read-ahead.test.ts',
+  'test/answer-chunks.test.ts',
   'test/remote-fetch.test.ts',
   'test/evaluate-limit.test.ts',
   'test/evaluate-config.test.ts',

@@ -1,10 +1,12 @@
 // Loaded into a relay process with `node --import ./bench/stage-marks.mjs` (the gateway and the bare relay alike): it
 // subscribes to the diagnostics channels a request passes (node's http server, undici's upstream client and the
-// gateway's own `relay-gateway:stage`) and keeps, per request, when each stage was reached (process.hrtime, ns). At
-// exit each process writes its records to `${BENCH_STAGES_DIR}/stages-<pid>.json`. Requests are told apart by order:
-// it is meant for concurrency 1, where one request is in flight at a time (bench/scenarios/latency.ts).
+// gateway's own `relay-gateway:stage`), marks a response's first body write, and keeps, per request, when each stage
+// was reached (process.hrtime, ns). At exit each process writes its records to `${BENCH_STAGES_DIR}/stages-<pid>.json`.
+// Requests are told apart by order: it is meant for concurrency 1, where one request is in flight at a time
+// (bench/scenarios/latency.ts).
 import diagnostics from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 
 const dir = process.env.BENCH_STAGES_DIR;
@@ -32,6 +34,23 @@ diagnostics.subscribe('undici:request:bodySent', () => mark('body sent'));
 diagnostics.subscribe('undici:request:headers', () => mark('upstream headers'));
 diagnostics.subscribe('undici:request:trailers', () => mark('upstream done'));
 diagnostics.subscribe('relay-gateway:stage', (stage) => mark(String(stage)));
+// A response's first body write (an event stream's first event; a JSON answer's end writes its body too): no diagnostics
+// channel says when, so the write itself marks it.
+const { write: writeBody, end: endBody } = http.ServerResponse.prototype;
+http.ServerResponse.prototype.write = function (...args) {
+  if (current && !current.wrote) {
+    current.wrote = true;
+    mark('first write');
+  }
+  return writeBody.apply(this, args);
+};
+http.ServerResponse.prototype.end = function (...args) {
+  if (current && !current.wrote && args[0] !== undefined && typeof args[0] !== 'function') {
+    current.wrote = true;
+    mark('first write');
+  }
+  return endBody.apply(this, args);
+};
 diagnostics.subscribe('http.server.response.finish', () => {
   mark('answered');
 });

@@ -54,7 +54,13 @@ function observeCharges(services: Services) {
           end('settleReserved');
           return outcome;
         },
-        release: async () => end((await charge.release(), 'release')),
+        // A release of a charge a settlement already ended (the pipeline closes every charge; a settlement may still be
+        // committing) ends nothing: the settlement reports when it lands.
+        release: async () => {
+          const settled = charge.ended;
+          await charge.release();
+          if (!settled) end('release');
+        },
         renew: (ttlMs) => charge.renew(ttlMs),
         close: () => observed.release(),
       };

@@ -3,12 +3,14 @@
 // consume bookkeeping) and an AsyncResource. Here the handler keeps the answer's chunks itself: a JSON answer read whole
 // (the decode stage's readText) is joined straight from them, no stream in between. Whoever asks for `body` (an event
 // stream relayed, an error read, bytes piped on) gets undici's own BodyReadable, made then and fed what came so far, so
-// every other reader sees what it saw before: the same stream class, backpressure, abort on destroy, dump().
+// every other reader sees what it saw before: the same stream class, backpressure, abort on destroy, dump(). An event
+// stream relayed takes the chunks themselves (`chunks`, answer-chunks.ts).
 import { createRequire } from 'node:module';
 import { errors, util, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { AbortSource } from '../net/call-abort.js';
 import type { UpstreamResponse } from './upstream-request.js';
+import { AnswerChunks, PAUSE_AT, type ChunkReadOptions } from './answer-chunks.js';
 
 const noop = () => undefined;
 type BodyReadable = Dispatcher.ResponseData['body'] & Readable;
@@ -21,9 +23,6 @@ interface BodyReadableOptions {
 
 // undici's body stream (lib/api/readable.js: what `request` answers with); undici's package declares no exports map.
 const { Readable: UndiciBodyReadable } = createRequire(import.meta.url)('undici/lib/api/readable.js') as { Readable: new (options: BodyReadableOptions) => BodyReadable };
-
-/** Bytes kept before anyone reads them past which the upstream socket is paused (undici's body highWaterMark). */
-const PAUSE_AT = 64 * 1024;
 
 type Signal = AbortSignal | AbortSource;
 
@@ -138,13 +137,14 @@ class UpstreamAnswer implements UpstreamResponse {
   readonly trailers: Record<string, string> = {};
   readonly opaque = null;
   readonly context: object;
-  private chunks: Buffer[] = [];
+  private kept: Buffer[] = [];
   private bytes = 0;
   private ended = false;
   private error: unknown;
   private paused = false;
   private reading: TextRead | undefined;
   private stream: BodyReadable | undefined;
+  private reader: AnswerChunks | undefined;
 
   constructor(
     private readonly handler: CallHandler,
@@ -159,6 +159,7 @@ class UpstreamAnswer implements UpstreamResponse {
   /** The answer's body as undici's stream, made on first use and given the chunks that came before. */
   get body(): BodyReadable {
     if (this.stream) return this.stream;
+    if (this.reader) throw new Error('the answer is already read as chunks');
     const contentLength = Number(this.headers['content-length']);
     const stream = new UndiciBodyReadable({
       resume: this.resume,
@@ -171,7 +172,7 @@ class UpstreamAnswer implements UpstreamResponse {
     stream.on('error', noop);
     this.stream = stream;
     if (this.reading) this.reading.reject(new Error('the answer was read as text and as a stream at once'));
-    for (const chunk of this.chunks.splice(0)) stream.push(chunk);
+    for (const chunk of this.kept.splice(0)) stream.push(chunk);
     if (this.error !== undefined) queueMicrotask(() => stream.destroy(this.error as Error));
     else if (this.ended) stream.push(null);
     else if (this.paused) {
@@ -186,7 +187,7 @@ class UpstreamAnswer implements UpstreamResponse {
    * chunks themselves, no stream. Once `body` was asked for, the stream is read instead.
    */
   readText(limit: number, tooLarge: () => Error): Promise<string> {
-    if (this.stream) return Promise.reject(new Error('the answer is already read as a stream'));
+    if (this.stream || this.reader) return Promise.reject(new Error('the answer is already read as a stream'));
     return new Promise((resolve, reject) => {
       this.reading = { limit, tooLarge, resolve, reject };
       this.settleRead();
@@ -197,10 +198,38 @@ class UpstreamAnswer implements UpstreamResponse {
     });
   }
 
+  /**
+   * The body's chunks as they come, straight from the handler (no stream): what came so far first. Backpressure,
+   * read-ahead and the idle bound are the reader's (answer-chunks.ts); leaving it early aborts the call.
+   */
+  chunks(options?: ChunkReadOptions): AnswerChunks {
+    if (this.reader || this.stream || this.reading) throw new Error('the answer is already being read');
+    const reader = new AnswerChunks({ resume: this.resume, abort: (reason) => this.handler.abort?.(reason) }, this.kept, this.bytes, this.paused, options);
+    this.kept = [];
+    this.bytes = 0;
+    this.paused = false;
+    this.reader = reader;
+    if (this.error !== undefined) reader.fail(this.error);
+    else if (this.ended) reader.end();
+    return reader;
+  }
+
+  /** Bytes of the body that came and are not read yet. */
+  get bufferedBytes(): number {
+    return this.reader ? this.reader.buffered : this.stream ? this.stream.readableLength : this.bytes;
+  }
+
+  /** Nobody reads the rest: an answer not ended yet is aborted (its stream destroyed, its reader stopped). */
+  cancel(): void {
+    if (this.reader) void this.reader.return();
+    else this.body.destroy();
+  }
+
   /** One chunk of the body; false asks undici to pause the socket until it is read. */
   chunk(chunk: Buffer): boolean {
+    if (this.reader) return this.reader.push(chunk);
     if (this.stream) return this.stream.push(chunk);
-    this.chunks.push(chunk);
+    this.kept.push(chunk);
     this.bytes += chunk.length;
     if (this.reading) {
       this.settleRead();
@@ -214,13 +243,15 @@ class UpstreamAnswer implements UpstreamResponse {
   complete(trailers: string[] | Buffer[] | null): void {
     if (trailers) util.parseHeaders(trailers as Buffer[], this.trailers);
     this.ended = true;
-    if (this.stream) this.stream.push(null);
+    if (this.reader) this.reader.end();
+    else if (this.stream) this.stream.push(null);
     else this.settleRead();
   }
 
   fail(err: unknown): void {
     if (this.error !== undefined) return;
     this.error = err;
+    if (this.reader) return this.reader.fail(err);
     const stream = this.stream;
     // As undici's request API does: queued handlers run before the stream is destroyed.
     if (stream) queueMicrotask(() => stream.destroy(err as Error));
@@ -229,7 +260,10 @@ class UpstreamAnswer implements UpstreamResponse {
 
   /** The caller's signal aborted after the head: the body ends with its reason. */
   abortWith(reason: unknown): void {
-    if (this.stream) this.stream.destroy(reason as Error);
+    if (this.reader) {
+      this.reader.fail(reason);
+      this.handler.abort?.(reason as Error);
+    } else if (this.stream) this.stream.destroy(reason as Error);
     else if (!this.ended) {
       this.handler.abort?.(reason as Error);
       this.fail(reason);
@@ -246,14 +280,14 @@ class UpstreamAnswer implements UpstreamResponse {
       this.reading = undefined;
       const err = read.tooLarge();
       this.error = err;
-      this.chunks = [];
+      this.kept = [];
       this.handler.stopListening();
       this.handler.abort?.(err);
       read.reject(err);
     } else if (this.ended) {
       this.reading = undefined;
-      const chunks = this.chunks;
-      this.chunks = [];
+      const chunks = this.kept;
+      this.kept = [];
       read.resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, this.bytes).toString('utf8'));
     }
   }

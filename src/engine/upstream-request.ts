@@ -2,6 +2,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher, FormData } from 'undici';
 import type { AbortSource } from '../net/call-abort.js';
+import type { AnswerChunks, ChunkReadOptions } from './answer-chunks.js';
 
 export interface UpstreamRequest {
   operation: string;
@@ -22,7 +23,13 @@ export interface UpstreamRequest {
 }
 
 /**
- * undici's response; an answer of a channel (upstream-call.ts) can also give its body whole as text, from its chunks,
- * without making the stream (`readText`: refused with `tooLarge()` past `limit` bytes).
+ * undici's response; an answer of a channel (upstream-call.ts) can also give its body without making the stream: whole
+ * as text (`readText`: refused with `tooLarge()` past `limit` bytes), or chunk by chunk (`chunks`, for an event stream
+ * relayed), and say how many bytes came unread (`bufferedBytes`) and stop the call (`cancel`).
  */
-export type UpstreamResponse = Dispatcher.ResponseData<unknown> & { readText?(limit: number, tooLarge: () => Error): Promise<string> };
+export type UpstreamResponse = Dispatcher.ResponseData<unknown> & {
+  readText?(limit: number, tooLarge: () => Error): Promise<string>;
+  chunks?(options?: ChunkReadOptions): AnswerChunks;
+  readonly bufferedBytes?: number;
+  cancel?(): void;
+};

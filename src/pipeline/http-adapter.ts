@@ -120,8 +120,10 @@ class HttpCall extends CallCore implements Call {
     // (requestLogs.captureBodies) the stream's bytes are kept too, up to the cap, for the request-log row.
     const tap = responseTap(this.req, requestLogsConfig(this.config));
     if (tap) tapWrites(res, tap);
-    noteFirstWrite(res, this);
     this.answerTap?.streaming(res, head);
+    // Last, around the others: at the first write it puts back the write it wrapped, theirs (put first, it dropped the
+    // response cache's tap after a stream's first write).
+    noteFirstWrite(res, this);
     res.writeHead(200, this.headersSet ? { ...this.headersSet, ...head } : head);
     if (flush) res.flushHeaders();
     return res;

@@ -53,11 +53,14 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
         await result.settled;
         call.respond(answer);
       } else {
-        // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it lands).
+        // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it
+        // lands), and neither does this frame: waiting here kept the call (request, reply, answer) of every request of
+        // the batch window alive through the young generation's collections. The charge ended when its settlement was
+        // queued; only the log waits for the commit.
         markStage('decoded');
         call.respond(call.checkAnswer ? await call.checkAnswer(result.answer) : result.answer);
         call.dispose();
-        await result.settled.catch((err: unknown) => call.log.error({ err }, 'the answer was sent but its charge could not be recorded'));
+        logIfUnrecorded(result.settled, call.log);
       }
     } finally {
       // Released unless settled: every exit, thrown or returned, ends the charge exactly once.
@@ -68,6 +71,11 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
   }
 }
 
+
+/** Logs a settlement of an answer already sent that could not be recorded; holds the log alone, not the call. */
+function logIfUnrecorded(settled: Promise<void>, log: Call['log']): void {
+  settled.catch((err: unknown) => log.error({ err }, 'the answer was sent but its charge could not be recorded'));
+}
 
 /**
  * One exchange, in the call's frame: map and send (a failure before an answer releases the charge, unless the client left

@@ -115,7 +115,7 @@ export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper,
   // The head goes out with the first events when the upstream's first bytes are already here, else on its own now.
   const res = call.openStream(
     { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': call.requestId },
-    sent.response.body.readableLength === 0,
+    (sent.response.bufferedBytes ?? sent.response.body.readableLength) === 0,
   );
   const out = new SseWriter(res);
   const attempts: StreamAttempt[] = [{ sent, mapper: failover ? failover.wrap(mapper) : mapper, usage }];
@@ -125,7 +125,7 @@ export async function relayStream(call: Call, sent: Sent, relayed: StreamMapper,
         await pump(call, attempt, out, attempt === attempts[0] ? ready : undefined, failover?.idleMs);
         break;
       } catch (err) {
-        attempt.sent.response.body.destroy();
+        cancelAnswer(attempt.sent);
         // The upstream's failure (not the client leaving, the deadline, or a guardrail's block): its target failed, and
         // the answer may go on elsewhere.
         const broke = !call.clientGone && !call.abortSource.aborted && upstreamFailure(err, attempt.sent);
@@ -170,7 +170,6 @@ async function continuation(call: Call, failover: StreamFailover, err: unknown, 
 /** Relays one attempt's events until its upstream ends (its closing events added), or throws what broke it. */
 async function pump(call: Call, attempt: StreamAttempt, out: SseWriter, ready: Promise<unknown> | undefined, idleMs: number | undefined): Promise<void> {
   const { sent, mapper, usage } = attempt;
-  const body = sent.response.body;
   const reader = eventReaderFor(sent, call.upstreams.errorMessage(sent.route, sent.operationName));
   const current = new CurrentEvent(sent.route.channel.id);
   const media = sent.operation.outputs?.events;
@@ -199,8 +198,7 @@ async function pump(call: Call, attempt: StreamAttempt, out: SseWriter, ready: P
     // The events of one upstream chunk go out in one write.
     await out.flush();
   };
-  const source = ready ? readAhead(body, ready) : body;
-  for await (const chunk of idleMs === undefined ? source : idleBounded(source, idleMs, sent)) {
+  for await (const chunk of chunksOf(sent, ready, idleMs)) {
     if (call.abortSource.aborted) break;
     await relay(reader.feed(chunk));
   }
@@ -210,11 +208,32 @@ async function pump(call: Call, attempt: StreamAttempt, out: SseWriter, ready: P
   if (!call.clientGone) await addDrained(out, mapper, mapper.end());
 }
 
+const idleError = (sent: Sent, idleMs: number) => () => new UpstreamError(`channel "${sent.route.channel.id}" sent no byte of its stream for ${idleMs} ms`, 504, 'upstream_timeout');
+
+/**
+ * The answer's chunks, held back until `ready` settles (read meanwhile) and broken off with an upstream_timeout when none
+ * comes for `idleMs`: a channel's answer does both itself (its chunks straight from the call, no stream); any other
+ * response's body stream goes through readAhead and idleBounded.
+ */
+function chunksOf(sent: Sent, ready: Promise<unknown> | undefined, idleMs: number | undefined): AsyncIterable<Buffer> {
+  const response = sent.response;
+  if (response.chunks) return response.chunks({ readAheadUntil: ready, idleMs, idleError: idleMs === undefined ? undefined : idleError(sent, idleMs) });
+  const source = ready ? readAhead(response.body, ready) : response.body;
+  return idleMs === undefined ? source : idleBounded(source, idleMs, sent);
+}
+
+/** Stops an answer nobody reads on (its call aborted unless it ended). */
+function cancelAnswer(sent: Sent): void {
+  if (sent.response.cancel) sent.response.cancel();
+  else sent.response.body.destroy();
+}
+
 /** The chunks of `body`, broken off with an upstream_timeout when none comes for `idleMs` (one timer, refreshed). */
 async function* idleBounded(body: AsyncIterable<Buffer>, idleMs: number, sent: Sent): AsyncGenerator<Buffer> {
   const chunks = body[Symbol.asyncIterator]();
   let fire: (err: unknown) => void = () => undefined;
-  const timer = setTimeout(() => fire(new UpstreamError(`channel "${sent.route.channel.id}" sent no byte of its stream for ${idleMs} ms`, 504, 'upstream_timeout')), idleMs);
+  const timeout = idleError(sent, idleMs);
+  const timer = setTimeout(() => fire(timeout()), idleMs);
   let ended = false;
   try {
     for (;;) {
@@ -246,7 +265,8 @@ function addDrained(out: SseWriter, mapper: StreamMapper, events: SseEvent[]): P
 
 /**
  * Settles and ends the response. The settlement is queued before the response ends (so it is committed before anything
- * can read the ledger after the stream), and nothing in it may keep the response from ending.
+ * can read the ledger after the stream), and nothing in it may keep the response from ending; on a store that batches
+ * commits, the relay does not wait for the commit.
  */
 async function endStream(call: Call, attempts: readonly StreamAttempt[], charge: Charge, out: SseWriter, res: ClientStream, failover: StreamFailover | undefined): Promise<void> {
   const { log } = call;
@@ -256,7 +276,7 @@ async function endStream(call: Call, attempts: readonly StreamAttempt[], charge:
   // An overage is booked before the stream ends: the reservation no longer holds the cap for it.
   if (!answerBeforeCommit(call) || attempts.length > 1 || exceedsReservation(charge, sent.route, usage)) await settling;
   if (!res.writableEnded) out.end();
-  // The answer is complete: the runtime snapshot may go while the settlement commits.
+  // The answer is complete: the runtime snapshot may go while the settlement commits, and the call with it (the charge
+  // ended when its settlement was queued; `settling` logs a failure itself), so nothing here waits for the commit.
   call.dispose();
-  await settling;
 }
