@@ -333,6 +333,25 @@ describe('the official SDKs, streamed and not', () => {
     expect(upstreamCalls('/chat/completions')).toBe(1);
   });
 
+  it('keeps a streamed miss whose events arrive apart whole, and replays every event of it', async () => {
+    // Each event its own write, 20 ms apart: the relay writes them one by one, and the cache must see every write, not
+    // only the first (a first-write note once put back the write it wrapped, dropping the cache's tap after one event).
+    const q = question();
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      ({ data: { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-alpha', choices: [{ index: 0, delta, finish_reason: finish }] } });
+    fake.next({ kind: 'sse', events: [chunk({ role: 'assistant', content: 'kept ' }), chunk({ content: 'in ' }), chunk({ content: 'parts' }), chunk({}, 'stop'), '[DONE]'], delayMs: 20 });
+    const body = { model: 'cached-chat', temperature: 0, stream: true as const, messages: [{ role: 'user' as const, content: q }] };
+    const collect = async () => {
+      const { data, response } = await openai.chat.completions.create(body).withResponse();
+      let text = '';
+      for await (const part of data) text += part.choices[0]?.delta.content ?? '';
+      return { text, cache: response.headers.get('x-cache') };
+    };
+    expect(await collect()).toEqual({ text: 'kept in parts', cache: 'miss' });
+    expect(await collect()).toEqual({ text: 'kept in parts', cache: 'hit' });
+    expect(upstreamCalls('/chat/completions')).toBe(1);
+  });
+
   it('does not keep a stream the upstream cut', async () => {
     const q = question();
     const chunk = (content: string) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-alpha', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
