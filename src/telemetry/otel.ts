@@ -52,6 +52,8 @@ const cut = (text: string) => (text.length > CONTENT_LIMIT ? `${text.slice(0, CO
 class TracedCharge implements Charge {
   /** Still counted among the request's open charges. */
   private counted = true;
+  /** A settlement is being recorded: it ends the count once its cost is on the spans, whatever a release says meanwhile. */
+  private settling = false;
 
   constructor(
     private readonly inner: Charge,
@@ -83,7 +85,9 @@ class TracedCharge implements Charge {
     try {
       await this.inner.release();
     } finally {
-      this.done();
+      // The pipeline releases every charge as its call ends, which may be before a settlement of it commits (the
+      // client is not kept waiting for the ledger): the request's span then waits for the settlement's cost.
+      if (!this.settling) this.done();
     }
   }
 
@@ -101,6 +105,7 @@ class TracedCharge implements Charge {
     if (!settlement) span.setAttribute('gateway.settled_at_reservation', true);
     span.setAttributes(usage);
     this.request.span.setAttributes(usage);
+    this.settling = true;
     try {
       const outcome = await run();
       const cost = { 'gateway.cost': outcome.chargedMicros / 1e6, 'gateway.cost.currency': this.inner.ref.currency, 'gateway.overage': outcome.overageMicros / 1e6 };
@@ -112,6 +117,7 @@ class TracedCharge implements Charge {
       throw err;
     } finally {
       span.end();
+      this.settling = false;
       this.done();
     }
   }
