@@ -103,11 +103,13 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   const dir = mkdtempSync(join(tmpdir(), 'gateway-test-'));
   mkdirSync(join(dir, 'channels'));
   // The shipped protocols: linked, not copied (the copy and its removal were a tenth of a gateway's start), unless the
-  // test adds a protocol file of its own. No test writes into a gateway's protocols folder: through the link, that would
-  // be the repository's.
+  // test writes a file of its own there (`protocols`, or a `channels` or `files` path into channels/protocols/): through
+  // the link, that would write into the repository's.
   const protocols = Object.entries(options.protocols ?? {});
-  if (protocols.length) cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
-  else symlinkSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), 'dir');
+  const written = [...Object.keys(options.channels).map((name) => `channels/${name}`), ...Object.keys(options.files ?? {})];
+  if (protocols.length || written.some((path) => path.replace(/^\.\//, '').startsWith('channels/protocols/'))) {
+    cpSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), { recursive: true });
+  } else symlinkSync(join(repoRoot, 'channels', 'protocols'), join(dir, 'channels', 'protocols'), 'dir');
   for (const [name, text] of protocols) writeFileSync(join(dir, 'channels', 'protocols', name), text);
   for (const [path, text] of Object.entries(options.files ?? {})) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
