@@ -123,7 +123,7 @@ function announce(state: PrimaryState, address: Address): void {
   log.info(`${said.summary}; ${count} worker processes`);
   log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
   // What the start needed (the config's load, the migrations) is given back: the primary only forwards messages from now on.
-  if (process.env.GATEWAY_SETTLE_HEAP !== 'off') settleHeap({ rounds: 12 });
+  if (process.env.GATEWAY_SETTLE_HEAP !== 'off') settleHeap({ rounds: 6 });
 }
 
 /** Forks one worker, serves its requests, and records when it listens (announcing once all do). */
