@@ -32,12 +32,19 @@ function youngCommitted(): number {
   return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.physical_space_size ?? 0;
 }
 
-/** V8's collector, as `--expose-gc` gives it: the flag set now is read by a context made after it. */
+let madeCollector: (() => void) | undefined;
+/**
+ * V8's collector, as `--expose-gc` gives it: the flag set now is read by a context made after it. Made once a process
+ * (each context made for it stays on the heap: every settling again made one more).
+ */
 function collector(): () => void {
   const exposed = (globalThis as { gc?: () => void }).gc;
   if (exposed) return exposed;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
+  if (!madeCollector) {
+    setFlagsFromString('--expose-gc');
+    madeCollector = runInNewContext('gc') as () => void;
+  }
+  return madeCollector;
 }
 
 /**
