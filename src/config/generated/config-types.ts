@@ -837,7 +837,7 @@ export interface StorageConfig {
   dataDir: string;
   database: {
     /**
-     * Only sqlite is implemented so far; postgres is refused at load until it lands.
+     * sqlite: one file under dataDir, shared by the workers and CLIs of one host. postgres: one database shared by several replicas (database.url or DATABASE_URL).
      */
     driver: 'sqlite' | 'postgres';
     /**
