@@ -45,6 +45,7 @@ const unit = [
   'test/cache-units.test.ts',
   'test/change-version.test.ts',
   'test/settle-heap.test.ts',
+  'test/load-on-use.test.ts',
   'test/body-guard.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */

@@ -167,7 +167,8 @@ export async function startBenchGateway(upstreamUrl: string, options: GatewayOpt
   // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
   // BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the gateway process; see bench/README.md.
   const nodeArgs = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(options.nodeArgs ?? [])];
-  const env = { ...options.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' };
+  // Two malloc arenas, as `npm start` and the image run it (package.json, Dockerfile); a cluster's workers get it from their primary.
+  const env = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2', ...options.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' };
   const ready = /(sk-gw-[A-Za-z0-9_-]+)/;
   let proc;
   if (runner === 'compiled') {

@@ -123,12 +123,23 @@ function announce(state: PrimaryState, address: Address): void {
   log.info(`${said.summary}; ${count} worker processes`);
   log.info(`pid ${process.pid} (written to ${pidFile}): kill -HUP ${process.pid} reloads the config, SIGTERM drains and stops`);
   // What the start needed (the config's load, the migrations) is given back: the primary only forwards messages from now on.
-  if (process.env.GATEWAY_SETTLE_HEAP !== 'off') settleHeap({ rounds: 12 });
+  if (process.env.GATEWAY_SETTLE_HEAP !== 'off') settleHeap({ rounds: 6 });
+}
+
+/**
+ * What a worker's environment adds to the primary's. glibc's malloc gives each thread that allocates an arena of its
+ * own (up to 8 a core), and an arena keeps what was freed inside it: V8's compiler and collector threads and the spend
+ * thread left a worker ~10 MiB more resident after a busy spell, for good. Two arenas a worker hold ~4 MiB less at
+ * start and ~10 MiB less after a busy spell, for no more CPU a request (bench/README.md, issue 52). An operator's own
+ * MALLOC_ARENA_MAX is kept; the primary itself and a single-process gateway take it from `npm start` and the image.
+ */
+export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX || '2' };
 }
 
 /** Forks one worker, serves its requests, and records when it listens (announcing once all do). */
 function forkWorker(state: PrimaryState): void {
-  const worker = cluster.fork();
+  const worker = cluster.fork(workerEnvironment());
   state.live.add(worker);
   serveWorker(worker, state.handlers);
   worker.once('listening', (address) => {

@@ -77,8 +77,8 @@ async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: L
 
 /**
  * What the start alone needed (its modules' bytecode, a young generation grown to its largest) is given back once the
- * process listens, in full collections a second apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
- * up to 12 of them: it stops once the young generation has shrunk, which took 6 and more on a loaded machine; and a few
+ * process listens, in full collections 5.5 s apart, each skipped while the event loop is busy (src/base/settle-heap.ts);
+ * up to 6 of them: it stops once the young generation has shrunk, which takes two on a quiet start; and a few
  * again whenever it goes quiet after serving (resettleWhenIdle: load regrows the young generation). The YAML
  * texts parsed at start, kept to speed later loads, are not held for the process's life: a reload parses again.
  * GATEWAY_SETTLE_HEAP=off leaves the heap as it is: the test suites start gateway after gateway and stop each within
@@ -87,7 +87,7 @@ async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: L
 function settleAfterListen(services: Services): void {
   keepParsedTexts(false);
   if (process.env.GATEWAY_SETTLE_HEAP === 'off') return;
-  const settling = settleHeap({ rounds: 12 });
+  const settling = settleHeap({ rounds: 6 });
   // And again each time it goes quiet after serving (30 s without requests): load regrows what the start gave back.
   const resettling = resettleWhenIdle();
   services.onClose(() => {

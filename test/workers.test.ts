@@ -49,6 +49,8 @@ describe('server.workers: 2', () => {
     // The pid written is the primary's, whose children are the workers.
     const primary = (JSON.parse(readFileSync(join(dir, 'data', 'gateway.pid'), 'utf8')) as { pid: number }).pid;
     await vi.waitFor(() => expect(workersOf(primary)).toHaveLength(2), { timeout: 30_000 });
+    // Two malloc arenas a worker unless the operator says otherwise (workerEnvironment in src/cluster.ts, issue 52).
+    for (const worker of workersOf(primary)) expect(readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0')).toContain(`MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX || '2'}`);
     expect(gateway.lines.filter((l) => l.includes('first start: created workspace'))).toHaveLength(1);
     expect(gateway.lines.filter((l) => l.includes('one-time link'))).toHaveLength(1);
     // Each startup message once for the process group: the primary says it, workers do not repeat it (issue 49).

@@ -18,17 +18,21 @@ interface Target {
   headers: Record<string, string>;
 }
 
-/** A process tree's RSS (MiB) once two readings a second apart differ by under 1 MiB, after 2 s at least and 20 s at most. */
+/**
+ * A process tree's RSS (MiB) once eight readings a second apart lie within 1 MiB (the heap's settling collections are
+ * 5.5 s apart, src/base/settle-heap.ts: two readings alike can fall between two of them), after 2 s at least and 60 s
+ * at most.
+ */
 async function settledRss(pid: number): Promise<number> {
   await new Promise((r) => setTimeout(r, 2000));
-  let last = sum(rssMiB(pid));
-  for (let i = 0; i < 18; i++) {
+  const readings: number[] = [];
+  for (let i = 0; i < 58; i++) {
+    readings.push(sum(rssMiB(pid)));
+    const last = readings.slice(-8);
+    if (last.length === 8 && Math.max(...last) - Math.min(...last) < 1) return last[7];
     await new Promise((r) => setTimeout(r, 1000));
-    const now = sum(rssMiB(pid));
-    if (Math.abs(now - last) < 1) return now;
-    last = now;
   }
-  return last;
+  return readings[readings.length - 1];
 }
 
 const pair = (a: number, b: number) => `${round(a)} / ${round(b)}`;

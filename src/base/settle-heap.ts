@@ -2,9 +2,9 @@
 // protocol's mappings compiled and their fixtures rendered), opening the stores and building the app run about 1,600
 // modules' top-level code once: their bytecode (about 40 MiB) stays on the heap, and the young generation, grown to
 // its largest (2 x 16 MiB) by the start's allocation rate, stays committed, because an idle process never collects
-// again. A few full collections a second apart, once the process listens, flush the bytecode nothing runs any more
+// again. A few full collections once the process listens (the first a second after, the others 5.5 s apart), flush the bytecode nothing runs any more
 // (all of it, however young: SETTLING_FLAGS) and let V8 shrink the young generation (it does so only after a major
-// collection at a low allocation rate), and compact the old generation's half-empty pages (issue 52: idle RSS under
+// collection after 5 s at a low allocation rate), and compact the old generation's half-empty pages (issue 52: idle RSS under
 // 100 MiB a worker). The hot path's functions compile again on their first request (lazily, as at start).
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { performance } from 'node:perf_hooks';
@@ -13,7 +13,13 @@ import { runInNewContext } from 'node:vm';
 export interface SettleOptions {
   /** Full collections at most (default 4); it stops earlier once the young generation has shrunk. */
   rounds?: number;
-  /** Milliseconds between them (default 1,000: V8 judges the allocation rate over the last collections). */
+  /** Milliseconds before the first (default 1,000). */
+  firstGapMs?: number;
+  /**
+   * Milliseconds between the later ones (default 5,500): V8 shrinks the young generation in a full collection only
+   * when the allocation rate it measured over the last 5 s of collections is low, so a collection a second after the
+   * first still counts the start's allocation (it took five and more at 1 s gaps, one at 5.5 s).
+   */
   gapMs?: number;
   /** The event loop's busy share over a gap above which that round is skipped (default 0.05: requests are being served). */
   busyAbove?: number;
@@ -26,12 +32,19 @@ function youngCommitted(): number {
   return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.physical_space_size ?? 0;
 }
 
-/** V8's collector, as `--expose-gc` gives it: the flag set now is read by a context made after it. */
+let madeCollector: (() => void) | undefined;
+/**
+ * V8's collector, as `--expose-gc` gives it: the flag set now is read by a context made after it. Made once a process
+ * (each context made for it stays on the heap: every settling again made one more).
+ */
 function collector(): () => void {
   const exposed = (globalThis as { gc?: () => void }).gc;
   if (exposed) return exposed;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
+  if (!madeCollector) {
+    setFlagsFromString('--expose-gc');
+    madeCollector = runInNewContext('gc') as () => void;
+  }
+  return madeCollector;
 }
 
 /**
@@ -56,7 +69,7 @@ function compacting(gc: () => void): void {
  * Starts settling the heap in the background (unref'd timers: it never holds the process open); stop() cancels what
  * is left. A round after a busy gap (requests being served) collects nothing and waits for the next one.
  */
-export function settleHeap({ rounds = 4, gapMs = 1_000, busyAbove = 0.05 }: SettleOptions = {}): { stop(): void; done: Promise<number> } {
+export function settleHeap({ rounds = 4, firstGapMs = 1_000, gapMs = 5_500, busyAbove = 0.05 }: SettleOptions = {}): { stop(): void; done: Promise<number> } {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let finish!: (collections: number) => void;
@@ -79,7 +92,7 @@ export function settleHeap({ rounds = 4, gapMs = 1_000, busyAbove = 0.05 }: Sett
     if (left <= 0 || (collections >= 2 && youngCommitted() <= YOUNG_SETTLED_BYTES)) return finish(collections);
     timer = setTimeout(round, gapMs).unref();
   };
-  timer = setTimeout(round, gapMs).unref();
+  timer = setTimeout(round, firstGapMs).unref();
   return {
     stop() {
       stopped = true;

@@ -121,7 +121,7 @@ function configFileLines(): string[] {
     '',
     '## The config file (`config.yaml`)',
     '',
-    'Found from `--config PATH`, then `GATEWAY_CONFIG`, then `./config.yaml`, then `./config.example.yaml`. `PORT` and `HOST` override `server.port` and `server.host`. A started process gives back the memory its start alone needed in a few full garbage collections once it listens (about 80 MiB of resident memory a worker, for about half a second of CPU; the primary of several workers settles too), and settles again after 30 s without requests following a busy spell (a worker at 167 MiB after a run came back to 128); `GATEWAY_SETTLE_HEAP=off` skips them (the test suites set it: they start gateway after gateway and stop each within seconds).',
+    'Found from `--config PATH`, then `GATEWAY_CONFIG`, then `./config.yaml`, then `./config.example.yaml`. `PORT` and `HOST` override `server.port` and `server.host`. A started process gives back the memory its start alone needed in a few full garbage collections once it listens (the first a second after, the next 5.5 s later: about 100 MiB of resident memory a worker, for about half a second of CPU; the primary of several workers settles too), and settles again after 30 s without requests following a busy spell; `GATEWAY_SETTLE_HEAP=off` skips them (the test suites set it: they start gateway after gateway and stop each within seconds). `MALLOC_ARENA_MAX` (glibc) is 2 unless set: `npm start` and the image set it, and the primary of several workers gives it to them (a worker keeps about 10 MiB less after a busy spell).',
     '',
     ...configFiles.map((f) => section(load(`config/${f}`), `\`${f.replace(/\.json$/, '')}\``) + '\n'),
   ];

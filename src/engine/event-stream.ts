@@ -3,8 +3,8 @@
 // Frame layout: https://docs.aws.amazon.com/transcribe/latest/dg/streaming-setting-up.html#streaming-event-stream and
 // https://smithy.io/2.0/aws/amazon-eventstream.html (prelude: total length, headers length, prelude CRC; headers;
 // payload; message CRC, all big-endian CRC32).
-import { EventStreamCodec, type Message, type MessageHeaders } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { EventStreamCodec, Message, MessageHeaders } from '@smithy/eventstream-codec';
+import { requireOnUse } from '../base/load-on-use.js';
 import type { SseEvent } from './sse.js';
 
 /** What the reader cannot make an event of: a frame that breaks the format, or one that reports the upstream's failure. */
@@ -20,7 +20,23 @@ const FRAME_OVERHEAD = 16;
 /** The format's own bound on one frame (Smithy's event-stream specification): 16 MiB. */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const smithyCodec = requireOnUse<{ EventStreamCodec: typeof EventStreamCodec }>('@smithy/eventstream-codec', 'an AWS event stream');
+const smithyUtf8 = requireOnUse<Utf8>('@smithy/util-utf8', 'an AWS event stream');
+
+interface Utf8 {
+  fromUtf8(text: string): Uint8Array;
+  toUtf8(bytes: Uint8Array | string): string;
+}
+
+let made: ({ codec: EventStreamCodec } & Utf8) | undefined;
+/** smithy's codec and its text conversions (with @smithy/core, about 1 MiB of heap), made with the first event stream read or written. */
+function smithy(): { codec: EventStreamCodec } & Utf8 {
+  if (!made) {
+    const { fromUtf8, toUtf8 } = smithyUtf8();
+    made = { codec: new (smithyCodec().EventStreamCodec)(toUtf8, fromUtf8), fromUtf8, toUtf8 };
+  }
+  return made;
+}
 
 const headerText = (headers: MessageHeaders, name: string): string | undefined => {
   const header = headers[name];
@@ -92,12 +108,12 @@ export class EventStreamReader {
   private decode(frame: Buffer): SseEvent | undefined {
     let message: Message;
     try {
-      message = codec.decode(frame);
+      message = smithy().codec.decode(frame);
     } catch (err) {
       // The codec says which check failed (prelude CRC, message CRC, lengths): the frame is not what the upstream sent.
       throw this.faults.malformed(`an event-stream frame is corrupt (${(err as Error).message})`);
     }
-    const payload = toUtf8(message.body);
+    const payload = smithy().toUtf8(message.body);
     const kind = headerText(message.headers, ':message-type');
     if (kind === 'exception') throw this.faults.exception(headerText(message.headers, ':exception-type') ?? 'exception', payload);
     // An error frame names its code and message in headers (the format's own failure, not the service's).
@@ -114,6 +130,7 @@ const noEvents: SseEvent[] = [];
 /** One event frame, encoded (the test fakes and unit tests speak the format through the same codec). */
 export function encodeEventFrame(eventType: string, payload: unknown, messageType: 'event' | 'exception' = 'event'): Uint8Array {
   const typeHeader = messageType === 'exception' ? ':exception-type' : ':event-type';
+  const { codec, fromUtf8 } = smithy();
   return codec.encode({
     headers: {
       [typeHeader]: { type: 'string', value: eventType },

@@ -4,8 +4,9 @@
 // this sign-in's nonce. The configured rules then map the verified email (and claims) to workspaces and roles.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { GatewayError, RateLimitError } from '../../base/errors.js';
+import { importOnUse } from '../../base/load-on-use.js';
 import type { DashboardDeps } from '../deps.js';
 import { appendAudit } from '../../store/audit.js';
 import type { Role } from '../../store/schema.js';
@@ -51,13 +52,16 @@ class SsoError extends GatewayError {
   }
 }
 
+/** openid-client (with oauth4webapi and jose), loaded with the first sign-in: a dashboard without single sign-on never holds it. */
+const openidClient = importOnUse(() => import('openid-client'), 'openid-client', 'single sign-on');
+
 /** The provider's metadata, read once per process and issuer (again after a failure, or when the config changes it). */
-const discovered = new Map<string, Promise<oidc.Configuration>>();
-function providerFor(sso: SsoConfig): Promise<oidc.Configuration> {
+const discovered = new Map<string, Promise<Oidc.Configuration>>();
+function providerFor(sso: SsoConfig): Promise<Oidc.Configuration> {
   const cacheKey = JSON.stringify([sso.issuer, sso.clientId, sso.clientSecret, sso.allowHttp]);
   let found = discovered.get(cacheKey);
   if (!found) {
-    found = oidc.discovery(new URL(sso.issuer), sso.clientId, sso.clientSecret, undefined, { execute: sso.allowHttp ? [oidc.allowInsecureRequests] : [], timeout: 10 });
+    found = openidClient().then((oidc) => oidc.discovery(new URL(sso.issuer), sso.clientId, sso.clientSecret, undefined, { execute: sso.allowHttp ? [oidc.allowInsecureRequests] : [], timeout: 10 }));
     found.catch(() => discovered.delete(cacheKey));
     discovered.set(cacheKey, found);
   }
@@ -107,6 +111,7 @@ function configured(services: DashboardDeps): SsoConfig {
 /** Stores a new sign-in (state, nonce, PKCE verifier, browser binding) and sends the browser to the provider. */
 async function startSignIn(services: DashboardDeps, sso: SsoConfig, req: FastifyRequest, reply: FastifyReply) {
   const { db } = services;
+  const oidc = await openidClient();
   const provider = await providerFor(sso).catch((err: Error) => {
     req.log.error({ err }, 'single sign-on: the provider could not be reached');
     throw new GatewayError('sso_unavailable', 502, 'server_error', 'the sign-in provider could not be reached; try again later');
@@ -162,7 +167,8 @@ async function finishSignIn(services: DashboardDeps, sso: SsoConfig, req: Fastif
 }
 
 /** The ID token's claims (with userinfo's when it leaves out the email), or why the answer was refused. */
-async function exchangeCode(services: DashboardDeps, sso: SsoConfig, req: FastifyRequest, state: string, login: { code_verifier: string; nonce: string }): Promise<oidc.IDToken | string> {
+async function exchangeCode(services: DashboardDeps, sso: SsoConfig, req: FastifyRequest, state: string, login: { code_verifier: string; nonce: string }): Promise<Oidc.IDToken | string> {
+  const oidc = await openidClient();
   try {
     const provider = await providerFor(sso);
     const current = new URL(redirectUri(services, req));
@@ -170,7 +176,7 @@ async function exchangeCode(services: DashboardDeps, sso: SsoConfig, req: Fastif
     const tokens = await oidc.authorizationCodeGrant(provider, current, { pkceCodeVerifier: login.code_verifier, expectedState: state, expectedNonce: login.nonce, idTokenExpected: true });
     const claims = tokens.claims()!;
     // Providers that keep scope claims out of the ID token answer them at userinfo, for the same subject only.
-    if (claims.email === undefined) return { ...(await oidc.fetchUserInfo(provider, tokens.access_token, claims.sub)), ...claims } as oidc.IDToken;
+    if (claims.email === undefined) return { ...(await oidc.fetchUserInfo(provider, tokens.access_token, claims.sub)), ...claims } as Oidc.IDToken;
     return claims;
   } catch (err) {
     // A failed check says which (the "aud" claim, the nonce...) in its cause.

@@ -2,8 +2,9 @@
 // rendered from a static key, a bearer token minted and cached (OAuth 2 client credentials, a Google service account), or
 // an AWS Signature Version 4 over the exact bytes sent. The engine asks for headers per request and never branches on a kind.
 import { createHash } from 'node:crypto';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { Hash } from '@smithy/hash-node';
+import type { SignatureV4 } from '@smithy/signature-v4';
+import { requireOnUse } from '../../base/load-on-use.js';
 import type { ResolvedCredential } from '../../config/credentials.js';
 import type { AbortSource } from '../../net/call-abort.js';
 import type { ChannelConfig, ProtocolConfig } from '../../config/types.js';
@@ -115,12 +116,18 @@ function bearer({ channel, templates, tokenCache }: AuthenticatorContext, creden
   };
 }
 
+/** smithy's signer and hash (about 1 MiB of heap with @smithy/core), loaded with the first aws-sigv4 channel built. */
+const smithySigner = requireOnUse<{ SignatureV4: typeof SignatureV4 }>('@smithy/signature-v4', 'an aws-sigv4 credential');
+const smithyHash = requireOnUse<{ Hash: typeof Hash }>('@smithy/hash-node', 'an aws-sigv4 credential');
+
 /**
  * AWS Signature Version 4 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv.html) with smithy's signer, as
  * the AWS SDKs sign: every header sent is signed (host and x-amz-date among them; x-amz-security-token with a session
  * token), the payload hash is of the exact body bytes, and the already-encoded path is encoded once more in the canonical request.
  */
 function awsSignature({ now }: AuthenticatorContext, credential: Extract<ResolvedCredential, { kind: 'aws-sigv4' }>): Authenticator {
+  const { SignatureV4 } = smithySigner();
+  const { Hash } = smithyHash();
   const signer = new SignatureV4({
     service: credential.service,
     region: credential.region,
