@@ -1,5 +1,5 @@
 // Builds a gateway for tests: a temp config pointing at fake upstreams, an in-memory or temp SQLite store, a key per scope set.
-import { copyFileSync, mkdtempSync, mkdirSync, writeFileSync, cpSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, cpSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -47,19 +47,24 @@ async function createServicesOnSharedDatabase(config: Awaited<ReturnType<typeof 
 }
 
 /**
- * A SQLite database every migration has run on, made once per test process: a test gateway on the default database path
- * starts from a copy of it, and its own migrator finds nothing left to do (running all of them was about a tenth of a
- * test gateway's start). The migrations themselves still run: here, on the PostgreSQL suites' fresh schemas, and in the
- * process suites' gateways.
+ * A SQLite database every migration has run on, made once per test process and kept in memory (its file removed at
+ * once: a test process is stopped, not exited, so nothing left on disk would be cleaned up): a test gateway on the
+ * default database path starts from a copy of it, and its own migrator finds nothing left to do (running all of them
+ * was about a tenth of a test gateway's start). The migrations themselves still run: here, on the PostgreSQL suites'
+ * fresh schemas, and in the process suites' gateways.
  */
-let migrated: Promise<string> | undefined;
-function migratedSqlite(): Promise<string> {
+let migrated: Promise<Buffer> | undefined;
+function migratedSqlite(): Promise<Buffer> {
   return (migrated ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-migrated-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    const opened = await openSqlite(join(dir, 'gateway.db'), { checkpointer: false });
-    await opened.close();
-    return join(dir, 'gateway.db');
+    try {
+      const opened = await openSqlite(join(dir, 'gateway.db'), { checkpointer: false });
+      const bytes = opened.sqlite!.serialize();
+      await opened.close();
+      return bytes;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   })());
 }
 
@@ -130,7 +135,7 @@ export async function startGateway(options: TestGatewayOptions): Promise<TestGat
   });
   if (!schema && !options.storageConfig?.includes('database:')) {
     mkdirSync(join(dir, 'data'));
-    copyFileSync(await migratedSqlite(), join(dir, 'data', 'gateway.db'));
+    writeFileSync(join(dir, 'data', 'gateway.db'), await migratedSqlite());
   }
   const services = await createServicesOnSharedDatabase(config, options.overrides);
   const app = await buildApp(services, { logger: options.logger ?? false });
