@@ -3,6 +3,7 @@
 // a count, and the idle bound of a stream that may fail over.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AnswerChunks, PAUSE_AT, type ChunkReadOptions } from '../src/engine/answer-chunks.js';
+import { collectChunks } from './kit/streams.js';
 
 /** A fake call: counts resumes, keeps the abort's reason. */
 function source() {
@@ -16,15 +17,6 @@ const reader = (options?: ChunkReadOptions, queued: Buffer[] = []) => {
   return { seen, chunks: new AnswerChunks(control, queued, bytes, false, options) };
 };
 
-const collect = async (chunks: AsyncIterable<Buffer>) => {
-  const seen: string[] = [];
-  try {
-    for await (const chunk of chunks) seen.push(chunk.toString());
-  } catch (err) {
-    seen.push(`error: ${(err as Error).message}`);
-  }
-  return seen;
-};
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -39,7 +31,7 @@ describe('AnswerChunks', () => {
 
   it('hands out what came before it was asked for, then each chunk as it comes, then the end', async () => {
     const { chunks } = reader({}, [Buffer.from('a')]);
-    const reading = collect(chunks);
+    const reading = collectChunks(chunks);
     await turn();
     chunks.push(Buffer.from('b'));
     chunks.push(Buffer.from('c'));
@@ -52,7 +44,7 @@ describe('AnswerChunks', () => {
     chunks.push(Buffer.from('one'));
     chunks.push(Buffer.from('two'));
     chunks.fail(new Error('socket reset'));
-    expect(await collect(chunks)).toEqual(['onetwo', 'error: socket reset']);
+    expect(await collectChunks(chunks)).toEqual(['onetwo', 'error: socket reset']);
   });
 
   it('pauses the socket past 64 KiB unread and resumes it once the reader has taken them', async () => {
@@ -76,7 +68,7 @@ describe('AnswerChunks', () => {
     expect(early.seen.aborted?.name).toBe('AbortError');
     const whole = reader({}, [Buffer.from('x')]);
     whole.chunks.end();
-    expect(await collect(whole.chunks)).toEqual(['x']);
+    expect(await collectChunks(whole.chunks)).toEqual(['x']);
     await whole.chunks.return();
     expect(whole.seen.aborted).toBeUndefined();
   });
@@ -102,13 +94,13 @@ describe('AnswerChunks', () => {
   it('goes on when what the first event waits for fails', async () => {
     const { chunks } = reader({ readAheadUntil: Promise.reject(new Error('no count')) }, [Buffer.from('z')]);
     chunks.end();
-    expect(await collect(chunks)).toEqual(['z']);
+    expect(await collectChunks(chunks)).toEqual(['z']);
   });
 
   it('fails a read that waits idleMs with nothing arriving, and aborts the call with that error', async () => {
     vi.useFakeTimers();
     const { chunks, seen } = reader({ idleMs: 1000, idleError: () => new Error('no byte for 1000 ms') });
-    const reading = collect(chunks);
+    const reading = collectChunks(chunks);
     await vi.advanceTimersByTimeAsync(600);
     chunks.push(Buffer.from('late but in time'));
     await vi.advanceTimersByTimeAsync(999);
@@ -125,7 +117,7 @@ describe('AnswerChunks', () => {
     await vi.advanceTimersByTimeAsync(5000);
     chunks.push(Buffer.from('b'));
     chunks.end();
-    expect(await collect(chunks)).toEqual(['b']);
+    expect(await collectChunks(chunks)).toEqual(['b']);
     expect(seen.aborted).toBeUndefined();
   });
 });

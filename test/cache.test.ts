@@ -301,6 +301,15 @@ describe('money and limits', () => {
 });
 
 describe('the official SDKs, streamed and not', () => {
+  /** A streamed chat request through the openai SDK: the text it streams, and whether the cache answered it. */
+  const streamedChat = async (q: string) => {
+    const body = { model: 'cached-chat', temperature: 0, stream: true as const, messages: [{ role: 'user' as const, content: q }] };
+    const { data, response } = await openai.chat.completions.create(body).withResponse();
+    let text = '';
+    for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
+    return { text, cache: response.headers.get('x-cache') };
+  };
+
   it('openai: a streamed request is served from a cached JSON answer as chunks, usage in the last', async () => {
     const q = question();
     const body = { model: 'cached-chat', temperature: 0, messages: [{ role: 'user' as const, content: q }] };
@@ -321,15 +330,8 @@ describe('the official SDKs, streamed and not', () => {
 
   it('openai: a streamed miss is kept once complete and replayed to the next stream', async () => {
     const q = question();
-    const body = { model: 'cached-chat', temperature: 0, stream: true as const, messages: [{ role: 'user' as const, content: q }] };
-    const collect = async () => {
-      const { data, response } = await openai.chat.completions.create(body).withResponse();
-      let text = '';
-      for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
-      return { text, cache: response.headers.get('x-cache') };
-    };
-    expect(await collect()).toEqual({ text: 'cached words', cache: 'miss' });
-    expect(await collect()).toEqual({ text: 'cached words', cache: 'hit' });
+    expect(await streamedChat(q)).toEqual({ text: 'cached words', cache: 'miss' });
+    expect(await streamedChat(q)).toEqual({ text: 'cached words', cache: 'hit' });
     expect(upstreamCalls('/chat/completions')).toBe(1);
   });
 
@@ -340,15 +342,8 @@ describe('the official SDKs, streamed and not', () => {
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
       ({ data: { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'up-alpha', choices: [{ index: 0, delta, finish_reason: finish }] } });
     fake.next({ kind: 'sse', events: [chunk({ role: 'assistant', content: 'kept ' }), chunk({ content: 'in ' }), chunk({ content: 'parts' }), chunk({}, 'stop'), '[DONE]'], delayMs: 20 });
-    const body = { model: 'cached-chat', temperature: 0, stream: true as const, messages: [{ role: 'user' as const, content: q }] };
-    const collect = async () => {
-      const { data, response } = await openai.chat.completions.create(body).withResponse();
-      let text = '';
-      for await (const part of data) text += part.choices[0]?.delta.content ?? '';
-      return { text, cache: response.headers.get('x-cache') };
-    };
-    expect(await collect()).toEqual({ text: 'kept in parts', cache: 'miss' });
-    expect(await collect()).toEqual({ text: 'kept in parts', cache: 'hit' });
+    expect(await streamedChat(q)).toEqual({ text: 'kept in parts', cache: 'miss' });
+    expect(await streamedChat(q)).toEqual({ text: 'kept in parts', cache: 'hit' });
     expect(upstreamCalls('/chat/completions')).toBe(1);
   });
 

@@ -3,6 +3,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readAhead } from '../src/pipeline/stream.js';
+import { collectChunks } from './kit/streams.js';
 
 /** A promise and its resolver. */
 const gate = () => {
@@ -11,21 +12,12 @@ const gate = () => {
   return { opened, open };
 };
 
-const collect = async (chunks: AsyncIterable<Buffer>) => {
-  const seen: string[] = [];
-  try {
-    for await (const chunk of chunks) seen.push(chunk.toString());
-  } catch (err) {
-    seen.push(`error: ${(err as Error).message}`);
-  }
-  return seen;
-};
 
 describe('readAhead', () => {
   it('hands on what a stream sent before it broke off while the count was pending, then the failure', async () => {
     const body = new PassThrough();
     const count = gate();
-    const reading = collect(readAhead(body, count.opened));
+    const reading = collectChunks(readAhead(body, count.opened));
     body.write('one');
     body.write('two');
     await new Promise((resolve) => setImmediate(resolve));

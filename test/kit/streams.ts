@@ -63,3 +63,14 @@ export function pausedChatStream(fake: FakeUpstream, first: string, last: string
   });
   return { started, finish: () => finish() };
 }
+
+/** Every chunk an iterable gives, as text, then `error: <message>` if it throws: what a reader of an answer sees. */
+export async function collectChunks(chunks: AsyncIterable<Buffer>): Promise<string[]> {
+  const seen: string[] = [];
+  try {
+    for await (const chunk of chunks) seen.push(chunk.toString());
+  } catch (err) {
+    seen.push(`error: ${(err as Error).message}`);
+  }
+  return seen;
+}
