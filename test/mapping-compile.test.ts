@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toValue } from 'liquidjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { createLiquid, loadFilters, TemplateSet } from '../src/engine/liquid.js';
 import { compileMapping } from '../src/engine/mapping/compile.js';
@@ -284,5 +284,43 @@ describe('text templates', () => {
     } finally {
       templates.verify = false;
     }
+  });
+});
+
+describe('mappings shared by the loads of a process (TemplateSets on one Liquid)', () => {
+  it('a later load reuses the compiled mapping, with its own render count and its own verification', () => {
+    const yaml = 'm: { n: "{{ body.n | plus: 1 }}", s: "id {{ body.id }}" }';
+    writeFileSync(join(dir, 'shared.yaml'), yaml);
+    const [first, second] = [new TemplateSet(templates.liquid), new TemplateSet(templates.liquid)];
+    const trees = [first, second].map((set) => {
+      const tree = (parse(yaml) as { m: unknown }).m;
+      set.collect('/m', tree, ['body']);
+      expect(set.compilePending(join(dir, 'shared.yaml'))).toEqual([]);
+      return tree;
+    });
+    // The second load's leaves are evaluated by liquidjs alone (the benchmarks' switch), the first's as compiled.
+    second.verification.interpret = true;
+    const evaluated = vi.spyOn(templates.liquid, 'evalValueSync');
+    try {
+      expect(first.mapping(trees[0]).render({ body: { n: 1, id: 'a' } })).toEqual({ n: 2, s: 'id a' });
+      expect(evaluated).not.toHaveBeenCalled();
+      expect(second.mapping(trees[1]).render({ body: { n: 1, id: 'a' } })).toEqual({ n: 2, s: 'id a' });
+      expect(evaluated).toHaveBeenCalled();
+    } finally {
+      evaluated.mockRestore();
+    }
+    expect([first.mapping(trees[0]).renders, second.mapping(trees[1]).renders]).toEqual([1, 1]);
+  });
+
+  it('a mapping with a problem is compiled again by each load, so each reports it', () => {
+    const yaml = 'm: { x: "{{ nobody.name }}" }\n';
+    writeFileSync(join(dir, 'problem.yaml'), yaml);
+    const [first, second] = [new TemplateSet(templates.liquid), new TemplateSet(templates.liquid)];
+    const reported = [first, second].map((set) => {
+      set.collect('/m', (parse(yaml) as { m: unknown }).m, ['body']);
+      return set.compilePending(join(dir, 'problem.yaml'));
+    });
+    expect(reported[0]).toHaveLength(1);
+    expect(reported[1]).toEqual(reported[0]);
   });
 });

@@ -15,7 +15,7 @@ import { buildRoutes } from '../config/routes.js';
 import { buildGuardrails } from '../guardrails/load.js';
 import { createSchemaRegistry } from '../config/schemas.js';
 import { validateConfig, type ValidatedConfig } from '../config/validate.js';
-import { createLiquid, loadFilters, TemplateSet } from '../engine/liquid.js';
+import { sharedLiquid, TemplateSet } from '../engine/liquid.js';
 import { ConfigError } from '../base/errors.js';
 import { fixtureFileNames, runMappingFixtures } from './fixtures.js';
 import type { LoadedConfig } from '../engine/loaded-config.js';
@@ -69,8 +69,7 @@ function compileMappings(templates: TemplateSet, valid: ValidatedConfig, protoco
 export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
   const problems = new Problems();
   const warnings: string[] = [];
-  const templates = new TemplateSet(createLiquid());
-  await loadFilters(templates.liquid);
+  const templates = new TemplateSet(await sharedLiquid());
   const sources = readConfigFiles(file, options.env ?? process.env, problems);
   // The process's environment with the overlay's gateway.env over it, read afresh at each load.
   const env = sources.env;

@@ -3,7 +3,8 @@ import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Liquid, type Template } from 'liquidjs';
-import { compileMapping, type CompiledMapping, type MappingProblem, type Verification } from './mapping/compile.js';
+import { followParsedTexts, keepingParsedTexts } from '../config/yaml-source.js';
+import { bindMapping, compileMappingRoot, type CompiledMapping, type CompiledRoot, type MappingProblem, type Verification } from './mapping/compile.js';
 import { ExpressionCompiler, type Expr } from './mapping/expression.js';
 import { locateProblems } from './mapping/positions.js';
 import { scan, stringify } from './mapping/text.js';
@@ -19,6 +20,19 @@ const filtersDir = join(dirname(fileURLToPath(import.meta.url)), 'filters');
  */
 export function createLiquid(): Liquid {
   return new Liquid({ strictFilters: true, strictVariables: false, jsTruthy: true, greedy: false, locale: 'en-US' });
+}
+
+let shared: Promise<Liquid> | undefined;
+/**
+ * The Liquid of every config load in this process, its filters loaded once: they are code (src/engine/filters), the same
+ * for every load, so what a TemplateSet on it compiles (text templates, mappings) is shared by content with later loads.
+ */
+export function sharedLiquid(): Promise<Liquid> {
+  return (shared ??= (async () => {
+    const liquid = createLiquid();
+    await loadFilters(liquid);
+    return liquid;
+  })());
 }
 
 /** Registers every filter exported by src/engine/filters/*.ts (each export is `name -> function`). */
@@ -68,6 +82,57 @@ export class TextTemplate {
   }
 }
 
+/**
+ * What the TemplateSets of one Liquid compiled, by content, for the next load: a reload with protocols unchanged, or each
+ * test gateway of a process, compiled every mapping again (most of a load's time once its fixture runs are remembered).
+ * Only what compiled without a problem is kept, so a problem is always found and located by a compile of its own.
+ * Bounded by the keys' characters, oldest first out; emptied, and no longer filled, once a serving process stops keeping
+ * parsed texts (keepParsedTexts(false), src/config/yaml-source.ts), as the YAML values themselves are.
+ */
+interface Compiled {
+  expressions: ExpressionCompiler;
+  mappings: Map<string, CompiledRoot>;
+  texts: Map<string, { parsed: Template[]; compiled: ((scope: object) => string) | undefined }>;
+  chars: number;
+}
+const compiledByLiquid = new WeakMap<Liquid, Compiled>();
+const COMPILED_MAX_CHARS = 4 * 1024 * 1024;
+const everyCompiled = new Set<WeakRef<Compiled>>();
+followParsedTexts(() => {
+  for (const ref of everyCompiled) {
+    const compiled = ref.deref();
+    if (!compiled) continue;
+    compiled.mappings.clear();
+    compiled.texts.clear();
+    compiled.chars = 0;
+  }
+  everyCompiled.clear();
+});
+
+function compiledFor(liquid: Liquid): Compiled {
+  let compiled = compiledByLiquid.get(liquid);
+  if (!compiled) {
+    compiled = { expressions: new ExpressionCompiler(liquid), mappings: new Map(), texts: new Map(), chars: 0 };
+    compiledByLiquid.set(liquid, compiled);
+    everyCompiled.add(new WeakRef(compiled));
+  }
+  return compiled;
+}
+
+/** Keeps `value` under `key` in `map` while processes keep parsed texts, within the bound shared by both maps. */
+function keep<T>(compiled: Compiled, map: Map<string, T>, key: string, value: T): void {
+  if (!keepingParsedTexts() || key.length > COMPILED_MAX_CHARS / 4) return;
+  map.set(key, value);
+  compiled.chars += key.length;
+  for (const oldest of [compiled.mappings, compiled.texts]) {
+    for (const [k] of oldest) {
+      if (compiled.chars <= COMPILED_MAX_CHARS) return;
+      oldest.delete(k);
+      compiled.chars -= k.length;
+    }
+  }
+}
+
 /** Everything Liquid in one config: text templates by source, and mappings by the YAML node they were compiled from. */
 export class TemplateSet {
   readonly expressions: ExpressionCompiler;
@@ -80,8 +145,11 @@ export class TemplateSet {
   /** Files whose mappings did not compile: their fixtures are not run. */
   readonly failedFiles = new Set<string>();
 
+  private readonly compiled: Compiled;
+
   constructor(readonly liquid: Liquid) {
-    this.expressions = new ExpressionCompiler(liquid);
+    this.compiled = compiledFor(liquid);
+    this.expressions = this.compiled.expressions;
   }
 
   set verify(on: boolean) {
@@ -94,8 +162,9 @@ export class TemplateSet {
   compile(source: string): TextTemplate {
     let template = this.texts.get(source);
     if (!template) {
-      const parsed = this.liquid.parse(source);
-      template = new TextTemplate(this.liquid, source, parsed, this.interpolation(source), this.verification);
+      let shared = this.compiled.texts.get(source);
+      if (!shared) keep(this.compiled, this.compiled.texts, source, (shared = { parsed: this.liquid.parse(source), compiled: this.interpolation(source) }));
+      template = new TextTemplate(this.liquid, source, shared.parsed, shared.compiled, this.verification);
       this.texts.set(source, template);
     }
     return template;
@@ -137,11 +206,17 @@ export class TemplateSet {
   compilePending(file: string): string[] {
     const problems: MappingProblem[] = [];
     for (const { pointer, tree, roots } of this.pending) {
-      const compiled = compileMapping(this.expressions, this.verification, tree, roots, pointer);
-      problems.push(...compiled.problems);
+      const key = JSON.stringify([pointer, roots, tree]);
+      let compiled = this.compiled.mappings.get(key);
+      if (!compiled) {
+        compiled = compileMappingRoot(this.expressions, tree, roots, pointer);
+        if (compiled.problems.length) problems.push(...compiled.problems);
+        else keep(this.compiled, this.compiled.mappings, key, compiled);
+      }
       if (!this.mappings.has(tree)) {
-        this.mappings.set(tree, compiled.mapping);
-        this.origins.set(compiled.mapping, { file, pointer });
+        const mapping = bindMapping(compiled, this.verification);
+        this.mappings.set(tree, mapping);
+        this.origins.set(mapping, { file, pointer });
       }
     }
     this.pending = [];

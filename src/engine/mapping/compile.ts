@@ -2,7 +2,7 @@
 import { toValue } from 'liquidjs';
 import { MappingSyntaxError, type ExpressionCompiler, type Expr, type Frame, type Names } from './expression.js';
 import { isWholeExpression, scan, stringify } from './text.js';
-import { checkedLeaf, type Verification } from './verify.js';
+import { checkedLeaf, renderingVerification, renderUnder, type Verification } from './verify.js';
 import { escapeKey, isList, Scope } from './scope.js';
 
 export type { Verification } from './verify.js';
@@ -266,20 +266,34 @@ class TreeCompiler {
   }
 }
 
+/** A mapping compiled, not yet bound to a config's verification: what TemplateSet shares between loads. */
+export interface CompiledRoot {
+  root: Node;
+  slots: number;
+  problems: MappingProblem[];
+}
+
 /** Compiles `tree` for a scope of `roots` (the names its caller provides); problems are reported, never thrown. */
-export function compileMapping(exprs: ExpressionCompiler, verification: Verification, tree: unknown, roots: readonly string[], pointer: string): { mapping: CompiledMapping; problems: MappingProblem[] } {
-  const compiler = new TreeCompiler(exprs, verification);
+export function compileMappingRoot(exprs: ExpressionCompiler, tree: unknown, roots: readonly string[], pointer: string): CompiledRoot {
+  const compiler = new TreeCompiler(exprs, renderingVerification);
   const root = compiler.node(tree, pointer, new Scope(roots));
-  const slots = compiler.slots;
+  return { root, slots: compiler.slots, problems: compiler.problems };
+}
+
+/** `compiled` as one config's mapping: rendered under that config's verification, its renders counted for that config. */
+export function bindMapping({ root, slots }: CompiledRoot, verification: Verification): CompiledMapping {
   return {
-    problems: compiler.problems,
-    mapping: {
-      renders: 0,
-      render(env) {
-        this.renders++;
-        const v = root({ env: env as Record<string, unknown>, slots: slots ? new Array(slots) : [] });
-        return v === NOTHING ? null : v;
-      },
+    renders: 0,
+    render(env) {
+      this.renders++;
+      const v = renderUnder(verification, () => root({ env: env as Record<string, unknown>, slots: slots ? new Array(slots) : [] }));
+      return v === NOTHING ? null : v;
     },
   };
+}
+
+/** Compiles `tree` and binds it to `verification` (compileMappingRoot, then bindMapping). */
+export function compileMapping(exprs: ExpressionCompiler, verification: Verification, tree: unknown, roots: readonly string[], pointer: string): { mapping: CompiledMapping; problems: MappingProblem[] } {
+  const compiled = compileMappingRoot(exprs, tree, roots, pointer);
+  return { problems: compiled.problems, mapping: bindMapping(compiled, verification) };
 }

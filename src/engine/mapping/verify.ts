@@ -11,6 +11,35 @@ export interface Verification {
   interpret?: boolean;
 }
 
+/**
+ * The verification of the mapping rendering now. A compiled mapping can serve several configs (TemplateSet shares them by
+ * content between the loads of a process), each with its own verification: leaves are compiled against
+ * `renderingVerification`, which reads the one a config's mapping sets around its render (renderUnder).
+ */
+let rendering: Verification = { verify: false, mismatches: [] };
+export const renderingVerification: Verification = {
+  get verify() {
+    return rendering.verify;
+  },
+  get mismatches() {
+    return rendering.mismatches;
+  },
+  get interpret() {
+    return rendering.interpret;
+  },
+};
+
+/** Runs `render` with `verification` as the rendering one (nested renders restore the outer one). */
+export function renderUnder<T>(verification: Verification, render: () => T): T {
+  const outer = rendering;
+  rendering = verification;
+  try {
+    return render();
+  } finally {
+    rendering = outer;
+  }
+}
+
 const messageOf = (err: unknown) => String((err as Error)?.message ?? err);
 const shown = (value: unknown, error: unknown) => (error ? `throws ${messageOf(error)}` : (JSON.stringify(toValue(value)) ?? 'undefined'));
 
