@@ -189,8 +189,9 @@ export default defineConfig({
       // and the suites of several replicas on one PostgreSQL database run: all in a database of the run's own
       // (test/kit/postgres-run.ts), so that schemas other runs left behind do not slow its migrations.
       ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...containers], { GATEWAY_TEST_DATABASE: 'postgres' }, [...onPostgres, ...postgresOnly], [...buildFirst, 'test/kit/postgres-run.ts']) : []),
-      // Child processes start slowly on a busy machine: more time before a test counts as hung.
-      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000, globalSetup: buildFirst } },
+      // Child processes start slowly on a busy machine: more time before a test counts as hung. The files share their
+      // workers (isolate: false) as the integration ones do: each file's own state is in the children it starts and stops.
+      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000, isolate: false, globalSetup: buildFirst } },
     ],
   },
 });
