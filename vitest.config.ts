@@ -159,6 +159,13 @@ class LayerSequencer extends BaseSequencer {
 }
 
 /**
+ * A whole run (`npm test`, no --project): the unit files run in the integration project's workers, among its files, where
+ * the modules they load are loaded already; as a project of their own they started three more workers at the end of the
+ * run, each loading the modules again. `npm run test:unit` (--project unit) still runs them alone.
+ */
+const wholeRun = !process.argv.some((arg) => arg === '--project' || arg.startsWith('--project='));
+
+/**
  * The integration suites on one database (all of them, or the files `only` lists): most share worker processes file
  * after file, a few have their own.
  */
@@ -183,8 +190,8 @@ export default defineConfig({
     sequence: { sequencer: LayerSequencer },
     projects: [
       // Pure functions: the modules a file loads are kept for the next file in the same worker.
-      { extends: true, test: { name: 'unit', include: unit, isolate: false } },
-      ...integration('integration', [...unit, ...processes, ...postgresOnly, ...containers]),
+      ...(wholeRun ? [] : [{ extends: true, test: { name: 'unit', include: unit, isolate: false } }]),
+      ...integration('integration', [...(wholeRun ? [] : unit), ...processes, ...postgresOnly, ...containers]),
       // With DATABASE_URL set (.ci/run sets it), the storage suites run again with PostgreSQL as the metadata database,
       // and the suites of several replicas on one PostgreSQL database run: all in a database of the run's own
       // (test/kit/postgres-run.ts), so that schemas other runs left behind do not slow its migrations.
