@@ -47,6 +47,7 @@ const unit = [
   'test/settle-heap.test.ts',
   'test/load-on-use.test.ts',
   'test/body-guard.test.ts',
+  'test/yaml-source.test.ts',
 ];
 /** Suites that spawn processes and never touch the test database. */
 const processes = [
