@@ -91,6 +91,8 @@ interface Measured {
   gc: Record<string, number>;
   allocBytes: number;
   requests: number;
+  /** CPU ns by thread name (/proc/<pid>/task/<tid>/comm: the main thread, V8's workers for GC and the compiler, libuv's pool, the spend thread). */
+  byThread: Map<string, number>;
 }
 
 /** Nanoseconds of CPU of one thread of `pid` (schedstat); the main thread's tid is the pid. */
@@ -102,6 +104,20 @@ const allThreadsNs = (pid: number) => readdirSync(`/proc/${pid}/task`).reduce((s
     return sum;
   }
 }, 0);
+
+/** CPU ns of every thread of `pid`, summed by thread name (the main thread named "main"). */
+function threadsByName(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = Number(tid) === pid ? 'main' : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      byName.set(name, (byName.get(name) ?? 0) + threadNs(pid, Number(tid)));
+    } catch {
+      // Ended between the listing and the read.
+    }
+  }
+  return byName;
+}
 
 /** The last line gc-windows.mjs appended (after a SIGUSR2), once it is there. */
 async function gcLine(dir: string, pid: number, lines: number): Promise<Record<string, number>> {
@@ -157,11 +173,12 @@ async function routeAgainstModel(): Promise<void> {
       for (const i of r % 2 ? [1, 0] : [0, 1]) {
         process.kill(gateway.pid, 'SIGUSR2');
         const gcBefore = await gcLine(dir, gateway.pid, ++lines);
-        const [main, all] = [threadNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid)];
+        const [main, all, threadsBefore] = [threadNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid), threadsByName(gateway.pid)];
         const start = nowMicros();
         const result = await autocannon({ ...options(i), duration: seconds });
         windows[i].push({ start, end: nowMicros() });
-        const [mainAfter, allAfter] = [threadNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid)];
+        const [mainAfter, allAfter, threadsAfter] = [threadNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid), threadsByName(gateway.pid)];
+        const byThread = new Map([...threadsAfter].map(([name, ns]) => [name, ns - (threadsBefore.get(name) ?? 0)]));
         process.kill(gateway.pid, 'SIGUSR2');
         const gcAfter = await gcLine(dir, gateway.pid, ++lines);
         if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors`);
@@ -175,7 +192,7 @@ async function routeAgainstModel(): Promise<void> {
           for (const [fn, bytes] of sampled.top) allocators[i].set(fn, (allocators[i].get(fn) ?? 0) + bytes);
         }
         const gc = Object.fromEntries(Object.keys(gcAfter).map((k) => [k, gcAfter[k] - gcBefore[k]]));
-        measured[i].push({ mainNs: mainAfter - main, allNs: allAfter - all, gc, allocBytes, requests: result.requests.total });
+        measured[i].push({ mainNs: mainAfter - main, allNs: allAfter - all, gc, allocBytes, requests: result.requests.total, byThread });
       }
     await gateway.stop();
     const label = which === 'cached' ? 'cache-no (the same route without cache:)' : 'bench-chat by name';
@@ -213,6 +230,11 @@ function perRequestTable(measured: Measured[][], requests: number[], alloc: bool
   for (const [name, pick, scale] of rows) {
     const [h, b] = [0, 1].map((i) => (total(measured[i], pick) * scale) / requests[i]);
     console.log(`| ${name} | ${h.toFixed(1)} | ${b.toFixed(1)} | ${h - b >= 0 ? '+' : ''}${(h - b).toFixed(1)} |`);
+  }
+  const names = new Set(measured.flat().flatMap((m) => [...m.byThread.keys()]));
+  for (const name of names) {
+    const [h, b] = [0, 1].map((i) => total(measured[i], (m) => (m.byThread.get(name) ?? 0) / 1000) / requests[i]);
+    console.log(`| CPU µs, threads named ${name} | ${h.toFixed(1)} | ${b.toFixed(1)} | ${h - b >= 0 ? '+' : ''}${(h - b).toFixed(1)} |`);
   }
   const perRound = measured[0].map((m, r) => (((m.allNs / m.requests) / (measured[1][r].allNs / measured[1][r].requests) - 1) * 100).toFixed(1));
   console.log(`\nEvery thread's CPU per request, head over baseline, each round: ${perRound.join(' ')} %`);
