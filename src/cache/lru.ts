@@ -9,15 +9,20 @@
 // key itself is checked in its slot; two keys of one number cannot both be held (the later evicts the earlier, about
 // one store in 25,000 at 40,000 entries).
 
+import { randomInt } from 'node:crypto';
+
 /** What one entry costs besides its key and its value: the map's slot, the slot's arrays, the value's headers (a generous guess). */
 export const ENTRY_OVERHEAD = 160;
 
 /** Bytes a string takes on the heap, at most: one per character when it is ASCII (its UTF-8 length says so), else two. */
 export const heapBytes = (text: string, utf8Bytes = Buffer.byteLength(text)) => (utf8Bytes === text.length ? 1 : 2) * text.length;
 
-/** A key's number in the slot map: FNV-1a of its code units, to 30 bits (a V8 small integer, never boxed). */
+/** Each process's own start for keyNumber: which keys share a number cannot be worked out from outside to evict another's entry. */
+const KEY_SEED = randomInt(2 ** 32);
+
+/** A key's number in the slot map: FNV-1a of its code units from this process's seed, to 30 bits (a V8 small integer, never boxed). */
 export function keyNumber(key: string): number {
-  let hash = 0x811c9dc5;
+  let hash = KEY_SEED;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
   return hash & 0x3fffffff;
 }
