@@ -140,10 +140,23 @@ const postgresOnly = ['test/*-postgres.test.ts'];
 /** Containers (podman): `npm run test:container` runs them, after building the images (vitest.container.config.ts). */
 const containers = ['test/container/**'];
 /**
- * Integration suites in a process of their own: one leaves process-wide state behind (OpenTelemetry's global provider),
- * one forces a garbage collection every 20 ms (slow on a worker's heap grown by earlier files).
+ * A whole run (`npm test`, no --project): the unit files run in the integration project's workers, among its files, where
+ * the modules they load are loaded already; as a project of their own they started three more workers at the end of the
+ * run, each loading the modules again. `npm run test:unit` (--project unit) still runs them alone.
  */
-const ownProcess = ['test/telemetry-otlp.test.ts', 'test/hardening-deadlines.test.ts'];
+const wholeRun = !process.argv.some((arg) => arg === '--project' || arg.startsWith('--project='));
+/**
+ * Unit files that need a clean process when a whole run puts them among the integration files: settle-heap measures the
+ * heap's pages (a worker's heap grown by earlier files leaves more), cache-units counts every fake timer (a timer that a
+ * closed gateway left in the worker is one more).
+ */
+const unitOwnProcess = ['test/settle-heap.test.ts', 'test/cache-units.test.ts'];
+/**
+ * Integration suites in a process of their own: one leaves process-wide state behind (OpenTelemetry's global provider),
+ * one forces a garbage collection every 20 ms (slow on a worker's heap grown by earlier files); in a whole run, the unit
+ * files above.
+ */
+const ownProcess = ['test/telemetry-otlp.test.ts', 'test/hardening-deadlines.test.ts', ...(wholeRun ? unitOwnProcess : [])];
 /** Suites that start the gateway or a CLI in a child process run the compiled one: dist/ is built from src/ first (once a run). */
 const buildFirst = ['test/kit/compiled.ts'];
 
@@ -158,13 +171,6 @@ class LayerSequencer extends BaseSequencer {
     return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }
 }
-
-/**
- * A whole run (`npm test`, no --project): the unit files run in the integration project's workers, among its files, where
- * the modules they load are loaded already; as a project of their own they started three more workers at the end of the
- * run, each loading the modules again. `npm run test:unit` (--project unit) still runs them alone.
- */
-const wholeRun = !process.argv.some((arg) => arg === '--project' || arg.startsWith('--project='));
 
 /**
  * The integration suites on one database (all of them, or the files `only` lists): most share worker processes file
@@ -197,9 +203,8 @@ export default defineConfig({
       // and the suites of several replicas on one PostgreSQL database run: all in a database of the run's own
       // (test/kit/postgres-run.ts), so that schemas other runs left behind do not slow its migrations.
       ...(process.env.DATABASE_URL ? integration('integration-postgres', [...unit, ...processes, ...containers], { GATEWAY_TEST_DATABASE: 'postgres' }, [...onPostgres, ...postgresOnly], [...buildFirst, 'test/kit/postgres-run.ts']) : []),
-      // Child processes start slowly on a busy machine: more time before a test counts as hung. The files share their
-      // workers (isolate: false) as the integration ones do: each file's own state is in the children it starts and stops.
-      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000, isolate: false, globalSetup: buildFirst } },
+      // Child processes start slowly on a busy machine: more time before a test counts as hung.
+      { extends: true, test: { name: 'process', include: processes, testTimeout: 60_000, globalSetup: buildFirst } },
     ],
   },
 });
