@@ -1,21 +1,19 @@
 // The memory store: values least recently used out once the bytes held pass a bound, each until its TTL, and each
-// owner (a workspace) held to a share of that bound, so that no workspace evicts every other's answers. Keyv's own
-// memory path serialises every value again (about 150 us a write, and twice the bytes held); the store keeps its
-// entries as the objects they are. Recency is two doubly linked lists (one for all, one per owner) kept in typed arrays
-// indexed by slot, as lru-cache keeps its own: an entry costs the map's slot, its key and its value, and no node object
-// for the collector to copy and trace (a Map's first key is found past every key deleted before it, so evicting from
-// its front would slow down). The map is keyed by a 30-bit number of the key (a small integer: a lookup compares
-// numbers and never reads a key string, which in a large store is a cache miss for each one in the bucket), and the
-// key itself is checked in its slot; two keys of one number cannot both be held (the later evicts the earlier, about
+// owner (a workspace) held to a share of that bound, so that no workspace evicts every other's answers. An entry is no
+// object and no string on the JS heap: its key and value are bytes in one log (a Buffer outside the heap), everything
+// else about it is in typed arrays indexed by slot, as lru-cache keeps its recency. (Answers kept as strings survived
+// young collections, each scavenge copying them again, and were marked at every full collection.) The log is written
+// at its head; the head makes its way round the log, skipping what entries gone left behind and sliding each entry
+// still held down to the head as it passes it, so the bytes of entries gone are reused with no free list and the log
+// never needs more than the bound. Recency is two doubly linked lists (one for all, one per owner) by slot. The slot
+// map is keyed by a 30-bit number of the key (a small integer: a lookup compares numbers and reads no key), the key
+// itself checked in its slot's bytes; two keys of one number cannot both be held (the later evicts the earlier, about
 // one store in 25,000 at 40,000 entries).
 
 import { randomInt } from 'node:crypto';
 
-/** What one entry costs besides its key and its value: the map's slot, the slot's arrays, the value's headers (a generous guess). */
+/** What one entry costs besides its key's and its value's bytes: its record's head, the map's slot, the slot's arrays (a generous guess). */
 export const ENTRY_OVERHEAD = 160;
-
-/** Bytes a string takes on the heap, at most: one per character when it is ASCII (its UTF-8 length says so), else two. */
-export const heapBytes = (text: string, utf8Bytes = Buffer.byteLength(text)) => (utf8Bytes === text.length ? 1 : 2) * text.length;
 
 /** Each process's own start for keyNumber: which keys share a number cannot be worked out from outside to evict another's entry. */
 const KEY_SEED = randomInt(2 ** 32);
@@ -30,6 +28,18 @@ export function keyNumber(key: string): number {
 /** No slot: the end of a list. */
 const NONE = -1;
 
+/** The log's first size; it doubles as the head first reaches its end, up to the bound. */
+const FIRST_LOG_BYTES = 1 << 20;
+
+/** The largest log (its offsets are read as int32): the memory store holds at most 2 GiB less 4 KiB. */
+const LARGEST_LOG = 2 ** 31 - 4096;
+
+/** A record's head: its length and its slot. */
+const RECORD_HEAD = 8;
+
+/** Rounded up to a multiple of 4 (records begin where their head can be read as int32). */
+const align = (bytes: number) => (bytes + 3) & ~3;
+
 /** One owner's entries: their bytes and their own recency list (slots). */
 interface Owner {
   name: string;
@@ -38,14 +48,16 @@ interface Owner {
   newest: number;
 }
 
-export class ByteBoundedLru<V = string> {
+export class ByteBoundedLru {
   /** Slots by their key's number (keyNumber). */
   private readonly slots = new Map<number, number>();
   private readonly owners = new Map<string, Owner>();
-  private keys: (string | undefined)[] = [];
-  private values: (V | undefined)[] = [];
   private ownerOf: (Owner | undefined)[] = [];
   private numbers = new Int32Array(256);
+  /** Where each slot's record begins in the log: its length and slot (two int32), its key, then its value. */
+  private offsets = new Float64Array(256);
+  private keyBytes = new Int32Array(256);
+  private valueBytes = new Int32Array(256);
   private sizes = new Float64Array(256);
   private expires = new Float64Array(256);
   private older = new Int32Array(256);
@@ -58,17 +70,36 @@ export class ByteBoundedLru<V = string> {
   private used = 0;
   private oldest = NONE;
   private newest = NONE;
+  /** The records; `words` is the same memory by int32, for their heads (records begin at multiples of 4). */
+  private log: Buffer;
+  private words: Int32Array;
+  /** The log's largest size: the bound, rounded up to a whole record. */
+  private readonly logBytes: number;
+  /** Where the next record goes. */
+  private head = 0;
+  /** The first record ahead of the head not yet passed (`head` to `ahead` is free). */
+  private ahead = 0;
+  /** Where the records ahead of the head end: past it, the log is free up to its end. */
+  private end = 0;
   /** Bytes held now, keys and overheads counted. */
   bytes = 0;
   /** Entries dropped to make room (for all, or within their owner's share), since the map was made. */
   evictions = 0;
 
+  /** The most bytes held: the bound asked for, at most LARGEST_LOG. */
+  readonly maxBytes: number;
+
   constructor(
-    readonly maxBytes: number,
+    maxBytes: number,
     private readonly now: () => number = Date.now,
     /** The most bytes one owner's entries hold; past it, that owner's least recently used go first. */
     readonly maxOwnerBytes = maxBytes,
-  ) {}
+  ) {
+    this.maxBytes = Math.min(maxBytes, LARGEST_LOG);
+    this.logBytes = align(this.maxBytes);
+    this.log = Buffer.allocUnsafeSlow(Math.min(FIRST_LOG_BYTES, this.logBytes));
+    this.words = new Int32Array(this.log.buffer, this.log.byteOffset, this.log.length >> 2);
+  }
 
   get size(): number {
     return this.slots.size;
@@ -79,9 +110,9 @@ export class ByteBoundedLru<V = string> {
     return this.owners.get(owner)?.bytes ?? 0;
   }
 
-  get(key: string): V | undefined {
-    const slot = this.slots.get(keyNumber(key));
-    if (slot === undefined || this.keys[slot] !== key) return undefined;
+  get(key: string): string | undefined {
+    const slot = this.slotOf(key);
+    if (slot === undefined) return undefined;
     if (this.expires[slot] <= this.now()) {
       this.remove(slot);
       return undefined;
@@ -95,29 +126,44 @@ export class ByteBoundedLru<V = string> {
       this.ownerUnlink(slot, owner);
       this.ownerAppend(slot, owner);
     }
-    return this.values[slot];
+    const start = this.offsets[slot] + RECORD_HEAD + this.keyBytes[slot];
+    return this.log.toString('utf8', start, start + this.valueBytes[slot]);
   }
 
   /**
-   * Keeps `value` (of `valueBytes` on the heap) for `ttlMs`, counted to `owner`; false when it alone is larger than the
-   * bound or the owner's share (then nothing is kept under `key`).
+   * Keeps `value` for `ttlMs`, counted to `owner` (its key's and its value's UTF-8 bytes and ENTRY_OVERHEAD); false
+   * when it alone is larger than the bound or the owner's share (then nothing is kept under `key`).
    */
-  set(key: string, value: V, ttlMs: number, valueBytes: number, owner = ''): boolean {
+  set(key: string, value: string, ttlMs: number, owner = ''): boolean {
     const number = keyNumber(key);
-    const size = 2 * key.length + valueBytes + ENTRY_OVERHEAD;
+    const keyBytes = Buffer.byteLength(key);
+    const valueBytes = Buffer.byteLength(value);
+    const size = keyBytes + valueBytes + ENTRY_OVERHEAD;
     const fits = size <= this.maxBytes && size <= this.maxOwnerBytes;
     const before = this.slots.get(number);
     // The key's earlier entry goes either way; another key's of the same number only for an entry that is kept.
-    if (before !== undefined && this.keys[before] === key) this.remove(before);
+    if (before !== undefined && this.holds(before, key)) this.remove(before);
     else if (before !== undefined && fits) this.evict(before);
     if (!fits) return false;
+    // Room made before the entry is written (the log holds what the bound allows, and no more).
     let held = this.owners.get(owner);
+    while (held !== undefined && held.bytes + size > this.maxOwnerBytes && held.oldest !== NONE) this.evict(held.oldest);
+    while (this.bytes + size > this.maxBytes && this.oldest !== NONE) this.evict(this.oldest);
+    held = this.owners.get(owner);
     if (!held) this.owners.set(owner, (held = { name: owner, bytes: 0, oldest: NONE, newest: NONE }));
     const slot = this.free.length ? this.free.pop()! : this.newSlot();
+    const length = align(RECORD_HEAD + keyBytes + valueBytes);
+    const at = this.room(length);
+    if (this.owners.get(owner) !== held) this.owners.set(owner, held);
+    this.words[at >> 2] = length;
+    this.words[(at >> 2) + 1] = slot;
+    this.log.write(key, at + RECORD_HEAD, keyBytes, 'utf8');
+    this.log.write(value, at + RECORD_HEAD + keyBytes, valueBytes, 'utf8');
     this.slots.set(number, slot);
     this.numbers[slot] = number;
-    this.keys[slot] = key;
-    this.values[slot] = value;
+    this.offsets[slot] = at;
+    this.keyBytes[slot] = keyBytes;
+    this.valueBytes[slot] = valueBytes;
     this.ownerOf[slot] = held;
     this.sizes[slot] = size;
     this.expires[slot] = this.now() + ttlMs;
@@ -125,16 +171,70 @@ export class ByteBoundedLru<V = string> {
     this.ownerAppend(slot, held);
     held.bytes += size;
     this.bytes += size;
-    while (held.bytes > this.maxOwnerBytes && held.oldest !== NONE) this.evict(held.oldest);
-    while (this.bytes > this.maxBytes && this.oldest !== NONE) this.evict(this.oldest);
     return true;
   }
 
   delete(key: string): boolean {
-    const slot = this.slots.get(keyNumber(key));
-    if (slot === undefined || this.keys[slot] !== key) return false;
+    const slot = this.slotOf(key);
+    if (slot === undefined) return false;
     this.remove(slot);
     return true;
+  }
+
+  /** The slot holding `key`, if one does. */
+  private slotOf(key: string): number | undefined {
+    const slot = this.slots.get(keyNumber(key));
+    return slot !== undefined && this.holds(slot, key) ? slot : undefined;
+  }
+
+  /** Whether a slot's record is of `key` (read only when the key's number matched). */
+  private holds(slot: number, key: string): boolean {
+    const at = this.offsets[slot] + RECORD_HEAD;
+    return this.log.toString('utf8', at, at + this.keyBytes[slot]) === key;
+  }
+
+  /**
+   * Where a record of `length` bytes goes: at the head, once as many free bytes lie ahead of it. Passing the records
+   * ahead, the head skips those of entries gone and slides each held one down to itself; past the last, the log is
+   * free to its end (grown first, up to the bound), and past the end the head goes round to the start. The bytes held
+   * count more than each record's (ENTRY_OVERHEAD against its 8-byte head and padding), and set() evicts down to the
+   * bound first, so the held records and this one always fit in one round.
+   */
+  private room(length: number): number {
+    for (let rounds = 0; ; ) {
+      if (this.ahead - this.head >= length) break;
+      if (this.ahead === this.end) {
+        if (this.head + length > this.log.length && this.log.length < this.logBytes) this.grow(this.head + length);
+        if (this.head + length <= this.log.length) {
+          this.ahead = this.end = this.head + length;
+          break;
+        }
+        // Never twice, as the bound counts; were it so, the least recently used would go until the record fits.
+        if (++rounds > 1 && this.oldest !== NONE) this.evict(this.oldest);
+        this.end = this.head;
+        this.head = this.ahead = 0;
+        continue;
+      }
+      const at = this.ahead;
+      const recordLength = this.words[at >> 2];
+      const slot = this.words[(at >> 2) + 1];
+      this.ahead += recordLength;
+      if (this.ownerOf[slot] === undefined || this.offsets[slot] !== at) continue;
+      if (this.head !== at) this.log.copy(this.log, this.head, at, at + recordLength);
+      this.offsets[slot] = this.head;
+      this.head += recordLength;
+    }
+    const at = this.head;
+    this.head += length;
+    return at;
+  }
+
+  /** A larger log (doubled, at least `atLeast` bytes, at most the bound), the records so far copied over. */
+  private grow(atLeast: number): void {
+    const log = Buffer.allocUnsafeSlow(Math.min(this.logBytes, Math.max(align(atLeast), 2 * this.log.length)));
+    this.log.copy(log, 0, 0, this.end);
+    this.log = log;
+    this.words = new Int32Array(log.buffer, log.byteOffset, log.length >> 2);
   }
 
   /** A slot never used before; the arrays doubled when full. */
@@ -146,6 +246,9 @@ export class ByteBoundedLru<V = string> {
         return to;
       };
       this.numbers = grow(this.numbers);
+      this.offsets = grow(this.offsets);
+      this.keyBytes = grow(this.keyBytes);
+      this.valueBytes = grow(this.valueBytes);
       this.sizes = grow(this.sizes);
       this.expires = grow(this.expires);
       this.older = grow(this.older);
@@ -161,6 +264,7 @@ export class ByteBoundedLru<V = string> {
     this.evictions++;
   }
 
+  /** Forgets a slot; its record is left in the log, to be passed over by the head. */
   private remove(slot: number): void {
     const owner = this.ownerOf[slot]!;
     this.slots.delete(this.numbers[slot]);
@@ -169,8 +273,6 @@ export class ByteBoundedLru<V = string> {
     this.bytes -= this.sizes[slot];
     owner.bytes -= this.sizes[slot];
     if (owner.oldest === NONE) this.owners.delete(owner.name);
-    this.keys[slot] = undefined;
-    this.values[slot] = undefined;
     this.ownerOf[slot] = undefined;
     this.free.push(slot);
   }

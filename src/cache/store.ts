@@ -1,10 +1,10 @@
-// Where cached answers live: a byte-bounded LRU map of entries (each process its own; lru.ts says why not keyv's memory
-// path) or @keyv/redis (every worker and replica sharing one). A slow or failed store never fails a request: a read past
+// Where cached answers live: a byte-bounded LRU log of entries outside the JS heap (each process its own; lru.ts) or
+// @keyv/redis (every worker and replica sharing one). A slow or failed store never fails a request: a read past
 // the timeout is a miss, a write past it is dropped, a failure skips Redis for a back-off (redis-guard.ts), an error is
 // logged at most once a minute.
 import type KeyvRedis from '@keyv/redis';
 import type { CacheConfig } from '../config/cache.js';
-import { ByteBoundedLru, heapBytes } from './lru.js';
+import { ByteBoundedLru } from './lru.js';
 import { RedisGuard, type GuardLog } from './redis-guard.js';
 import type { RedisCommands } from './shared-vectors.js';
 
@@ -27,9 +27,8 @@ export interface CacheEntry {
 }
 
 /**
- * The text Redis keeps of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then the
- * answer's text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
- * (The memory store keeps the entry itself.)
+ * The text either store keeps of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then
+ * the answer's text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
  */
 export function encodeEntry(entry: CacheEntry): string {
   const form = entry.json !== undefined ? 'json' : 'sse';
@@ -58,13 +57,10 @@ export function decodeEntry(text: string): CacheEntry | undefined {
 
 export type StoreLog = GuardLog;
 
-/** What an entry's head and the node holding it take on the heap besides the answer (a generous guess). */
-const HEAD_BYTES = 240;
-
 export class ResponseStore {
   private constructor(
     /** The memory store (bytes held, evictions); absent on Redis. */
-    readonly memory?: ByteBoundedLru<CacheEntry>,
+    readonly memory?: ByteBoundedLru,
     private readonly redis?: KeyvRedis<string>,
     /** On Redis: every command's deadline and the circuit that skips Redis for a back-off after a failure. */
     readonly guard?: RedisGuard,
@@ -85,22 +81,25 @@ export class ResponseStore {
       return new ResponseStore(undefined, store, new RedisGuard(config.timeoutMs, log, now));
     }
     const perWorkspace = Math.min(config.maxWorkspaceBytes ?? Math.floor(config.maxBytes / 2), config.maxBytes);
-    return new ResponseStore(new ByteBoundedLru<CacheEntry>(config.maxBytes, now, perWorkspace));
+    return new ResponseStore(new ByteBoundedLru(config.maxBytes, now, perWorkspace));
   }
 
   /** The entry under `key`; undefined when there is none, or the store did not answer in time. The memory store answers at once. */
   read(key: string): CacheEntry | undefined | Promise<CacheEntry | undefined> {
-    if (this.memory) return this.memory.get(key);
+    if (this.memory) {
+      const text = this.memory.get(key);
+      return text === undefined ? undefined : decodeEntry(text);
+    }
     return this.guard!.run(() => this.redis!.get(key)).then((text) => (typeof text === 'string' ? decodeEntry(text) : undefined));
   }
 
   /**
-   * Keeps `entry` (its answer `answerBytes` long in UTF-8) for `ttlMs`, counted to `owner` (its workspace); false when
-   * the store did not take it (too large for its bounds, or Redis not in time).
+   * Keeps `entry` for `ttlMs`, counted to `owner` (its workspace); false when the store did not take it (too large for
+   * its bounds, or Redis not in time).
    */
-  write(key: string, entry: CacheEntry, ttlMs: number, answerBytes: number, owner: string): boolean | Promise<boolean> {
-    if (this.memory) return this.memory.set(key, entry, ttlMs, heapBytes((entry.json ?? entry.sse)!, answerBytes) + HEAD_BYTES, owner);
+  write(key: string, entry: CacheEntry, ttlMs: number, owner: string): boolean | Promise<boolean> {
     const text = encodeEntry(entry);
+    if (this.memory) return this.memory.set(key, text, ttlMs, owner);
     return this.guard!.run(async () => (await this.redis!.set(key, text, ttlMs), true)).then((done) => done === true);
   }
 
