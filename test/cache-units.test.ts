@@ -120,6 +120,13 @@ describe('the memory store', () => {
     expect(lru.bytes).toBe(['w0', 'w1', 'w2'].reduce((sum, owner) => sum + lru.ownerBytes(owner), 0));
   });
 
+  it('keeps a head and a value as one text, and only the bytes written when the value was counted at more', () => {
+    const lru = new ByteBoundedLru(10_000);
+    lru.set('k', 'h\u00e9llo', 60_000, 'w', '{"form":"json"}\n', 100);
+    expect(lru.get('k')).toBe('{"form":"json"}\nh\u00e9llo');
+    expect(lru.ownerBytes('w')).toBe(1 + 16 + 100 + ENTRY_OVERHEAD);
+  });
+
   it("holds each owner to its share: one owner's flood evicts its own oldest, never another's entries", () => {
     const lru = new ByteBoundedLru(10_000, Date.now, 5_000);
     const text = 'x'.repeat(300);

@@ -40,6 +40,12 @@ const RECORD_HEAD = 8;
 /** Rounded up to a multiple of 4 (records begin where their head can be read as int32). */
 const align = (bytes: number) => (bytes + 3) & ~3;
 
+/**
+ * Buffer's own UTF-8 methods under write() and toString(), which first check their arguments and look the encoding up
+ * (most of what a write of a short string costs); the offsets here are the log's own, always in range.
+ */
+type RawBuffer = Buffer & { utf8Write(text: string, offset: number, length: number): number; utf8Slice(start: number, end: number): string };
+
 /** One owner's entries: their bytes and their own recency list (slots). */
 interface Owner {
   name: string;
@@ -127,18 +133,19 @@ export class ByteBoundedLru {
       this.ownerAppend(slot, owner);
     }
     const start = this.offsets[slot] + RECORD_HEAD + this.keyBytes[slot];
-    return this.log.toString('utf8', start, start + this.valueBytes[slot]);
+    return (this.log as RawBuffer).utf8Slice(start, start + this.valueBytes[slot]);
   }
 
   /**
-   * Keeps `value` for `ttlMs`, counted to `owner` (its key's and its value's UTF-8 bytes and ENTRY_OVERHEAD); false
-   * when it alone is larger than the bound or the owner's share (then nothing is kept under `key`).
+   * Keeps `head` then `value` (`valueBytes` long in UTF-8, or less) for `ttlMs` as one value, counted to `owner` (its key's and
+   * its value's UTF-8 bytes and ENTRY_OVERHEAD); false when it alone is larger than the bound or the owner's share
+   * (then nothing is kept under `key`). The two are written one after the other, never joined into one string first.
    */
-  set(key: string, value: string, ttlMs: number, owner = ''): boolean {
+  set(key: string, value: string, ttlMs: number, owner = '', head = '', valueBytes = Buffer.byteLength(value)): boolean {
     const number = keyNumber(key);
     const keyBytes = Buffer.byteLength(key);
-    const valueBytes = Buffer.byteLength(value);
-    const size = keyBytes + valueBytes + ENTRY_OVERHEAD;
+    const headBytes = head.length === 0 ? 0 : Buffer.byteLength(head);
+    const size = keyBytes + headBytes + valueBytes + ENTRY_OVERHEAD;
     const fits = size <= this.maxBytes && size <= this.maxOwnerBytes;
     const before = this.slots.get(number);
     // The key's earlier entry goes either way; another key's of the same number only for an entry that is kept.
@@ -152,18 +159,21 @@ export class ByteBoundedLru {
     held = this.owners.get(owner);
     if (!held) this.owners.set(owner, (held = { name: owner, bytes: 0, oldest: NONE, newest: NONE }));
     const slot = this.free.length ? this.free.pop()! : this.newSlot();
-    const length = align(RECORD_HEAD + keyBytes + valueBytes);
+    const length = align(RECORD_HEAD + keyBytes + headBytes + valueBytes);
     const at = this.room(length);
     if (this.owners.get(owner) !== held) this.owners.set(owner, held);
     this.words[at >> 2] = length;
     this.words[(at >> 2) + 1] = slot;
-    this.log.write(key, at + RECORD_HEAD, keyBytes, 'utf8');
-    this.log.write(value, at + RECORD_HEAD + keyBytes, valueBytes, 'utf8');
+    const log = this.log as RawBuffer;
+    log.utf8Write(key, at + RECORD_HEAD, keyBytes);
+    if (headBytes) log.utf8Write(head, at + RECORD_HEAD + keyBytes, headBytes);
+    // What was written, in case `valueBytes` was more (a stream's chunks counted apart can count a split pair twice).
+    const written = log.utf8Write(value, at + RECORD_HEAD + keyBytes + headBytes, valueBytes);
     this.slots.set(number, slot);
     this.numbers[slot] = number;
     this.offsets[slot] = at;
     this.keyBytes[slot] = keyBytes;
-    this.valueBytes[slot] = valueBytes;
+    this.valueBytes[slot] = headBytes + written;
     this.ownerOf[slot] = held;
     this.sizes[slot] = size;
     this.expires[slot] = this.now() + ttlMs;
@@ -190,7 +200,7 @@ export class ByteBoundedLru {
   /** Whether a slot's record is of `key` (read only when the key's number matched). */
   private holds(slot: number, key: string): boolean {
     const at = this.offsets[slot] + RECORD_HEAD;
-    return this.log.toString('utf8', at, at + this.keyBytes[slot]) === key;
+    return (this.log as RawBuffer).utf8Slice(at, at + this.keyBytes[slot]) === key;
   }
 
   /**

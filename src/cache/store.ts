@@ -31,10 +31,15 @@ export interface CacheEntry {
  * the answer's text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
  */
 export function encodeEntry(entry: CacheEntry): string {
+  return `${entryHead(entry)}${entry.json ?? entry.sse}`;
+}
+
+/** The stored text's head: its line of JSON and the line break. */
+function entryHead(entry: CacheEntry): string {
   const form = entry.json !== undefined ? 'json' : 'sse';
   // One literal of one shape (a spread's copy cost more than the stringify); an absent sseOptions is left out by it.
   const line = { at: entry.at, model: entry.model, channel: entry.channel, costMicros: entry.costMicros, currency: entry.currency, inputTokens: entry.inputTokens, outputTokens: entry.outputTokens, cachedInputTokens: entry.cachedInputTokens, sseOptions: entry.sseOptions, form };
-  return `${JSON.stringify(line)}\n${entry.json ?? entry.sse}`;
+  return `${JSON.stringify(line)}\n`;
 }
 
 /** An entry from its stored text (or from a text of the single-JSON form entries had before); undefined when it is neither. */
@@ -94,12 +99,13 @@ export class ResponseStore {
   }
 
   /**
-   * Keeps `entry` for `ttlMs`, counted to `owner` (its workspace); false when the store did not take it (too large for
-   * its bounds, or Redis not in time).
+   * Keeps `entry` (its answer `answerBytes` long in UTF-8) for `ttlMs`, counted to `owner` (its workspace); false when
+   * the store did not take it (too large for its bounds, or Redis not in time).
    */
-  write(key: string, entry: CacheEntry, ttlMs: number, owner: string): boolean | Promise<boolean> {
+  write(key: string, entry: CacheEntry, ttlMs: number, answerBytes: number, owner: string): boolean | Promise<boolean> {
+    // The memory store writes the head and the answer into its log one after the other (no text made of both).
+    if (this.memory) return this.memory.set(key, (entry.json ?? entry.sse)!, ttlMs, owner, entryHead(entry), answerBytes);
     const text = encodeEntry(entry);
-    if (this.memory) return this.memory.set(key, text, ttlMs, owner);
     return this.guard!.run(async () => (await this.redis!.set(key, text, ttlMs), true)).then((done) => done === true);
   }
 

@@ -184,7 +184,7 @@ export class Ticket implements CacheTicket, AnswerKeeper, AnswerTap {
       sse: form === 'sse' ? answer : undefined,
       sseOptions: form === 'sse' ? streamOptionsOf(call) : undefined,
     };
-    const stored = this.cache.store.write(this.key, entry, ttl * 1000, call.auth.workspaceId);
+    const stored = this.cache.store.write(this.key, entry, ttl * 1000, answerBytes, call.auth.workspaceId);
     if (stored === true) this.stored(call, answerBytes, ttl);
     else if (stored !== false) void stored.then((done) => done && this.stored(call, answerBytes, ttl));
   }
