@@ -28,9 +28,6 @@ export function keyNumber(key: string): number {
 /** No slot: the end of a list. */
 const NONE = -1;
 
-/** The log's first size; it doubles as the head first reaches its end, up to the bound. */
-const FIRST_LOG_BYTES = 1 << 20;
-
 /** The largest log (its offsets are read as int32): the memory store holds at most 2 GiB less 4 KiB. */
 const LARGEST_LOG = 2 ** 31 - 4096;
 
@@ -76,10 +73,13 @@ export class ByteBoundedLru {
   private used = 0;
   private oldest = NONE;
   private newest = NONE;
-  /** The records; `words` is the same memory by int32, for their heads (records begin at multiples of 4). */
-  private log: Buffer;
-  private words: Int32Array;
-  /** The log's largest size: the bound, rounded up to a whole record. */
+  /**
+   * The records; `words` is the same memory by int32, for their heads (records begin at multiples of 4). Made whole
+   * with the first entry, its pages untouched until written (no memory before, none copied as it would grow).
+   */
+  private log?: Buffer;
+  private words?: Int32Array;
+  /** The log's size: the bound, rounded up to a whole record. */
   private readonly logBytes: number;
   /** Where the next record goes. */
   private head = 0;
@@ -103,8 +103,6 @@ export class ByteBoundedLru {
   ) {
     this.maxBytes = Math.min(maxBytes, LARGEST_LOG);
     this.logBytes = align(this.maxBytes);
-    this.log = Buffer.allocUnsafeSlow(Math.min(FIRST_LOG_BYTES, this.logBytes));
-    this.words = new Int32Array(this.log.buffer, this.log.byteOffset, this.log.length >> 2);
   }
 
   get size(): number {
@@ -162,8 +160,8 @@ export class ByteBoundedLru {
     const length = align(RECORD_HEAD + keyBytes + headBytes + valueBytes);
     const at = this.room(length);
     if (this.owners.get(owner) !== held) this.owners.set(owner, held);
-    this.words[at >> 2] = length;
-    this.words[(at >> 2) + 1] = slot;
+    this.words![at >> 2] = length;
+    this.words![(at >> 2) + 1] = slot;
     const log = this.log as RawBuffer;
     log.utf8Write(key, at + RECORD_HEAD, keyBytes);
     if (headBytes) log.utf8Write(head, at + RECORD_HEAD + keyBytes, headBytes);
@@ -206,16 +204,19 @@ export class ByteBoundedLru {
   /**
    * Where a record of `length` bytes goes: at the head, once as many free bytes lie ahead of it. Passing the records
    * ahead, the head skips those of entries gone and slides each held one down to itself; past the last, the log is
-   * free to its end (grown first, up to the bound), and past the end the head goes round to the start. The bytes held
+   * free to its end, and past the end the head goes round to the start. The bytes held
    * count more than each record's (ENTRY_OVERHEAD against its 8-byte head and padding), and set() evicts down to the
    * bound first, so the held records and this one always fit in one round.
    */
   private room(length: number): number {
+    if (!this.words) {
+      this.log = Buffer.allocUnsafeSlow(this.logBytes);
+      this.words = new Int32Array(this.log.buffer, this.log.byteOffset, this.logBytes >> 2);
+    }
     for (let rounds = 0; ; ) {
       if (this.ahead - this.head >= length) break;
       if (this.ahead === this.end) {
-        if (this.head + length > this.log.length && this.log.length < this.logBytes) this.grow(this.head + length);
-        if (this.head + length <= this.log.length) {
+        if (this.head + length <= this.logBytes) {
           this.ahead = this.end = this.head + length;
           break;
         }
@@ -230,21 +231,13 @@ export class ByteBoundedLru {
       const slot = this.words[(at >> 2) + 1];
       this.ahead += recordLength;
       if (this.ownerOf[slot] === undefined || this.offsets[slot] !== at) continue;
-      if (this.head !== at) this.log.copy(this.log, this.head, at, at + recordLength);
+      if (this.head !== at) this.log!.copy(this.log!, this.head, at, at + recordLength);
       this.offsets[slot] = this.head;
       this.head += recordLength;
     }
     const at = this.head;
     this.head += length;
     return at;
-  }
-
-  /** A larger log (doubled, at least `atLeast` bytes, at most the bound), the records so far copied over. */
-  private grow(atLeast: number): void {
-    const log = Buffer.allocUnsafeSlow(Math.min(this.logBytes, Math.max(align(atLeast), 2 * this.log.length)));
-    this.log.copy(log, 0, 0, this.end);
-    this.log = log;
-    this.words = new Int32Array(log.buffer, log.byteOffset, log.length >> 2);
   }
 
   /** A slot never used before; the arrays doubled when full. */
