@@ -1,16 +1,21 @@
 // The memory store: values least recently used out once the bytes held pass a bound, each until its TTL, and each
-// owner (a workspace) held to a share of that bound, so that no workspace evicts every other's answers. An entry is no
-// object and no string on the JS heap: its key and value are a record in one log of bytes (record-log.ts), the rest in
-// typed arrays indexed by slot, as lru-cache keeps its recency: two doubly linked lists (one for all, one per owner).
-// The slot map is keyed by a 30-bit number of the key (a small integer: a lookup compares numbers and reads no key),
-// the key itself checked in its slot's record; two keys of one number cannot both be held (the later evicts the
-// earlier, about one store in 25,000 at 40,000 entries).
+// owner (a workspace) held to a share of that bound, so that no workspace evicts every other's answers. Keyv's own
+// memory path serialises every value again (about 150 us a write, and twice the bytes held); the store keeps its
+// entries as the objects they are. Recency is two doubly linked lists (one for all, one per owner) kept in typed arrays
+// indexed by slot, as lru-cache keeps its own: an entry costs the map's slot, its key and its value, and no node object
+// for the collector to copy and trace (a Map's first key is found past every key deleted before it, so evicting from
+// its front would slow down). The map is keyed by a 30-bit number of the key (a small integer: a lookup compares
+// numbers and never reads a key string, which in a large store is a cache miss for each one in the bucket), and the
+// key itself is checked in its slot; two keys of one number cannot both be held (the later evicts the earlier, about
+// one store in 25,000 at 40,000 entries).
 
 import { randomInt } from 'node:crypto';
-import { LARGEST_LOG, RecordLog } from './record-log.js';
 
-/** What one entry costs besides its key's and value's bytes: its record's head, its map slot, its slot's arrays (a generous guess). */
+/** What one entry costs besides its key and its value: the map's slot, the slot's arrays, the value's headers (a generous guess). */
 export const ENTRY_OVERHEAD = 160;
+
+/** Bytes a string takes on the heap, at most: one per character when it is ASCII (its UTF-8 length says so), else two. */
+export const heapBytes = (text: string, utf8Bytes = Buffer.byteLength(text)) => (utf8Bytes === text.length ? 1 : 2) * text.length;
 
 /** Each process's own start for keyNumber: which keys share a number cannot be worked out from outside to evict another's entry. */
 const KEY_SEED = randomInt(2 ** 32);
@@ -33,10 +38,12 @@ interface Owner {
   newest: number;
 }
 
-export class ByteBoundedLru {
+export class ByteBoundedLru<V = string> {
   /** Slots by their key's number (keyNumber). */
   private readonly slots = new Map<number, number>();
   private readonly owners = new Map<string, Owner>();
+  private keys: (string | undefined)[] = [];
+  private values: (V | undefined)[] = [];
   private ownerOf: (Owner | undefined)[] = [];
   private numbers = new Int32Array(256);
   private sizes = new Float64Array(256);
@@ -51,25 +58,17 @@ export class ByteBoundedLru {
   private used = 0;
   private oldest = NONE;
   private newest = NONE;
-  /** The entries' keys and values. */
-  private readonly log: RecordLog;
   /** Bytes held now, keys and overheads counted. */
   bytes = 0;
   /** Entries dropped to make room (for all, or within their owner's share), since the map was made. */
   evictions = 0;
 
-  /** The most bytes held: the bound asked for, at most LARGEST_LOG. */
-  readonly maxBytes: number;
-
   constructor(
-    maxBytes: number,
+    readonly maxBytes: number,
     private readonly now: () => number = Date.now,
     /** The most bytes one owner's entries hold; past it, that owner's least recently used go first. */
     readonly maxOwnerBytes = maxBytes,
-  ) {
-    this.maxBytes = Math.min(maxBytes, LARGEST_LOG);
-    this.log = new RecordLog(this.maxBytes, () => this.oldest !== NONE && (this.evict(this.oldest), true));
-  }
+  ) {}
 
   get size(): number {
     return this.slots.size;
@@ -80,9 +79,9 @@ export class ByteBoundedLru {
     return this.owners.get(owner)?.bytes ?? 0;
   }
 
-  get(key: string): string | undefined {
-    const slot = this.slotOf(key);
-    if (slot === undefined) return undefined;
+  get(key: string): V | undefined {
+    const slot = this.slots.get(keyNumber(key));
+    if (slot === undefined || this.keys[slot] !== key) return undefined;
     if (this.expires[slot] <= this.now()) {
       this.remove(slot);
       return undefined;
@@ -96,37 +95,29 @@ export class ByteBoundedLru {
       this.ownerUnlink(slot, owner);
       this.ownerAppend(slot, owner);
     }
-    return this.log.value(slot);
+    return this.values[slot];
   }
 
   /**
-   * Keeps `head` then `value` (`valueBytes` long in UTF-8, or less) for `ttlMs` as one value, counted to `owner` (its
-   * key's and its value's UTF-8 bytes and ENTRY_OVERHEAD); false when it alone is larger than the bound or the owner's
-   * share (then nothing is kept under `key`). The two are written one after the other, never joined into one string.
+   * Keeps `value` (of `valueBytes` on the heap) for `ttlMs`, counted to `owner`; false when it alone is larger than the
+   * bound or the owner's share (then nothing is kept under `key`).
    */
-  set(key: string, value: string, ttlMs: number, owner = '', head = '', valueBytes = Buffer.byteLength(value)): boolean {
+  set(key: string, value: V, ttlMs: number, valueBytes: number, owner = ''): boolean {
     const number = keyNumber(key);
-    const keyBytes = Buffer.byteLength(key);
-    const headBytes = head.length === 0 ? 0 : Buffer.byteLength(head);
-    const size = keyBytes + headBytes + valueBytes + ENTRY_OVERHEAD;
+    const size = 2 * key.length + valueBytes + ENTRY_OVERHEAD;
     const fits = size <= this.maxBytes && size <= this.maxOwnerBytes;
     const before = this.slots.get(number);
     // The key's earlier entry goes either way; another key's of the same number only for an entry that is kept.
-    if (before !== undefined && this.log.holds(before, key)) this.remove(before);
+    if (before !== undefined && this.keys[before] === key) this.remove(before);
     else if (before !== undefined && fits) this.evict(before);
     if (!fits) return false;
-    // Room made before the entry is written (the log holds what the bound allows, and no more).
     let held = this.owners.get(owner);
-    while (held !== undefined && held.bytes + size > this.maxOwnerBytes && held.oldest !== NONE) this.evict(held.oldest);
-    while (this.bytes + size > this.maxBytes && this.oldest !== NONE) this.evict(this.oldest);
-    held = this.owners.get(owner);
     if (!held) this.owners.set(owner, (held = { name: owner, bytes: 0, oldest: NONE, newest: NONE }));
     const slot = this.free.length ? this.free.pop()! : this.newSlot();
-    this.log.write(slot, key, keyBytes, head, headBytes, value, valueBytes);
-    // Were the log ever to evict to make room, this owner's last entry may have gone (and the owner been forgotten).
-    if (this.owners.get(owner) !== held) this.owners.set(owner, held);
     this.slots.set(number, slot);
     this.numbers[slot] = number;
+    this.keys[slot] = key;
+    this.values[slot] = value;
     this.ownerOf[slot] = held;
     this.sizes[slot] = size;
     this.expires[slot] = this.now() + ttlMs;
@@ -134,20 +125,16 @@ export class ByteBoundedLru {
     this.ownerAppend(slot, held);
     held.bytes += size;
     this.bytes += size;
+    while (held.bytes > this.maxOwnerBytes && held.oldest !== NONE) this.evict(held.oldest);
+    while (this.bytes > this.maxBytes && this.oldest !== NONE) this.evict(this.oldest);
     return true;
   }
 
   delete(key: string): boolean {
-    const slot = this.slotOf(key);
-    if (slot === undefined) return false;
+    const slot = this.slots.get(keyNumber(key));
+    if (slot === undefined || this.keys[slot] !== key) return false;
     this.remove(slot);
     return true;
-  }
-
-  /** The slot holding `key`, if one does. */
-  private slotOf(key: string): number | undefined {
-    const slot = this.slots.get(keyNumber(key));
-    return slot !== undefined && this.log.holds(slot, key) ? slot : undefined;
   }
 
   /** A slot never used before; the arrays doubled when full. */
@@ -174,7 +161,6 @@ export class ByteBoundedLru {
     this.evictions++;
   }
 
-  /** Forgets a slot (its record is left to be written over). */
   private remove(slot: number): void {
     const owner = this.ownerOf[slot]!;
     this.slots.delete(this.numbers[slot]);
@@ -183,8 +169,9 @@ export class ByteBoundedLru {
     this.bytes -= this.sizes[slot];
     owner.bytes -= this.sizes[slot];
     if (owner.oldest === NONE) this.owners.delete(owner.name);
+    this.keys[slot] = undefined;
+    this.values[slot] = undefined;
     this.ownerOf[slot] = undefined;
-    this.log.forget(slot);
     this.free.push(slot);
   }
 

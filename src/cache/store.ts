@@ -1,10 +1,10 @@
-// Where cached answers live: a byte-bounded LRU log of entries outside the JS heap (each process its own; lru.ts) or
-// @keyv/redis (every worker and replica sharing one). A slow or failed store never fails a request: a read past
+// Where cached answers live: a byte-bounded LRU map of entries (each process its own; lru.ts says why not keyv's memory
+// path) or @keyv/redis (every worker and replica sharing one). A slow or failed store never fails a request: a read past
 // the timeout is a miss, a write past it is dropped, a failure skips Redis for a back-off (redis-guard.ts), an error is
 // logged at most once a minute.
 import type KeyvRedis from '@keyv/redis';
 import type { CacheConfig } from '../config/cache.js';
-import { ByteBoundedLru } from './lru.js';
+import { ByteBoundedLru, heapBytes } from './lru.js';
 import { RedisGuard, type GuardLog } from './redis-guard.js';
 import type { RedisCommands } from './shared-vectors.js';
 
@@ -27,19 +27,15 @@ export interface CacheEntry {
 }
 
 /**
- * The text either store keeps of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then
- * the answer's text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
+ * The text Redis keeps of an entry: its head as one line of JSON (JSON.stringify writes no raw line break), then the
+ * answer's text as it went out. The answer is neither escaped into a JSON string when stored nor unescaped when read.
+ * (The memory store keeps the entry itself.)
  */
 export function encodeEntry(entry: CacheEntry): string {
-  return `${entryHead(entry)}${entry.json ?? entry.sse}`;
-}
-
-/** The stored text's head: its line of JSON and the line break. */
-function entryHead(entry: CacheEntry): string {
   const form = entry.json !== undefined ? 'json' : 'sse';
   // One literal of one shape (a spread's copy cost more than the stringify); an absent sseOptions is left out by it.
   const line = { at: entry.at, model: entry.model, channel: entry.channel, costMicros: entry.costMicros, currency: entry.currency, inputTokens: entry.inputTokens, outputTokens: entry.outputTokens, cachedInputTokens: entry.cachedInputTokens, sseOptions: entry.sseOptions, form };
-  return `${JSON.stringify(line)}\n`;
+  return `${JSON.stringify(line)}\n${entry.json ?? entry.sse}`;
 }
 
 /** An entry from its stored text (or from a text of the single-JSON form entries had before); undefined when it is neither. */
@@ -62,10 +58,13 @@ export function decodeEntry(text: string): CacheEntry | undefined {
 
 export type StoreLog = GuardLog;
 
+/** What an entry's head and the node holding it take on the heap besides the answer (a generous guess). */
+const HEAD_BYTES = 240;
+
 export class ResponseStore {
   private constructor(
     /** The memory store (bytes held, evictions); absent on Redis. */
-    readonly memory?: ByteBoundedLru,
+    readonly memory?: ByteBoundedLru<CacheEntry>,
     private readonly redis?: KeyvRedis<string>,
     /** On Redis: every command's deadline and the circuit that skips Redis for a back-off after a failure. */
     readonly guard?: RedisGuard,
@@ -86,15 +85,12 @@ export class ResponseStore {
       return new ResponseStore(undefined, store, new RedisGuard(config.timeoutMs, log, now));
     }
     const perWorkspace = Math.min(config.maxWorkspaceBytes ?? Math.floor(config.maxBytes / 2), config.maxBytes);
-    return new ResponseStore(new ByteBoundedLru(config.maxBytes, now, perWorkspace));
+    return new ResponseStore(new ByteBoundedLru<CacheEntry>(config.maxBytes, now, perWorkspace));
   }
 
   /** The entry under `key`; undefined when there is none, or the store did not answer in time. The memory store answers at once. */
   read(key: string): CacheEntry | undefined | Promise<CacheEntry | undefined> {
-    if (this.memory) {
-      const text = this.memory.get(key);
-      return text === undefined ? undefined : decodeEntry(text);
-    }
+    if (this.memory) return this.memory.get(key);
     return this.guard!.run(() => this.redis!.get(key)).then((text) => (typeof text === 'string' ? decodeEntry(text) : undefined));
   }
 
@@ -103,8 +99,7 @@ export class ResponseStore {
    * the store did not take it (too large for its bounds, or Redis not in time).
    */
   write(key: string, entry: CacheEntry, ttlMs: number, answerBytes: number, owner: string): boolean | Promise<boolean> {
-    // The memory store writes the head and the answer into its log one after the other (no text made of both).
-    if (this.memory) return this.memory.set(key, (entry.json ?? entry.sse)!, ttlMs, owner, entryHead(entry), answerBytes);
+    if (this.memory) return this.memory.set(key, entry, ttlMs, heapBytes((entry.json ?? entry.sse)!, answerBytes) + HEAD_BYTES, owner);
     const text = encodeEntry(entry);
     return this.guard!.run(async () => (await this.redis!.set(key, text, ttlMs), true)).then((done) => done === true);
   }
