@@ -3,7 +3,8 @@
 // mock; each profile sample is placed by its time in one request's stages: before the upstream request is sent (on the
 // path), while the upstream answers (the relay idle), from the upstream's answer to the client's first write (on the
 // path), or after it (off the path: it delays the next request only when the client is quicker). Prints µs per request
-// in each window by function (self time), the largest first. CRITICAL_REQUESTS (default 3000) per relay.
+// in each window by function (self time), the largest first. CRITICAL_REQUESTS (default 3000) per relay; CRITICAL_STREAM=1
+// sends streams (their "upstream done" window ends at the upstream's headers: the first event goes out before the end).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ interface Record_ {
   stages: [string, number][];
 }
 
+const stream = Boolean(process.env.CRITICAL_STREAM);
 type Window = 'before sent' | 'sent -> upstream done' | 'upstream done -> first write' | 'after first write';
 const windows: Window[] = ['before sent', 'sent -> upstream done', 'upstream done -> first write', 'after first write'];
 
@@ -37,7 +39,8 @@ function attribute(profile: CpuProfile, records: Record_[], count: number): Map<
     const t0 = Number(BigInt(r.t0) / 1000n);
     const at = (name: string) => t0 + (r.stages.find(([s]) => s === name)?.[1] ?? Number.NaN) / 1000;
     const next = i + 1 < measured.length ? Number(BigInt(measured[i + 1].t0) / 1000n) : at('answered') + 1000;
-    return [t0, at('sent'), at('upstream done'), at('first write'), next];
+    // A stream's first event goes out before its upstream is done: its window starts at the upstream's headers.
+    return [t0, at('sent'), at(stream ? 'upstream headers' : 'upstream done'), at('first write'), next];
   });
   const names = new Map(profile.nodes.map((n) => [n.id, `${n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, '$1/').replace(/^file:\/\//, '')} ${n.callFrame.functionName || '(anonymous)'}:${n.callFrame.lineNumber}`]));
   const out = new Map<Window, Map<string, number>>(windows.map((w) => [w, new Map()]));
@@ -65,8 +68,7 @@ const profArgs = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu
 const mock = await startMock();
 const gateway = await startBenchGateway(mock.url, { nodeArgs: [...preload, ...profArgs(dirs.gateway)], env: { BENCH_STAGES_DIR: dirs.gateway } });
 const bare = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url, BENCH_STAGES_DIR: dirs.bare }, /RELAY_URL=(\S+)/, [...preload, ...profArgs(dirs.bare)]);
-const body = process.env.CRITICAL_STREAM ? chatBody({ stream: true }) : chatBody();
-const stream = Boolean(process.env.CRITICAL_STREAM);
+const body = stream ? chatBody({ stream: true }) : chatBody();
 try {
   await sequentialTimes(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gateway.key}` }, body, 1000, stream);
   await sequentialTimes(`${bare.match[1]}/v1/chat/completions`, {}, body, 1000, stream);
