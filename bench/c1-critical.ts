@@ -5,11 +5,13 @@
 // path), or after it (off the path: it delays the next request only when the client is quicker). Prints µs per request
 // in each window by function (self time), the largest first. CRITICAL_REQUESTS (default 3000) per relay; CRITICAL_STREAM=1
 // sends streams (their "upstream done" window ends at the upstream's headers: the first event goes out before the end).
+// CRITICAL_BUILD=<git ref> profiles that build's gateway instead of this one (run both, one after the other, to compare).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatBody, repoRoot, sequentialTimes, spawnUntil, startBenchGateway, startMock } from './harness.js';
 import type { CpuProfile } from './profile-parts.js';
+import { checkOut } from './scenarios/baseline.js';
 
 const interval = Number(process.env.CRITICAL_INTERVAL_US ?? 25);
 const requests = Number(process.env.CRITICAL_REQUESTS ?? 3000);
@@ -66,7 +68,8 @@ const preload = ['--import', join(repoRoot, 'bench', 'stage-marks.mjs')];
 const dirs = { gateway: mkdtempSync(join(tmpdir(), 'critical-')), bare: mkdtempSync(join(tmpdir(), 'critical-')) };
 const profArgs = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`];
 const mock = await startMock();
-const gateway = await startBenchGateway(mock.url, { nodeArgs: [...preload, ...profArgs(dirs.gateway)], env: { BENCH_STAGES_DIR: dirs.gateway } });
+const root = process.env.CRITICAL_BUILD ? checkOut(process.env.CRITICAL_BUILD) : undefined;
+const gateway = await startBenchGateway(mock.url, { root, nodeArgs: [...preload, ...profArgs(dirs.gateway)], env: { BENCH_STAGES_DIR: dirs.gateway } });
 const bare = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url, BENCH_STAGES_DIR: dirs.bare }, /RELAY_URL=(\S+)/, [...preload, ...profArgs(dirs.bare)]);
 const body = stream ? chatBody({ stream: true }) : chatBody();
 try {
@@ -86,10 +89,10 @@ const results = Object.fromEntries(
     return [name, attribute(profile, records, requests)];
   }),
 ) as Record<'gateway' | 'bare', Map<Window, Map<string, number>>>;
-for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
+for (const dir of [...Object.values(dirs), ...(root ? [root] : [])]) rmSync(dir, { recursive: true, force: true });
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
-console.log(`${requests} requests each at c=1, ${interval} µs samples${stream ? ', streams' : ''}; µs of CPU samples per request (idle excluded)`);
+console.log(`${process.env.CRITICAL_BUILD ?? 'this build'}: ${requests} requests each at c=1, ${interval} µs samples${stream ? ', streams' : ''}; µs of CPU samples per request (idle excluded)`);
 console.log('| window | gateway | bare | difference |\n|---|---|---|---|');
 for (const w of windows) {
   const g = results.gateway.get(w)!;
