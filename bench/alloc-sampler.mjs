@@ -34,7 +34,7 @@ async function toggle() {
     for (const child of node.children) walk(child);
   };
   walk(profile.head);
-  const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_ALLOC_TOP ?? 25));
   if (dir) writeFileSync(join(dir, `alloc-${process.pid}-${++windows}.json`), JSON.stringify({ bytes, top }));
 }
 

@@ -19,6 +19,7 @@ const parts: [string, RegExp][] = [
   ['garbage collection', /^ \(garbage collector\)$/],
   ['socket writes and reads (syscalls)', /^ (writev|read|writeUtf8String|writeBuffer|close)$/],
   ['spend store and SQLite (reserve, settle, ledger)', /better-sqlite3|sqlite-spend-|threaded-spend-|spend-op-queue|(?:src|dist)\/billing\/(meter|spend)|change-version|(?:src|dist)\/store\//],
+  ['response cache (src/cache)', /(?:src|dist)\/cache\//],
   ['auth (key hash, cache, scopes, rate limits)', /(?:src|dist)\/auth\/|(?:src|dist)\/billing\/rate-|node:internal\/crypto| (Hash|digest|createHash)$/],
   ['Ajv (request validation)', /node_modules\/ajv|^ validate\d*$|schema-error/],
   ['pino (loggers)', /node_modules\/(pino|sonic-boom|thread-stream)|lazy-logger/],

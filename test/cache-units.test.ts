@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { clientControl } from '../src/cache/control.js';
 import { canonicalBody, samples } from '../src/cache/key.js';
-import { ByteBoundedLru, ENTRY_OVERHEAD, heapBytes } from '../src/cache/lru.js';
+import { ByteBoundedLru, ENTRY_OVERHEAD, heapBytes, keyNumber } from '../src/cache/lru.js';
 import { FIRST_BACKOFF_MS, RedisGuard } from '../src/cache/redis-guard.js';
 import { replayEvents, streamComplete } from '../src/cache/replay.js';
 import { decodeEntry, encodeEntry } from '../src/cache/store.js';
@@ -76,6 +76,25 @@ describe('the memory store', () => {
     for (let i = 0; i < 5000; i++) put(lru, `k${i}`, `v${i}`, 60_000);
     for (let i = 0; i < 5000; i += 499) expect(lru.get(`k${i}`)).toBe(`v${i}`);
     expect(lru.size).toBe(5000);
+  });
+
+  it('never answers one key with the entry of another of the same number: the later evicts the earlier', () => {
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; !pair; i++) {
+      const key = `key-${i}`;
+      const other = seen.get(keyNumber(key));
+      if (other !== undefined) pair = [other, key];
+      seen.set(keyNumber(key), key);
+    }
+    const [earlier, later] = pair;
+    const lru = new ByteBoundedLru(64 * 2 ** 20);
+    put(lru, earlier, 'earlier answer', 60_000);
+    expect(lru.get(later)).toBeUndefined();
+    expect(lru.delete(later)).toBe(false);
+    put(lru, later, 'later answer', 60_000);
+    expect([lru.get(earlier), lru.get(later)]).toEqual([undefined, 'later answer']);
+    expect([lru.size, lru.evictions, lru.bytes]).toEqual([1, 1, 2 * later.length + heapBytes('later answer') + ENTRY_OVERHEAD]);
   });
 
   it("holds each owner to its share: one owner's flood evicts its own oldest, never another's entries", () => {

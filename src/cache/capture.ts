@@ -1,7 +1,7 @@
-// Watches a missed call's answer go out and hands it on to be kept: a 200 JSON answer's text as it is sent, or an event
-// stream's text once the response has ended (a stream the client left never ends; one the upstream cut ends with an
-// error event, which the keeper refuses). Past the largest entry the store keeps, nothing is collected.
-import type { AnswerTap, ClientStream } from '../pipeline/call.js';
+// Watches a missed call's event stream go out and hands its text on to be kept once the response has ended (a stream
+// the client left never ends; one the upstream cut ends with an error event, which the keeper refuses). Past the
+// largest entry the store keeps, nothing is collected. (A JSON answer is handed to the ticket itself: ticket.ts.)
+import type { ClientStream } from '../pipeline/call.js';
 
 /** Takes an answer's text with its UTF-8 length (counted once, here). */
 export interface AnswerKeeper {
@@ -9,7 +9,7 @@ export interface AnswerKeeper {
   keepStream(text: string, bytes: number): void;
 }
 
-export class AnswerCapture implements AnswerTap {
+export class AnswerCapture {
   private bytes = 0;
   private overflow = false;
 
@@ -17,13 +17,6 @@ export class AnswerCapture implements AnswerTap {
     private readonly maxBytes: number,
     private readonly keeper: AnswerKeeper,
   ) {}
-
-  answered(text: string, status: number): void {
-    // A string's UTF-8 length is at least its length: one too long is left without counting its bytes.
-    if (status !== 200 || text.length > this.maxBytes) return;
-    const bytes = Buffer.byteLength(text);
-    if (bytes <= this.maxBytes) this.keeper.keepJson(text, bytes);
-  }
 
   streaming(res: ClientStream, head: Record<string, string>): void {
     if (!String(head['content-type'] ?? '').startsWith('text/event-stream')) return;

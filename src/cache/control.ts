@@ -28,7 +28,8 @@ export function clientControl(headers: IncomingHttpHeaders): ClientControl {
   const header = headers['cache-control'];
   const ttl = headers['x-cache-ttl'];
   // Pragma: no-cache counts only without Cache-Control (RFC 9111 section 5.4).
-  const pragmaNoCache = header === undefined && /(^|,)\s*no-cache\s*(,|$)/i.test(String(headers.pragma ?? ''));
+  const pragma = headers.pragma;
+  const pragmaNoCache = header === undefined && pragma !== undefined && /(^|,)\s*no-cache\s*(,|$)/i.test(String(pragma));
   if (header === undefined && ttl === undefined && !pragmaNoCache) return NONE;
   const control: ClientControl = { noStore: false, noCache: pragmaNoCache };
   for (const part of String(header ?? '').slice(0, 1024).split(',')) {

@@ -69,7 +69,7 @@ export class ResponseCache implements ResponseCacheStage {
     const limits = call.auth.cache;
     const refused = (limits !== undefined && refuses(limits, call)) || leavesOut(policy.families, call);
     const key = refused ? undefined : this.keyOf(call, policy, control, scope);
-    return new Ticket(this, policy, control, key, { routeId: owner, scope: `${scope}\u0000${call.dialect}`, workspace: call.auth.workspaceId }, limits);
+    return new Ticket(this, policy, control, key, owner, limits);
   }
 
   /** The store key of a request that may be cached; undefined for one that may not (a bypass). */

@@ -2,7 +2,7 @@
 // hit (answered from the store), or miss (sent upstream; its answer kept once it went out whole and was settled).
 import type { CacheConfig, CacheLimits, RouteCachePolicy } from '../config/cache.js';
 import { GatewayError } from '../base/errors.js';
-import type { Call } from '../pipeline/call.js';
+import type { AnswerTap, Call, ClientStream } from '../pipeline/call.js';
 import type { CacheTicket } from '../pipeline/cache-stage.js';
 import { recordOf } from '../request-logs/record.js';
 import { AnswerCapture, type AnswerKeeper } from './capture.js';
@@ -36,14 +36,19 @@ export interface TicketPlace {
 /** What `Cache-Control: only-if-cached` gets when the cache has no answer for it: a 504, as RFC 9111 says, nothing sent upstream. */
 const notCached = (why: string) => new GatewayError('cache_miss', 504, 'server_error', `Cache-Control: only-if-cached, and ${why}`);
 
-export class Ticket implements CacheTicket, AnswerKeeper {
+/**
+ * A call's ticket; on a miss it is also the call's answer tap (a JSON answer is handed to it as it goes out; an event
+ * stream gets a capture of its own), so a missed JSON request makes no object besides the ticket and its entry.
+ */
+export class Ticket implements CacheTicket, AnswerKeeper, AnswerTap {
   constructor(
     private readonly cache: TicketDeps,
     private readonly policy: RouteCachePolicy,
     private readonly control: ClientControl,
     /** The store key; undefined when the request may not be cached (a bypass). */
     private readonly key: string | undefined,
-    private readonly place: TicketPlace,
+    /** The route (or model) whose cache: this is: the semantic cache's vectors are kept per route. */
+    private readonly routeId: string,
     /** How the request's key and workspace narrow the route's cache (a shorter life, smaller entries), if they do. */
     private readonly limits?: CacheLimits,
   ) {}
@@ -54,6 +59,8 @@ export class Ticket implements CacheTicket, AnswerKeeper {
   private similarity?: number;
   /** The call whose answer is watched, once it missed. */
   private call?: Call;
+  /** The largest answer kept, once it missed. */
+  private maxBytes = 0;
 
   /** Answers at once (no turn of the event loop) unless the store or the semantic lookup has to be waited for. */
   serve(call: Call): boolean | Promise<boolean> {
@@ -83,10 +90,30 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     }
     this.outcome(call, 'miss');
     if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
-    // The ticket keeps what the capture hands on: no closures made per call.
+    // The ticket watches the answer itself: no closure, and no capture object for a JSON answer.
     this.call = call;
-    call.answerTap = new AnswerCapture(this.maxEntryBytes(), this);
+    this.maxBytes = this.maxEntryBytes();
+    call.answerTap = this;
     return false;
+  }
+
+  /** A JSON answer going out (after it is written): kept when it is a 200 within the bound. */
+  answered(text: string, status: number): void {
+    // A string's UTF-8 length is at least its length: one too long is left without counting its bytes.
+    if (status !== 200 || text.length > this.maxBytes) return;
+    const bytes = Buffer.byteLength(text);
+    if (bytes <= this.maxBytes) this.keepJson(text, bytes);
+  }
+
+  /** An event stream going out: its writes collected (up to the bound) until it ends. */
+  streaming(res: ClientStream, head: Record<string, string>): void {
+    new AnswerCapture(this.maxBytes, this).streaming(res, head);
+  }
+
+  /** Where the request stands for the semantic cache (made only on a route with cache.semantic). */
+  private place(call: Call): TicketPlace {
+    const scope = this.cache.config.sharedAcrossWorkspaces ? '*' : call.auth.workspaceId;
+    return { routeId: this.routeId, scope: `${scope}\u0000${call.dialect}`, workspace: call.auth.workspaceId };
   }
 
   private async hit(call: Call, entry: CacheEntry, form: { json?: string; sse?: string }, ageSeconds: number): Promise<boolean> {
@@ -109,9 +136,10 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     // Conversations only (the chat dialects): an embeddings or moderation request's answer is of its exact input.
     const text = policy && replays(call.dialect) ? singleTurnText(call.body) : undefined;
     if (!policy || text === undefined) return undefined;
-    this.vector = await embed(call, policy, this.place.routeId, text);
-    if (this.vector) await this.cache.sharedVectors?.pull(policy, this.place, this.cache.semantic);
-    const near = this.vector && this.cache.semantic.nearest(policy, this.place.scope, this.vector);
+    const place = this.place(call);
+    this.vector = await embed(call, policy, this.routeId, text);
+    if (this.vector) await this.cache.sharedVectors?.pull(policy, place, this.cache.semantic);
+    const near = this.vector && this.cache.semantic.nearest(policy, place.scope, this.vector);
     const entry = near ? await this.cache.store.read(near.key) : undefined;
     if (near && entry) this.similarity = near.similarity;
     return entry;
@@ -141,7 +169,7 @@ export class Ticket implements CacheTicket, AnswerKeeper {
     if (this.key === undefined || call.clientGone || call.timedOut) return;
     const ttl = Math.min(this.policy.ttlSeconds, this.cache.config.maxTtlSeconds, this.control.ttlSeconds ?? Infinity, this.limits?.ttlSeconds ?? Infinity);
     const record = recordOf(call.carrier);
-    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > this.maxEntryBytes()) return;
+    if (ttl <= 0 || record.errorType !== null || !record.model || answerBytes > this.maxBytes) return;
     // One literal of one shape, whichever form.
     const entry: CacheEntry = {
       at: call.services.now(),
@@ -156,17 +184,18 @@ export class Ticket implements CacheTicket, AnswerKeeper {
       sse: form === 'sse' ? answer : undefined,
       sseOptions: form === 'sse' ? streamOptionsOf(call) : undefined,
     };
-    const stored = this.cache.store.write(this.key, entry, ttl * 1000, answerBytes, this.place.workspace);
-    if (stored === true) this.stored(answerBytes, ttl);
-    else if (stored !== false) void stored.then((done) => done && this.stored(answerBytes, ttl));
+    const stored = this.cache.store.write(this.key, entry, ttl * 1000, answerBytes, call.auth.workspaceId);
+    if (stored === true) this.stored(call, answerBytes, ttl);
+    else if (stored !== false) void stored.then((done) => done && this.stored(call, answerBytes, ttl));
   }
 
   /** Counts an answer the store took, and keeps its request's embedding beside it (here, and on Redis for the others). */
-  private stored(bytes: number, ttl: number): void {
+  private stored(call: Call, bytes: number, ttl: number): void {
     this.cache.stats.stored(bytes);
     if (this.vector && this.policy.semantic) {
-      this.cache.semantic.add(this.policy.semantic, this.place.scope, this.key!, this.vector);
-      this.cache.sharedVectors?.push(this.policy.semantic, this.place, this.key!, this.vector, ttl * 1000);
+      const place = this.place(call);
+      this.cache.semantic.add(this.policy.semantic, place.scope, this.key!, this.vector);
+      this.cache.sharedVectors?.push(this.policy.semantic, place, this.key!, this.vector, ttl * 1000);
     }
   }
 
