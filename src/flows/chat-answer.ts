@@ -57,5 +57,5 @@ export async function settledAnswer(call: Call, plan: ChatPlan, sent: Sent, char
 /** `mapped` as the client's answer, settled by `settle`: a translated Responses answer's items are kept first. */
 export async function answering(call: Call, plan: ChatPlan, sent: Sent, mapped: unknown, settle: () => Promise<void>, overReservation: boolean): Promise<SettlingAnswer> {
   if (!isPassthrough(plan.translators[plan.routes.indexOf(sent.route)])) await recordTranslatedItems(call, mapped);
-  return new SettlingAnswer(mapped, settle, overReservation);
+  return new SettlingAnswer(mapped, settle(), overReservation);
 }

@@ -203,7 +203,7 @@ async function relayAnswer(call: Call, spec: PipelineSpec, endpoint: EndpointCon
       await settling;
       if (await call.checkInputAnswer(answer)) forgetSourceText(answer);
     }
-    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), () => settling, costMicros > charge.ref.amountMicros);
+    return new SettlingAnswer(jsonAnswer(answer, plan.fields.model, cost), settling, costMicros > charge.ref.amountMicros);
   }
   // Text and bytes carry no usage: what the gateway measured, else the reservation.
   const costMicros = await settle(call, charge, sent.route, settlementCounts(sent.route.model.price, undefined, plan.units));

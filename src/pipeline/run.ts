@@ -49,26 +49,18 @@ export async function runCall(call: Call, dialect: Flow<any, any>): Promise<void
         // undefined: the answer was streamed.
         if (result !== undefined) call.respond(call.checkAnswer ? await call.checkAnswer(result) : result);
       } else if (!answerBeforeCommit(call) || result.overReservation) {
-        // Settled first, whatever the output checks say (an answer they block was still made upstream).
-        const settled = result.settled;
         const answer = call.checkAnswer ? await call.checkAnswer(result.answer) : result.answer;
-        await settled;
+        await result.settled;
         call.respond(answer);
       } else {
         // The client never waits for the ledger commit where the store batches it (the reservation holds the cap until it
         // lands), and neither does this frame: waiting here kept the call (request, reply, answer) of every request of
-        // the batch window alive through the young generation's collections. The charge ends when its settlement is
-        // queued; only the log waits for the commit. The settlement is made once the answer is written (started in
-        // `finally`: however respond ends, the charge is settled, not released), unless an output check is awaited first
-        // (a blocked answer is still charged) or the response cache keeps the answer (with the charge it records).
+        // the batch window alive through the young generation's collections. The charge ended when its settlement was
+        // queued; only the log waits for the commit.
         markStage('decoded');
-        if (call.checkAnswer || call.answerTap) void result.settled;
-        try {
-          call.respond(call.checkAnswer ? await call.checkAnswer(result.answer) : result.answer);
-        } finally {
-          logIfUnrecorded(result.settled, call.log);
-        }
+        call.respond(call.checkAnswer ? await call.checkAnswer(result.answer) : result.answer);
         call.dispose();
+        logIfUnrecorded(result.settled, call.log);
       }
     } finally {
       // Released unless settled: every exit, thrown or returned, ends the charge exactly once.

@@ -15,28 +15,17 @@ export function answerBeforeCommit(call: Call): boolean {
   return call.services.spend.commitsInBatches;
 }
 
-/**
- * An answer whose charge is to settle: the pipeline sends it and settles it, in the order the store allows. The settlement
- * starts when `settled` is first read: where the answer may go out first, that is once it is written (the ledger entry,
- * the request log's note of it and the hand-over to the store are off the client's path); elsewhere before.
- */
+/** An answer whose charge is still settling: the pipeline sends it and waits for the settlement, in the order the store allows. */
 export class SettlingAnswer {
-  private settling?: Promise<void>;
-
   constructor(
     readonly answer: unknown,
-    private readonly settle: () => Promise<void>,
+    readonly settled: Promise<void>,
     /**
      * The charge is above its reservation: the reservation no longer holds the cap for it, so the answer waits for the
      * commit whatever the store (a client that saw the answer never gets a call admitted on a cap the answer spent).
      */
     readonly overReservation = false,
   ) {}
-
-  /** The settlement, started on the first read (once). */
-  get settled(): Promise<void> {
-    return (this.settling ??= this.settle());
-  }
 }
 
 /** Whether the final usage read so far costs more than the charge reserved (unreadable usage is charged the reservation: no). */
