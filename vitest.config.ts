@@ -15,6 +15,7 @@ const unit = [
   'test/json-text.test.ts',
   'test/read-capped.test.ts',
   'test/event-stream.test.ts',
+  'test/sse-reader.test.ts',
   'test/token-cache.test.ts',
   'test/config-env.test.ts',
   'test/config-checks.test.ts',

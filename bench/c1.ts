@@ -79,6 +79,18 @@ try {
     const cpu = rs.map((r) => r.cpuMicros);
     console.log(`| ${t.name} | ${beyond('p50')} | ${beyond('p99')} | ${beyond('first')} | ${median(cpu).toFixed(0)} (${Math.min(...cpu).toFixed(0)}-${Math.max(...cpu).toFixed(0)}) |`);
   }
+  // This build against each earlier one, round by round (the two ran in the same round, so the machine's load weighs on
+  // both): the median of the per-round differences, and in how many rounds this build was the faster or cheaper.
+  const ours = measured.get('head')!;
+  if (targets.length > 2) console.log('\n| head against | p50, ms (rounds head lower) | first event, ms (rounds head lower) | CPU µs/request (rounds head lower) |\n|---|---|---|---|');
+  for (const t of targets.slice(2)) {
+    const rs = measured.get(t.name)!;
+    const against = (field: keyof Round, digits: number) => {
+      const d = rs.map((r, i) => ours[i][field] - r[field]);
+      return `${median(d).toFixed(digits)} (${d.filter((x) => x < 0).length}/${d.length})`;
+    };
+    console.log(`| ${t.name} | ${against('p50', 3)} | ${against('first', 3)} | ${against('cpuMicros', 0)} |`);
+  }
 } finally {
   for (const g of gateways) await g.stop();
   await bare.stop();

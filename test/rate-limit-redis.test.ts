@@ -70,7 +70,7 @@ describe('rate limits on Redis', () => {
     const replicas = [createRateLimiter(limits, rateStoreFor(redisCache())), createRateLimiter(limits, rateStoreFor(redisCache()))];
     const auth = { keyId: `key_shared_${Date.now()}`, workspaceId: 'ws_shared', scopes: [], spendCapMicros: null };
     const outcomes = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => replicas[i % 2].admit(auth).then(() => 'ok', (err) => (err instanceof RateLimitError ? 'limited' : String(err)))),
+      Array.from({ length: 12 }, (_, i) => replicas[i % 2].admit(auth)!.then(() => 'ok', (err) => (err instanceof RateLimitError ? 'limited' : String(err)))),
     );
     expect(outcomes.filter((o) => o === 'ok')).toHaveLength(3);
     expect(outcomes.filter((o) => o === 'limited')).toHaveLength(9);

@@ -61,7 +61,7 @@ describe('rate limits', () => {
 
   it('admits exactly the limit when the limiter is hit by concurrent calls with nothing between them', async () => {
     const auth = { keyId: 'key_tight_burst', workspaceId: 'ws_tight_burst', scopes: [], spendCapMicros: null };
-    const outcomes = await Promise.all(Array.from({ length: 20 }, () => gw.services.rateLimits.admit(auth).then(() => 'ok', () => 'limited')));
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => gw.services.rateLimits.admit(auth)!.then(() => 'ok', () => 'limited')));
     expect(outcomes.filter((o) => o === 'ok')).toHaveLength(3);
   });
 

@@ -74,7 +74,7 @@ export async function run(): Promise<Record<string, number | string>> {
     for (let i = 0; i < rounds; i++) for (const which of i % 2 ? [...names].reverse() : names) measured[which].push(await window(targets[which], dir));
     const median = (name: string) => percentile(measured[name].map((m) => m.perRequest), 50);
     const spread = (name: string) => measured[name].map((m) => Math.round(m.perRequest)).join(' / ');
-    const top = measured.gateway[measured.gateway.length - 1].top.slice(0, 12).map(([fn, b]) => `${fn} ${Math.round(b)}`).join('; ');
+    const top = measured.gateway[measured.gateway.length - 1].top.slice(0, Number(process.env.BENCH_ALLOC_TOP ?? 12)).map(([fn, b]) => `${fn} ${Math.round(b)}`).join('; ');
     return {
       [`bytes allocated a request, gateway (1 worker), c=32, ${requests} requests a round (rounds)`]: spread('gateway'),
       'bytes allocated a request, bare relay (rounds)': spread('bare'),

@@ -21,8 +21,11 @@ export interface AuthContext {
 
 /** Admits a key's request, or refuses it; src/billing/rate-limit.ts builds it (declared here, below billing). */
 export interface RateLimiter {
-  /** Counts one request of this key; throws RateLimitError when the key or its workspace is over its limit. */
-  admit(auth: AuthContext): Promise<void>;
+  /**
+   * Counts one request of this key; throws (or rejects with) RateLimitError when the key or its workspace is over its
+   * limit. Undefined when nothing was to be waited for (no limit configured): no promise on every request.
+   */
+  admit(auth: AuthContext): Promise<void> | undefined;
 }
 
 /** The key a request presents, or undefined; two different keys at once are refused. */
@@ -64,20 +67,32 @@ function cachedKey(row: ApiKeyAuthRow | undefined): CachedKey | undefined {
   return { row, context: Object.freeze({ keyId: row.id, workspaceId: row.workspace_id, scopes, spendCapMicros: row.spend_cap_micros, ...(guardrails ? { guardrails } : {}), ...(cache ? { cache } : {}) }) };
 }
 
-async function findKey(db: Db, hash: string): Promise<CachedKey | undefined> {
+/** The key of `hash`: from the cache as it is (no promise, the hot path), else read from the database. */
+function findKey(db: Db, hash: string): CachedKey | undefined | Promise<CachedKey | undefined> {
   const version = changeVersion(db);
-  if (version === undefined) return cachedKey(await findApiKeyForAuth(db, hash));
+  if (version === undefined) return findApiKeyForAuth(db, hash).then(cachedKey);
   let cache = keyCaches.get(db);
   if (!cache) keyCaches.set(db, (cache = new ChangeCache()));
   const keys = cache.at(version);
   if (keys.has(hash)) return keys.get(hash);
-  const key = cachedKey(await findApiKeyForAuth(db, hash));
-  keys.set(hash, key);
-  return key;
+  return findApiKeyForAuth(db, hash).then((row) => {
+    const key = cachedKey(row);
+    keys.set(hash, key);
+    return key;
+  });
 }
 
 export async function authenticate(db: Db, key: string, now = Date.now()): Promise<AuthContext> {
-  return admitted(await findKey(db, hashApiKey(key)), now);
+  return authenticateNow(db, key, now);
+}
+
+/**
+ * `authenticate` without a promise when the key is in the cache (every request of a known key but the first after a
+ * change): the request's hook awaits only what has to be read. Throws AuthError (or rejects with it, when read).
+ */
+export function authenticateNow(db: Db, key: string, now = Date.now()): AuthContext | Promise<AuthContext> {
+  const found = findKey(db, hashApiKey(key));
+  return found instanceof Promise ? found.then((row) => admitted(row, now)) : admitted(found, now);
 }
 
 /** The key of id `keyId` (a relay token names it, src/mcp/relay-tokens.ts), admitted as a presented key is. */

@@ -33,7 +33,7 @@ export function createCallLimiter(store: RateStore, now: () => number = Date.now
 export function createRateLimiter(config: RateLimitsConfig, store: RateStore, now: () => number = Date.now): RateLimiter {
   const perKey = config.perKey.requestsPerMinute;
   const perWorkspace = config.perWorkspace.requestsPerMinute;
-  if (perKey <= 0 && perWorkspace <= 0) return { admit: async () => undefined };
+  if (perKey <= 0 && perWorkspace <= 0) return { admit: () => undefined };
   const limit = createCallLimiter(store, now);
   return {
     admit: (auth) =>

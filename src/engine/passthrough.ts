@@ -34,12 +34,12 @@ export function relayedAs(body: Record<string, unknown>, model: string, changes?
  * every other byte of the upstream's JSON text as it came (when the text is at hand).
  */
 export function relayedAnswer(body: Record<string, unknown>, ctx: TranslateContext): Record<string, unknown> {
-  const changes: Record<string, unknown> = { model: ctx.clientModel, ...costOf(ctx) };
-  const document = { ...body, ...changes };
+  const { cost } = costOf(ctx);
+  const document = cost ? { ...body, model: ctx.clientModel, cost } : { ...body, model: ctx.clientModel };
   const text = sourceTextOf(body);
   if (text !== undefined) {
-    const values: Record<string, string> = {};
-    for (const [name, value] of Object.entries(changes)) values[name] = JSON.stringify(value);
+    // Each changed member's JSON text, spelled directly (this runs on every pass-through answer, before it is written).
+    const values: Record<string, string> = cost ? { model: JSON.stringify(ctx.clientModel), cost: JSON.stringify(cost) } : { model: JSON.stringify(ctx.clientModel) };
     const relayed = replaceTopLevel(text, values);
     if (relayed !== undefined) sendAsText(document, relayed);
   }

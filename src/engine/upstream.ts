@@ -116,7 +116,8 @@ export class Upstreams {
       if (!counted) client.budget.deposit();
       counted = true;
       const response = await this.dispatch(channel, client, key, request, method, fullPath, outgoing);
-      const next = await moves?.answered(key, response, outgoing.body, !!request.signal?.aborted, () => upstreamHttpError(response, route, this.errorMessage(route, request.operation)), client.breaker);
+      // Awaited only on a key pool: a single key costs no turn of the microtask queue here.
+      const next = moves && (await moves.answered(key, response, outgoing.body, !!request.signal?.aborted, () => upstreamHttpError(response, route, this.errorMessage(route, request.operation)), client.breaker));
       if (next) {
         key = next;
         continue;

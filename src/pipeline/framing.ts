@@ -33,15 +33,25 @@ const framings: Record<Framing, { contentType: string; reader(sent: Sent, errorM
 
 export const framingOf = (operation: OperationConfig): Framing => operation.framing ?? 'sse';
 
+/** Every framing's content type, listed once (checked on every JSON answer). */
+const streamContentTypes = Object.values(framings).map((f) => f.contentType);
+
+/** The content type header as one lower-case string (lowered only when it holds an upper-case letter). */
+function lowerContentType(contentType: unknown): string {
+  const type = typeof contentType === 'string' ? contentType : String(contentType ?? '');
+  return /[A-Z]/.test(type) ? type.toLowerCase() : type;
+}
+
 /** Whether the answer's content type is one of the stream framings (a stream where JSON was expected is malformed). */
 export function isStreamContentType(contentType: unknown): boolean {
-  const type = String(contentType ?? '').toLowerCase();
-  return Object.values(framings).some((f) => type.includes(f.contentType));
+  const type = lowerContentType(contentType);
+  for (const streamType of streamContentTypes) if (type.includes(streamType)) return true;
+  return false;
 }
 
 /** Whether the answer is framed as its operation declares. */
 export function hasFraming(sent: Sent): boolean {
-  return String(sent.response.headers['content-type'] ?? '').toLowerCase().includes(framings[framingOf(sent.operation)].contentType);
+  return lowerContentType(sent.response.headers['content-type']).includes(framings[framingOf(sent.operation)].contentType);
 }
 
 /**

@@ -117,16 +117,17 @@ export class UsageReader {
     const mapped = (this.spec.tokens({ usage: this.raw }) ?? {}) as Record<string, unknown>;
     const input = readCount(mapped.inputTokens, 'inputTokens', this.channel);
     const output = readCount(mapped.outputTokens, 'outputTokens', this.channel);
-    const units: Record<string, number> = {};
-    for (const [name, value] of Object.entries(mapped)) {
+    // Made only when the mapping names a unit (most name tokens alone); `for in` makes no entry arrays (once an answer).
+    let units: Record<string, number> | undefined;
+    for (const name in mapped) {
       if (tokenKeys.has(name)) continue;
+      const value = mapped[name];
       const n = name === 'seconds' ? readSeconds(value, this.channel) : readCount(value, name, this.channel);
-      if (n !== null) units[name] = n;
+      if (n !== null) (units ??= {})[name] = n;
     }
-    const unitNames = Object.keys(units);
-    if (input === null && output === null && unitNames.length === 0) return undefined;
+    if (input === null && output === null && !units) return undefined;
     const counts: TokenUsage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
-    if (unitNames.length) counts.units = units;
+    if (units) counts.units = units;
     // Token classes billed at their own prices, each counted inside inputTokens or outputTokens.
     for (const name of tokenClasses) {
       const n = readCount(mapped[name], name, this.channel);
@@ -149,7 +150,10 @@ export class UsageReader {
   private merge(usage: Record<string, unknown>) {
     this.raw ??= {};
     // Counters arrive in several events (input at the start, output at the end); later present values win.
-    for (const [name, value] of Object.entries(usage)) if (value !== null && value !== undefined) this.raw[name] = value;
+    for (const name in usage) {
+      const value = usage[name];
+      if (value !== null && value !== undefined) this.raw[name] = value;
+    }
     this.normalised = undefined;
   }
 }

@@ -6,8 +6,12 @@ let counter = 0;
 /** `lastMs` in hex, made once a millisecond instead of once an id. */
 let lastMsHex = '000000000000';
 
-/** Randomness drawn a page at a time: one small randomBytes call costs more than the rest of an id. */
+/**
+ * Randomness drawn a page at a time (one small randomBytes call costs more than the rest of an id), spelled in hex once
+ * a page: an id slices its digits from the text instead of a native hex call of its own (two ids a request).
+ */
 const entropy = Buffer.allocUnsafe(4096);
+let entropyHex = '';
 let used = entropy.length;
 
 /** The first counters of a millisecond, spelled once: most milliseconds make only a few ids. */
@@ -17,10 +21,11 @@ const counterHex = Array.from({ length: 256 }, (_, n) => n.toString(16).padStart
 export function randomHex(bytes: number): string {
   if (used + bytes > entropy.length) {
     randomFillSync(entropy);
+    entropyHex = entropy.toString('hex');
     used = 0;
   }
   used += bytes;
-  return entropy.toString('hex', used - bytes, used);
+  return entropyHex.slice(2 * (used - bytes), 2 * used);
 }
 
 /**

@@ -1,0 +1,110 @@
+// npm run bench:c1-critical: where a request sent alone (c=1) spends the gateway's CPU on the client's path, against the
+// bare relay's. Both run with --cpu-prof (CRITICAL_INTERVAL_US, default 25 µs samples) and bench/stage-marks.mjs on one
+// mock; each profile sample is placed by its time in one request's stages: before the upstream request is sent (on the
+// path), while the upstream answers (the relay idle), from the upstream's answer to the client's first write (on the
+// path), or after it (off the path: it delays the next request only when the client is quicker). Prints µs per request
+// in each window by function (self time), the largest first. CRITICAL_REQUESTS (default 3000) per relay; CRITICAL_STREAM=1
+// sends streams (their "upstream done" window ends at the upstream's headers: the first event goes out before the end).
+// CRITICAL_BUILD=<git ref> profiles that build's gateway instead of this one (run both, one after the other, to compare).
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chatBody, repoRoot, sequentialTimes, spawnUntil, startBenchGateway, startMock } from './harness.js';
+import type { CpuProfile } from './profile-parts.js';
+import { checkOut } from './scenarios/baseline.js';
+
+const interval = Number(process.env.CRITICAL_INTERVAL_US ?? 25);
+const requests = Number(process.env.CRITICAL_REQUESTS ?? 3000);
+const top = Number(process.env.CRITICAL_TOP ?? 25);
+
+interface Record_ {
+  t0: string;
+  stages: [string, number][];
+}
+
+const stream = Boolean(process.env.CRITICAL_STREAM);
+type Window = 'before sent' | 'sent -> upstream done' | 'upstream done -> first write' | 'after first write';
+const windows: Window[] = ['before sent', 'sent -> upstream done', 'upstream done -> first write', 'after first write'];
+
+function newest(dir: string, prefix: string): string {
+  return readdirSync(dir)
+    .filter((f) => f.startsWith(prefix))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).size - statSync(a).size)[0];
+}
+
+/** µs per request by window and function, over the last `count` requests the records hold. */
+function attribute(profile: CpuProfile, records: Record_[], count: number): Map<Window, Map<string, number>> {
+  const measured = records.slice(-count);
+  // Each request's window bounds in µs (the profile's clock): received, sent, upstream done, first write, next received.
+  const bounds = measured.map((r, i) => {
+    const t0 = Number(BigInt(r.t0) / 1000n);
+    const at = (name: string) => t0 + (r.stages.find(([s]) => s === name)?.[1] ?? Number.NaN) / 1000;
+    const next = i + 1 < measured.length ? Number(BigInt(measured[i + 1].t0) / 1000n) : at('answered') + 1000;
+    // A stream's first event goes out before its upstream is done: its window starts at the upstream's headers.
+    return [t0, at('sent'), at(stream ? 'upstream headers' : 'upstream done'), at('first write'), next];
+  });
+  const names = new Map(profile.nodes.map((n) => [n.id, `${n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, '$1/').replace(/^file:\/\//, '')} ${n.callFrame.functionName || '(anonymous)'}:${n.callFrame.lineNumber}`]));
+  const out = new Map<Window, Map<string, number>>(windows.map((w) => [w, new Map()]));
+  let t = profile.startTime;
+  let k = 0;
+  for (let s = 0; s < profile.samples.length; s++) {
+    t += profile.timeDeltas[s];
+    // Each sample counts as the nominal interval: the wall time between two samples also holds the time the process
+    // waited for a core (the machine is shared), which is not the gateway's work.
+    const weight = interval;
+    while (k < bounds.length && t >= bounds[k][4]) k++;
+    if (k >= bounds.length || t < bounds[k][0]) continue;
+    const [, sent, done, first] = bounds[k];
+    const window: Window = t < sent ? 'before sent' : t < done ? 'sent -> upstream done' : t < first ? 'upstream done -> first write' : 'after first write';
+    const name = names.get(profile.samples[s])!;
+    const per = out.get(window)!;
+    per.set(name, (per.get(name) ?? 0) + weight / measured.length);
+  }
+  return out;
+}
+
+const preload = ['--import', join(repoRoot, 'bench', 'stage-marks.mjs')];
+const dirs = { gateway: mkdtempSync(join(tmpdir(), 'critical-')), bare: mkdtempSync(join(tmpdir(), 'critical-')) };
+const profArgs = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`];
+const mock = await startMock();
+const root = process.env.CRITICAL_BUILD ? checkOut(process.env.CRITICAL_BUILD) : undefined;
+const gateway = await startBenchGateway(mock.url, { root, nodeArgs: [...preload, ...profArgs(dirs.gateway)], env: { BENCH_STAGES_DIR: dirs.gateway } });
+const bare = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url, BENCH_STAGES_DIR: dirs.bare }, /RELAY_URL=(\S+)/, [...preload, ...profArgs(dirs.bare)]);
+const body = stream ? chatBody({ stream: true }) : chatBody();
+try {
+  await sequentialTimes(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gateway.key}` }, body, 1000, stream);
+  await sequentialTimes(`${bare.match[1]}/v1/chat/completions`, {}, body, 1000, stream);
+  await sequentialTimes(`${gateway.url}/v1/chat/completions`, { authorization: `Bearer ${gateway.key}` }, body, requests, stream);
+  await sequentialTimes(`${bare.match[1]}/v1/chat/completions`, {}, body, requests, stream);
+} finally {
+  await gateway.stop();
+  await bare.stop();
+  await mock.stop();
+}
+const results = Object.fromEntries(
+  (['gateway', 'bare'] as const).map((name) => {
+    const profile = JSON.parse(readFileSync(newest(dirs[name], 'CPU'), 'utf8')) as CpuProfile;
+    const records = JSON.parse(readFileSync(newest(dirs[name], 'stages-'), 'utf8')) as Record_[];
+    return [name, attribute(profile, records, requests)];
+  }),
+) as Record<'gateway' | 'bare', Map<Window, Map<string, number>>>;
+for (const dir of [...Object.values(dirs), ...(root ? [root] : [])]) rmSync(dir, { recursive: true, force: true });
+
+const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+console.log(`${process.env.CRITICAL_BUILD ?? 'this build'}: ${requests} requests each at c=1, ${interval} µs samples${stream ? ', streams' : ''}; µs of CPU samples per request (idle excluded)`);
+console.log('| window | gateway | bare | difference |\n|---|---|---|---|');
+for (const w of windows) {
+  const g = results.gateway.get(w)!;
+  const b = results.bare.get(w)!;
+  const busy = (m: Map<string, number>) => sum(m) - (m.get(' (idle):0') ?? 0);
+  console.log(`| ${w} | ${busy(g).toFixed(1)} | ${busy(b).toFixed(1)} | ${(busy(g) - busy(b)).toFixed(1)} |`);
+}
+for (const w of windows) {
+  const g = results.gateway.get(w)!;
+  const b = results.bare.get(w)!;
+  const keys = new Set([...g.keys(), ...b.keys()]);
+  const rows = [...keys].map((k) => [k, g.get(k) ?? 0, b.get(k) ?? 0] as const).sort((x, y) => Math.abs(y[1] - y[2]) - Math.abs(x[1] - x[2]));
+  console.log(`\n### ${w}: the ${top} largest differences (self µs per request)\n| function | gateway | bare |\n|---|---|---|`);
+  for (const [k, gv, bv] of rows.slice(0, top)) console.log(`| ${k} | ${gv.toFixed(2)} | ${bv.toFixed(2)} |`);
+}
