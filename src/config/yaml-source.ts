@@ -76,14 +76,14 @@ function parse(text: string): { doc: Document; lineCounter: LineCounter } {
   return { doc: parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true }), lineCounter };
 }
 
+const NULL_KEY = /(^|[\s{,?-])(~|null|Null|NULL)\s*:(\s|$)/m;
+
 /**
  * A text's value by js-yaml, about three times faster than yaml's document (parsing was most of a fresh process's config
  * load), with the same YAML 1.2 core schema. Undefined when js-yaml refuses the text (a syntax error, a duplicate key, an
  * unknown tag, an empty or multi-document file): yaml then parses it and reports what is wrong at its position. Both parse
  * every shipped file to the same value (test/yaml-source.test.ts).
  */
-const NULL_KEY = /(^|[\s{,?-])(~|null|Null|NULL)\s*:(\s|$)/m;
-
 function fastValue(text: string): { value: unknown } | undefined {
   // The one value they differ on: a null key (`~:`, `null:`) is "" to yaml and "null" to js-yaml.
   if (NULL_KEY.test(text)) return undefined;

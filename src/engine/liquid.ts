@@ -101,12 +101,14 @@ const everyCompiled = new Set<WeakRef<Compiled>>();
 followParsedTexts(() => {
   for (const ref of everyCompiled) {
     const compiled = ref.deref();
-    if (!compiled) continue;
+    if (!compiled) {
+      everyCompiled.delete(ref);
+      continue;
+    }
     compiled.mappings.clear();
     compiled.texts.clear();
     compiled.chars = 0;
   }
-  everyCompiled.clear();
 });
 
 function compiledFor(liquid: Liquid): Compiled {
@@ -114,6 +116,8 @@ function compiledFor(liquid: Liquid): Compiled {
   if (!compiled) {
     compiled = { expressions: new ExpressionCompiler(liquid), mappings: new Map(), texts: new Map(), chars: 0 };
     compiledByLiquid.set(liquid, compiled);
+    // A Liquid of its own (a test's, a benchmark's) is collected with what it compiled: its reference goes then.
+    for (const ref of everyCompiled) if (!ref.deref()) everyCompiled.delete(ref);
     everyCompiled.add(new WeakRef(compiled));
   }
   return compiled;
