@@ -3,11 +3,9 @@
 // re2js (operator patterns) or openid-client (single sign-on); a config with an aws-sigv4 channel and a pattern with a
 // regex loads the first two (the pattern's as the config loads, the signer with the channel's first call). Checked in a child process that lists what it loaded, ES modules (by the
 // resolve hook of test/kit/loaded-modules.ts) and CommonJS ones (require.cache) alike.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { repoRoot } from './kit/paths.js';
+import { runWatchingModules } from './kit/process.js';
 
 let fake: FakeUpstream;
 
@@ -43,11 +41,7 @@ async function packagesLoaded(): Promise<{ plain: Loaded; configured: Loaded; ch
     await configured.close();
     console.log(JSON.stringify({ plain: afterPlain, configured: afterConfigured, chatStatus: chat.statusCode }));
   `;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', './test/kit/loaded-modules.ts', '--input-type=module', '-e', script, fake.url], {
-    cwd: repoRoot,
-    env: { ...process.env, GATEWAY_TEST_DATABASE: 'sqlite' },
-  });
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as { plain: Loaded; configured: Loaded; chatStatus: number };
+  return runWatchingModules<{ plain: Loaded; configured: Loaded; chatStatus: number }>(script, fake.url);
 }
 
 describe('packages a configuration may not use', () => {

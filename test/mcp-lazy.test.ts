@@ -1,12 +1,10 @@
 // The MCP SDK is loaded on the first MCP request, never before (src/mcp/deps.ts, src/endpoints/mcp.ts): a gateway with
 // MCP servers configured that serves model calls, Responses requests included, holds none of it; its first tools/list
 // loads it. Checked in a child process that records every module it resolves (test/kit/loaded-modules.ts).
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installResponses } from './kit/fake-responses.js';
 import { FakeUpstream } from './kit/fake-upstream.js';
-import { repoRoot } from './kit/paths.js';
+import { runWatchingModules } from './kit/process.js';
 
 let fake: FakeUpstream;
 
@@ -36,11 +34,7 @@ async function sdkModulesLoaded(): Promise<{ afterModelCalls: number; afterMcp: 
     await gw.close();
     console.log(JSON.stringify({ afterModelCalls, afterMcp, mcpStatus: mcp.statusCode }));
   `;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', './test/kit/loaded-modules.ts', '--input-type=module', '-e', script, fake.url], {
-    cwd: repoRoot,
-    env: { ...process.env, GATEWAY_TEST_DATABASE: 'sqlite' },
-  });
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as { afterModelCalls: number; afterMcp: number; mcpStatus: number };
+  return runWatchingModules<{ afterModelCalls: number; afterMcp: number; mcpStatus: number }>(script, fake.url);
 }
 
 describe('the MCP SDK', () => {

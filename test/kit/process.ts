@@ -1,9 +1,10 @@
 // A real gateway process for the suites that need one (npm start, workers): its log lines, a wait for a line, its exit.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { chatChannel, testModels } from './gateway.js';
 import { compiled } from './compiled.js';
 import { repoRoot } from './paths.js';
@@ -124,4 +125,17 @@ export async function spawnTwoWorkers(dir: string, upstreamUrl: string, extraCon
   mkdirSync(join(dir, 'channels'));
   writeFileSync(join(dir, 'channels', 'fake.yaml'), chatChannel('fake', upstreamUrl, { models: testModels.flatChat }));
   return spawnWorkers(dir, `server:\n  workers: 2\nstorage:\n  dataDir: ${dir}/data\n${storageConfig}channels:\n  dir: ./channels\n  protocolsDir: ${repoRoot}/channels/protocols\n${extraConfig}`);
+}
+
+/**
+ * Runs `script` (an ES module's text, under tsx) in a child process that records every module it loads
+ * (test/kit/loaded-modules.ts: `globalThis.loadedModules()`), on the SQLite test database, with `args` after it; the
+ * script's last line of output is its answer, as JSON.
+ */
+export async function runWatchingModules<T>(script: string, ...args: string[]): Promise<T> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', './test/kit/loaded-modules.ts', '--input-type=module', '-e', script, ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, GATEWAY_TEST_DATABASE: 'sqlite' },
+  });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as T;
 }
