@@ -1,11 +1,22 @@
 // The figure published gateway comparisons give: the most requests per second held while the upstream takes 20 ms to
 // answer, with p99 under 1 s and errors under 0.1 %. An open-loop load (requests sent on a fixed schedule, each timed
-// from when it was due, so a relay that falls behind is charged its queue) steps the rate up until a step fails.
+// from when it was due, so a relay that falls behind is charged its queue) steps the rate up until a step fails, then
+// halves the gap between the last step held and the first that failed (BENCH_CAPACITY_REFINE times, default 3): the
+// ladder alone moves by 1.4x a step, so a ratio of two relays' held rates read off it could be off by 2x (a relay that
+// just fails 700 reads 400, one that just fails 5,600 reads 4,000).
 import { Pool } from 'undici';
 import { chatBody, percentile, round } from './harness.js';
 
 const stepSeconds = Number(process.env.BENCH_CAPACITY_SECONDS ?? 5);
 const rates = [100, 200, 400, 700, 1000, 1400, 2000, 2800, 4000, 5600, 8000, 11000, 16000];
+const refinements = Number(process.env.BENCH_CAPACITY_REFINE ?? 3);
+
+/** The rate halfway between two, to two significant figures (4,800 between 4,000 and 5,600; 550 between 400 and 700). */
+function between(low: number, high: number): number {
+  const mid = (low + high) / 2;
+  const unit = 10 ** Math.max(0, Math.floor(Math.log10(mid)) - 1);
+  return Math.round(mid / unit) * unit;
+}
 
 interface Step {
   rate: number;
@@ -62,17 +73,33 @@ export interface Capacity {
   sampledAtHeld?: number;
 }
 
-/** Steps the rate up until a step fails; `sample` (e.g. the relay's RSS) is read near the end of each step. */
+/**
+ * Steps the rate up the ladder until a step fails, then narrows the gap between the last held and the failed rate
+ * (halving it `refinements` times); `sample` (e.g. the relay's RSS) is read near the end of each step.
+ */
 export async function capacity(url: string, headers: Record<string, string>, sample?: () => number): Promise<Capacity> {
   let held = 0;
+  let failed: number | undefined;
   let sampledAtHeld: number | undefined;
   const trail: string[] = [];
-  for (const rate of rates) {
+  const tryRate = async (rate: number): Promise<boolean> => {
     const result = await step(url, headers, rate, sample);
     trail.push(`${rate} (${round(result.achieved, 0)} answered/s): p99 ${round(result.p99, 1)} ms${result.errorShare ? `, ${round(result.errorShare * 100, 2)} % errors` : ''}`);
-    if (result.p99 >= 1000 || result.errorShare >= 0.001) break;
+    if (result.p99 >= 1000 || result.errorShare >= 0.001) return false;
     held = rate;
     sampledAtHeld = result.sampled;
+    return true;
+  };
+  for (const rate of rates) {
+    if (!(await tryRate(rate))) {
+      failed = rate;
+      break;
+    }
+  }
+  for (let i = 0; i < refinements && failed !== undefined && held > 0; i++) {
+    const rate = between(held, failed);
+    if (rate <= held || rate >= failed) break;
+    if (!(await tryRate(rate))) failed = rate;
   }
   return { held, trail: trail.join('; '), sampledAtHeld };
 }
