@@ -26,12 +26,20 @@ RUN node scripts/build.mjs && npm prune --omit=dev --ignore-scripts --no-audit -
 FROM node:22-slim
 # tini as PID 1: forwards SIGTERM to node even before node has installed its handlers (PID 1 ignores signals it does
 # not handle), and reaps the cluster's workers. Node itself drains on SIGTERM and exits 0.
+# jemalloc for node's own allocations (socket buffers, the compiler's zones, SQLite): glibc's malloc keeps what a busy
+# spell freed in its arenas (free() returns only an arena's top, and node has no malloc_trim), so a worker idle after a
+# held-rate run stayed at 129-139 MiB; with jemalloc 104-106 MiB, at the same CPU a request (bench/README.md, "sixth
+# session"). Linked at one path for every architecture's multiarch directory.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini libjemalloc2 \
+ && ln -s "$(find /usr/lib -name libjemalloc.so.2 | head -n 1)" /usr/local/lib/libjemalloc.so.2 \
+ && test -r /usr/local/lib/libjemalloc.so.2 \
  && rm -rf /var/lib/apt/lists/*
-# MALLOC_ARENA_MAX: two malloc arenas a process, not eight a core (about 10 MiB less resident a worker after a busy
-# spell, bench/README.md "Idle RSS, fourth step"; the cluster's workers get it from the primary too).
+# MALLOC_ARENA_MAX: two malloc arenas a process, not eight a core, should glibc's malloc serve (LD_PRELOAD unset): about
+# 10 MiB less resident a worker after a busy spell, bench/README.md "Idle RSS, fourth step"; the cluster's workers get
+# it from the primary too.
 ENV NODE_ENV=production \
+    LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 \
     MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=8080 \

@@ -57,6 +57,9 @@ describe('the gateway image', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content).toBe(fake.chat.text);
     expect(fake.requests.some((r) => r.path === '/v1/chat/completions')).toBe(true);
+    // The gateway's own allocations go to jemalloc (the image preloads it): its process maps the library.
+    const allocator = await podman('exec', name, 'sh', '-c', 'for p in /proc/[0-9]*; do if tr "\\0" " " < $p/cmdline | grep -q "dist/main.js" && grep -q libjemalloc $p/maps; then echo jemalloc; fi; done');
+    expect(allocator.stdout).toContain('jemalloc');
 
     const started = Date.now();
     await podman('stop', '-t', '10', name);
