@@ -115,7 +115,7 @@ async function capacityFigures(): Promise<Record<string, number | string>> {
     const gAll = await capacity(`${all.url}/v1/chat/completions`, { authorization: `Bearer ${all.key}` }, () => Math.max(...rssMiB(all.pid).slice(1)));
     const pk = await capacity(`${portkey.url}/v1/chat/completions`, portkey.headers, () => sum(rssMiB(portkey.pid)));
     return {
-      [`most req/s held at a 20 ms upstream (p99 < 1 s, errors < 0.1 %): gateway 1 worker / gateway ${cores} workers / Portkey (1 process)`]: `${g1.held} / ${gAll.held} / ${pk.held}`,
+      [`most req/s held at a 20 ms upstream (p99 < 1 s, errors < 0.1 %, 95 % of the rate answered): gateway 1 worker / gateway ${cores} workers / Portkey (1 process)`]: `${g1.held} / ${gAll.held} / ${pk.held}`,
       'gateway 1 worker / Portkey, req/s held (target >= 8)': pk.held ? round(g1.held / pk.held, 2) : 'n/a (Portkey held no step)',
       [`RSS MiB at the held rate: gateway 1 worker / a gateway worker of ${cores} / Portkey`]: `${round(g1.sampledAtHeld ?? 0)} / ${round(gAll.sampledAtHeld ?? 0)} / ${round(pk.sampledAtHeld ?? 0)}`,
       [`RSS MiB idle, gateway of ${cores} workers: primary, then each worker`]: idleAll.map((v) => round(v, 1)).join(' / '),
