@@ -3,7 +3,9 @@
 // mock; each profile sample is placed by its time in one request's stages: before the upstream request is sent (on the
 // path), while the upstream answers (the relay idle), from the upstream's answer to the client's first write (on the
 // path), or after it (off the path: it delays the next request only when the client is quicker). Prints µs per request
-// in each window by function (self time), the largest first. CRITICAL_REQUESTS (default 3000) per relay; CRITICAL_STREAM=1
+// in each window by function (self time), the largest first, and each window's wall time (the median over the
+// requests, from the stage marks: where it passes the CPU, the relay waited; profiling slows both relays, so take the
+// wall times from a run at a coarse CRITICAL_INTERVAL_US, e.g. 20000). CRITICAL_REQUESTS (default 3000) per relay; CRITICAL_STREAM=1
 // sends streams (their "upstream done" window ends at the upstream's headers: the first event goes out before the end).
 // CRITICAL_BUILD=<git ref> profiles that build's gateway instead of this one (run both, one after the other, to compare).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -82,24 +84,41 @@ try {
   await bare.stop();
   await mock.stop();
 }
+const stageRecords = Object.fromEntries((['gateway', 'bare'] as const).map((name) => [name, JSON.parse(readFileSync(newest(dirs[name], 'stages-'), 'utf8')) as Record_[]])) as Record<'gateway' | 'bare', Record_[]>;
 const results = Object.fromEntries(
   (['gateway', 'bare'] as const).map((name) => {
     const profile = JSON.parse(readFileSync(newest(dirs[name], 'CPU'), 'utf8')) as CpuProfile;
-    const records = JSON.parse(readFileSync(newest(dirs[name], 'stages-'), 'utf8')) as Record_[];
-    return [name, attribute(profile, records, requests)];
+    return [name, attribute(profile, stageRecords[name], requests)];
   }),
 ) as Record<'gateway' | 'bare', Map<Window, Map<string, number>>>;
 for (const dir of [...Object.values(dirs), ...(root ? [root] : [])]) rmSync(dir, { recursive: true, force: true });
 
+/** Each window's wall time per request, the median over the measured requests (µs): waiting shows where it passes the CPU above. */
+function wallMedians(records: Record_[]): number[] {
+  const measured = records.slice(-requests);
+  const spans = measured.map((r, i) => {
+    const at = (name: string) => (r.stages.find(([s]) => s === name)?.[1] ?? Number.NaN) / 1000;
+    const next = i + 1 < measured.length ? Number((BigInt(measured[i + 1].t0) - BigInt(r.t0)) / 1000n) : Number.NaN;
+    const marks = [0, at('sent'), at(stream ? 'upstream headers' : 'upstream done'), at('first write'), next];
+    return marks.slice(1).map((m, k) => m - marks[k]);
+  });
+  return windows.map((_, k) => {
+    const values = spans.map((s) => s[k]).filter(Number.isFinite).sort((a, b) => a - b);
+    return values[Math.floor(values.length / 2)] ?? Number.NaN;
+  });
+}
+const walls = Object.fromEntries((['gateway', 'bare'] as const).map((name) => [name, wallMedians(stageRecords[name])])) as Record<'gateway' | 'bare', number[]>;
+
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 console.log(`${process.env.CRITICAL_BUILD ?? 'this build'}: ${requests} requests each at c=1, ${interval} µs samples${stream ? ', streams' : ''}; µs of CPU samples per request (idle excluded)`);
-console.log('| window | gateway | bare | difference |\n|---|---|---|---|');
-for (const w of windows) {
+console.log('| window | gateway CPU | bare CPU | difference | gateway wall (median) | bare wall (median) | difference |\n|---|---|---|---|---|---|---|');
+windows.forEach((w, k) => {
   const g = results.gateway.get(w)!;
   const b = results.bare.get(w)!;
   const busy = (m: Map<string, number>) => sum(m) - (m.get(' (idle):0') ?? 0);
-  console.log(`| ${w} | ${busy(g).toFixed(1)} | ${busy(b).toFixed(1)} | ${(busy(g) - busy(b)).toFixed(1)} |`);
-}
+  const [gw, bw] = [walls.gateway[k], walls.bare[k]];
+  console.log(`| ${w} | ${busy(g).toFixed(1)} | ${busy(b).toFixed(1)} | ${(busy(g) - busy(b)).toFixed(1)} | ${gw.toFixed(1)} | ${bw.toFixed(1)} | ${(gw - bw).toFixed(1)} |`);
+});
 for (const w of windows) {
   const g = results.gateway.get(w)!;
   const b = results.bare.get(w)!;

@@ -104,6 +104,15 @@ export function cpuSecondsFine(pid: number): number {
   return total;
 }
 
+/** CPU seconds of one thread `tid` of process `pid` (the main thread's tid is the pid), in ns resolution (schedstat). */
+export function threadCpuSeconds(pid: number, tid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return 0;
+  }
+}
+
 function descendants(pid: number): number[] {
   let children: number[];
   try {

@@ -151,18 +151,22 @@ async function routeAgainstModel(): Promise<void> {
       '- id: cache-on\n  cache: { ttlSeconds: 3600 }\n  targets: [{ model: bench-chat }]\n- id: cache-no\n  targets: [{ model: bench-chat }]\n',
   );
   const model = (id: string) => `  - id: ${id}\n    upstream: bench-upstream\n    kind: chat\n    price: { inputPerMillion: 1.0, outputPerMillion: 2.0 }\n`;
+  // PROFILE_CACHE_BYTES: the memory store's bound (and the workspace's share), small enough that the warm-up fills it, so
+  // the rounds see the store's steady state (each answer stored evicts an older one), as `bench -- cache.ts` measures it.
+  const cacheBytes = Number(process.env.PROFILE_CACHE_BYTES ?? 0);
+  const cacheStore = cacheBytes > 0 ? `cache:\n  maxBytes: ${cacheBytes}\n  maxWorkspaceBytes: ${cacheBytes}\n` : '';
   const mock = await startMock();
   try {
     const sampler = alloc ? `--import ${join(repoRoot, 'bench', 'alloc-sampler.mjs')}` : `--cpu-prof --cpu-prof-interval=100 --cpu-prof-dir=${dir}`;
     process.env.BENCH_GATEWAY_NODE_ARGS = `${sampler} --import ${join(repoRoot, 'bench', 'gc-windows.mjs')}`;
-    const gateway = await startBenchGateway(mock.url, { extraChannels: model('bench-chat-b') + model('bench-chat-c'), extraConfig: `routes:\n  dir: ${routes}\n`, env: { BENCH_GC_DIR: dir, BENCH_ALLOC_DIR: dir, BENCH_ALLOC_TOP: '400' } });
+    const gateway = await startBenchGateway(mock.url, { extraChannels: model('bench-chat-b') + model('bench-chat-c'), extraConfig: `${cacheStore}routes:\n  dir: ${routes}\n`, env: { BENCH_GC_DIR: dir, BENCH_ALLOC_DIR: dir, BENCH_ALLOC_TOP: '400' } });
     delete process.env.BENCH_GATEWAY_NODE_ARGS;
     let n = 0;
     // Distinct bodies of one length (route names of one length), so a cached route misses every time; temperature 0, so it is not a bypass.
     const distinct = (name: string) => [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: JSON.stringify({ model: name, temperature: 0, max_tokens: 16, messages: [{ role: 'user', content: `question ${String(n++).padStart(9, '0')}` }] }) }) }];
     const models = [route, baselineModel];
     const options = (i: number) => ({ url: `${gateway.url}/v1/chat/completions`, method: 'POST' as const, headers: headers(gateway), body: chatBody({ model: models[i] }), connections: 32, ...(which === 'cached' ? { requests: distinct(models[i]) } : {}) });
-    for (const i of [0, 1]) await autocannon({ ...options(i), duration: 3 });
+    for (const i of [0, 1]) await autocannon({ ...options(i), duration: cacheBytes > 0 ? 6 : 3 });
     const windows: Window[][] = [[], []];
     const measured: Measured[][] = [[], []];
     const requests = [0, 0];

@@ -97,6 +97,37 @@ describe('the memory store', () => {
     expect([lru.size, lru.evictions, lru.bytes]).toEqual([1, 1, 2 * later.length + heapBytes('later answer') + ENTRY_OVERHEAD]);
   });
 
+  it('finds every entry still held through any order of writes, reads and deletes (its slot table has no tombstones)', () => {
+    // A small seeded generator: the same run each time.
+    let seed = 12345;
+    const random = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    const size = 2 * 'k000'.length + heapBytes('v') + ENTRY_OVERHEAD;
+    const lru = new ByteBoundedLru(300 * size);
+    const model = new Map<string, string>();
+    for (let step = 0; step < 20_000; step++) {
+      const key = `k${String(random(600)).padStart(3, '0')}`;
+      const action = random(10);
+      if (action < 6) {
+        put(lru, key, 'v', 60_000);
+        model.delete(key);
+        model.set(key, 'v');
+        // The store's bound: its least recently used go first, as the model's oldest insertion or read.
+        while (model.size > 300) model.delete(model.keys().next().value!);
+      } else if (action < 8) {
+        expect(lru.delete(key)).toBe(model.delete(key));
+      } else {
+        const held = model.get(key);
+        expect(lru.get(key)).toBe(held);
+        if (held !== undefined) {
+          model.delete(key);
+          model.set(key, held);
+        }
+      }
+    }
+    expect(lru.size).toBe(model.size);
+    for (const key of model.keys()) expect(lru.get(key)).toBe('v');
+  });
+
   it("holds each owner to its share: one owner's flood evicts its own oldest, never another's entries", () => {
     const lru = new ByteBoundedLru(10_000, Date.now, 5_000);
     const text = 'x'.repeat(300);

@@ -4,22 +4,26 @@
 // (the gateway's own work is then most of what a round costs, no idle wake-ups thin the figure). Paired rounds: two
 // gateways loaded at the same moment, one caching and one not, which one swapped each round (missCost says how); two
 // rounds in a row (each process caching in one) make a pair whose figure is free of the two processes' own difference,
-// and the figure is the pairs' median, with their spread and the pooled ratio beside it; the store is full before the
-// first round counts (its steady state). CPU is the gateway's every thread, read in ns
-// (/proc/<pid>/task/*/schedstat), so GC helpers and the thread pool count; the client and the mock are not counted.
+// and the figure is the median of the pairs of several runs, each run on two fresh gateways (runs differ from each
+// other more than a run's pairs do), with each run's median, the spread and the pooled ratio beside it; the store is
+// full before the first round counts (its steady state). CPU is the gateway's every thread, read in ns
+// (/proc/<pid>/task/*/schedstat), so GC helpers and the thread pool count, and its main thread (the event loop) beside
+// it; the client and the mock are not counted.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { cpuSecondsFine, percentile, repoRoot, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
+import { cpuSecondsFine, percentile, threadCpuSeconds, repoRoot, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
 import { missPathMicros } from './cache-miss-path.js';
 
 export const name = 'response cache: hit vs miss, and its cost when nothing hits';
 
 /** Requests per gateway per round: long enough that a major GC falling in one round or another weighs a few % at most. */
 const count = Number(process.env.BENCH_CACHE_COUNT ?? 4000);
-/** An even number: rounds go in pairs (each gateway caching in one of the two). */
-const rounds = 2 * Math.ceil(Math.max(6, Number(process.env.BENCH_CACHE_ROUNDS ?? 12)) / 2);
+/** Per run, an even number: rounds go in pairs (each gateway caching in one of the two). */
+const rounds = 2 * Math.ceil(Math.max(2, Number(process.env.BENCH_CACHE_ROUNDS ?? 6)) / 2);
+/** Runs, each on two fresh gateways (BENCH_CACHE_RUNS). */
+const runs = Math.max(1, Number(process.env.BENCH_CACHE_RUNS ?? 3));
 /**
  * The memory store's bound in the cost rounds (the workspace's share the same): small enough that the fill below
  * reaches it, so every round runs at the store's steady state (each answer stored evicts an older one, the old
@@ -34,8 +38,8 @@ const CACHED = 'cache-on';
 const UNCACHED = 'cache-no';
 const body = (model: string, content: string) => JSON.stringify({ model, temperature: 0, max_tokens: 16, messages: [{ role: 'user', content }] });
 
-/** The gateway's CPU nanoseconds per request over `n` distinct requests to `model`, `connections` at a time. */
-async function cpuPerRequest(url: string, key: string, pid: number, model: string, tag: string, n = count): Promise<number> {
+/** The gateway's CPU nanoseconds per request (every thread, and its main thread) over `n` distinct requests to `model`, `connections` at a time. */
+async function cpuPerRequest(url: string, key: string, pid: number, model: string, tag: string, n = count): Promise<Cpu> {
   const target = new URL(`${url}/v1/chat/completions`);
   const pool = new Pool(target.origin, { connections });
   let next = 0;
@@ -48,13 +52,13 @@ async function cpuPerRequest(url: string, key: string, pid: number, model: strin
   };
   // Connections opened before the clock starts: both cases pay the same (none).
   await Promise.all(Array.from({ length: connections }, async () => (await pool.request({ method: 'GET', path: '/healthz' })).body.text()));
-  const before = cpuSecondsFine(pid);
+  const [before, mainBefore] = [cpuSecondsFine(pid), threadCpuSeconds(pid, pid)];
   try {
     await Promise.all(Array.from({ length: connections }, send));
   } finally {
     await pool.close();
   }
-  return ((cpuSecondsFine(pid) - before) * 1e9) / n;
+  return { all: ((cpuSecondsFine(pid) - before) * 1e9) / n, main: ((threadCpuSeconds(pid, pid) - mainBefore) * 1e9) / n };
 }
 
 /** Hit vs miss p50 against an upstream that takes 20 ms. */
@@ -87,24 +91,28 @@ function routesDir(dir: string, name: string, yaml: string): string {
 /** Routes of one gateway: `cached` with cache:, the other name the same target without it. */
 const routesOf = (cached: string, plain: string) => `- id: ${cached}\n  cache: { ttlSeconds: 3600 }\n  targets: [{ model: bench-chat }]\n- id: ${plain}\n  targets: [{ model: bench-chat }]\n`;
 
+/** CPU ns per request of one gateway over a load, of every thread and of its main thread (the event loop). */
+interface Cpu {
+  all: number;
+  main: number;
+}
+
 /**
- * CPU per request, cache on (all misses) and off, in paired rounds against an upstream that answers at once. Two
- * gateways run side by side, loaded at the same moment, so whatever else the machine does weighs on both alike: in one,
- * route ROUTE_A caches and ROUTE_B does not; in the other the reverse. Each round sends one of the two names to both
- * (the other name the next round), so the gateway caching changes every round and neither process's luck is the cache's.
+ * One run: CPU per request, cache on (all misses) and off, in paired rounds against an upstream that answers at once. Two
+ * fresh gateways run side by side, loaded at the same moment, so whatever else the machine does weighs on both alike: in
+ * one, route CACHED caches and UNCACHED does not; in the other the reverse. Each round sends one of the two names to
+ * both (the other name the next round), so the gateway caching changes every round and neither process's luck is the cache's.
  */
-async function missCost(dir: string): Promise<Record<string, number | string>> {
-  const mock = await startMock();
+async function pairedRounds(dir: string, run: number, mockUrl: string): Promise<{ on: Cpu[]; off: Cpu[] }> {
   // BENCH_CACHE_ROOT: another checkout's gateway (an earlier build) measured the same way.
   const root = process.env.BENCH_CACHE_ROOT ? { root: process.env.BENCH_CACHE_ROOT } : {};
   const store = `cache:\n  maxBytes: ${maxBytes}\n  maxWorkspaceBytes: ${maxBytes}\n`;
   const gateways = await Promise.all([
-    startBenchGateway(mock.url, { extraConfig: `${store}routes:\n  dir: ${routesDir(dir, 'x', routesOf(CACHED, UNCACHED))}\n`, ...root }),
-    startBenchGateway(mock.url, { extraConfig: `${store}routes:\n  dir: ${routesDir(dir, 'y', routesOf(UNCACHED, CACHED))}\n`, ...root }),
+    startBenchGateway(mockUrl, { extraConfig: `${store}routes:\n  dir: ${routesDir(dir, `x${run}`, routesOf(CACHED, UNCACHED))}\n`, ...root }),
+    startBenchGateway(mockUrl, { extraConfig: `${store}routes:\n  dir: ${routesDir(dir, `y${run}`, routesOf(UNCACHED, CACHED))}\n`, ...root }),
   ]);
-  const loadBefore = loadavg()[0];
   try {
-    /** Both gateways at once, `model` to each; their CPU ns per request, in order [x, y]. */
+    /** Both gateways at once, `model` to each; their CPU per request, in order [x, y]. */
     const both = (model: string, tag: string) => Promise.all(gateways.map((g) => cpuPerRequest(g.url, g.key, g.pid, model, tag)));
     // The store filled past its bound in both first (x caches CACHED, y UNCACHED): measured while it was still growing,
     // the rounds saw no evictions and an old generation growing round by round, which is not what a running cache pays.
@@ -112,42 +120,71 @@ async function missCost(dir: string): Promise<Record<string, number | string>> {
     await Promise.all([cpuPerRequest(gx.url, gx.key, gx.pid, CACHED, 'f0', fill), cpuPerRequest(gy.url, gy.key, gy.pid, UNCACHED, 'f0', fill)]);
     // Warm-up: both routes compiled and their paths hot in both before anything counts.
     for (const model of [CACHED, UNCACHED]) await both(model, 'w0');
-    const off: number[] = [];
-    const on: number[] = [];
+    const off: Cpu[] = [];
+    const on: Cpu[] = [];
     for (let r = 0; r < rounds; r++) {
       const model = r % 2 === 0 ? CACHED : UNCACHED;
-      const [x, y] = await both(model, `r${String(r).padStart(2, '0')}`);
+      const [x, y] = await both(model, `r${run}-${String(r).padStart(2, '0')}`);
       // Gateway x caches CACHED; gateway y caches UNCACHED.
       on.push(model === CACHED ? x : y);
       off.push(model === CACHED ? y : x);
     }
-    const added = on.map((v, i) => (v / off[i] - 1) * 100);
+    return { on, off };
+  } finally {
+    await Promise.all(gateways.map((g) => g.stop()));
+  }
+}
+
+/**
+ * What the cache costs when nothing hits, over `runs` runs of paired rounds, each run on two fresh gateways: within a
+ * run the pairs agree to a point or two, but runs differ from each other by more (each process's compiled code and
+ * heap are its own), so the figure is the median over every run's pairs, each run's own median beside it.
+ */
+async function missCost(dir: string): Promise<Record<string, number | string>> {
+  const mock = await startMock();
+  const loadBefore = loadavg()[0];
+  try {
+    const on: Cpu[] = [];
+    const off: Cpu[] = [];
+    const runMedians: number[] = [];
+    const runMainMedians: number[] = [];
     // A pair of rounds (x caching, then y caching): the geometric mean of its two ratios, (x_on/y_off * y_on/x_off)^1/2,
     // in which whatever makes one process dearer than the other cancels. A round alone carries that difference with
     // the sign of whichever process cached: main's build read 16 -6 14 -14 5 -8 21 -7 23 5 %, round by round.
-    const pairs = Array.from({ length: rounds / 2 }, (_, p) => (Math.sqrt((on[2 * p] / off[2 * p]) * (on[2 * p + 1] / off[2 * p + 1])) - 1) * 100);
+    const pairsOf = (ons: Cpu[], offs: Cpu[], part: keyof Cpu) =>
+      Array.from({ length: ons.length / 2 }, (_, p) => (Math.sqrt((ons[2 * p][part] / offs[2 * p][part]) * (ons[2 * p + 1][part] / offs[2 * p + 1][part])) - 1) * 100);
+    for (let run = 0; run < runs; run++) {
+      const one = await pairedRounds(dir, run, mock.url);
+      on.push(...one.on);
+      off.push(...one.off);
+      runMedians.push(percentile(pairsOf(one.on, one.off, 'all'), 50));
+      runMainMedians.push(percentile(pairsOf(one.on, one.off, 'main'), 50));
+    }
+    const pairs = pairsOf(on, off, 'all');
+    const mainPairs = pairsOf(on, off, 'main');
+    const added = on.map((v, i) => (v.all / off[i].all - 1) * 100);
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    const alls = (values: Cpu[]) => values.map((v) => v.all);
     // The cache's own work on a miss measured in this process (cache-miss-path), against the gateway's CPU per request:
     // what the miss path adds directly, without the machine's noise (GC of the answers kept is not in it).
     const [ownMicros] = await missPathMicros(process.env.BENCH_CACHE_ROOT ?? repoRoot, 8);
+    const list = (values: number[]) => values.map((a) => round(a, 1)).join(' ');
     return {
       "the cache's own CPU us per miss, in process (cache-miss-path)": round(ownMicros, 2),
-      "the cache's own work / the gateway's CPU per request without cache, %": round((ownMicros * 1000 * 100) / percentile(off, 50), 2),
-      'CPU us per request, no cache (median of rounds)': round(percentile(off, 50) / 1000, 1),
-      'CPU us per request, cache on, no hits (median)': round(percentile(on, 50) / 1000, 1),
-      'cache on, no hits: CPU added %, median of pairs of rounds': round(percentile(pairs, 50), 1),
+      "the cache's own work / the gateway's CPU per request without cache, %": round((ownMicros * 1000 * 100) / percentile(alls(off), 50), 2),
+      'CPU us per request, no cache (median of rounds)': round(percentile(alls(off), 50) / 1000, 1),
+      'CPU us per request, cache on, no hits (median)': round(percentile(alls(on), 50) / 1000, 1),
+      'cache on, no hits: CPU added %, median of pairs of rounds (every run)': round(percentile(pairs, 50), 1),
+      'CPU added %, each run (median of its pairs)': list(runMedians),
       'CPU added %, pairs of rounds min / max': `${round(Math.min(...pairs), 1)} / ${round(Math.max(...pairs), 1)}`,
-      'CPU added % each pair': pairs.map((a) => round(a, 1)).join(' '),
-      'CPU added %, median of rounds alone': round(percentile(added, 50), 1),
-      'CPU added %, rounds pooled (all on / all off)': round((sum(on) / sum(off) - 1) * 100, 1),
-      'CPU added %, quartiles of rounds (25th / 75th)': `${round(percentile(added, 25), 1)} / ${round(percentile(added, 75), 1)}`,
-      'CPU added %, rounds min / max': `${round(Math.min(...added), 1)} / ${round(Math.max(...added), 1)}`,
-      'CPU added % each round': added.map((a) => round(a, 1)).join(' '),
-      rounds: `${rounds} paired (two gateways loaded at once, the caching one swapped each round, rounds taken in pairs), ${count} requests each, c=${connections} each, upstream answering at once, after ${fill} stored in each (a ${maxBytes}-byte store, full)`,
+      'CPU added % each pair': list(pairs),
+      'main thread (the event loop) alone: CPU added %, median of pairs / each run': `${round(percentile(mainPairs, 50), 1)} / ${list(runMainMedians)}`,
+      'CPU added %, rounds pooled (all on / all off)': round((sum(alls(on)) / sum(alls(off)) - 1) * 100, 1),
+      'CPU added %, quartiles of rounds alone (25th / 75th)': `${round(percentile(added, 25), 1)} / ${round(percentile(added, 75), 1)}`,
+      rounds: `${runs} runs of ${rounds} paired rounds (two fresh gateways loaded at once, the caching one swapped each round, rounds taken in pairs), ${count} requests each, c=${connections} each, upstream answering at once, after ${fill} stored in each (a ${maxBytes}-byte store, full)`,
       'load average (1 min) before / after': `${round(loadBefore, 2)} / ${round(loadavg()[0], 2)}`,
     };
   } finally {
-    await Promise.all(gateways.map((g) => g.stop()));
     await mock.stop();
   }
 }

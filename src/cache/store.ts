@@ -88,18 +88,21 @@ export class ResponseStore {
     return new ResponseStore(new ByteBoundedLru<CacheEntry>(config.maxBytes, now, perWorkspace));
   }
 
-  /** The entry under `key`; undefined when there is none, or the store did not answer in time. The memory store answers at once. */
-  read(key: string): CacheEntry | undefined | Promise<CacheEntry | undefined> {
-    if (this.memory) return this.memory.get(key);
+  /**
+   * The entry under `key`; undefined when there is none, or the store did not answer in time. The memory store answers
+   * at once; `number` is the key's number there (keyNumber), when the caller worked it out already.
+   */
+  read(key: string, number?: number): CacheEntry | undefined | Promise<CacheEntry | undefined> {
+    if (this.memory) return this.memory.get(key, number);
     return this.guard!.run(() => this.redis!.get(key)).then((text) => (typeof text === 'string' ? decodeEntry(text) : undefined));
   }
 
   /**
    * Keeps `entry` (its answer `answerBytes` long in UTF-8) for `ttlMs`, counted to `owner` (its workspace); false when
-   * the store did not take it (too large for its bounds, or Redis not in time).
+   * the store did not take it (too large for its bounds, or Redis not in time). `number`: as for read.
    */
-  write(key: string, entry: CacheEntry, ttlMs: number, answerBytes: number, owner: string): boolean | Promise<boolean> {
-    if (this.memory) return this.memory.set(key, entry, ttlMs, heapBytes((entry.json ?? entry.sse)!, answerBytes) + HEAD_BYTES, owner);
+  write(key: string, entry: CacheEntry, ttlMs: number, answerBytes: number, owner: string, number?: number): boolean | Promise<boolean> {
+    if (this.memory) return this.memory.set(key, entry, ttlMs, heapBytes((entry.json ?? entry.sse)!, answerBytes) + HEAD_BYTES, owner, number);
     const text = encodeEntry(entry);
     return this.guard!.run(async () => (await this.redis!.set(key, text, ttlMs), true)).then((done) => done === true);
   }

@@ -12,6 +12,7 @@ import { replays, streamComplete } from './replay.js';
 import type { CacheEntry } from './store.js';
 import type { CacheStats, CacheOutcome } from './stats.js';
 import { embed, singleTurnText, type SemanticIndex } from './semantic.js';
+import { keyNumber } from './lru.js';
 import type { ResponseStore } from './store.js';
 import type { SharedVectors } from './shared-vectors.js';
 
@@ -61,6 +62,8 @@ export class Ticket implements CacheTicket, AnswerKeeper, AnswerTap {
   private call?: Call;
   /** The largest answer kept, once it missed. */
   private maxBytes = 0;
+  /** The key's number in the memory store (keyNumber), worked out once for the lookup and the write; undefined on Redis. */
+  private number?: number;
 
   /** Answers at once (no turn of the event loop) unless the store or the semantic lookup has to be waited for. */
   serve(call: Call): boolean | Promise<boolean> {
@@ -69,8 +72,9 @@ export class Ticket implements CacheTicket, AnswerKeeper, AnswerTap {
       if (this.control.onlyIfCached) throw notCached('this request is not one the cache keeps');
       return false;
     }
+    if (this.cache.store.memory) this.number = keyNumber(this.key);
     if (this.control.noCache) return this.answer(call, undefined);
-    const read = this.cache.store.read(this.key);
+    const read = this.cache.store.read(this.key, this.number);
     return read instanceof Promise ? read.then((entry) => this.found(call, entry)) : this.found(call, read);
   }
 
@@ -97,12 +101,12 @@ export class Ticket implements CacheTicket, AnswerKeeper, AnswerTap {
     return false;
   }
 
-  /** A JSON answer going out (after it is written): kept when it is a 200 within the bound. */
-  answered(text: string, status: number): void {
+  /** A JSON answer going out (after it is written, `bytes` long when the writer counted it): kept when it is a 200 within the bound. */
+  answered(text: string, status: number, bytes?: number): void {
     // A string's UTF-8 length is at least its length: one too long is left without counting its bytes.
     if (status !== 200 || text.length > this.maxBytes) return;
-    const bytes = Buffer.byteLength(text);
-    if (bytes <= this.maxBytes) this.keepJson(text, bytes);
+    const length = bytes ?? Buffer.byteLength(text);
+    if (length <= this.maxBytes) this.keepJson(text, length);
   }
 
   /** An event stream going out: its writes collected (up to the bound) until it ends. */
@@ -184,7 +188,7 @@ export class Ticket implements CacheTicket, AnswerKeeper, AnswerTap {
       sse: form === 'sse' ? answer : undefined,
       sseOptions: form === 'sse' ? streamOptionsOf(call) : undefined,
     };
-    const stored = this.cache.store.write(this.key, entry, ttl * 1000, answerBytes, call.auth.workspaceId);
+    const stored = this.cache.store.write(this.key, entry, ttl * 1000, answerBytes, call.auth.workspaceId, this.number);
     if (stored === true) this.stored(call, answerBytes, ttl);
     else if (stored !== false) void stored.then((done) => done && this.stored(call, answerBytes, ttl));
   }

@@ -80,6 +80,7 @@ export interface Call extends UpstreamScope {
 
 /** What sees a call's answer go out: a JSON answer's text, or the event stream's head and body. */
 export interface AnswerTap {
-  answered(text: string, status: number): void;
+  /** `bytes`: the text's UTF-8 length, when the writer counted it already. */
+  answered(text: string, status: number, bytes?: number): void;
   streaming(res: ClientStream, head: Record<string, string>): void;
 }

@@ -103,14 +103,15 @@ class HttpCall extends CallCore implements Call {
     if (text !== undefined) tap?.add(text);
     // JSON goes out on node's response (writeJson); anything else, or a tracing that reads answers, through fastify's send.
     const json = text ?? (typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : undefined);
+    let bytes: number | undefined;
     if (json === undefined || this.services.tracing?.readsAnswers) {
       if (text === undefined) reply.send(answer);
       else reply.header('content-type', 'application/json; charset=utf-8').send(text);
     } else {
-      writeJson(reply, status, json);
+      bytes = writeJson(reply, status, json);
     }
-    // The response cache keeps the answer once it is written: the client never waits for the store.
-    if (text !== undefined) this.answerTap?.answered(text, status);
+    // The response cache keeps the answer once it is written (its length as the head said it): the client never waits for the store.
+    if (text !== undefined) this.answerTap?.answered(text, status, bytes);
   }
 
   openStream(head: Record<string, string>, flush: boolean): ClientStream {
@@ -146,19 +147,21 @@ class HttpCall extends CallCore implements Call {
 
 /**
  * A JSON answer written on node's response itself: the head is the headers the request's hooks set on the reply
- * (x-request-id, a rate limit's) and those set on the response, then the text in one end(). fastify's send would run
+ * (x-request-id, a rate limit's) and those set on the response, then the text in one end(); its UTF-8 length is returned. fastify's send would run
  * the route's onSend hooks (none here: only a tracing that reads answers adds one, and then send is used), its
  * serializer check and its header bookkeeping; its onResponse hooks (metrics, the request log) still run, on the
  * response's finish, as for a stream.
  */
-function writeJson(reply: FastifyReply, status: number, text: string): void {
+function writeJson(reply: FastifyReply, status: number, text: string): number {
   const res = reply.raw;
   const head = reply.getHeaders() as Record<string, string | string[] | number>;
+  const bytes = Buffer.byteLength(text);
   head['content-type'] = 'application/json; charset=utf-8';
-  head['content-length'] = Buffer.byteLength(text);
+  head['content-length'] = bytes;
   reply.hijack();
   res.writeHead(status, head);
   res.end(text);
+  return bytes;
 }
 
 /** Calls `call.firstEventSent()` at the stream's first write, then writes as before. */
