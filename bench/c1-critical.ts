@@ -8,6 +8,9 @@
 // wall times from a run at a coarse CRITICAL_INTERVAL_US, e.g. 20000). CRITICAL_REQUESTS (default 3000) per relay; CRITICAL_STREAM=1
 // sends streams (their "upstream done" window ends at the upstream's headers: the first event goes out before the end).
 // CRITICAL_BUILD=<git ref> profiles that build's gateway instead of this one (run both, one after the other, to compare).
+// CRITICAL_STAGES=1 prints each relay's wall time from each stage to the next; CRITICAL_SENT and CRITICAL_DONE move the
+// second window's bounds to other stages (e.g. "body sent" and "upstream headers": what the relay does while the upstream
+// works). Under `taskset -c 0` every process shares one core, so whatever a relay does after sending delays the upstream.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +47,7 @@ function attribute(profile: CpuProfile, records: Record_[], count: number): Map<
     const at = (name: string) => t0 + (r.stages.find(([s]) => s === name)?.[1] ?? Number.NaN) / 1000;
     const next = i + 1 < measured.length ? Number(BigInt(measured[i + 1].t0) / 1000n) : at('answered') + 1000;
     // A stream's first event goes out before its upstream is done: its window starts at the upstream's headers.
-    return [t0, at('sent'), at(stream ? 'upstream headers' : 'upstream done'), at('first write'), next];
+    return [t0, at(process.env.CRITICAL_SENT ?? 'sent'), at(process.env.CRITICAL_DONE ?? (stream ? 'upstream headers' : 'upstream done')), at('first write'), next];
   });
   const names = new Map(profile.nodes.map((n) => [n.id, `${n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, '$1/').replace(/^file:\/\//, '')} ${n.callFrame.functionName || '(anonymous)'}:${n.callFrame.lineNumber}`]));
   const out = new Map<Window, Map<string, number>>(windows.map((w) => [w, new Map()]));
@@ -107,10 +110,24 @@ function wallMedians(records: Record_[]): number[] {
     return values[Math.floor(values.length / 2)] ?? Number.NaN;
   });
 }
+/** Each stage to the next, the median over the measured requests (µs), in the order the last request reached them. */
+function stageSteps(records: Record_[]): string {
+  const measured = records.slice(-requests);
+  const order = measured[measured.length - 1].stages.map(([stage]) => stage);
+  return order
+    .slice(1)
+    .map((stage, k) => {
+      const at = (r: Record_, name: string) => r.stages.find(([s]) => s === name)?.[1] ?? Number.NaN;
+      const steps = measured.map((r) => (at(r, stage) - at(r, order[k])) / 1000).filter(Number.isFinite).sort((a, b) => a - b);
+      return `${order[k]} -> ${stage} ${steps[Math.floor(steps.length / 2)]?.toFixed(1)}`;
+    })
+    .join(' | ');
+}
 const walls = Object.fromEntries((['gateway', 'bare'] as const).map((name) => [name, wallMedians(stageRecords[name])])) as Record<'gateway' | 'bare', number[]>;
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 console.log(`${process.env.CRITICAL_BUILD ?? 'this build'}: ${requests} requests each at c=1, ${interval} µs samples${stream ? ', streams' : ''}; µs of CPU samples per request (idle excluded)`);
+if (process.env.CRITICAL_STAGES) for (const name of ['gateway', 'bare'] as const) console.log(`${name}, wall µs from each stage to the next (median): ${stageSteps(stageRecords[name])}\n`);
 console.log('| window | gateway CPU | bare CPU | difference | gateway wall (median) | bare wall (median) | difference |\n|---|---|---|---|---|---|---|');
 windows.forEach((w, k) => {
   const g = results.gateway.get(w)!;
