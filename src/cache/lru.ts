@@ -13,7 +13,7 @@
 
 import { randomInt } from 'node:crypto';
 
-/** What one entry costs besides its key and its value: the map's slot, the slot's arrays, the value's headers (a generous guess). */
+/** What one entry costs besides its key and its value: its record, its place in the table, the value's headers (a generous guess). */
 export const ENTRY_OVERHEAD = 160;
 
 /** Bytes a string takes on the heap, at most: one per character when it is ASCII (its UTF-8 length says so), else two. */
@@ -54,7 +54,8 @@ export class ByteBoundedLru<V = string> {
   /** Open-addressed: slot + 1 at a position (0: empty), found from the key's number; never more than half full. */
   private table = new Int32Array(512);
   private mask = 511;
-  private held = 0;
+  /** Entries held (the table's positions in use). */
+  private entries = 0;
   private readonly owners = new Map<string, Owner>();
   private keys: (string | undefined)[] = [];
   private values: (V | undefined)[] = [];
@@ -80,7 +81,7 @@ export class ByteBoundedLru<V = string> {
   ) {}
 
   get size(): number {
-    return this.held;
+    return this.entries;
   }
 
   /** Bytes held by one owner's entries. */
@@ -163,13 +164,13 @@ export class ByteBoundedLru<V = string> {
 
   /** Puts `slot` (its number not in the table) in the table, doubling the table first past half full. */
   private place(number: number, slot: number): void {
-    if (2 * (this.held + 1) > this.table.length) this.rebuild(this.table.length * 2);
+    if (2 * (this.entries + 1) > this.table.length) this.rebuild(this.table.length * 2);
     const table = this.table;
     const mask = this.mask;
     let i = number & mask;
     while (table[i] !== 0) i = (i + 1) & mask;
     table[i] = slot + 1;
-    this.held++;
+    this.entries++;
   }
 
   /** Takes `slot` out of the table; those probed past it move back into the gap (no tombstones left). */
@@ -190,7 +191,7 @@ export class ByteBoundedLru<V = string> {
         gap = i;
       }
     }
-    this.held--;
+    this.entries--;
   }
 
   private rebuild(length: number): void {
