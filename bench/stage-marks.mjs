@@ -34,6 +34,8 @@ diagnostics.subscribe('undici:request:bodySent', () => mark('body sent'));
 diagnostics.subscribe('undici:request:headers', () => mark('upstream headers'));
 diagnostics.subscribe('undici:request:trailers', () => mark('upstream done'));
 diagnostics.subscribe('relay-gateway:stage', (stage) => mark(String(stage)));
+// fastify's handler starting (its body parsed and validated, its hooks run): in both relays alike.
+diagnostics.subscribe('tracing:fastify.request.handler:start', () => mark('handler'));
 // A response's first body write (an event stream's first event; a JSON answer's end writes its body too): no diagnostics
 // channel says when, so the write itself marks it.
 const { write: writeBody, end: endBody } = http.ServerResponse.prototype;
