@@ -101,11 +101,19 @@ describe('the memory store', () => {
     // A small seeded generator: the same run each time.
     let seed = 12345;
     const random = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
-    const size = 2 * 'k000'.length + heapBytes('v') + ENTRY_OVERHEAD;
+    // 600 keys of one length whose numbers differ in this process (the later of two of one number would evict the earlier).
+    const numbers = new Set<number>();
+    const keys = Array.from({ length: 600 }, (_, i) => {
+      for (let c = 0; ; c++) {
+        const key = `k${String(i).padStart(3, '0')}${String.fromCharCode(97 + c)}`;
+        if (!numbers.has(keyNumber(key))) return (numbers.add(keyNumber(key)), key);
+      }
+    });
+    const size = 2 * keys[0].length + heapBytes('v') + ENTRY_OVERHEAD;
     const lru = new ByteBoundedLru(300 * size);
     const model = new Map<string, string>();
     for (let step = 0; step < 20_000; step++) {
-      const key = `k${String(random(600)).padStart(3, '0')}`;
+      const key = keys[random(600)];
       const action = random(10);
       if (action < 6) {
         put(lru, key, 'v', 60_000);
