@@ -78,6 +78,11 @@ export function cpuSeconds(pid: number): number {
   return total;
 }
 
+/** CPU nanoseconds of one thread `tid` of process `pid` (schedstat; the main thread's tid is the pid); throws once it ended. */
+export function threadCpuNs(pid: number, tid: number | string): number {
+  return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
 /**
  * CPU time, in seconds to the nanosecond, of every thread of a process and its descendants (Linux
  * /proc/<pid>/task/<tid>/schedstat): /proc/<pid>/stat counts in 10 ms ticks, which over a few hundred requests of
@@ -95,22 +100,13 @@ export function cpuSecondsFine(pid: number): number {
     }
     for (const tid of tasks) {
       try {
-        total += Number(readFileSync(`/proc/${p}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+        total += threadCpuNs(p, tid) / 1e9;
       } catch {
         // Ended between the listing and the read.
       }
     }
   }
   return total;
-}
-
-/** CPU seconds of one thread `tid` of process `pid` (the main thread's tid is the pid), in ns resolution (schedstat). */
-export function threadCpuSeconds(pid: number, tid: number): number {
-  try {
-    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
-  } catch {
-    return 0;
-  }
 }
 
 function descendants(pid: number): number[] {

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { chatBody, repoRoot, spawnUntil, startBenchGateway, startMock } from './harness.js';
+import { chatBody, repoRoot, spawnUntil, startBenchGateway, startMock, threadCpuNs } from './harness.js';
 import { checkOut } from './scenarios/baseline.js';
 import { partOf, type CpuProfile } from './profile-parts.js';
 
@@ -95,11 +95,9 @@ interface Measured {
   byThread: Map<string, number>;
 }
 
-/** Nanoseconds of CPU of one thread of `pid` (schedstat); the main thread's tid is the pid. */
-const threadNs = (pid: number, tid: number) => Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
 const allThreadsNs = (pid: number) => readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => {
   try {
-    return sum + threadNs(pid, Number(tid));
+    return sum + threadCpuNs(pid, Number(tid));
   } catch {
     return sum;
   }
@@ -111,7 +109,7 @@ function threadsByName(pid: number): Map<string, number> {
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const name = Number(tid) === pid ? 'main' : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      byName.set(name, (byName.get(name) ?? 0) + threadNs(pid, Number(tid)));
+      byName.set(name, (byName.get(name) ?? 0) + threadCpuNs(pid, Number(tid)));
     } catch {
       // Ended between the listing and the read.
     }
@@ -177,11 +175,11 @@ async function routeAgainstModel(): Promise<void> {
       for (const i of r % 2 ? [1, 0] : [0, 1]) {
         process.kill(gateway.pid, 'SIGUSR2');
         const gcBefore = await gcLine(dir, gateway.pid, ++lines);
-        const [main, all, threadsBefore] = [threadNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid), threadsByName(gateway.pid)];
+        const [main, all, threadsBefore] = [threadCpuNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid), threadsByName(gateway.pid)];
         const start = nowMicros();
         const result = await autocannon({ ...options(i), duration: seconds });
         windows[i].push({ start, end: nowMicros() });
-        const [mainAfter, allAfter, threadsAfter] = [threadNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid), threadsByName(gateway.pid)];
+        const [mainAfter, allAfter, threadsAfter] = [threadCpuNs(gateway.pid, gateway.pid), allThreadsNs(gateway.pid), threadsByName(gateway.pid)];
         const byThread = new Map([...threadsAfter].map(([name, ns]) => [name, ns - (threadsBefore.get(name) ?? 0)]));
         process.kill(gateway.pid, 'SIGUSR2');
         const gcAfter = await gcLine(dir, gateway.pid, ++lines);

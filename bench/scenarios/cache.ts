@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { cpuSecondsFine, percentile, threadCpuSeconds, repoRoot, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
+import { cpuSecondsFine, percentile, threadCpuNs, repoRoot, round, sequentialTimes, startBenchGateway, startMock } from '../harness.js';
 import { missPathMicros } from './cache-miss-path.js';
 
 export const name = 'response cache: hit vs miss, and its cost when nothing hits';
@@ -52,13 +52,13 @@ async function cpuPerRequest(url: string, key: string, pid: number, model: strin
   };
   // Connections opened before the clock starts: both cases pay the same (none).
   await Promise.all(Array.from({ length: connections }, async () => (await pool.request({ method: 'GET', path: '/healthz' })).body.text()));
-  const [before, mainBefore] = [cpuSecondsFine(pid), threadCpuSeconds(pid, pid)];
+  const [before, mainBefore] = [cpuSecondsFine(pid), threadCpuNs(pid, pid)];
   try {
     await Promise.all(Array.from({ length: connections }, send));
   } finally {
     await pool.close();
   }
-  return { all: ((cpuSecondsFine(pid) - before) * 1e9) / n, main: ((threadCpuSeconds(pid, pid) - mainBefore) * 1e9) / n };
+  return { all: ((cpuSecondsFine(pid) - before) * 1e9) / n, main: (threadCpuNs(pid, pid) - mainBefore) / n };
 }
 
 /** Hit vs miss p50 against an upstream that takes 20 ms. */
