@@ -92,12 +92,19 @@ describe('billing follows the usage the upstream reports', () => {
   });
 });
 
+/**
+ * How long a hung-up stream's settlement may take to reach the ledger: the hang-up is seen on the socket's close, and
+ * the settlement commits in the spend thread's next batch. On a loaded machine running the whole suite that once took
+ * over vitest's default second.
+ */
+const SETTLED = { timeout: 5_000, interval: 20 };
+
 describe('usage counts only once the protocol reports it as final', () => {
   it('charges the message_start usage plus the output streamed, not the reservation, when a Messages client hangs up after the first block (pass-through)', async () => {
     holdingStream(fake, anthropicStart({ input_tokens: 10, output_tokens: 1 }));
     const body = { model: 'fake-claude', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'hi' }] };
     const requestId = await hangUpAfter(`${gw.url}/v1/messages`, { 'x-api-key': gw.key, 'anthropic-version': '2023-06-01' }, body, (t) => t.includes('partial'));
-    await vi.waitFor(async () => expect(await ledgerOf(requestId)).toHaveLength(1));
+    await vi.waitFor(async () => expect(await ledgerOf(requestId)).toHaveLength(1), SETTLED);
     const [row] = await ledgerOf(requestId);
     // 10 input tokens at 3.0 and the one streamed delta's tokens (its JSON at 4 characters a token) at 15.0; the
     // reservation would have counted all 4000 output tokens.
@@ -111,7 +118,7 @@ describe('usage counts only once the protocol reports it as final', () => {
     holdingStream(fake, anthropicStart({ input_tokens: 10, output_tokens: 1 }));
     const body = { model: 'fake-claude', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'hi' }] };
     const requestId = await hangUpAfter(`${gw.url}/v1/chat/completions`, { authorization: `Bearer ${gw.key}` }, body, (t) => t.includes('partial'));
-    await vi.waitFor(async () => expect(await ledgerOf(requestId)).toHaveLength(1));
+    await vi.waitFor(async () => expect(await ledgerOf(requestId)).toHaveLength(1), SETTLED);
     expect((await ledgerOf(requestId))[0].cost_micros).toBeGreaterThan(4000 * 15);
   });
 
