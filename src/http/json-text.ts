@@ -1,32 +1,84 @@
 // A request body's own JSON text, kept beside its parsed value, so a pass-through can relay the client's bytes with only
 // top-level members replaced: numbers keep their digits (2^53 + 1 stays ...993), spelling and order stay the client's.
 
-/** The JSON text each parsed request body was read from; dropped when a stage changes the parsed body in place. */
-const sourceText = new WeakMap<object, string>();
+/**
+ * Hands back the object it is given, so that a subclass's private field is set on that object: the way a text rides on
+ * a parsed body or an outgoing document. A private field is invisible to everything else (a spread, Object.assign,
+ * Object.keys, JSON.stringify, structuredClone, getOwnPropertySymbols), so a copy of a body never claims its text. Kept
+ * in WeakMaps before: four entries a request, each set and read about eight times slower than a field (the table of
+ * entries whose bodies are gone but not yet collected grows between collections), and each an ephemeron every
+ * collection had to trace again.
+ */
+class Carrier {
+  constructor(object: object) {
+    return object;
+  }
+}
 
+/** The JSON text a parsed body was read from; undefined once a stage changed the body in place. */
+class SourceText extends Carrier {
+  #text: string | undefined;
+
+  private constructor(object: object, text: string) {
+    super(object);
+    this.#text = text;
+  }
+
+  static keep(object: object, text: string): void {
+    if (#text in object) (object as SourceText).#text = text;
+    else new SourceText(object, text);
+  }
+
+  static of(object: object): string | undefined {
+    return #text in object ? (object as SourceText).#text : undefined;
+  }
+
+  static forget(object: object): void {
+    if (#text in object) (object as SourceText).#text = undefined;
+  }
+}
+
+/** The JSON text an outgoing document is sent as, when it is not `JSON.stringify(document)`. */
+class EncodedText extends Carrier {
+  #text: string;
+
+  private constructor(object: object, text: string) {
+    super(object);
+    this.#text = text;
+  }
+
+  static keep(object: object, text: string): void {
+    if (#text in object) (object as EncodedText).#text = text;
+    else new EncodedText(object, text);
+  }
+
+  static of(object: object): string | undefined {
+    return #text in object ? (object as EncodedText).#text : undefined;
+  }
+}
+
+/** Keeps the JSON text `body` (a JSON object) was parsed from. */
 export function keepSourceText(body: unknown, text: string): void {
-  if (body && typeof body === 'object' && !Array.isArray(body)) sourceText.set(body, text);
+  if (body && typeof body === 'object' && !Array.isArray(body)) SourceText.keep(body, text);
 }
 
 /** The client's JSON text of `body`, or undefined when it has none (not JSON, or changed since it was parsed). */
 export function sourceTextOf(body: object): string | undefined {
-  return sourceText.get(body);
+  return SourceText.of(body);
 }
 
 /** Forget the text of a body a stage changed in place (its text no longer says what the body holds). */
 export function forgetSourceText(body: object): void {
-  sourceText.delete(body);
+  SourceText.forget(body);
 }
 
-/** The JSON text an outgoing document is sent as, when it is not `JSON.stringify(document)`. */
-const encodedText = new WeakMap<object, string>();
-
+/** Sends `document` as `text` rather than `JSON.stringify(document)`. */
 export function sendAsText(document: object, text: string): void {
-  encodedText.set(document, text);
+  EncodedText.keep(document, text);
 }
 
 export function encodedTextOf(document: unknown): string | undefined {
-  return document && typeof document === 'object' ? encodedText.get(document) : undefined;
+  return document && typeof document === 'object' ? EncodedText.of(document) : undefined;
 }
 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
