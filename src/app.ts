@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AuthContext } from './auth/authenticate.js';
-import { requestAuthHook } from './auth/request-auth.js';
+import { requestAuthAsyncHook, requestAuthHook } from './auth/request-auth.js';
 import type { EndpointConfig } from './config/types.js';
 import { GatewayError, NotFoundError, UpstreamError, boundedError, clientValue } from './base/errors.js';
 import { schemaError } from './http/schema-error.js';
@@ -170,7 +170,7 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
   const tracing = services.tracing;
   const made = await factory({ services, endpoint });
   const handler = tracing ? tracing.handler(made) : made;
-  const authHook = endpoint.auth === 'none' ? undefined : requestAuthHook(services, endpoint);
+  const authHook = endpoint.auth === 'none' ? undefined : tracing ? tracing.auth(requestAuthAsyncHook(services, endpoint)) : requestAuthHook(services, endpoint);
   // A form's fields are checked by the handler that reads it (there is no JSON body to check here).
   // Looked up per request in the current snapshot's schemas: a reload applies an edited request schema.
   const schemaId = endpoint.requestSchema && !endpoint.multipart ? endpoint.requestSchema : undefined;
@@ -181,7 +181,7 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
       config: { endpoint },
       // A form is read as a stream by its own counters, not by fastify: its limit here is what it may declare.
       bodyLimit: endpoint.multipart ? Math.max(endpoint.bodyLimit ?? 0, services.config.gateway.files.maxUploadBytes + FORM_ROOM_BYTES) : endpoint.bodyLimit,
-      onRequest: authHook && tracing ? tracing.auth(authHook) : authHook,
+      onRequest: authHook,
       // Not async: one promise a request fewer (fastify answers a thrown error through the error handler all the same).
       handler: schemaId
         ? (req, reply) => {
