@@ -68,9 +68,17 @@ export function uriTooLong(): GatewayError {
   return new GatewayError('uri_too_long', 414, 'invalid_request_error', `the request URL is longer than ${MAX_URL_LENGTH} characters`);
 }
 
-/** Answers on the raw socket for requests the HTTP parser refused (oversized headers, garbage); no request object exists yet. */
+/**
+ * Answers on the raw socket for requests the HTTP parser refused (oversized headers, garbage); no request object exists
+ * yet. A request refused before its body was parsed (no key: a 401 sent while the parser still had the body's bytes to
+ * read) has its answer on the wire already: the socket is closed without a second one after it, as node's own handler does.
+ */
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if ((socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
   const [status, code, message] =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'headers_too_large', 'the request headers are too large']
