@@ -15,47 +15,32 @@ class Carrier {
   }
 }
 
+/** One text field: its own private name, so the two texts below never see each other's. */
+function textField() {
+  return class TextField extends Carrier {
+    #text: string | undefined;
+
+    private constructor(object: object, text: string | undefined) {
+      super(object);
+      this.#text = text;
+    }
+
+    /** Sets the object's text; undefined clears one it has (and sets none on an object that has none). */
+    static keep(object: object, text: string | undefined): void {
+      if (#text in object) (object as TextField).#text = text;
+      else if (text !== undefined) new TextField(object, text);
+    }
+
+    static of(object: object): string | undefined {
+      return #text in object ? (object as TextField).#text : undefined;
+    }
+  };
+}
+
 /** The JSON text a parsed body was read from; undefined once a stage changed the body in place. */
-class SourceText extends Carrier {
-  #text: string | undefined;
-
-  private constructor(object: object, text: string) {
-    super(object);
-    this.#text = text;
-  }
-
-  static keep(object: object, text: string): void {
-    if (#text in object) (object as SourceText).#text = text;
-    else new SourceText(object, text);
-  }
-
-  static of(object: object): string | undefined {
-    return #text in object ? (object as SourceText).#text : undefined;
-  }
-
-  static forget(object: object): void {
-    if (#text in object) (object as SourceText).#text = undefined;
-  }
-}
-
+const SourceText = textField();
 /** The JSON text an outgoing document is sent as, when it is not `JSON.stringify(document)`. */
-class EncodedText extends Carrier {
-  #text: string;
-
-  private constructor(object: object, text: string) {
-    super(object);
-    this.#text = text;
-  }
-
-  static keep(object: object, text: string): void {
-    if (#text in object) (object as EncodedText).#text = text;
-    else new EncodedText(object, text);
-  }
-
-  static of(object: object): string | undefined {
-    return #text in object ? (object as EncodedText).#text : undefined;
-  }
-}
+const EncodedText = textField();
 
 /** Keeps the JSON text `body` (a JSON object) was parsed from. */
 export function keepSourceText(body: unknown, text: string): void {
@@ -69,7 +54,7 @@ export function sourceTextOf(body: object): string | undefined {
 
 /** Forget the text of a body a stage changed in place (its text no longer says what the body holds). */
 export function forgetSourceText(body: object): void {
-  SourceText.forget(body);
+  SourceText.keep(body, undefined);
 }
 
 /** Sends `document` as `text` rather than `JSON.stringify(document)`. */
