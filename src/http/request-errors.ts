@@ -75,6 +75,7 @@ export function uriTooLong(): GatewayError {
  */
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // `_httpMessage`: the response node's server has in flight on this socket (node's own handler reads it the same way).
   if ((socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent) {
     socket.destroy();
     return;
