@@ -21,9 +21,11 @@ function pushEntry(wire: unknown[], e: LedgerEntry): void {
   wire.push(e.request_id, e.workspace_id, e.key_id, e.model, e.channel, e.kind, e.input_tokens, e.output_tokens, e.cached_input_tokens, e.units, e.cost_micros, e.overage_micros, e.currency, e.price, e.created_at, e.reserved_at);
 }
 
-/** The columns pushEntry writes, in its order: checked against the ledger's at load, so a new column cannot be left out. */
-const pushedColumns = ['request_id', 'workspace_id', 'key_id', 'model', 'channel', 'kind', 'input_tokens', 'output_tokens', 'cached_input_tokens', 'units', 'cost_micros', 'overage_micros', 'currency', 'price', 'created_at', 'reserved_at'];
-if (pushedColumns.join() !== entryColumns.join()) throw new Error(`spend-thread-wire.ts pushEntry writes ${pushedColumns.join()}, the ledger has ${entryColumns.join()}`);
+// Checked once at load, on an entry whose every column holds its own name: pushEntry writes the ledger's columns, each
+// in its place, so a column added to the ledger cannot be left out of the wire.
+const pushed: unknown[] = [];
+pushEntry(pushed, Object.fromEntries(entryColumns.map((column) => [column, column])) as unknown as LedgerEntry);
+if (pushed.join() !== entryColumns.join()) throw new Error(`spend-thread-wire.ts pushEntry writes ${pushed.join()}, the ledger has ${entryColumns.join()}`);
 
 export function encodeOps(ops: SpendOp[]): unknown[] {
   const wire: unknown[] = [];

@@ -147,10 +147,10 @@ class HttpCall extends CallCore implements Call {
 
 /**
  * A JSON answer written on node's response itself: the head is the headers the request's hooks set on the reply
- * (x-request-id, a rate limit's) and those set on the response, then the text in one end(); its UTF-8 length is returned. fastify's send would run
- * the route's onSend hooks (none here: only a tracing that reads answers adds one, and then send is used), its
- * serializer check and its header bookkeeping; its onResponse hooks (metrics, the request log) still run, on the
- * response's finish, as for a stream.
+ * (x-request-id, a rate limit's) and those set on the response, then the text in one end(); its UTF-8 length is
+ * returned. fastify's send would run the route's onSend hooks (none here: only a tracing that reads answers adds one,
+ * and then send is used), its serializer check and its header bookkeeping; its onResponse hooks (metrics, the request
+ * log) still run, on the response's finish, as for a stream.
  */
 function writeJson(reply: FastifyReply, status: number, text: string): number {
   const res = reply.raw;
