@@ -2,7 +2,7 @@
 // Cache-Control, and the check that a captured stream ended whole.
 import { describe, expect, it, vi } from 'vitest';
 import { clientControl } from '../src/cache/control.js';
-import { canonicalBody, samples } from '../src/cache/key.js';
+import { cacheKey, canonicalBody, RAW_KEY_MAX, samples } from '../src/cache/key.js';
 import { ByteBoundedLru, ENTRY_OVERHEAD, heapBytes, keyNumber } from '../src/cache/lru.js';
 import { FIRST_BACKOFF_MS, RedisGuard } from '../src/cache/redis-guard.js';
 import { replayEvents, streamComplete } from '../src/cache/replay.js';
@@ -277,6 +277,22 @@ describe('the canonical key', () => {
     expect(text({ a: '\ud800' })).not.toBe(text({ a: '\ud801' }));
     expect(text({ a: [1, 2] })).not.toBe(text({ a: [12] }));
     expect(text({ a: 1.0 })).toBe(text({ a: 1 }));
+  });
+
+  it('keys the memory store by a short canonical text as it is, and hashes a long one or any for Redis, lone surrogates apart', () => {
+    const short = canonicalBody({ model: 'm', input: 'hi' })!.text;
+    const raw = cacheKey('ns', 'ws_a', 'relay', short, true);
+    expect(raw).toBe(`ws_a\nrelay\n${short}`);
+    expect(cacheKey('ns', 'ws_b', 'relay', short, true)).not.toBe(raw);
+    // Redis (shared by processes, keys seen by its operators): always the namespace and a hash, and no line break.
+    const hashed = cacheKey('ns', 'ws_a', 'relay', short);
+    expect(hashed).toMatch(/^ns:[A-Za-z0-9_-]{43}$/);
+    const long = canonicalBody({ model: 'm', input: 'x'.repeat(RAW_KEY_MAX) })!.text;
+    expect(cacheKey('ns', 'ws_a', 'relay', long, true)).toMatch(/^ns:[A-Za-z0-9_-]{43}$/);
+    // UTF-8 has no form for a lone surrogate: each would hash as U+FFFD without the escaped form.
+    const lone = (text: string) => cacheKey('ns', 'ws_a', 'relay', canonicalBody({ input: text + 'x'.repeat(RAW_KEY_MAX) })!.text, true);
+    expect(new Set([lone('\ud800'), lone('\ud801'), lone('\ufffd')]).size).toBe(3);
+    expect(new Set([cacheKey('ns', 'ws_a', 'relay', '\ud800'), cacheKey('ns', 'ws_a', 'relay', '\ud801'), cacheKey('ns', 'ws_a', 'relay', '\ufffd')]).size).toBe(3);
   });
 
   it('notes tool results, images by URL and server-side conversation state, and refuses a body nested too deep', () => {

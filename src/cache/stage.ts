@@ -85,6 +85,6 @@ export class ResponseCache implements ResponseCacheStage {
     if (canonical.toolResults && !policy.allowToolResults) return undefined;
     if (canonical.imageUrls && !policy.allowImageUrls) return undefined;
     if (canonical.conversationState && !policy.allowConversationState) return undefined;
-    return cacheKey(this.config.namespace, scope, call.dialect, canonical.text);
+    return cacheKey(this.config.namespace, scope, call.dialect, canonical.text, this.store.memory !== undefined);
   }
 }
