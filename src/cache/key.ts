@@ -1,9 +1,9 @@
 // The cache key of a request: its workspace, its dialect, the route it names and its body in a canonical form (members
-// sorted, stream flags and fields that do not change the answer left out), hashed; and, read in the same walk, what
-// makes its answer vary from one call to the next (sampling, tool results, images by URL, server state). The canonical
-// form is only ever compared or hashed, so it need not be JSON: each string goes in whole behind its length (no escaping,
-// no scan; a JSON escape of a 4 KiB prompt alone cost 13 us), pieces are joined by concatenation. A short one keys the
-// memory store as it is; any other is hashed in one native call.
+// sorted, stream flags and fields that do not change the answer left out), hashed unless short; and, read in the same
+// walk, what makes its answer vary from one call to the next (sampling, tool results, images by URL, server state). The
+// canonical form is only ever compared or hashed, so it need not be JSON: each string goes in whole behind its length
+// (no escaping, no scan; a JSON escape of a 4 KiB prompt alone cost 13 us), pieces are joined by concatenation. A short
+// one keys the memory store as it is; any other is hashed in one native call.
 import { hash } from 'node:crypto';
 
 /** Top-level members left out of the key: how the answer travels, or who asked, never what it says (docs/caching.md). */
