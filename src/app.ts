@@ -11,7 +11,7 @@ import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
 import { logDestination } from './http/log-format.js';
-import { registerDashboard } from './dashboard/index.js';
+import { mountDashboard } from './dashboard/mount.js';
 import { LOGGED_URL_LENGTH, RequestLogLines, redactUrl } from './http/request-log-lines.js';
 
 export { redactUrl };
@@ -196,7 +196,8 @@ async function addEndpoint(scope: FastifyInstance, services: Services, endpoint:
 
 export async function buildApp(services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { config } = services;
-  const app = Fastify(fastifyOptions(config, options));
+  const serverOptions = fastifyOptions(config, options);
+  const app = Fastify(serverOptions);
   app.decorateRequest('auth', undefined);
   registerJsonBodyParser(app);
   const maxUploadBytes = (config.gateway.files as { maxUploadBytes: number }).maxUploadBytes;
@@ -209,7 +210,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     for (const endpoint of config.endpoints) if (endpoint.multipart) await addEndpoint(forms, services, endpoint);
   });
   registerMcpRoutes(app, services);
-  await registerDashboard(app, services);
+  mountDashboard(app, services, serverOptions);
   await registerAdminApi(app, services);
   app.addHook('onClose', async () => services.close());
   return app;

@@ -3,7 +3,7 @@
 // iterator's promises), with what the relay needs from a stream done here once: backpressure (the socket pauses past
 // 64 KiB unread), an abort of the call when the reader stops early, read-ahead while the first event waits, and the
 // idle bound of a stream that may fail over (no byte for idleMs).
-import { errors } from 'undici';
+import { errors } from '../net/undici.js';
 
 /** Bytes kept before anyone reads them past which the upstream socket is paused (undici's body highWaterMark). */
 export const PAUSE_AT = 64 * 1024;

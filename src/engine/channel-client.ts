@@ -1,5 +1,5 @@
 // A channel's client: one undici pool per origin its keys reach (timeouts, retries composed on), its circuit breaker and retry budget, and one client per credential.
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from '../net/undici.js';
 import type { ResolvedCredential } from '../config/credentials.js';
 import type { ChannelConfig } from '../config/types.js';
 import type { LoadedConfig } from './loaded-config.js';

@@ -1,5 +1,5 @@
 // What keeps one failing channel from hurting the rest: retries within a budget (an undici interceptor) and a circuit breaker.
-import { interceptors, type Dispatcher } from 'undici';
+import { interceptors, type Dispatcher } from '../net/undici.js';
 import type { ChannelConfig } from '../config/types.js';
 
 /** Connection failures: the upstream never received the request, so sending it again cannot do its work twice. */

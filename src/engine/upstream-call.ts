@@ -6,7 +6,7 @@
 // every other reader sees what it saw before: the same stream class, backpressure, abort on destroy, dump(). An event
 // stream relayed takes the chunks themselves (`chunks`, answer-chunks.ts).
 import { createRequire } from 'node:module';
-import { errors, util, type Dispatcher } from 'undici';
+import { errors, util, type Dispatcher } from '../net/undici.js';
 import type { Readable } from 'node:stream';
 import type { AbortSource } from '../net/call-abort.js';
 import type { UpstreamResponse } from './upstream-request.js';

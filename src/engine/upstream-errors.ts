@@ -1,7 +1,7 @@
 // An upstream's error answer in the gateway's terms: its message found, bounded and scrubbed, its status class, type,
 // code and param kept, so each client's SDK raises its own typed error; read the same way whether the answer came
 // instead of the response or inside a stream (an AWS exception frame). A call that failed in transport becomes a timeout or unreachable.
-import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { errors as undiciErrors, type Dispatcher } from '../net/undici.js';
 import type { ModelRoute } from '../config/types.js';
 import { GatewayError, UpstreamError } from '../base/errors.js';
 import { secretsOf } from './credentials/secrets.js';

@@ -3,7 +3,7 @@
 // as the entry says (JSON gaining `cost`, text or bytes with an `x-cost` header, an event stream with its final usage
 // event gaining `cost`); usage is read by the protocol operation's mapping and priced in the model's own units.
 import { pipeline } from 'node:stream/promises';
-import { FormData } from 'undici';
+import { webClasses } from '../net/undici.js';
 import { billingConfig } from '../billing/config.js';
 import { pricesTokens, renderCost, tokenCostMicros, type TokenUsage } from '../billing/cost.js';
 import { estimateRelayMicros, searchUnitsBound } from '../billing/estimate.js';
@@ -84,7 +84,7 @@ function relayBound(call: Call, plan: RelayPlan, route: ModelRoute): (counts: To
 function outgoing(call: Call, plan: RelayPlan, route: ModelRoute): unknown {
   const model = route.model.upstream ?? route.model.id;
   if (!plan.form) return relayedAs(call.body, model);
-  const form = new FormData();
+  const form = new (webClasses().FormData)();
   for (const [name, value] of Object.entries({ ...plan.form.fields, model })) {
     for (const item of Array.isArray(value) ? value : [value]) form.append(name, String(item));
   }

@@ -2,7 +2,7 @@
 // Webhooks, base/signed-request.ts) when a secret is configured, under the guardrail's deadline and fail mode
 // (bounded.ts). The service's verdict (http-verdict.ts) allows, blocks, or redacts spans or whole texts in place;
 // `action: flag` records what it said and changes nothing.
-import { request } from 'undici';
+import { request } from '../net/undici.js';
 import { signedHeaders } from '../base/signed-request.js';
 import type { CheckContext } from '../engine/guardrails.js';
 import { readCapped } from '../net/read-capped.js';

@@ -2,7 +2,7 @@
 // https on 443 only, no credentials, every address checked when the connection is made, redirects re-checked, size capped.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from './undici.js';
 import { GatewayError } from '../base/errors.js';
 import { AllowList, refusedAddress, urlRefusal } from './address-policy.js';
 import { SNIFF_BYTES, sniffContentType } from '../http/sniff.js';

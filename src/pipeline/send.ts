@@ -1,6 +1,7 @@
 // The send stage: encode the mapped document as the operation declares, send it under an overall deadline, fall back in order.
 import type { IncomingHttpHeaders } from 'node:http';
-import { FormData } from 'undici';
+import type { FormData } from 'undici';
+import { isFormData, webClasses } from '../net/undici.js';
 import type { ModelRoute, OperationConfig } from '../config/types.js';
 import { UpstreamError, ValidationError } from '../base/errors.js';
 import type { AttemptRecord, UpstreamResponse } from '../engine/upstream.js';
@@ -59,8 +60,8 @@ export interface Sent {
 /** Multipart fields from a mapped document: Blobs become file parts, arrays repeat their field, objects travel as JSON. */
 export function toFormData(document: unknown): FormData {
   // A relay builds its form itself (repeated fields, file names kept).
-  if (document instanceof FormData) return document;
-  const form = new FormData();
+  if (isFormData(document)) return document;
+  const form = new (webClasses().FormData)();
   const append = (name: string, value: unknown) => {
     if (value === undefined || value === null) return;
     if (value instanceof Blob) form.append(name, value, (value as File).name ?? name);

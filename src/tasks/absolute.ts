@@ -1,7 +1,7 @@
 // Absolute URLs an upstream names for a task (a polling URL, a file URI needing the key): the channel's credential goes
 // only to the channel's own origin or, for a poll, to a host the protocol declares (`poll.hosts`); any other URL is refused
 // (poll) or fetched through the remote-fetch guard without the credential (download, and a redirect to another host).
-import { request } from 'undici';
+import { request } from '../net/undici.js';
 import type { ModelRoute } from '../config/types.js';
 import { GatewayError } from '../base/errors.js';
 import { upstreamHttpError, upstreamTransportError } from '../engine/upstream.js';

@@ -1,7 +1,8 @@
 // A request's authentication added as it goes out: headers from the channel's credential, and for a signature, the body
 // made into the exact bytes that are signed and sent (a form encoded once, with its boundary in content-type).
 import type { Readable } from 'node:stream';
-import { FormData, Response } from 'undici';
+import type { FormData } from 'undici';
+import { isFormData, webClasses } from '../../net/undici.js';
 import type { AbortSource } from '../../net/call-abort.js';
 import type { Authenticator, OutgoingRequest } from './authenticator.js';
 
@@ -50,8 +51,8 @@ async function bytesOf(body: RequestBody | undefined, headers: Record<string, st
   if (body === undefined) return { headers };
   if (typeof body === 'string') return { body: Buffer.from(body), headers };
   if (Buffer.isBuffer(body)) return { body, headers };
-  if (body instanceof FormData) {
-    const encoded = new Response(body);
+  if (isFormData(body)) {
+    const encoded = new (webClasses().Response)(body);
     return { body: Buffer.from(await encoded.arrayBuffer()), headers: { ...headers, 'content-type': encoded.headers.get('content-type')! } };
   }
   const chunks: Buffer[] = [];

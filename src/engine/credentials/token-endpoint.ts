@@ -1,6 +1,6 @@
 // Posts an OAuth 2 token request (a form) and reads the access token out of the answer (RFC 6749 section 5.1). What the
 // endpoint says on failure is reduced to its status and its `error` code: its description may echo what was sent.
-import { request } from 'undici';
+import { request } from '../../net/undici.js';
 import { UpstreamError } from '../../base/errors.js';
 import { readBoundedText } from '../upstream-text.js';
 import type { AccessToken } from './token-cache.js';
