@@ -11,11 +11,10 @@ import { handlers } from './endpoints/handlers.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { LazyChildLogger } from './http/lazy-logger.js';
 import { logDestination } from './http/log-format.js';
-import { mountDashboard } from './dashboard/mount.js';
+import { mountOnUse } from './http/mount-on-use.js';
 import { LOGGED_URL_LENGTH, RequestLogLines, redactUrl } from './http/request-log-lines.js';
 
 export { redactUrl };
-import { registerAdminApi } from './admin/routes.js';
 import { registerMcpRoutes } from './endpoints/mcp.js';
 import { SlowBodyGuard, closeIfBodyUnread, refuseDeclaredOverLimit, serverTimeouts } from './http/body-guard.js';
 import { MAX_URL_LENGTH, clientErrorHandler, envelopeOf, frameworkError, sendError, toGatewayError, uriTooLong } from './http/request-errors.js';
@@ -139,6 +138,11 @@ function registerHooks(app: FastifyInstance, services: Services): void {
     if (endpoint && req.auth && services.requestLogs.enabled) services.requestLogs.answered(req, reply, endpoint);
     done();
   });
+  answerErrors(app, services);
+}
+
+/** Errors in the route's envelope (the client's hang-up as 499), and the typed 404: the gateway's app and the admin API's. */
+function answerErrors(app: FastifyInstance, services: Services): void {
   app.setErrorHandler(async (err: Error, req, reply) => {
     if (clientAborted(req)) {
       req.log.info({ code: 'client_aborted' }, 'client closed the connection before the answer');
@@ -210,8 +214,12 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     for (const endpoint of config.endpoints) if (endpoint.multipart) await addEndpoint(forms, services, endpoint);
   });
   registerMcpRoutes(app, services);
-  mountDashboard(app, services, serverOptions);
-  await registerAdminApi(app, services);
+  // Built on their first request (src/http/mount-on-use.ts): a gateway that only relays never loads them.
+  mountOnUse(app, '/dashboard', serverOptions, async (dashboard) => (await import('./dashboard/index.js')).registerDashboard(dashboard, services));
+  mountOnUse(app, '/admin/v1', serverOptions, async (admin) => {
+    answerErrors(admin, services);
+    await (await import('./admin/routes.js')).registerAdminApi(admin, services);
+  });
   app.addHook('onClose', async () => services.close());
   return app;
 }
