@@ -1,15 +1,13 @@
 // Starts the gateway: load config (exit 1 on errors), open stores, bootstrap, listen on PORT/HOST or the configured address (and metrics.listen).
 // With server.workers above 1 this process is the cluster's primary (src/cluster.ts) and each worker runs serve().
 import cluster from 'node:cluster';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError } from './base/errors.js';
 import { resolveConfigPath, startupWarnings, summarize } from './config/load.js';
 import { loadConfig, type LoadedConfig } from './compile/load-config.js';
-import { createServices, type Services } from './services.js';
-import { buildApp } from './app.js';
+import type { Services } from './services.js';
 import { bootstrapDefaultWorkspace, firstStartBanner } from './auth/bootstrap.js';
 import { printPlain } from './http/log-format.js';
-import { startBackgroundJobs } from './jobs.js';
-import { metricsOptions, startMetricsServer } from './telemetry/metrics-server.js';
 import { PID_FILE, pidFileContents, reloadConfig, reloadForPrimary } from './compile/reload.js';
 import { runPrimary, workerCount } from './cluster.js';
 import { answerPrimary, askPrimary } from './base/cluster-ipc.js';
@@ -60,7 +58,7 @@ function listenAddress(config: LoadedConfig): { host: string; port: number } {
  * Listens where the config says; a port taken since the start's check is one line, by the primary when this is a worker
  * (it stops the others), else here, and exit 1.
  */
-async function listenOrExit(app: Awaited<ReturnType<typeof buildApp>>, config: LoadedConfig, worker: boolean): Promise<string> {
+async function listenOrExit(app: FastifyInstance, config: LoadedConfig, worker: boolean): Promise<string> {
   const { host, port } = listenAddress(config);
   // A worker's own "Server listening at" line would repeat, once a worker, what the primary says once for all of them.
   if (worker) app.log.level = 'warn';
@@ -98,6 +96,13 @@ function settleAfterListen(services: Services): void {
 
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
 async function serve(config: LoadedConfig, worker: boolean) {
+  // Imported here, not at the top: a cluster's primary serves nothing and never loads the app, its stores or its routes.
+  const [{ createServices }, { buildApp }, { startBackgroundJobs }, { metricsOptions, startMetricsServer }] = await Promise.all([
+    import('./services.js'),
+    import('./app.js'),
+    import('./jobs.js'),
+    import('./telemetry/metrics-server.js'),
+  ]);
   const services = await createServices(config);
   const app = await buildApp(services);
   const issued = worker ? undefined : await bootstrapDefaultWorkspace(services.db);
