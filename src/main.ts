@@ -94,15 +94,12 @@ function settleAfterListen(services: Services): void {
   });
 }
 
+/** What serving needs, imported when a process serves, not at the top: a cluster's primary never loads the app, its stores or its routes. */
+const servingModules = () => Promise.all([import('./services.js'), import('./app.js'), import('./jobs.js'), import('./telemetry/metrics-server.js')]);
+
 /** One gateway process: alone, or one worker of several (the primary then did the one-time start-up and owns the pid file). */
 async function serve(config: LoadedConfig, worker: boolean) {
-  // Imported here, not at the top: a cluster's primary serves nothing and never loads the app, its stores or its routes.
-  const [{ createServices }, { buildApp }, { startBackgroundJobs }, { metricsOptions, startMetricsServer }] = await Promise.all([
-    import('./services.js'),
-    import('./app.js'),
-    import('./jobs.js'),
-    import('./telemetry/metrics-server.js'),
-  ]);
+  const [{ createServices }, { buildApp }, { startBackgroundJobs }, { metricsOptions, startMetricsServer }] = await servingModules();
   const services = await createServices(config);
   const app = await buildApp(services);
   const issued = worker ? undefined : await bootstrapDefaultWorkspace(services.db);
