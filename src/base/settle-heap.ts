@@ -5,7 +5,8 @@
 // again. A few full collections once the process listens (the first a second after, the others 5.5 s apart), flush the bytecode nothing runs any more
 // (all of it, however young: SETTLING_FLAGS) and let V8 shrink the young generation (it does so only after a major
 // collection after 5 s at a low allocation rate), and compact the old generation's half-empty pages (issue 52: idle RSS under
-// 100 MiB a worker); each is followed by glibc's malloc_trim, which gives back what the C heap freed (malloc-trim.ts). The hot path's functions compile again on their first request (lazily, as at start).
+// 100 MiB a worker); each is followed by glibc's malloc_trim, which gives back what the C heap freed (malloc-trim.ts).
+// The hot path's functions compile again on their first request (lazily, as at start).
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { runInNewContext } from 'node:vm';
@@ -24,8 +25,6 @@ export interface SettleOptions {
   gapMs?: number;
   /** The event loop's busy share over a gap above which that round is skipped (default 0.05: requests are being served). */
   busyAbove?: number;
-  /** Whether each collection is followed by glibc's malloc_trim (default true; src/base/malloc-trim.ts). */
-  trimC?: boolean;
 }
 
 /** Young-generation bytes committed beyond its smallest size: a sign the settling is not done. */
@@ -72,7 +71,7 @@ function compacting(gc: () => void): void {
  * Starts settling the heap in the background (unref'd timers: it never holds the process open); stop() cancels what
  * is left. A round after a busy gap (requests being served) collects nothing and waits for the next one.
  */
-export function settleHeap({ rounds = 4, firstGapMs = 1_000, gapMs = 5_500, busyAbove = 0.05, trimC = true }: SettleOptions = {}): { stop(): void; done: Promise<number> } {
+export function settleHeap({ rounds = 4, firstGapMs = 1_000, gapMs = 5_500, busyAbove = 0.05 }: SettleOptions = {}): { stop(): void; done: Promise<number> } {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let finish!: (collections: number) => void;
@@ -88,7 +87,7 @@ export function settleHeap({ rounds = 4, firstGapMs = 1_000, gapMs = 5_500, busy
       gc ??= collector();
       compacting(gc);
       // What the collection freed outside the JS heap (buffers, compiler zones) leaves glibc's arenas too.
-      if (trimC) trimCHeap();
+      trimCHeap();
       collections++;
     }
     since = performance.eventLoopUtilization();
