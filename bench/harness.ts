@@ -148,6 +148,12 @@ export interface GatewayOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** The node flags a checkout's `npm start` puts in NODE_OPTIONS (package.json's start script; none in older checkouts). */
+export function startNodeOptions(root: string): string {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  return /NODE_OPTIONS="([^"$]*)/.exec(start)?.[1].trim() ?? '';
+}
+
 /** Whether the checkout at `root` builds dist/ (scripts/build.mjs) and knows server.workers. */
 const builds = (root: string) => existsSync(join(root, 'scripts', 'build.mjs'));
 const knowsWorkers = (root: string) => existsSync(join(root, 'schemas', 'config', 'server.json')) && readFileSync(join(root, 'schemas', 'config', 'server.json'), 'utf8').includes('"workers"');
@@ -172,8 +178,10 @@ export async function startBenchGateway(upstreamUrl: string, options: GatewayOpt
   // Logs at warn (as a busy deployment would): the first-start key line is a warning, so it marks readiness to bootstrap.
   // BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the gateway process; see bench/README.md.
   const nodeArgs = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(options.nodeArgs ?? [])];
-  // Two malloc arenas, as `npm start` and the image run it (package.json, Dockerfile); a cluster's workers get it from their primary.
-  const env = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2', ...options.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' };
+  // Two malloc arenas and the node flags `npm start` gives (package.json, Dockerfile), as that checkout's start runs it; a
+  // cluster's workers get both from their primary.
+  const nodeOptions = [startNodeOptions(root), process.env.NODE_OPTIONS ?? ''].join(' ').trim();
+  const env = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...options.env, GATEWAY_CONFIG: join(dir, 'config.yaml'), PORT: String(port), HOST: '127.0.0.1' };
   const ready = /(sk-gw-[A-Za-z0-9_-]+)/;
   let proc;
   if (runner === 'compiled') {
