@@ -51,7 +51,7 @@ describe('the checkpoint thread', () => {
     db.pragma('journal_mode = WAL');
     db.pragma('wal_autocheckpoint = 0');
     db.exec('create table t (n integer)');
-    const checkpointer = startCheckpointer(path, { intervalMs: 20, watchMs: 20, idleRounds: 5, startFrames: 1 });
+    const checkpointer = startCheckpointer(path, { intervalMs: 20, idleRounds: 5, startFrames: 1 });
     try {
       const inFile = () => {
         const copy = join(dir, `copy-${Date.now()}-${Math.random()}.db`);
@@ -85,7 +85,7 @@ describe('the checkpoint thread', () => {
     db.pragma('journal_mode = WAL');
     db.pragma('wal_autocheckpoint = 0');
     db.exec('create table t (n integer)');
-    const checkpointer = startCheckpointer(path, { intervalMs: 20, watchMs: 20, idleRounds: 5, startFrames: 16 });
+    const checkpointer = startCheckpointer(path, { intervalMs: 20, idleRounds: 5, startFrames: 16 });
     const insert = db.prepare('insert into t values (?)');
     try {
       // One frame a commit: the table's page. The create table wrote two.

@@ -1,9 +1,7 @@
 // WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL
 // pages: on the event loop, copying pages and fsyncing both files (1-10 ms, the longest stall a request can meet).
-// Instead a worker thread with a connection of its own runs PASSIVE checkpoints every tenth of a second (they wait for no
-// reader or writer), and the serving connection never checkpoints itself. So often, the WAL starts again from its
-// beginning after a tenth of a second's commits, not half a second's: every read and write of a page looks it up in a
-// smaller wal-index, and about 7 % more requests a second at c=32 than at half a second (bench/README.md, eleventh session).
+// Instead a worker thread with a connection of its own runs PASSIVE checkpoints every half second (they wait for no
+// reader or writer), and the serving connection never checkpoints itself.
 // The thread runs only while the file is written: a thread is a V8 heap of its own (about 7 MiB resident, measured),
 // which an idle gateway should not keep (issue 52). It leaves once its checkpoints have found nothing new for a while,
 // and a look every half second at how many WAL frames await a checkpoint (8 bytes of the wal-index, on a timer) starts
@@ -58,11 +56,9 @@ export interface Checkpointer {
 }
 
 export interface CheckpointerOptions {
-  /** Milliseconds between checkpoints while the thread runs (default 100). */
+  /** Milliseconds between checkpoints, and between looks at the WAL while the thread is gone (default 500). */
   intervalMs?: number;
-  /** Milliseconds between looks at the WAL while the thread is gone (default 500). */
-  watchMs?: number;
-  /** Checkpoints in a row finding nothing new before the thread leaves (default 100: ten seconds). */
+  /** Checkpoints in a row finding nothing new before the thread leaves (default 20: ten seconds). */
   idleRounds?: number;
   /** WAL frames awaiting a checkpoint that start the thread (default 32: 128 KiB of 4 KiB pages; SQLite's own is 1,000). */
   startFrames?: number;
@@ -89,7 +85,7 @@ export function framesAwaitingCheckpoint(shm: string): number {
 
 const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-export function startCheckpointer(path: string, { intervalMs = 100, watchMs = 500, idleRounds = 100, startFrames = 32 }: CheckpointerOptions = {}): Checkpointer {
+export function startCheckpointer(path: string, { intervalMs = 500, idleRounds = 20, startFrames = 32 }: CheckpointerOptions = {}): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const shm = `${path}-shm`;
   let worker: Worker | undefined;
@@ -108,7 +104,7 @@ export function startCheckpointer(path: string, { intervalMs = 100, watchMs = 50
   };
   const watch = setInterval(() => {
     if (!worker && framesAwaitingCheckpoint(shm) >= startFrames) start();
-  }, watchMs).unref();
+  }, intervalMs).unref();
   return {
     get running() {
       return worker !== undefined;
