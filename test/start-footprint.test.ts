@@ -20,8 +20,8 @@ console.log(JSON.stringify({ undiciIndex: has('/undici/index.js'), bundledUndici
 });
 
 // `npm start` and the image let the young generation grow to 64 MiB a semi-space under load (V8's default is 16): a
-// fifth of the scavenges, each copying about what one copies at 16 (the requests in flight), so about 8 % more requests
-// a second at c=32 (bench/README.md, eleventh session). Checked in the process the start script makes: its young
+// fifth of the scavenges, each copying about what one copies at 16 (the requests in flight): 4.3 -> 1.5 µs of them a
+// request at c=32 (bench/README.md, eleventh session). Checked in the process the start script makes: its young
 // generation grows past the default's largest under a steady survival rate; and the image sets the same.
 describe('the start script', () => {
   const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
