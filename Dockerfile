@@ -37,13 +37,13 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 # MALLOC_ARENA_MAX: two malloc arenas a process, not eight a core, should glibc's malloc serve (LD_PRELOAD unset): about
 # 10 MiB less resident a worker after a busy spell, bench/README.md "Idle RSS, fourth step"; the cluster's workers get
-# it from the primary too. NODE_OPTIONS: a young generation that may grow to 64 MiB a semi-space under load (V8's default
-# is 16), as `npm start` runs it: a fifth of the scavenges, 4.3 -> 1.5 us of them a request at c=32 (bench/README.md,
+# it from the primary too. NODE_OPTIONS: a young generation that may grow to 32 MiB a semi-space under load (V8's default
+# is 16), as `npm start` runs it: half the scavenges, 4.2 -> 2.3 us of them a request at c=32 (bench/README.md,
 # eleventh session); it shrinks again when the process settles. Set NODE_OPTIONS to change it.
 ENV NODE_ENV=production \
     LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 \
     MALLOC_ARENA_MAX=2 \
-    NODE_OPTIONS=--max-semi-space-size=64 \
+    NODE_OPTIONS=--max-semi-space-size=32 \
     HOST=0.0.0.0 \
     PORT=8080 \
     GATEWAY_DATA_DIR=/data \
