@@ -1,8 +1,9 @@
 // The embedded SpendStore as the gateway runs it: reserves and settlements batched on the event loop, committed by the
 // spend thread (spend-thread.ts) on a connection of its own. A request's await resolves when the thread answers.
 // The thread runs only while batches come: a thread is a V8 heap and a module graph of its own (about 6-11 MiB
-// resident, measured), which an idle gateway should not keep (issue 52). It leaves after `idleMs` with nothing to
-// commit; the next batch starts another. A sweep of expired reservations while it is gone (the background job, at
+// resident, measured), which an idle gateway should not keep (issue 52). It leaves 20-25 s after its last batch
+// (`idleMs`, looked at every quarter of it), before the process settles after 30 s quiet, so the settling's trim gives
+// back what the thread had allocated too; the next batch starts another (about 40 ms, measured). A sweep of expired reservations while it is gone (the background job, at
 // start and every interval) commits on the event loop's connection instead of starting it: that process is idle.
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
@@ -26,7 +27,7 @@ export interface ThreadedSpendOptions {
   changeVersion?: () => number | undefined;
   /** How long a settlement may wait for others to share its commit; 0: the next turn of the event loop. */
   settleBatchMs?: number;
-  /** Milliseconds without a batch after which the thread leaves (default 30,000). */
+  /** Milliseconds without a batch after which the thread leaves (default 20,000). */
   idleMs?: number;
 }
 
@@ -43,7 +44,7 @@ export interface ThreadedSpendStore extends SpendStore {
  */
 export function createThreadedSpendStore(sqlite: BetterSqlite3.Database, options: ThreadedSpendOptions): ThreadedSpendStore {
   const caps = createCapsReader(sqlite, options.changeVersion);
-  const thread = new SpendThread({ path: options.path, timeZone: options.timeZone }, options.idleMs ?? 30_000);
+  const thread = new SpendThread({ path: options.path, timeZone: options.timeZone }, options.idleMs ?? 20_000);
   // Made on the first sweep that finds the thread gone; outside anyone's open transaction only (it would commit with it).
   let here: SqliteSpendCore | undefined;
   const commit = (ops: SpendOp[]) => {
@@ -74,7 +75,7 @@ class SpendThread {
   private current: Worker | undefined;
   private seq = 0;
   private readonly waiting = new Map<number, { resolve(results: OpResult[]): void; reject(error: unknown): void }>();
-  /** Looks, every half `idleMs` while a thread runs, whether it has had nothing to do since `lastAnswer` (one timer, not one a batch). */
+  /** Looks, every quarter of `idleMs` while a thread runs, whether it has had nothing to do since `lastAnswer` (one timer, not one a batch). */
   private idleCheck: NodeJS.Timeout | undefined;
   private lastAnswer = 0;
 
@@ -116,7 +117,7 @@ class SpendThread {
     this.current = worker;
     this.lastAnswer = Date.now();
     clearInterval(this.idleCheck);
-    this.idleCheck = setInterval(() => this.leaveIfIdle(worker), this.idleMs / 2).unref();
+    this.idleCheck = setInterval(() => this.leaveIfIdle(worker), this.idleMs / 4).unref();
     return worker;
   }
 
