@@ -3,8 +3,9 @@
 // The thread runs only while batches come: a thread is a V8 heap and a module graph of its own (about 6-11 MiB
 // resident, measured), which an idle gateway should not keep (issue 52). It leaves 20-25 s after its last batch
 // (`idleMs`, looked at every quarter of it), before the process settles after 30 s quiet, so the settling's trim gives
-// back what the thread had allocated too; the next batch starts another (about 40 ms, measured). A sweep of expired reservations while it is gone (the background job, at
-// start and every interval) commits on the event loop's connection instead of starting it: that process is idle.
+// back what the thread had allocated too; the next batch starts another (about 40 ms, measured). A sweep of expired
+// reservations while it is gone (the background job, at start and every interval) commits on the event loop's
+// connection instead of starting it: that process is idle.
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
