@@ -1,8 +1,9 @@
 // The figures peers publish (Busbar's "On the Bench", July 2026: added p99 at c=1 over a direct call, and sustained
 // req/s at a 20 ms mock holding p99 under 1 s), measured here in one run beside the bare fastify + undici relay and
 // Portkey's gateway (bench/portkey.ts): added p50, p99 and first token at c=1 over 5,000 requests after a warm-up; the
-// most req/s held at a 20 ms upstream with one worker, with every core, and Portkey's in its one process; RSS idle and
-// at that load. Issue 52's targets are printed beside the figures they judge.
+// most req/s held at a 20 ms upstream with one worker, with every core, Portkey's in its one process and the bare relay's
+// (the most any relay in one process holds on this machine, so what the ratio to Portkey can reach here); RSS idle and at
+// that load. Issue 52's targets are printed beside the figures they judge.
 import { availableParallelism } from 'node:os';
 import { chatBody, percentile, round, rssMiB, sequentialTimes, spawnUntil, startBenchGateway, startMock, throughput } from '../harness.js';
 import { capacity } from '../open-loop.js';
@@ -107,6 +108,8 @@ async function capacityFigures(): Promise<Record<string, number | string>> {
   const one = await startBenchGateway(mock.url);
   const all = await startBenchGateway(mock.url, { workers: cores });
   const portkey = await startPortkey(mock.url);
+  // As many connections to the upstream as a channel's pool has by default (pool.connections), so its pool is not what it holds.
+  const bare = await spawnUntil('bench/plain-relay.ts', [], { UPSTREAM_URL: mock.url, RELAY_CONNECTIONS: '1024' }, /RELAY_URL=(\S+)/);
   try {
     await settledRss(all.pid);
     const idleAll = rssMiB(all.pid);
@@ -114,19 +117,26 @@ async function capacityFigures(): Promise<Record<string, number | string>> {
     // Cluster workers only (the primary serves nothing): the most resident one at the held rate.
     const gAll = await capacity(`${all.url}/v1/chat/completions`, { authorization: `Bearer ${all.key}` }, () => Math.max(...rssMiB(all.pid).slice(1)));
     const pk = await capacity(`${portkey.url}/v1/chat/completions`, portkey.headers, () => sum(rssMiB(portkey.pid)));
+    const plain = await capacity(`${bare.match[1]}/v1/chat/completions`, {});
+    const toPortkey = (held: number) => (pk.held ? round(held / pk.held, 2) : 'n/a (Portkey held no step)');
     return {
       [`most req/s held at a 20 ms upstream (p99 < 1 s, errors < 0.1 %, 95 % of the rate answered): gateway 1 worker / gateway ${cores} workers / Portkey (1 process)`]: `${g1.held} / ${gAll.held} / ${pk.held}`,
-      'gateway 1 worker / Portkey, req/s held (target >= 8)': pk.held ? round(g1.held / pk.held, 2) : 'n/a (Portkey held no step)',
+      'gateway 1 worker / Portkey, req/s held (target >= 8)': toPortkey(g1.held),
+      'most req/s held at a 20 ms upstream: the bare relay (1 process)': plain.held,
+      'bare relay / Portkey, req/s held (the most a relay in one process reaches here)': toPortkey(plain.held),
+      'gateway 1 worker / bare relay, req/s held': plain.held ? round(g1.held / plain.held, 2) : 'n/a (the bare relay held no step)',
       [`RSS MiB at the held rate: gateway 1 worker / a gateway worker of ${cores} / Portkey`]: `${round(g1.sampledAtHeld ?? 0)} / ${round(gAll.sampledAtHeld ?? 0)} / ${round(pk.sampledAtHeld ?? 0)}`,
       [`RSS MiB idle, gateway of ${cores} workers: primary, then each worker`]: idleAll.map((v) => round(v, 1)).join(' / '),
       'gateway 1 worker steps': g1.trail,
       [`gateway ${cores} workers steps`]: gAll.trail,
       'Portkey steps': pk.trail,
+      'bare relay steps': plain.trail,
     };
   } finally {
     await one.stop();
     await all.stop();
     await portkey.stop();
+    await bare.stop();
     await mock.stop();
   }
 }

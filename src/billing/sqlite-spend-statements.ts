@@ -73,7 +73,7 @@ export function writeStatements(sqlite: BetterSqlite3.Database) {
       'insert into spend_reservations (id, key_id, workspace_id, request_id, amount_micros, expires_at, created_at, model) values (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     deleteReservation: sqlite.prepare<[string]>('delete from spend_reservations where id = ?'),
-    insertLedger: sqlite.prepare<[unknown[]]>(`insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map(() => '?').join(', ')}) on conflict do nothing`),
+    insertLedger: sqlite.prepare<unknown[]>(`insert into usage_ledger (${ledgerColumns.join(', ')}) values (${ledgerColumns.map(() => '?').join(', ')}) on conflict do nothing`),
     // The periods a settled cost counts in: the day, week and month of its reservation, on all models and on its own.
     addToPeriods: sqlite.prepare<[number, CapScope, string, string, number, number, number]>(
       `update spend_periods set spent_micros = spent_micros + ? where scope = ? and subject_id = ? and model in ('', ?)
@@ -85,7 +85,7 @@ export function writeStatements(sqlite: BetterSqlite3.Database) {
     extendReservation: sqlite.prepare<[number, string, number]>('update spend_reservations set expires_at = max(expires_at, ?) where id = ? and expires_at > ?'),
     deleteExpired: sqlite.prepare<[number]>('delete from spend_reservations where expires_at <= ?'),
     deleteEndedPeriods: sqlite.prepare<[number]>("delete from spend_periods where period <> 'total' and period_start < ?"),
-    insertRequestLog: sqlite.prepare<[unknown[]]>(`insert into request_logs (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')}) on conflict do nothing`),
+    insertRequestLog: sqlite.prepare<unknown[]>(`insert into request_logs (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')}) on conflict do nothing`),
     countRequestLogs: sqlite.prepare<[string, number]>(
       'insert into request_log_counts (workspace_id, row_count) values (?, ?) on conflict (workspace_id) do update set row_count = row_count + excluded.row_count',
     ),
