@@ -1,6 +1,8 @@
 // The response cache's bounds under pressure, through HTTP with the official SDK: one workspace flooding the memory
-// store evicts its own oldest answers, never another workspace's (cache.maxWorkspaceBytes); a Redis that stops answering
-// costs one request one timeout, then is skipped (a circuit) until a probe after the back-off finds it answering again.
+// store evicts its own oldest answers, never another workspace's (cache.maxWorkspaceBytes); a full store keeps a
+// request's answer only on its second miss (cache.admission: second-miss, the default), so a flood of requests asked
+// once evicts nothing; a Redis that stops answering costs one request one timeout, then is skipped (a circuit) until a
+// probe after the back-off finds it answering again.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,8 +96,8 @@ const chatCalls = () => fake.requests.filter((r) => r.path.endsWith('/chat/compl
 describe('the memory store bounds each workspace', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    // About 40 answers fit in all; one workspace holds at most about 20 of them.
-    gw = await startGateway({ channels: { a: channel(fake.url) }, files: { 'routes/cache.yaml': routes }, extraConfig: 'cache:\n  maxBytes: 40000\n  maxWorkspaceBytes: 20000\n', listen: true });
+    // About 40 answers fit in all; one workspace holds at most about 20 of them. Every miss is stored (least recently used out).
+    gw = await startGateway({ channels: { a: channel(fake.url) }, files: { 'routes/cache.yaml': routes }, extraConfig: 'cache:\n  maxBytes: 40000\n  maxWorkspaceBytes: 20000\n  admission: always\n', listen: true });
   }, 60_000);
   afterAll(async () => {
     await gw?.close();
@@ -117,6 +119,52 @@ describe('the memory store bounds each workspace', () => {
     // The flood evicted its own oldest answers.
     expect((await ask(gw, loud, 'cached-chat', 'loud question number 0')).cache).toBe('miss');
     expect((await ask(gw, loud, 'cached-chat', 'loud question number 79')).cache).toBe('hit');
+  });
+});
+
+describe('a full memory store keeps answers asked again (cache.admission: second-miss, the default)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    // About 40 answers fit; the workspace's share is the whole store.
+    gw = await startGateway({ channels: { a: channel(fake.url) }, files: { 'routes/cache.yaml': routes }, extraConfig: 'cache:\n  maxBytes: 40000\n  maxWorkspaceBytes: 40000\n', listen: true });
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+  });
+  const notAdmitted = async () => {
+    const text = await gw.services.metrics.registry.metrics();
+    return Number(/^gateway_response_cache_not_admitted_total (\d+)/m.exec(text)?.[1]);
+  };
+
+  it('stores every answer until full, then one asked once evicts nothing, one asked twice is stored, a no-cache one is stored', async () => {
+    const memory = gw.services.responseCache.store.memory!;
+    // Filled one answer at a time while there is room: each first miss is stored.
+    let filled = 0;
+    while (!memory.full(gw.workspace.id)) expect((await ask(gw, gw.key, 'cached-chat', `filling question ${filled++}`)).cache).toBe('miss');
+    const held = memory.size;
+    expect(held).toBe(filled);
+    expect(await notAdmitted()).toBe(0);
+
+    // A flood of requests asked once: answered (misses), none stored, nothing evicted.
+    for (let i = 0; i < 60; i++) expect((await ask(gw, gw.key, 'cached-chat', `one-off question ${i}`)).cache).toBe('miss');
+    expect(memory.evictions).toBe(0);
+    expect(memory.size).toBe(held);
+    expect(await notAdmitted()).toBe(60);
+    fake.reset();
+    for (let i = 0; i < filled; i++) expect((await ask(gw, gw.key, 'cached-chat', `filling question ${i}`)).cache).toBe('hit');
+    expect(chatCalls()).toBe(0);
+
+    // Asked a second time, a request's answer is stored (evicting the least recently used: filling question 0); the third time is a hit.
+    expect((await ask(gw, gw.key, 'cached-chat', 'one-off question 7')).cache).toBe('miss');
+    expect(memory.evictions).toBe(1);
+    expect(await ask(gw, gw.key, 'cached-chat', 'one-off question 7')).toMatchObject({ cache: 'hit', status: 200 });
+    expect(chatCalls()).toBe(1);
+    expect((await ask(gw, gw.key, 'cached-chat', 'filling question 0')).cache).toBe('miss');
+
+    // A client's no-cache asks upstream and stores the fresh answer, first miss or not.
+    const fresh = await client(gw, gw.key).chat.completions.create({ model: 'cached-chat', temperature: 0, messages: [{ role: 'user', content: 'a question asked with no-cache' }] }, { headers: { 'cache-control': 'no-cache' } }).withResponse();
+    expect(fresh.response.headers.get('x-cache')).toBe('miss');
+    expect((await ask(gw, gw.key, 'cached-chat', 'a question asked with no-cache')).cache).toBe('hit');
   });
 });
 

@@ -1,6 +1,7 @@
-// The response cache's pure parts: the byte-bounded LRU, the canonical key and what makes a request vary, the client's
+// The response cache's pure parts: the byte-bounded LRU and when it is full, the admission doorkeeper, the canonical key and what makes a request vary, the client's
 // Cache-Control, and the check that a captured stream ended whole.
 import { describe, expect, it, vi } from 'vitest';
+import { Doorkeeper } from '../src/cache/admission.js';
 import { clientControl } from '../src/cache/control.js';
 import { cacheKey, canonicalBody, RAW_KEY_MAX, samples } from '../src/cache/key.js';
 import { ByteBoundedLru, ENTRY_OVERHEAD, heapBytes, keyNumber } from '../src/cache/lru.js';
@@ -161,6 +162,39 @@ describe('the memory store', () => {
     for (const key of ['a', 'c', 'd']) lru.delete(key);
     expect(lru.ownerBytes('w')).toBe(0);
     expect(lru.bytes).toBe(0);
+  });
+});
+
+describe('a full store, and the doorkeeper that admits to it', () => {
+  it('is full when one more entry of the average size would evict another, from all or from its owner\'s share', () => {
+    const text = 'x'.repeat(100);
+    const size = 2 + heapBytes(text) + ENTRY_OVERHEAD;
+    const lru = new ByteBoundedLru(4 * size + 10, Date.now, 2 * size + 5);
+    expect(lru.full('a')).toBe(false);
+    put(lru, 'a', text, 60_000, 'one');
+    expect(lru.full('one')).toBe(false);
+    put(lru, 'b', text, 60_000, 'one');
+    // The owner's share (two entries) is full; the store (four) is not, for another owner.
+    expect(lru.full('one')).toBe(true);
+    expect(lru.full('two')).toBe(false);
+    put(lru, 'c', text, 60_000, 'two');
+    put(lru, 'd', text, 60_000, 'two');
+    expect(lru.full('three')).toBe(true);
+    lru.delete('d');
+    expect(lru.full('three')).toBe(false);
+  });
+
+  it('says a number missed before only once it was seen, and forgets all after an eighth of its bits were set', () => {
+    const doorkeeper = new Doorkeeper();
+    expect(doorkeeper.seen(12345)).toBe(false);
+    expect(doorkeeper.seen(12345)).toBe(true);
+    // Numbers are kept by their low 20 bits.
+    expect(doorkeeper.seen(12345 + 2 ** 20)).toBe(true);
+    expect(doorkeeper.seen(54321)).toBe(false);
+    // 12345 and 54321 are two marks; the third through the 131,072nd mark, then all is forgotten.
+    for (let n = 0; n < 2 ** 17 - 2; n++) doorkeeper.seen(2 ** 19 + n);
+    expect(doorkeeper.seen(12345)).toBe(false);
+    expect(doorkeeper.seen(12345)).toBe(true);
   });
 });
 

@@ -1,6 +1,8 @@
 // The in-memory response cache's bound (issue 47: "100,000 distinct requests through a 64 MiB in-memory cache hold RSS
 // growth under 96 MiB"): one worker, a cached route, 100,000 distinct chat requests at c=16; the RSS before and after,
-// and what the cache says it holds and evicted (its /metrics gauges).
+// and what the cache says it holds and evicted (its /metrics gauges). Every miss's answer is stored (`admission:
+// always`): the default keeps, once the store is full, only answers asked twice, which would leave these distinct
+// requests unstored past the bound and the bound untested.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,7 +47,7 @@ async function metric(url: string, name: string): Promise<number> {
  * workspace sends them all: its share (maxWorkspaceBytes) is the whole store, so the store fills the 64 MiB issue 47 names.
  */
 async function measure(mockUrl: string, routes: string, model: string) {
-  const gateway = await startBenchGateway(mockUrl, { extraConfig: `routes:\n  dir: ${routes}\ncache:\n  store: memory\n  maxBytes: 67108864\n  maxWorkspaceBytes: 67108864\nmetrics:\n  token: ${metricsToken}\n` });
+  const gateway = await startBenchGateway(mockUrl, { extraConfig: `routes:\n  dir: ${routes}\ncache:\n  store: memory\n  maxBytes: 67108864\n  maxWorkspaceBytes: 67108864\n  admission: always\nmetrics:\n  token: ${metricsToken}\n` });
   try {
     await send(gateway.url, gateway.key, model, -2000, 0);
     const before = rssMiB(gateway.pid)[0];

@@ -89,6 +89,18 @@ export class ByteBoundedLru<V = string> {
     return this.owners.get(owner)?.bytes ?? 0;
   }
 
+  /**
+   * Whether one more entry of the size its entries have on average would evict another: from all of them (maxBytes), or
+   * from `owner`'s share (maxOwnerBytes).
+   */
+  full(owner: string): boolean {
+    if (this.entries === 0) return false;
+    const average = this.bytes / this.entries;
+    if (this.bytes + average > this.maxBytes) return true;
+    const held = this.owners.get(owner);
+    return held !== undefined && held.bytes + average > this.maxOwnerBytes;
+  }
+
   /** `key`'s value; `number` is keyNumber(key), when the caller has it already. */
   get(key: string, number = keyNumber(key)): V | undefined {
     const slot = this.find(number);

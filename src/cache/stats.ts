@@ -6,6 +6,8 @@ export type CacheOutcome = 'hit' | 'miss' | 'bypass';
 export class CacheStats {
   readonly outcomes: Record<CacheOutcome, number> = { hit: 0, miss: 0, bypass: 0 };
   stores = 0;
+  /** Misses whose answer the full memory store did not take: their request had not missed before (cache.admission). */
+  notAdmitted = 0;
   storedBytes = 0;
   readonly savedMicros = new Map<string, number>();
 

@@ -4,6 +4,7 @@
 // logged at most once a minute.
 import type KeyvRedis from '@keyv/redis';
 import type { CacheConfig } from '../config/cache.js';
+import { Doorkeeper } from './admission.js';
 import { ByteBoundedLru, heapBytes } from './lru.js';
 import { RedisGuard, type GuardLog } from './redis-guard.js';
 import type { RedisCommands } from './shared-vectors.js';
@@ -68,6 +69,8 @@ export class ResponseStore {
     private readonly redis?: KeyvRedis<string>,
     /** On Redis: every command's deadline and the circuit that skips Redis for a back-off after a failure. */
     readonly guard?: RedisGuard,
+    /** The memory store's first misses while it is full (cache.admission: second-miss); absent: every miss is stored. */
+    private readonly doorkeeper?: Doorkeeper,
   ) {}
 
   /**
@@ -85,7 +88,18 @@ export class ResponseStore {
       return new ResponseStore(undefined, store, new RedisGuard(config.timeoutMs, log, now));
     }
     const perWorkspace = Math.min(config.maxWorkspaceBytes ?? Math.floor(config.maxBytes / 2), config.maxBytes);
-    return new ResponseStore(new ByteBoundedLru<CacheEntry>(config.maxBytes, now, perWorkspace));
+    const doorkeeper = config.admission === 'second-miss' ? new Doorkeeper() : undefined;
+    return new ResponseStore(new ByteBoundedLru<CacheEntry>(config.maxBytes, now, perWorkspace), undefined, undefined, doorkeeper);
+  }
+
+  /**
+   * Whether a miss's answer is to be stored (it is watched as it goes out only then). Always on Redis and with
+   * cache.admission `always`; on a memory store that is full for `owner` (its workspace), only when the request missed
+   * before (admission.ts). `number`: the key's number in the memory store.
+   */
+  admits(number: number | undefined, owner: string): boolean {
+    if (this.doorkeeper === undefined || number === undefined || !this.memory!.full(owner)) return true;
+    return this.doorkeeper.seen(number);
   }
 
   /**

@@ -94,6 +94,11 @@ export class Ticket implements CacheTicket, AnswerKeeper, AnswerTap {
     }
     this.outcome(call, 'miss');
     if (this.control.onlyIfCached) throw notCached('no stored answer for this request');
+    // A full memory store takes a request's answer on its second miss (admission.ts); a client's no-cache is stored.
+    if (!this.control.noCache && !this.cache.store.admits(this.number, call.auth.workspaceId)) {
+      this.cache.stats.notAdmitted++;
+      return false;
+    }
     // The ticket watches the answer itself: no closure, and no capture object for a JSON answer.
     this.call = call;
     this.maxBytes = this.maxEntryBytes();

@@ -407,6 +407,10 @@ export interface CacheConfig {
    */
   maxWorkspaceBytes?: number;
   /**
+   * The memory store, once full (or a workspace's share of it): `second-miss` stores a request's answer only when the request missed before (its first miss is remembered as one bit, TinyLFU's doorkeeper), so requests asked once do not evict answers asked again, and a store of one-off requests stops paying to store and evict them; `always` stores every miss's answer, least recently used out. A store with room stores every answer either way; `Cache-Control: no-cache` is always stored; Redis stores every answer (its own eviction applies).
+   */
+  admission: 'second-miss' | 'always';
+  /**
    * The largest answer kept; a larger one is answered and not stored.
    */
   maxEntryBytes: number;
