@@ -9,8 +9,9 @@
 /** Bits of the doorkeeper: 128 KiB, made the first time the store is full. */
 const BITS = 2 ** 20;
 /**
- * First misses remembered before the doorkeeper starts again (all bits cleared): an eighth of its bits, so a request
- * seen never is taken for one seen before at most about one time in nine (a bit another number set).
+ * First misses remembered before the doorkeeper starts again (all bits cleared): an eighth of its bits, so at most one
+ * bit in eight is set, and a request never seen is taken for one seen before (a bit another number set) at most one
+ * time in eight.
  */
 const RESET_AFTER = BITS / 8;
 
